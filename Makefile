@@ -1,0 +1,28 @@
+# Cohost: `make run` starts the server, `make test` runs every test. Both install what is missing.
+SWIFT ?= swift
+ARGS ?=
+
+.PHONY: run build test demo bench packages test-packages clean
+
+packages:
+	@scripts/ensure-packages.sh
+
+test-packages:
+	@scripts/ensure-packages.sh --test
+
+build: packages
+	$(SWIFT) build -c release --product cohost
+
+run: build
+	.build/release/cohost serve $(ARGS)
+
+# Tests start real processes (nginx-rtmp, ffmpeg, cohost); suites that do are serialised.
+test: test-packages
+	$(SWIFT) build --build-tests
+	COHOST_BIN=$$($(SWIFT) build --show-bin-path)/cohost $(SWIFT) test --skip-build --no-parallel
+
+demo: test-packages build
+	scripts/demo.sh
+
+clean:
+	rm -rf .build demo

@@ -1,0 +1,94 @@
+// swift-tools-version:6.1
+// Cohost: a conferencing (co-hosting) server and mixer. Module map: see README "Design".
+import PackageDescription
+
+/// A system-library target for one C library: a module map plus a shim header, nothing else.
+func cLibrary(_ name: String, pkgConfig: String? = nil, apt: String) -> Target {
+    .systemLibrary(name: name, path: "Sources/CLibs/\(name)", pkgConfig: pkgConfig,
+                   providers: [.apt([apt])])
+}
+
+let package = Package(
+    name: "cohost",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "cohost", targets: ["cohost"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.10.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.20.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.6.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-websocket.git", from: "1.6.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
+    ],
+    targets: [
+        // C libraries: module map + shim header per library.
+        cLibrary("CSRTP", pkgConfig: "libsrtp2", apt: "libsrtp2-dev"),
+        cLibrary("COpus", pkgConfig: "opus", apt: "libopus-dev"),
+        cLibrary("CVPX", pkgConfig: "vpx", apt: "libvpx-dev"),
+        cLibrary("CX264", apt: "libx264-dev"),
+        cLibrary("CRTMP", pkgConfig: "librtmp", apt: "librtmp-dev"),
+        cLibrary("CAVCodec", pkgConfig: "libavcodec", apt: "libavcodec-dev"),
+        cLibrary("CYUV", apt: "libyuv-dev"),
+
+        // Pure Swift value types and wire formats.
+        .target(name: "Media"),
+        .target(name: "RTP"),
+        .target(name: "SRTP", dependencies: ["CSRTP"]),
+        .target(name: "Ingest", dependencies: ["RTP", "Media"]),
+        .target(name: "Codecs", dependencies: ["COpus", "CVPX", "CX264", "CAVCodec", "CYUV", "Media"]),
+        .target(name: "Mixing", dependencies: ["Media", "Codecs"]),
+        .target(name: "Publishing", dependencies: [
+            "CRTMP", "Media",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .target(name: "Rooms", dependencies: [
+            "RTP", "SRTP", "Ingest", "Codecs", "Mixing", "Publishing", "Media",
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Metrics", package: "swift-metrics"),
+        ]),
+        .target(name: "Server", dependencies: [
+            "Rooms", "RTP",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Metrics", package: "swift-metrics"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
+        .executableTarget(name: "cohost", dependencies: [
+            "Server", "Rooms",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+
+        // Tests mirror the modules.
+        .testTarget(name: "MediaTests", dependencies: ["Media"]),
+        .testTarget(name: "RTPTests", dependencies: ["RTP"]),
+        .testTarget(name: "SRTPTests", dependencies: ["SRTP", "RTP"]),
+        .testTarget(name: "IngestTests", dependencies: ["Ingest", "RTP"]),
+        .testTarget(name: "CodecsTests", dependencies: ["Codecs", "Media"]),
+        .testTarget(name: "MixingTests", dependencies: ["Mixing", "Media"]),
+        .testTarget(name: "PublishingTests", dependencies: ["Publishing", "Codecs", "Media", "TestSupport"]),
+        .testTarget(name: "RoomsTests", dependencies: ["Rooms"]),
+        .testTarget(name: "ServerTests", dependencies: [
+            "Server", "Rooms",
+            .product(name: "HummingbirdTesting", package: "hummingbird"),
+        ]),
+        .testTarget(name: "EndToEndTests", dependencies: [
+            "TestSupport", "Rooms",
+            .product(name: "WSClient", package: "swift-websocket"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // Helpers for tests that start real processes (nginx-rtmp, ffmpeg, cohost).
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+    ]
+)

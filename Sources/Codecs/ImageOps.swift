@@ -1,0 +1,114 @@
+import CYUV
+import Media
+
+/// libyuv operations on I420 frames: pure functions over caller-owned frames, no allocation
+/// (they run per tile per tick in the compositor, so they write straight into the caller's planes).
+///
+/// Rectangles are clipped to their frames and snapped to even luma coordinates, because I420 chroma
+/// covers 2×2 luma pixels; nothing is ever written outside the destination rectangle or frame.
+public enum ImageOps {
+    /// Scales the sub-rectangle `crop` of `src` into `dst` at `rect` (bilinear).
+    ///
+    /// `crop` is clipped to `src`; where `rect` hangs over the edge of `dst`, only the visible part is drawn,
+    /// from the matching part of `crop` (so a tile sliding off the canvas is cut, not squeezed).
+    /// Empty rectangles do nothing.
+    public static func scale(_ src: VideoFrame, crop: Rect, into dst: inout VideoFrame, at rect: Rect) {
+        guard isSane(crop), isSane(rect) else { return }
+        let source = crop.intersection(Rect(x: 0, y: 0, width: src.width, height: src.height))
+        guard !source.isEmpty, !rect.isEmpty else { return }
+        let visible = rect.intersection(Rect(x: 0, y: 0, width: dst.width, height: dst.height))
+        // Map the visible part of the destination back onto the crop proportionally.
+        let sx = Double(source.width) / Double(rect.width), sy = Double(source.height) / Double(rect.height)
+        let cx0 = source.x + Int((Double(visible.x - rect.x) * sx).rounded())
+        let cy0 = source.y + Int((Double(visible.y - rect.y) * sy).rounded())
+        let cx1 = source.x + Int((Double(visible.maxX - rect.x) * sx).rounded())
+        let cy1 = source.y + Int((Double(visible.maxY - rect.y) * sy).rounded())
+        let from = aligned(Rect(x: cx0, y: cy0, width: cx1 - cx0, height: cy1 - cy0), width: src.width, height: src.height)
+        let to = aligned(visible, width: dst.width, height: dst.height)
+        guard !from.isEmpty, !to.isEmpty else { return }
+
+        let srcStrideY = src.strideY, srcStrideUV = src.strideUV
+        let dstStrideY = dst.strideY, dstStrideUV = dst.strideUV
+        let srcOffY = from.y * srcStrideY + from.x, srcOffUV = (from.y / 2) * srcStrideUV + from.x / 2
+        let dstOffY = to.y * dstStrideY + to.x, dstOffUV = (to.y / 2) * dstStrideUV + to.x / 2
+        src.y.withUnsafeBufferPointer { sy in
+            src.u.withUnsafeBufferPointer { su in
+                src.v.withUnsafeBufferPointer { sv in
+                    dst.y.withUnsafeMutableBufferPointer { dy in
+                        dst.u.withUnsafeMutableBufferPointer { du in
+                            dst.v.withUnsafeMutableBufferPointer { dv in
+                                guard let sy = sy.baseAddress, let su = su.baseAddress, let sv = sv.baseAddress,
+                                      let dy = dy.baseAddress, let du = du.baseAddress, let dv = dv.baseAddress
+                                else { return }
+                                // Only fails for zero sizes or missing planes, both excluded above.
+                                _ = I420Scale(sy + srcOffY, Int32(srcStrideY),
+                                              su + srcOffUV, Int32(srcStrideUV),
+                                              sv + srcOffUV, Int32(srcStrideUV),
+                                              Int32(from.width), Int32(from.height),
+                                              dy + dstOffY, Int32(dstStrideY),
+                                              du + dstOffUV, Int32(dstStrideUV),
+                                              dv + dstOffUV, Int32(dstStrideUV),
+                                              Int32(to.width), Int32(to.height), kFilterBilinear)
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Fills `rect` (clipped to `dst`, snapped to even coordinates) with `color` (libyuv `I420Rect`).
+    public static func fill(_ dst: inout VideoFrame, rect: Rect, color: YUVColor) {
+        guard isSane(rect) else { return }
+        let r = aligned(rect, width: dst.width, height: dst.height)
+        guard !r.isEmpty else { return }
+        let strideY = Int32(dst.strideY), strideUV = Int32(dst.strideUV)
+        dst.y.withUnsafeMutableBufferPointer { dy in
+            dst.u.withUnsafeMutableBufferPointer { du in
+                dst.v.withUnsafeMutableBufferPointer { dv in
+                    guard let dy = dy.baseAddress, let du = du.baseAddress, let dv = dv.baseAddress else { return }
+                    _ = I420Rect(dy, strideY, du, strideUV, dv, strideUV,
+                                 Int32(r.x), Int32(r.y), Int32(r.width), Int32(r.height),
+                                 Int32(color.y), Int32(color.u), Int32(color.v))
+                }
+            }
+        }
+    }
+
+    /// The whole frame as packed RGB24 in R, G, B byte order (BT.601 limited range), for PNG snapshots and tests.
+    /// Allocates the result (not a hot path).
+    public static func rgb(_ src: VideoFrame) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: src.width * src.height * 3)
+        src.y.withUnsafeBufferPointer { sy in
+            src.u.withUnsafeBufferPointer { su in
+                src.v.withUnsafeBufferPointer { sv in
+                    out.withUnsafeMutableBufferPointer { o in
+                        guard let sy = sy.baseAddress, let su = su.baseAddress, let sv = sv.baseAddress,
+                              let o = o.baseAddress else { return }
+                        // libyuv's "RAW" is R,G,B in memory (its "RGB24" is B,G,R).
+                        _ = I420ToRAW(sy, Int32(src.strideY), su, Int32(src.strideUV), sv, Int32(src.strideUV),
+                                      o, Int32(src.width * 3), Int32(src.width), Int32(src.height))
+                    }
+                }
+            }
+        }
+        return out
+    }
+
+    /// Coordinates far beyond any frame would overflow the arithmetic above; such rects draw nothing.
+    static func isSane(_ r: Rect) -> Bool {
+        let range = -(1 << 30)..<(1 << 30)  // not abs(): abs(Int.min) traps
+        return range.contains(r.x) && range.contains(r.y) && range.contains(r.width) && range.contains(r.height)
+    }
+
+    /// `rect` clipped to a `width`×`height` frame with an even origin and even size; an edge that reaches
+    /// an odd frame border keeps the border, since the last chroma column/row still lies inside the plane.
+    static func aligned(_ rect: Rect, width: Int, height: Int) -> Rect {
+        let r = rect.intersection(Rect(x: 0, y: 0, width: width, height: height))
+        guard !r.isEmpty else { return Rect(x: 0, y: 0, width: 0, height: 0) }
+        let x0 = r.x & ~1, y0 = r.y & ~1
+        let x1 = r.maxX == width ? width : r.maxX & ~1
+        let y1 = r.maxY == height ? height : r.maxY & ~1
+        return Rect(x: x0, y: y0, width: max(0, x1 - x0), height: max(0, y1 - y0))
+    }
+}

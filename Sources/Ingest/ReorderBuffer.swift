@@ -1,0 +1,174 @@
+import RTP
+
+/// A packet leaving the reorder buffer, in sequence order.
+public struct ReleasedPacket: Equatable, Sendable {
+    public var packet: RTPPacket
+    /// Packets were given up as lost just before this one (or the stream restarted).
+    public var afterLoss: Bool
+
+    public init(packet: RTPPacket, afterLoss: Bool) { self.packet = packet; self.afterLoss = afterLoss }
+}
+
+/// Counters of a `ReorderBuffer`, cumulative since it was created.
+public struct ReorderStats: Equatable, Sendable {
+    /// Every packet handed to `insert`.
+    public var received = 0
+    /// Packets seen before: already waiting, or recently released.
+    public var duplicates = 0
+    /// Packets that arrived after their place was already given up or released.
+    public var late = 0
+    /// Sequence numbers given up (a late arrival afterwards does not take it back).
+    public var lost = 0
+    /// Packets accepted with a sequence number below the highest already seen.
+    public var reordered = 0
+    /// Packets dropped for jumping far from the stream (RFC 3550 A.1 probation).
+    public var outOfRange = 0
+    /// Times the sender restarted its sequence and the buffer followed it.
+    public var resyncs = 0
+
+    public init() {}
+}
+
+/// A small reordering buffer keyed by extended sequence number, with time injected in milliseconds.
+///
+/// Packets are released in sequence order as soon as they are contiguous. A gap is waited for at
+/// most `maxDelayMs` (measured from the arrival of the oldest packet held behind it) or until more
+/// than `capacity` packets are held; then the gap is given up and the next packet is released with
+/// `afterLoss = true`. A jump of 3000 or more forward, or more than 1000 back, is treated as RFC 3550
+/// A.1 does: the packet is dropped unless the next one follows it, in which case the sender restarted
+/// and the buffer resyncs to it. Not thread-safe: a value type owned by one stream.
+public struct ReorderBuffer {
+    public let maxDelayMs: Int64
+    public let capacity: Int
+    public private(set) var stats = ReorderStats()
+
+    static let maxDropout = 3000
+    static let maxMisorder = 1000
+    /// Recently released sequence numbers, to tell duplicates from late packets.
+    static let historySize = 1024
+
+    private struct Entry {
+        var extended: Int64
+        var packet: RTPPacket
+        var arrivalMs: Int64
+    }
+
+    private var unwrapper = SequenceUnwrapper()
+    private var nextExpected: Int64?
+    /// Held packets sorted by extended sequence number; at most `capacity` long.
+    private var pending: [Entry] = []
+    private var history: [Int64]
+    private var lossBeforeNext = false
+    private var probation: UInt16?
+
+    /// `maxDelayMs`: e.g. 40 for audio, 80 for video. `capacity` (at least 1) bounds memory.
+    public init(maxDelayMs: Int64, capacity: Int) {
+        self.maxDelayMs = max(0, maxDelayMs)
+        self.capacity = max(1, capacity)
+        history = Array(repeating: Int64.min, count: Self.historySize)
+        pending.reserveCapacity(self.capacity + 1)
+    }
+
+    /// Packets held waiting for a gap to fill.
+    public var heldCount: Int { pending.count }
+
+    /// When `drain` will next have something to give up, if anything is held.
+    public var nextDeadlineMs: Int64? {
+        pending.lazy.map(\.arrivalMs).min().map { $0 + maxDelayMs }
+    }
+
+    /// Insert a packet received at `nowMs`. Returns packets now releasable in order (including any
+    /// whose wait expired). Duplicates and packets older than the last released are dropped (counted).
+    public mutating func insert(_ packet: RTPPacket, nowMs: Int64) -> [ReleasedPacket] {
+        stats.received += 1
+        var out: [ReleasedPacket] = []
+        let seq = packet.sequenceNumber
+        if let highest = unwrapper.highest {
+            let ahead = Int(seq &- UInt16(truncatingIfNeeded: highest))
+            if ahead >= Self.maxDropout && ahead <= 65536 - Self.maxMisorder {
+                guard probation == seq else {
+                    probation = seq &+ 1
+                    stats.outOfRange += 1
+                    return expire(nowMs: nowMs, into: &out)
+                }
+                resync(into: &out)
+            }
+        }
+        probation = nil
+
+        let previousHighest = unwrapper.highest
+        let extended = unwrapper.unwrap(seq)
+        if nextExpected == nil { nextExpected = extended }
+        guard let next = nextExpected, extended >= next else {
+            if history[slot(extended)] == extended { stats.duplicates += 1 } else { stats.late += 1 }
+            return expire(nowMs: nowMs, into: &out)
+        }
+        let index = insertionIndex(extended)
+        if index < pending.count && pending[index].extended == extended {
+            stats.duplicates += 1
+            return expire(nowMs: nowMs, into: &out)
+        }
+        if let previousHighest, extended < previousHighest { stats.reordered += 1 }
+        pending.insert(Entry(extended: extended, packet: packet, arrivalMs: nowMs), at: index)
+        releaseContiguous(into: &out)
+        while pending.count > capacity { giveUpGap(into: &out) }
+        return expire(nowMs: nowMs, into: &out)
+    }
+
+    /// Releases packets whose wait has expired: each gap given up counts as lost, and the packet
+    /// after it is released with `afterLoss = true`.
+    public mutating func drain(nowMs: Int64) -> [ReleasedPacket] {
+        var out: [ReleasedPacket] = []
+        return expire(nowMs: nowMs, into: &out)
+    }
+
+    private func slot(_ extended: Int64) -> Int {
+        Int(extended & Int64(Self.historySize - 1))
+    }
+
+    /// First index whose sequence number is >= `extended` (binary search; `pending` is sorted).
+    private func insertionIndex(_ extended: Int64) -> Int {
+        var low = 0, high = pending.count
+        while low < high {
+            let mid = (low + high) / 2
+            if pending[mid].extended < extended { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+
+    private mutating func releaseContiguous(into out: inout [ReleasedPacket]) {
+        while let first = pending.first, first.extended == nextExpected {
+            pending.removeFirst()
+            out.append(ReleasedPacket(packet: first.packet, afterLoss: lossBeforeNext))
+            lossBeforeNext = false
+            history[slot(first.extended)] = first.extended
+            nextExpected = first.extended + 1
+        }
+    }
+
+    /// Stops waiting for the gap before the first held packet.
+    private mutating func giveUpGap(into out: inout [ReleasedPacket]) {
+        guard let first = pending.first, let next = nextExpected else { return }
+        if first.extended > next {
+            stats.lost += Int(first.extended - next)
+            lossBeforeNext = true
+        }
+        nextExpected = first.extended
+        releaseContiguous(into: &out)
+    }
+
+    private mutating func expire(nowMs: Int64, into out: inout [ReleasedPacket]) -> [ReleasedPacket] {
+        while let deadline = nextDeadlineMs, nowMs >= deadline { giveUpGap(into: &out) }
+        return out
+    }
+
+    /// The sender restarted its sequence: release what is held, then start over from the next packet.
+    private mutating func resync(into out: inout [ReleasedPacket]) {
+        while !pending.isEmpty { giveUpGap(into: &out) }
+        stats.resyncs += 1
+        unwrapper.reset()
+        nextExpected = nil
+        for i in history.indices { history[i] = Int64.min }
+        lossBeforeNext = true
+    }
+}

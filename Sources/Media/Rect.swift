@@ -1,0 +1,31 @@
+/// An axis-aligned rectangle in canvas pixels.
+public struct Rect: Equatable, Hashable, Sendable, CustomStringConvertible {
+    public var x: Int
+    public var y: Int
+    public var width: Int
+    public var height: Int
+
+    public init(x: Int, y: Int, width: Int, height: Int) {
+        self.x = x; self.y = y; self.width = width; self.height = height
+    }
+
+    public var isEmpty: Bool { width <= 0 || height <= 0 }
+    public var maxX: Int { x + width }
+    public var maxY: Int { y + height }
+
+    /// The part of `self` inside `other` (empty when they do not overlap).
+    public func intersection(_ other: Rect) -> Rect {
+        let x0 = max(x, other.x), y0 = max(y, other.y)
+        let x1 = min(maxX, other.maxX), y1 = min(maxY, other.maxY)
+        return Rect(x: x0, y: y0, width: max(0, x1 - x0), height: max(0, y1 - y0))
+    }
+
+    /// Even origin and size, because I420 chroma covers 2×2 luma pixels: an odd edge would
+    /// bleed one chroma row or column of the neighbouring tile.
+    public var evenAligned: Rect {
+        let x0 = x & ~1, y0 = y & ~1
+        return Rect(x: x0, y: y0, width: (maxX - x0) & ~1, height: (maxY - y0) & ~1)
+    }
+
+    public var description: String { "\(width)x\(height)+\(x)+\(y)" }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import Media
+
+/// The rules a layout must satisfy, shared by decoding and `validate` so both say the same thing.
+enum LayoutRules {
+    /// `[A-Za-z0-9_.-]{1,64}`, the user id rule of the token contract.
+    static func isValidUserId(_ id: String) -> Bool {
+        let bytes = id.utf8
+        guard (1...64).contains(bytes.count) else { return false }
+        return bytes.allSatisfy { b in
+            (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || (b >= 0x30 && b <= 0x39)
+                || b == 0x5F || b == 0x2E || b == 0x2D
+        }
+    }
+
+    /// The canvas-independent rules of one region.
+    static func check(_ r: Region) throws(LayoutError) {
+        guard isValidUserId(r.userId) else {
+            throw LayoutError(.invalidUserId, "userId \(quoted(r.userId)) must match [A-Za-z0-9_.-]{1,64}")
+        }
+        let limit = Layout.coordinateLimit
+        for (name, value) in [("x", r.x), ("y", r.y), ("width", r.width), ("height", r.height), ("z", r.z)] {
+            guard (-limit...limit).contains(value) else {
+                throw LayoutError(.coordinateOutOfRange, "\(name) \(value) is beyond ±\(limit)")
+            }
+        }
+        guard r.width > 0, r.height > 0 else {
+            throw LayoutError(.invalidSize, "size \(r.width)x\(r.height) must be positive")
+        }
+    }
+
+    /// Where a region lands on a canvas: clipped to it, then snapped to even pixels (origin floored to
+    /// even, far edge floored to even). Empty when nothing is visible.
+    static func placedRect(_ rect: Rect, canvasWidth: Int, canvasHeight: Int) -> Rect {
+        rect.intersection(Rect(x: 0, y: 0, width: canvasWidth, height: canvasHeight)).evenAligned
+    }
+}
+
+extension Layout {
+    /// Checks everything decoding checks (for layouts built in code) plus the canvas rules: the canvas
+    /// has pixels and every region shows at least 2×2 of them once clipped and snapped to even pixels.
+    public func validate(canvasWidth: Int, canvasHeight: Int) throws(LayoutError) {
+        let limit = Layout.coordinateLimit
+        guard (2...limit).contains(canvasWidth), (2...limit).contains(canvasHeight) else {
+            throw LayoutError(.invalidCanvas, "canvas \(canvasWidth)x\(canvasHeight) must be 2…\(limit) pixels each way")
+        }
+        guard regions.count <= Layout.maxRegions else {
+            throw LayoutError(.tooManyRegions, "\(regions.count) regions, at most \(Layout.maxRegions) allowed")
+        }
+        for (i, region) in regions.enumerated() {
+            do {
+                try LayoutRules.check(region)
+            } catch {
+                throw error.at("regions[\(i)]")
+            }
+            let placed = LayoutRules.placedRect(region.rect, canvasWidth: canvasWidth, canvasHeight: canvasHeight)
+            guard !placed.isEmpty else {
+                throw LayoutError(.outsideCanvas, "regions[\(i)] (\(region.userId)) at \(region.rect) has no visible "
+                    + "pixels on the \(canvasWidth)x\(canvasHeight) canvas once clipped and snapped to even pixels")
+            }
+        }
+    }
+
+    /// Decodes the layout JSON, turning every failure (syntax, missing key, wrong type, broken rule) into a
+    /// `LayoutError` with a readable message.
+    public static func decode(from data: Data) throws(LayoutError) -> Layout {
+        do {
+            return try JSONDecoder().decode(Layout.self, from: data)
+        } catch let error as LayoutError {
+            throw error
+        } catch let DecodingError.keyNotFound(key, context) {
+            throw LayoutError(.malformed, "missing \(path(context.codingPath + [key]))")
+        } catch let DecodingError.typeMismatch(type, context) {
+            throw LayoutError(.malformed, "\(path(context.codingPath)) must be \(typeName(type))")
+        } catch let DecodingError.valueNotFound(type, context) {
+            throw LayoutError(.malformed, "\(path(context.codingPath)) must be \(typeName(type)), not null")
+        } catch let DecodingError.dataCorrupted(context) {
+            let at = context.codingPath.isEmpty ? "" : " at \(path(context.codingPath))"
+            throw LayoutError(.malformed, "not valid layout JSON\(at)")
+        } catch {
+            throw LayoutError(.malformed, "not valid layout JSON")
+        }
+    }
+
+    private static func path(_ keys: [any CodingKey]) -> String {
+        guard !keys.isEmpty else { return "layout" }
+        var out = ""
+        for key in keys {
+            if let i = key.intValue { out += "[\(i)]" } else { out += out.isEmpty ? key.stringValue : ".\(key.stringValue)" }
+        }
+        return out
+    }
+
+    private static func typeName(_ type: Any.Type) -> String {
+        switch type {
+        case is Int.Type: "an integer"
+        case is String.Type: "a string"
+        default: "a \(type)"
+        }
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+
+/// The one scheduler for every room: a dedicated thread sleeping until the earliest absolute deadline.
+///
+/// Like GStreamer's aggregator, the clock lives here and only here: handlers are told "tick k is due" and
+/// take whatever their inputs have. Deadlines are absolute, `deadline_k = start + k × interval` on the
+/// monotonic clock with `start` the registration time (tick 0 is due at once), so no drift accumulates.
+/// When the thread falls more than one interval behind (machine stalled, a handler was slow), the missed
+/// ticks are skipped and counted in `skippedTicks`, and only the most recent due tick is delivered:
+/// indices then jump, so `tick × interval` keeps equalling the time since registration (timestamps derived
+/// from it stay aligned with real time). Otherwise indices are consecutive.
+///
+/// The thread exists only while something is scheduled. Internally locked: every method may be called from
+/// any thread, including from inside a handler.
+public final class MixClock: @unchecked Sendable {  // all mutable state is guarded by `condition`
+    /// Identifies one schedule, for `cancel`.
+    public struct Token: Hashable, Sendable {
+        let id: UInt64
+    }
+
+    private struct Entry {
+        let id: UInt64
+        let start: UInt64
+        let interval: UInt64
+        var next: Int64
+        let handler: @Sendable (Int64) -> Void
+
+        func deadline(_ k: Int64) -> UInt64 { start &+ UInt64(k) &* interval }
+    }
+
+    public static let shared = MixClock()
+
+    private let condition = MonotonicCondition()
+    private var entries: [Entry] = []
+    private var nextId: UInt64 = 0
+    private var threadRunning = false
+    private var skipped = 0
+    /// The entry whose handler is running on the clock thread now, so `cancel` can wait for it to finish.
+    private var running: UInt64?
+    private var clockThread: Thread?
+
+    public init() {}
+
+    /// Calls `handler(tick)` on the clock thread with tick = 0, 1, 2, … since registration, every
+    /// `intervalNanoseconds` (at least 1 ms is sensible; 0 is treated as 1 ns). The handler must be cheap:
+    /// hop to the room's own queue for the real work.
+    @discardableResult
+    public func schedule(intervalNanoseconds: UInt64, handler: @escaping @Sendable (Int64) -> Void) -> Token {
+        condition.lock()
+        defer { condition.unlock() }
+        nextId += 1
+        entries.append(Entry(id: nextId, start: monotonicNanoseconds(), interval: max(1, intervalNanoseconds),
+                             next: 0, handler: handler))
+        if !threadRunning {
+            threadRunning = true
+            let thread = Thread { [self] in run() }
+            thread.name = "cohost-mixclock"
+            thread.qualityOfService = .userInteractive
+            clockThread = thread
+            thread.start()
+        }
+        condition.broadcast()
+        return Token(id: nextId)
+    }
+
+    /// Stops a schedule. When called from another thread, returns only once a tick of it that is running now
+    /// has finished, so no handler runs after `cancel` returns. Unknown tokens are ignored.
+    public func cancel(_ token: Token) {
+        condition.lock()
+        defer { condition.unlock() }
+        entries.removeAll { $0.id == token.id }
+        while running == token.id, Thread.current !== clockThread {
+            condition.wait()
+        }
+        condition.broadcast()
+    }
+
+    /// Ticks skipped because the clock fell behind, over all schedules since this clock was created.
+    public var skippedTicks: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return skipped
+    }
+
+    /// The clock thread: fire what is due, sleep until the earliest deadline, exit when nothing is scheduled.
+    private func run() {
+        condition.lock()
+        while true {
+            guard !entries.isEmpty else {
+                threadRunning = false
+                clockThread = nil
+                condition.unlock()
+                return
+            }
+            let now = monotonicNanoseconds()
+            var earliest = UInt64.max
+            var dueIndex: Int?
+            for (i, entry) in entries.enumerated() {
+                let deadline = entry.deadline(entry.next)
+                if deadline <= now { dueIndex = i; break }
+                earliest = min(earliest, deadline)
+            }
+            guard let i = dueIndex else {
+                condition.wait(untilNanoseconds: earliest)
+                continue
+            }
+            // Fall more than a whole interval behind → skip to the latest due tick instead of bursting.
+            var entry = entries[i]
+            let behind = Int64(min((now - entry.deadline(entry.next)) / entry.interval, UInt64(Int64.max / 2)))
+            skipped += Int(behind)
+            let tick = entry.next + behind
+            entry.next = tick + 1
+            entries[i] = entry
+            running = entry.id
+            condition.unlock()
+            entry.handler(tick)
+            condition.lock()
+            running = nil
+            condition.broadcast()
+        }
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+
+/// A peak limiter with a soft knee and a hard ceiling of 1.0, linked across the two stereo channels.
+///
+/// The envelope follows the frame peak instantly (no overshoot is possible without lookahead otherwise)
+/// and falls back exponentially (`releaseSeconds`). The output gain maps the envelope `e` through
+/// `f(e) = e` below the threshold and `f(e) = T + (1 − T)·tanh((e − T)/(1 − T))` above it: continuous with
+/// slope 1 at the threshold (the smooth knee) and approaching, never passing, 1.0. Since |x| ≤ e, every
+/// output |x·f(e)/e| ≤ f(e) ≤ 1. Below the threshold the gain is exactly 1, so quiet mixes pass unchanged.
+/// Riding a gain instead of shaping each sample keeps the waveform, so a loud mix pumps rather than distorts.
+public struct SoftLimiter: Sendable {
+    /// ≈ −3 dBFS.
+    public let threshold: Float
+    public let releaseSeconds: Double
+    private let releaseCoefficient: Float
+    private var envelope: Float = 0
+
+    public init(thresholdDBFS: Double = -3, releaseSeconds: Double = 0.05, sampleRate: Int = 48_000) {
+        threshold = Float(pow(10, thresholdDBFS / 20))
+        self.releaseSeconds = releaseSeconds
+        releaseCoefficient = Float(exp(-1 / (releaseSeconds * Double(sampleRate))))
+    }
+
+    /// The knee curve: the output peak for an input peak `e` ≥ 0.
+    public func curve(_ e: Float) -> Float {
+        guard e > threshold else { return e }
+        let room = 1 - threshold
+        return min(1, threshold + room * tanh((e - threshold) / room))
+    }
+
+    /// Limits interleaved stereo in place.
+    public mutating func process(stereo buffer: UnsafeMutableBufferPointer<Float>) {
+        var e = envelope
+        var i = 0
+        while i + 1 < buffer.count {
+            let l = buffer[i], r = buffer[i + 1]
+            let peak = max(l.magnitude, r.magnitude)
+            guard peak.isFinite else {
+                // A NaN or infinity from a broken input must not poison the envelope for good.
+                buffer[i] = 0; buffer[i + 1] = 0
+                i += 2
+                continue
+            }
+            e = max(peak, e * releaseCoefficient)
+            if e > threshold {
+                let g = curve(e) / e
+                // The clamp only catches the last rounding bit when curve(e) is 1.
+                buffer[i] = min(1, max(-1, l * g))
+                buffer[i + 1] = min(1, max(-1, r * g))
+            }
+            i += 2
+        }
+        // Flush to zero after long silence: denormals are slow on x86.
+        envelope = e < 1e-20 ? 0 : e
+    }
+}

@@ -1,0 +1,186 @@
+import Foundation
+import Logging
+
+/// The state an output shares between its callers and its worker thread: queue, headers, state and
+/// counters, all behind one condition lock. Callers only ever hold the lock briefly, so `send` never
+/// blocks on I/O; the worker waits on the condition for tags, backoff ends and stop requests.
+///
+/// `@unchecked Sendable`: every mutable field is read and written with `condition` held.
+final class OutputCore: @unchecked Sendable {
+    /// How long `stop` lets the worker flush the queue before closing.
+    static let flushSeconds = 2.0
+
+    let logger: Logger
+    private let onStateChange: OutputStateHandler
+    private let condition = NSCondition()
+    /// Held while a state changes and its handler runs, so handlers see changes in order even when
+    /// `stop` (caller thread) and the worker change state at the same moment. Recursive so a handler
+    /// may read state or stats.
+    private let notifyLock = NSRecursiveLock()
+    private var queue: TagQueue
+    private var headers: [FLVTag] = []
+    private var currentState: OutputState
+    private var lastMessage: String?
+    private var counters = OutputStats()
+    private var started = false
+    private var stopDeadline: Date?
+    private var finished = false
+    /// The socket the worker is blocked on, if any: `stop` shuts it down when a write hangs past the deadline.
+    private var activeSocket: Int32 = -1
+
+    init(logger: Logger, queueLimitMs: Int, initialState: OutputState, message: String?,
+         onStateChange: @escaping OutputStateHandler) {
+        self.logger = logger
+        self.onStateChange = onStateChange
+        queue = TagQueue(limitMs: queueLimitMs)
+        currentState = initialState
+        lastMessage = message
+    }
+
+    // MARK: caller side
+
+    var state: OutputState { condition.withLock { currentState } }
+    var message: String? { condition.withLock { lastMessage } }
+
+    var stats: OutputStats {
+        condition.withLock {
+            var stats = counters
+            stats.droppedVideoTags = queue.droppedVideo
+            stats.droppedAudioTags = queue.droppedAudio
+            stats.queuedTags = queue.count
+            return stats
+        }
+    }
+
+    /// Records the headers and reports whether the caller should launch the worker
+    /// (false when already started, stopped, or in the final `error` state).
+    func begin(headers: [FLVTag]) -> Bool {
+        let (launch, errorMessage): (Bool, String?) = condition.withLock {
+            if currentState == .error { return (false, lastMessage) }
+            guard !started, stopDeadline == nil else { return (false, nil) }
+            started = true
+            self.headers = headers
+            return (true, nil)
+        }
+        if let errorMessage { onStateChange(.error, errorMessage) }  // report the init-time error now that someone listens
+        return launch
+    }
+
+    func enqueue(_ tag: FLVTag) {
+        condition.withLock {
+            guard stopDeadline == nil, currentState != .error else { return }
+            queue.push(tag)
+            condition.signal()
+        }
+    }
+
+    /// Asks the worker to flush and close, then waits (bounded) for it to finish.
+    func requestStopAndWait() {
+        let wasRunning: Bool = notifyLock.withLock {
+            let (running, announce): (Bool, OutputState?) = condition.withLock {
+                let running = started && !finished
+                guard stopDeadline == nil else { return (running, nil) }
+                stopDeadline = Date().addingTimeInterval(Self.flushSeconds)
+                condition.broadcast()
+                return (running, running ? .disconnecting : .disconnected)
+            }
+            if let announce { transition(to: announce, message: nil) }
+            return running
+        }
+        guard wasRunning else { return }
+        if waitUntilFinished(seconds: Self.flushSeconds + 0.5) { return }
+        // The worker is stuck in a blocking write: unblock it so it can close and exit.
+        condition.withLock {
+            if activeSocket >= 0 { _ = shutdown(activeSocket, Int32(SHUT_RDWR)) }
+        }
+        if !waitUntilFinished(seconds: 1.0) {
+            logger.warning("output still busy after stop (blocking connect); it will close when that returns")
+        }
+    }
+
+    private func waitUntilFinished(seconds: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        return condition.withLock {
+            while !finished {
+                if !condition.wait(until: deadline) { return finished }
+            }
+            return true
+        }
+    }
+
+    // MARK: worker side
+
+    var isStopRequested: Bool { condition.withLock { stopDeadline != nil } }
+    var headerTags: [FLVTag] { condition.withLock { headers } }
+
+    /// The next tag to write; blocks while the queue is empty. Nil once stop was requested and the
+    /// queue is drained or the flush time is up.
+    func nextTag() -> FLVTag? {
+        condition.withLock {
+            while true {
+                if let deadline = stopDeadline, queue.isEmpty || Date() >= deadline { return nil }
+                if let tag = queue.popFirst() { return tag }
+                condition.wait()
+            }
+        }
+    }
+
+    /// Sleeps up to `seconds`; false when woken by a stop request.
+    func sleep(seconds: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        return condition.withLock {
+            while stopDeadline == nil {
+                if !condition.wait(until: deadline) { return stopDeadline == nil }
+            }
+            return false
+        }
+    }
+
+    func recordSent(bytes: Int) {
+        condition.withLock {
+            counters.sentTags += 1
+            counters.sentBytes += bytes
+        }
+    }
+
+    func recordSkippedVideo() { condition.withLock { queue.countDroppedVideo() } }
+
+    func recordReconnect() { condition.withLock { counters.reconnects += 1 } }
+
+    func setActiveSocket(_ socket: Int32) { condition.withLock { activeSocket = socket } }
+
+    /// Marks the worker done and wakes a waiting `stop`.
+    func finish(state: OutputState, message: String?) {
+        transition(to: state, message: message)
+        condition.withLock {
+            finished = true
+            activeSocket = -1
+            condition.broadcast()
+        }
+    }
+
+    /// Sets the state and calls the handler (outside the lock) when state or message changed.
+    /// `error` is final: later transitions are ignored, and so are connection states once stopping.
+    func transition(to newState: OutputState, message: String?) {
+        notifyLock.lock()
+        defer { notifyLock.unlock() }
+        let changed: Bool = condition.withLock {
+            guard currentState != .error else { return false }
+            // Once stopping, a worker finishing a connect must not report `connected` again.
+            if stopDeadline != nil, [.connecting, .connected, .reconnecting].contains(newState) { return false }
+            // `disconnected` after stop is final too (a late `disconnecting` must not follow it).
+            if currentState == .disconnected, stopDeadline != nil { return false }
+            guard newState != currentState || message != lastMessage else { return false }
+            currentState = newState
+            lastMessage = message
+            return true
+        }
+        guard changed else { return }
+        if let message {
+            logger.info("output state \(newState.rawValue): \(message)")
+        } else {
+            logger.info("output state \(newState.rawValue)")
+        }
+        onStateChange(newState, message)
+    }
+}

@@ -1,0 +1,127 @@
+/// One `m=` section of an offer with the attributes Cohost reads.
+public struct MediaDescription: Equatable, Sendable {
+    public enum Kind: String, Sendable { case audio, video }
+
+    /// nil for media types Cohost does not receive (application, text, ...): the answer rejects them.
+    public var kind: Kind?
+    /// The media type as written in the `m=` line.
+    public var rawKind: String
+    public var port: Int
+    /// e.g. `RTP/AVP`, `RTP/SAVP`, `RTP/AVPF`, `RTP/SAVPF`.
+    public var proto: String
+    /// The `m=` formats as written (a rejected line in the answer repeats them).
+    public var formats: [String]
+    /// The formats as RTP payload types; empty when the protocol is not RTP.
+    public var payloadTypes: [UInt8]
+    public var rtpmaps: [UInt8: RTPMap]
+    public var fmtps: [UInt8: String]
+    /// Distinct `a=ssrc` ids in order of first appearance.
+    public var ssrcs: [UInt32]
+    /// sendonly / recvonly / sendrecv / inactive, from this section or else the session level.
+    public var direction: String?
+    public var cryptos: [CryptoAttribute]
+    public var rtcpMux: Bool
+    /// `a=mid` (RFC 5888), echoed in the answer when present.
+    public var mid: String?
+
+    public init(kind: Kind? = nil, rawKind: String, port: Int, proto: String, formats: [String] = [],
+                payloadTypes: [UInt8] = [], rtpmaps: [UInt8: RTPMap] = [:], fmtps: [UInt8: String] = [:],
+                ssrcs: [UInt32] = [], direction: String? = nil, cryptos: [CryptoAttribute] = [],
+                rtcpMux: Bool = false, mid: String? = nil) {
+        self.kind = kind
+        self.rawKind = rawKind
+        self.port = port
+        self.proto = proto
+        self.formats = formats
+        self.payloadTypes = payloadTypes
+        self.rtpmaps = rtpmaps
+        self.fmtps = fmtps
+        self.ssrcs = ssrcs
+        self.direction = direction
+        self.cryptos = cryptos
+        self.rtcpMux = rtcpMux
+        self.mid = mid
+    }
+
+    static let directions: Set<String> = ["sendonly", "recvonly", "sendrecv", "inactive"]
+
+    /// Whether the formats are RTP payload types (RFC 8866 §5.14: for RTP/* protocols).
+    public var isRTP: Bool { proto.uppercased().hasPrefix("RTP/") }
+
+    /// `m=<media> <port>[/<number of ports>] <proto> <fmt> ...`
+    init(mediaLine value: String, line: Int) throws(SDPError) {
+        let fields = value.split(separator: " ", omittingEmptySubsequences: true)
+        guard fields.count >= 4 else { throw .badMediaLine(line: line) }
+        let portText = fields[1].prefix { $0 != "/" }
+        guard let port = Int(portText), (0...65535).contains(port) else { throw .badPort(line: line) }
+        let formats = fields[3...].map(String.init)
+        self.init(kind: Kind(rawValue: String(fields[0])), rawKind: String(fields[0]), port: port,
+                  proto: String(fields[2]), formats: formats)
+        if isRTP {
+            for format in formats {
+                guard let pt = Self.payloadType(format) else { throw .badPayloadType(line: line) }
+                payloadTypes.append(pt)
+            }
+        }
+    }
+
+    static func payloadType<S: StringProtocol>(_ text: S) -> UInt8? {
+        guard text.count <= 3, let value = UInt8(text), value <= 127 else { return nil }
+        return value
+    }
+
+    /// Applies one `a=` line belonging to this section; unknown attributes are ignored.
+    mutating func apply(attribute: String, line: Int) throws(SDPError) {
+        let name = attribute.prefix { $0 != ":" }
+        let value = attribute.dropFirst(name.count + 1)
+        switch name {
+        case "rtpmap":
+            let (pt, map) = try Self.parseRtpmap(value, line: line)
+            rtpmaps[pt] = map
+        case "fmtp":
+            let ptText = value.prefix { $0 != " " }
+            guard let pt = Self.payloadType(ptText) else { throw .badPayloadType(line: line) }
+            fmtps[pt] = String(value.dropFirst(ptText.count).drop { $0 == " " })
+        case "ssrc":
+            let idText = value.prefix { $0 != " " }
+            guard idText.count <= 10, let id = UInt32(idText) else { throw .badSsrc(line: line) }
+            if !ssrcs.contains(id) { ssrcs.append(id) }
+        case "crypto":
+            cryptos.append(try Self.parseCrypto(value, line: line))
+        case "rtcp-mux":
+            rtcpMux = true
+        case "mid":
+            mid = String(value)
+        default:
+            if Self.directions.contains(attribute) { direction = attribute }
+        }
+    }
+
+    /// `<payload type> <encoding name>/<clock rate>[/<encoding parameters>]`
+    static func parseRtpmap(_ value: Substring, line: Int) throws(SDPError) -> (UInt8, RTPMap) {
+        let fields = value.split(separator: " ", omittingEmptySubsequences: true)
+        guard fields.count == 2 else { throw .badRtpmap(line: line) }
+        guard let pt = payloadType(fields[0]) else { throw .badPayloadType(line: line) }
+        let parts = fields[1].split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2 || parts.count == 3, !parts[0].isEmpty,
+              parts[1].count <= 9, let clock = Int(parts[1]), clock > 0
+        else { throw .badRtpmap(line: line) }
+        var channels: Int?
+        if parts.count == 3 {
+            guard parts[2].count <= 3, let c = Int(parts[2]), c > 0 else { throw .badRtpmap(line: line) }
+            channels = c
+        }
+        return (pt, RTPMap(encodingName: String(parts[0]), clockRate: clock, channels: channels))
+    }
+
+    /// `<tag> <crypto-suite> <key-params> *(<session-param>)` with `inline:` key params.
+    static func parseCrypto(_ value: Substring, line: Int) throws(SDPError) -> CryptoAttribute {
+        let fields = value.split(separator: " ", omittingEmptySubsequences: true)
+        guard fields.count >= 3, fields[0].count <= 9, let tag = Int(fields[0]), tag >= 0
+        else { throw .badCrypto(line: line) }
+        let crypto = CryptoAttribute(tag: tag, suite: String(fields[1]), keyParams: String(fields[2]),
+                                     sessionParams: fields[3...].map(String.init))
+        guard crypto.inlineKey != nil else { throw .badCrypto(line: line) }
+        return crypto
+    }
+}

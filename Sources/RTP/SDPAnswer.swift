@@ -1,0 +1,63 @@
+/// The server's decision for one offered `m=` line.
+public struct AnswerMedia: Equatable, Sendable {
+    public var kind: MediaDescription.Kind?
+    public var rawKind: String
+    public var accepted: Bool
+    /// The single payload type the server receives; an accepted entry without one is answered as rejected.
+    public var payloadType: UInt8?
+    public var rtpmap: RTPMap?
+    public var fmtp: String?
+    /// The server's own SDES key line, for SRTP.
+    public var crypto: CryptoAttribute?
+
+    public init(kind: MediaDescription.Kind?, rawKind: String, accepted: Bool, payloadType: UInt8? = nil,
+                rtpmap: RTPMap? = nil, fmtp: String? = nil, crypto: CryptoAttribute? = nil) {
+        self.kind = kind
+        self.rawKind = rawKind
+        self.accepted = accepted
+        self.payloadType = payloadType
+        self.rtpmap = rtpmap
+        self.fmtp = fmtp
+        self.crypto = crypto
+    }
+
+    /// A refusal of `offered`.
+    public static func rejected(_ offered: MediaDescription) -> AnswerMedia {
+        AnswerMedia(kind: offered.kind, rawKind: offered.rawKind, accepted: false)
+    }
+}
+
+/// Writes the SDP answer (RFC 3264 §6) with CRLF line endings.
+///
+/// One `m=` line per offered one, in the same order, with the offered media type and protocol
+/// (an answer may not change them). `media[i]` answers `offer.media[i]`; missing entries are
+/// rejections. Accepted lines carry `port`, the chosen payload type with its rtpmap/fmtp,
+/// `a=rtcp-mux`, `a=recvonly` (the server only receives), the crypto line when given, and the
+/// offered `a=mid`. Rejected lines have port 0 and repeat the offered formats, as §6 requires.
+/// An address containing `:` is written as `IP6`, anything else as `IP4`.
+public func makeAnswer(offer: SessionDescription, address: String, port: Int, media: [AnswerMedia],
+                       sessionId: UInt64) -> String {
+    let addressType = address.contains(":") ? "IP6" : "IP4"
+    var lines = [
+        "v=0",
+        "o=- \(sessionId) 1 IN \(addressType) \(address)",
+        "s=Cohost",
+        "c=IN \(addressType) \(address)",
+        "t=0 0",
+    ]
+    for (index, offered) in offer.media.enumerated() {
+        let answer = index < media.count ? media[index] : nil
+        guard let answer, answer.accepted, let pt = answer.payloadType else {
+            lines.append("m=\(offered.rawKind) 0 \(offered.proto) \(offered.formats.joined(separator: " "))")
+            continue
+        }
+        lines.append("m=\(offered.rawKind) \(port) \(offered.proto) \(pt)")
+        if let mid = offered.mid { lines.append("a=mid:\(mid)") }
+        if let rtpmap = answer.rtpmap { lines.append("a=rtpmap:\(pt) \(rtpmap.attributeValue)") }
+        if let fmtp = answer.fmtp { lines.append("a=fmtp:\(pt) \(fmtp)") }
+        lines.append("a=rtcp-mux")
+        lines.append("a=recvonly")
+        if let crypto = answer.crypto { lines.append("a=crypto:\(crypto.attributeValue)") }
+    }
+    return lines.map { $0 + "\r\n" }.joined()
+}

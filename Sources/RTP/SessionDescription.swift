@@ -1,0 +1,104 @@
+/// An SDP offer (RFC 8866), reduced to what Cohost needs to answer it (RFC 3264) and receive its media.
+public struct SessionDescription: Equatable, Sendable {
+    /// Offers are small; the limits keep a hostile body from costing more than a few kilobytes of work.
+    public static let maxBytes = 64 * 1024
+    public static let maxLines = 1024
+    public static let maxLineLength = 4096
+
+    public var media: [MediaDescription]
+
+    public init(media: [MediaDescription]) { self.media = media }
+
+    /// Parses an offer; lines may end in `\r\n` or `\n`, blank lines are skipped, unknown lines and
+    /// attributes are ignored. A session-level direction attribute applies to media that set none.
+    public static func parse(_ text: String) throws(SDPError) -> SessionDescription {
+        let size = text.utf8.count  // checked before copying anything
+        guard size <= maxBytes else { throw .tooLarge(bytes: size) }
+        let bytes = Array(text.utf8)
+        let rawLines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        guard rawLines.count <= maxLines else { throw .tooManyLines }
+
+        var media: [MediaDescription] = []
+        var sessionDirection: String?
+        var sawVersion = false
+        for (index, raw) in rawLines.enumerated() {
+            let number = index + 1
+            var line = raw
+            if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
+            if line.isEmpty { continue }
+            guard line.count <= maxLineLength else { throw .lineTooLong(line: number) }
+            guard line.count >= 2, line[line.startIndex + 1] == UInt8(ascii: "="),
+                  let type = line.first, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(type)
+            else { throw .malformedLine(line: number) }
+            let value = String(decoding: line.dropFirst(2), as: UTF8.self)
+
+            if !sawVersion {
+                guard type == UInt8(ascii: "v") else { throw .missingVersion }
+                guard value == "0" else { throw .unsupportedVersion(String(value.prefix(32))) }
+                sawVersion = true
+                continue
+            }
+            switch type {
+            case UInt8(ascii: "m"):
+                media.append(try MediaDescription(mediaLine: value, line: number))
+            case UInt8(ascii: "a"):
+                if media.isEmpty {
+                    if MediaDescription.directions.contains(value) { sessionDirection = value }
+                } else {
+                    try media[media.count - 1].apply(attribute: value, line: number)
+                }
+            default:
+                continue
+            }
+        }
+        guard sawVersion else { throw .missingVersion }
+        guard !media.isEmpty else { throw .noMedia }
+        if let sessionDirection {
+            for i in media.indices where media[i].direction == nil { media[i].direction = sessionDirection }
+        }
+        return SessionDescription(media: media)
+    }
+}
+
+/// `a=rtpmap` value (RFC 8866 §6.6): encoding name as written, clock rate, optional channel count.
+public struct RTPMap: Equatable, Hashable, Sendable {
+    public var encodingName: String
+    public var clockRate: Int
+    public var channels: Int?
+
+    public init(encodingName: String, clockRate: Int, channels: Int? = nil) {
+        self.encodingName = encodingName; self.clockRate = clockRate; self.channels = channels
+    }
+
+    /// The attribute text after `a=rtpmap:<pt> `, e.g. `opus/48000/2`.
+    public var attributeValue: String {
+        "\(encodingName)/\(clockRate)" + (channels.map { "/\($0)" } ?? "")
+    }
+}
+
+/// `a=crypto` (RFC 4568 §9.1): SDES keying for SRTP.
+public struct CryptoAttribute: Equatable, Hashable, Sendable {
+    public var tag: Int
+    /// e.g. `AES_CM_128_HMAC_SHA1_80`.
+    public var suite: String
+    /// The key parameters as written, e.g. `inline:<base64>|2^20|1:4`.
+    public var keyParams: String
+    /// Optional session parameters after the key parameters, as written.
+    public var sessionParams: [String]
+
+    public init(tag: Int, suite: String, keyParams: String, sessionParams: [String] = []) {
+        self.tag = tag; self.suite = suite; self.keyParams = keyParams; self.sessionParams = sessionParams
+    }
+
+    /// The base64 key-and-salt of the first key parameter (between `inline:` and the first `|` or `;`).
+    public var inlineKey: String? {
+        guard keyParams.hasPrefix("inline:") else { return nil }
+        let key = keyParams.dropFirst("inline:".count).prefix { $0 != "|" && $0 != ";" }
+        return key.isEmpty ? nil : String(key)
+    }
+
+    /// The attribute text after `a=crypto:`.
+    public var attributeValue: String {
+        ([String(tag), suite, keyParams] + sessionParams).joined(separator: " ")
+    }
+}

@@ -1,0 +1,50 @@
+import Media
+import Mixing
+import Codecs
+
+/// A room's resolved configuration: every field has a value and has been validated.
+public struct RoomConfig: Sendable, Equatable {
+    public var name: String
+    public var audioOnly: Bool
+    public var maxParticipants: Int
+    public var canvas: Canvas
+    public var video: Video
+    public var audio: Audio
+    public var layout: Layout
+    public var outputs: [String]
+
+    public struct Canvas: Sendable, Equatable {
+        public var width: Int
+        public var height: Int
+        public var fps: Int
+        public var background: String
+        public var placeholder: String
+    }
+    public struct Video: Sendable, Equatable {
+        public var bitrateKbps: Int
+        public var keyintSeconds: Int
+        public var profile: H264Profile
+    }
+    public struct Audio: Sendable, Equatable {
+        public var bitrateKbps: Int
+        public var channels: Int
+    }
+
+    /// The server's defaults for rooms created implicitly by a join.
+    public static func defaults(name: String) -> RoomConfig {
+        RoomConfig(name: name, audioOnly: false, maxParticipants: 16,
+                   canvas: Canvas(width: 1280, height: 720, fps: 30, background: "#000000", placeholder: "#303030"),
+                   video: Video(bitrateKbps: 2000, keyintSeconds: 2, profile: .high),
+                   audio: Audio(bitrateKbps: 128, channels: 2),
+                   layout: .grid, outputs: [])
+    }
+
+    public var backgroundColor: YUVColor { YUVColor(hex: canvas.background) ?? .black }
+    public var placeholderColor: YUVColor { YUVColor(hex: canvas.placeholder) ?? .black }
+
+    public var h264Config: H264EncoderConfig {
+        H264EncoderConfig(width: canvas.width, height: canvas.height, fps: canvas.fps,
+                          bitrateKbps: video.bitrateKbps, keyintFrames: canvas.fps * video.keyintSeconds,
+                          profile: video.profile)
+    }
+}

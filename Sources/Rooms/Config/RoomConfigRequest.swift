@@ -1,0 +1,98 @@
+import Mixing
+import Codecs
+import Media
+
+/// The JSON body of `POST /v1/rooms`: every field optional, resolved against the defaults.
+public struct RoomConfigRequest: Decodable, Sendable {
+    public var name: String?
+    public var audioOnly: Bool?
+    public var maxParticipants: Int?
+    public var canvas: CanvasRequest?
+    public var video: VideoRequest?
+    public var audio: AudioRequest?
+    public var layout: Layout?
+    public var outputs: [OutputRequest]?
+
+    public struct CanvasRequest: Decodable, Sendable {
+        public var width: Int?, height: Int?, fps: Int?
+        public var background: String?, placeholder: String?
+    }
+    public struct VideoRequest: Decodable, Sendable {
+        public var preset: String?
+        public var bitrate: Int?
+        public var keyint: Int?
+        public var profile: String?
+    }
+    public struct AudioRequest: Decodable, Sendable {
+        public var preset: String?
+        public var bitrate: Int?
+        public var channels: Int?
+    }
+    public struct OutputRequest: Decodable, Sendable {
+        public var url: String
+    }
+
+    public init(name: String) { self.name = name }
+
+    /// Applies presets, then explicit fields, then checks every limit; the first violation is the error.
+    public func resolve(defaultName: String? = nil) throws(RoomError) -> RoomConfig {
+        guard let name = name ?? defaultName else { throw .badRequest("invalid_room", "room name is required") }
+        guard Identifier.isValid(name) else {
+            throw .badRequest("invalid_room", "room name must match [A-Za-z0-9_.-]{1,64}")
+        }
+        var config = RoomConfig.defaults(name: name)
+        if let audioOnly { config.audioOnly = audioOnly }
+        if let maxParticipants { config.maxParticipants = maxParticipants }
+        if let preset = video?.preset {
+            guard let p = QualityPreset.video[preset] else {
+                throw .badRequest("invalid_preset", "unknown video preset '\(preset)'; known: \(QualityPreset.video.keys.sorted().joined(separator: ", "))")
+            }
+            config.canvas.width = p.width; config.canvas.height = p.height; config.canvas.fps = p.fps
+            config.video.bitrateKbps = p.bitrateKbps; config.video.profile = p.profile
+        }
+        if let preset = audio?.preset {
+            guard let kbps = QualityPreset.audio[preset] else {
+                throw .badRequest("invalid_preset", "unknown audio preset '\(preset)'; known: \(QualityPreset.audio.keys.sorted().joined(separator: ", "))")
+            }
+            config.audio.bitrateKbps = kbps
+        }
+        if let c = canvas {
+            if let v = c.width { config.canvas.width = v }
+            if let v = c.height { config.canvas.height = v }
+            if let v = c.fps { config.canvas.fps = v }
+            if let v = c.background { config.canvas.background = v }
+            if let v = c.placeholder { config.canvas.placeholder = v }
+        }
+        if let v = video?.bitrate { config.video.bitrateKbps = v }
+        if let v = video?.keyint { config.video.keyintSeconds = v }
+        if let v = video?.profile {
+            guard let p = H264Profile(rawValue: v) else {
+                throw .badRequest("invalid_video", "video.profile must be baseline, main or high")
+            }
+            config.video.profile = p
+        }
+        if let v = audio?.bitrate { config.audio.bitrateKbps = v }
+        if let v = audio?.channels { config.audio.channels = v }
+        if let layout { config.layout = layout }
+        if let outputs { config.outputs = outputs.map(\.url) }
+        try RoomLimits.check(config)
+        return config
+    }
+}
+
+/// The mobile SDK's quality table (design.md §7), by the same names.
+public enum QualityPreset {
+    public struct VideoPreset: Sendable { public let width, height, fps, bitrateKbps: Int; public let profile: H264Profile }
+    public static let video: [String: VideoPreset] = [
+        "low1": .init(width: 272, height: 480, fps: 24, bitrateKbps: 128, profile: .baseline),
+        "low2": .init(width: 272, height: 480, fps: 24, bitrateKbps: 256, profile: .baseline),
+        "low3": .init(width: 272, height: 480, fps: 24, bitrateKbps: 512, profile: .baseline),
+        "medium1": .init(width: 368, height: 640, fps: 24, bitrateKbps: 512, profile: .high),
+        "medium2": .init(width: 368, height: 640, fps: 24, bitrateKbps: 768, profile: .high),
+        "medium3": .init(width: 368, height: 640, fps: 24, bitrateKbps: 1024, profile: .high),
+        "high1": .init(width: 720, height: 1280, fps: 24, bitrateKbps: 1024, profile: .high),
+        "high2": .init(width: 720, height: 1280, fps: 24, bitrateKbps: 1280, profile: .high),
+        "high3": .init(width: 720, height: 1280, fps: 24, bitrateKbps: 1536, profile: .high),
+    ]
+    public static let audio: [String: Int] = ["high1": 64, "high2": 96, "high3": 128]
+}

@@ -1,0 +1,47 @@
+import Media
+import Mixing
+
+/// Bounds on everything a client may ask of a room; each refusal names the limit.
+public enum RoomLimits {
+    public static let canvasWidth = 16...3840
+    public static let canvasHeight = 16...2160
+    public static let fps = 1...60
+    public static let videoBitrateKbps = 64...20_000
+    public static let keyintSeconds = 1...10
+    public static let audioBitrateKbps = 32...320
+    public static let maxParticipants = 1...64
+    public static let maxOutputs = 8
+
+    static func check(_ c: RoomConfig) throws(RoomError) {
+        func within(_ value: Int, _ range: ClosedRange<Int>, _ field: String) throws(RoomError) {
+            guard range.contains(value) else {
+                throw .badRequest("limit_exceeded", "\(field) must be within \(range.lowerBound)...\(range.upperBound), got \(value)")
+            }
+        }
+        try within(c.canvas.width, canvasWidth, "canvas.width")
+        try within(c.canvas.height, canvasHeight, "canvas.height")
+        guard c.canvas.width % 2 == 0, c.canvas.height % 2 == 0 else {
+            throw .badRequest("limit_exceeded", "canvas.width and canvas.height must be even (I420)")
+        }
+        try within(c.canvas.fps, fps, "canvas.fps")
+        try within(c.video.bitrateKbps, videoBitrateKbps, "video.bitrate (kbps)")
+        try within(c.video.keyintSeconds, keyintSeconds, "video.keyint (s)")
+        try within(c.audio.bitrateKbps, audioBitrateKbps, "audio.bitrate (kbps)")
+        try within(c.maxParticipants, maxParticipants, "maxParticipants")
+        guard c.audio.channels == 1 || c.audio.channels == 2 else {
+            throw .badRequest("limit_exceeded", "audio.channels must be 1 or 2")
+        }
+        guard YUVColor(hex: c.canvas.background) != nil else {
+            throw .badRequest("invalid_canvas", "canvas.background must be #RRGGBB")
+        }
+        guard YUVColor(hex: c.canvas.placeholder) != nil else {
+            throw .badRequest("invalid_canvas", "canvas.placeholder must be #RRGGBB")
+        }
+        guard c.outputs.count <= maxOutputs else {
+            throw .badRequest("limit_exceeded", "at most \(maxOutputs) outputs per room")
+        }
+        do { try c.layout.validate(canvasWidth: c.canvas.width, canvasHeight: c.canvas.height) } catch {
+            throw .badRequest("invalid_layout", error.message)
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+
+/// Fans a room's events out to its subscribers (WebSockets, webhooks).
+///
+/// Each subscriber has a bounded buffer: a reader that falls `bufferLimit` events behind is
+/// dropped (its stream finishes) instead of making the room hold events without bound.
+public final class EventHub: @unchecked Sendable {
+    public let room: String
+    private let lock = NSLock()
+    private var subscribers: [Int: AsyncStream<String>.Continuation] = [:]
+    private var nextID = 0
+    private var closed = false
+    private let bufferLimit: Int
+
+    public init(room: String, bufferLimit: Int = 256) {
+        self.room = room
+        self.bufferLimit = bufferLimit
+    }
+
+    /// A stream of JSON texts, finishing when the room closes or the reader falls behind.
+    public func subscribe() -> AsyncStream<String> {
+        let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(bufferLimit))
+        lock.lock()
+        if closed {
+            lock.unlock()
+            continuation.finish()
+            return stream
+        }
+        let id = nextID
+        nextID += 1
+        subscribers[id] = continuation
+        lock.unlock()
+        continuation.onTermination = { [weak self] _ in self?.remove(id) }
+        return stream
+    }
+
+    public var subscriberCount: Int { lock.withLock { subscribers.count } }
+
+    public func publish(_ event: RoomEvent, time: Date = Date()) {
+        let text = event.json(room: room, time: time)
+        lock.lock()
+        let targets = subscribers
+        lock.unlock()
+        for (id, continuation) in targets {
+            if case .dropped = continuation.yield(text) {
+                continuation.finish()
+                remove(id)
+            }
+        }
+    }
+
+    /// Ends every stream (after the final events were published).
+    public func finish() {
+        lock.lock()
+        closed = true
+        let targets = subscribers
+        subscribers.removeAll()
+        lock.unlock()
+        for continuation in targets.values { continuation.finish() }
+    }
+
+    private func remove(_ id: Int) {
+        lock.lock()
+        subscribers[id] = nil
+        lock.unlock()
+    }
+}

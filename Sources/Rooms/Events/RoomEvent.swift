@@ -1,0 +1,66 @@
+import Foundation
+
+/// Why a participant left (design.md §6).
+public enum LeaveReason: String, Sendable, Codable {
+    case left, kicked, timeout, replaced, roomClosed = "room_closed"
+}
+
+/// One room event; `json` is the exact text sent on the events WebSocket and to webhooks.
+public enum RoomEvent: Sendable, Equatable {
+    case participantJoined(userId: String)
+    case participantLeft(userId: String, reason: LeaveReason)
+    case participantKicked(userId: String, by: String)
+    case firstVideoFrame(userId: String, width: Int, height: Int)
+    case outputState(output: String, url: String, state: String, error: String?)
+    case roomClosed
+
+    public var type: String {
+        switch self {
+        case .participantJoined: "participant_joined"
+        case .participantLeft: "participant_left"
+        case .participantKicked: "participant_kicked"
+        case .firstVideoFrame: "first_video_frame"
+        case .outputState: "output_state"
+        case .roomClosed: "room_closed"
+        }
+    }
+
+    /// Encodes with `type`, `room` and `time` (RFC 3339 UTC, milliseconds) first, fields of the event after.
+    public func json(room: String, time: Date) -> String {
+        var payload = Payload(type: type, room: room, time: Self.timeFormatter.string(from: time))
+        switch self {
+        case let .participantJoined(userId): payload.userId = userId
+        case let .participantLeft(userId, reason): payload.userId = userId; payload.reason = reason.rawValue
+        case let .participantKicked(userId, by): payload.userId = userId; payload.by = by
+        case let .firstVideoFrame(userId, width, height): payload.userId = userId; payload.width = width; payload.height = height
+        case let .outputState(output, url, state, error):
+            payload.output = output; payload.url = url; payload.state = state; payload.error = error
+        case .roomClosed: break
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Encoding a struct of strings and ints cannot fail.
+        return (try? String(decoding: encoder.encode(payload), as: UTF8.self)) ?? "{}"
+    }
+
+    private struct Payload: Encodable {
+        var type: String
+        var room: String
+        var time: String
+        var userId: String?
+        var reason: String?
+        var by: String?
+        var width: Int?
+        var height: Int?
+        var output: String?
+        var url: String?
+        var state: String?
+        var error: String?
+    }
+
+    nonisolated(unsafe) private static let timeFormatter: ISO8601DateFormatter = {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return f
+    }()
+}

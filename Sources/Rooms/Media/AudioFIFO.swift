@@ -1,0 +1,70 @@
+import Media
+
+/// A participant's decoded audio waiting for the mixer: interleaved stereo at 48 kHz.
+///
+/// It prebuffers `startFrames` before the first read so network jitter does not turn into gaps,
+/// and trims itself back to `startFrames` when a burst or clock drift pushes it past `maxFrames`,
+/// so latency cannot creep up. Storage is one preallocated ring; reads and writes copy into
+/// caller buffers and allocate nothing.
+struct AudioFIFO {
+    private var ring: [Float]
+    private var readIndex = 0      // in samples (frames × 2)
+    private var count = 0          // in samples
+    private var primed = false
+    let startFrames: Int
+    let maxFrames: Int
+    private(set) var underruns = 0
+    private(set) var trimmedFrames = 0
+
+    init(startFrames: Int = 2 * AudioFormat.blockFrames, maxFrames: Int = 10 * AudioFormat.blockFrames, capacityFrames: Int = 25 * AudioFormat.blockFrames) {
+        self.startFrames = startFrames
+        self.maxFrames = maxFrames
+        ring = [Float](repeating: 0, count: capacityFrames * 2)
+    }
+
+    var bufferedFrames: Int { count / 2 }
+
+    mutating func write(_ samples: [Float], frames: Int) {
+        let n = min(frames * 2, samples.count)
+        if count + n > ring.count { drop(count + n - ring.count) }
+        var write = (readIndex + count) % ring.count
+        for i in 0..<n {
+            ring[write] = samples[i]
+            write += 1
+            if write == ring.count { write = 0 }
+        }
+        count += n
+        if count > maxFrames * 2 { drop(count - startFrames * 2) }
+    }
+
+    /// Fills one block; returns false (and leaves `output` untouched) when nothing is ready.
+    mutating func read(into output: inout [Float], frames: Int) -> Bool {
+        let n = frames * 2
+        if !primed {
+            guard count >= startFrames * 2 else { return false }
+            primed = true
+        }
+        guard count >= n else {
+            // Underrun: start again from a full prebuffer rather than play scraps.
+            primed = false
+            underruns += 1
+            return false
+        }
+        var read = readIndex
+        for i in 0..<n {
+            output[i] = ring[read]
+            read += 1
+            if read == ring.count { read = 0 }
+        }
+        readIndex = read
+        count -= n
+        return true
+    }
+
+    private mutating func drop(_ samples: Int) {
+        let n = min(samples, count) & ~1
+        readIndex = (readIndex + n) % ring.count
+        count -= n
+        trimmedFrames += n / 2
+    }
+}

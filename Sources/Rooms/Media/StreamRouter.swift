@@ -1,0 +1,117 @@
+import Foundation
+import RTP
+import SRTP
+
+/// Where a datagram came from; the UDP layer fills it in, Rooms only compares it.
+public struct PeerAddress: Hashable, Sendable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+    public init(host: String, port: Int) { self.host = host; self.port = port }
+    public var description: String { "\(host):\(port)" }
+}
+
+/// Counters for datagrams that never reached a participant; exported as metrics.
+public struct IngestCounters: Sendable, Equatable {
+    public var datagrams = 0
+    public var malformed = 0
+    public var unknownSSRC = 0
+    public var wrongSource = 0
+    public var srtpFailures = 0
+    public var rtcp = 0
+}
+
+/// The server-wide SSRC table: which participant owns an SSRC, the address it latched, and
+/// its SRTP context. One lookup per datagram under one lock; the participant does the rest.
+final class StreamRouter: @unchecked Sendable {
+    final class Binding: @unchecked Sendable {
+        let ssrc: UInt32
+        let room: String
+        let participant: Participant
+        let srtp: SRTPSession?
+        var latched: PeerAddress?
+        init(ssrc: UInt32, room: String, participant: Participant, srtp: SRTPSession?) {
+            self.ssrc = ssrc; self.room = room; self.participant = participant; self.srtp = srtp
+        }
+    }
+
+    private let lock = NSLock()
+    private var bindings: [UInt32: Binding] = [:]
+    private(set) var counters = IngestCounters()
+
+    var snapshot: IngestCounters { lock.withLock { counters } }
+
+    func isInUse(_ ssrc: UInt32) -> Bool { lock.withLock { bindings[ssrc] != nil } }
+
+    /// Registers every SSRC of a participant, or none when one is taken.
+    func register(_ entries: [(UInt32, SRTPSession?)], room: String, participant: Participant) -> UInt32? {
+        lock.lock()
+        defer { lock.unlock() }
+        if let taken = entries.first(where: { bindings[$0.0] != nil }) { return taken.0 }
+        for (ssrc, srtp) in entries {
+            bindings[ssrc] = Binding(ssrc: ssrc, room: room, participant: participant, srtp: srtp)
+        }
+        return nil
+    }
+
+    func unregister(_ participant: Participant) {
+        lock.lock()
+        defer { lock.unlock() }
+        for ssrc in [participant.audioSSRC, participant.videoSSRC].compactMap({ $0 })
+        where bindings[ssrc]?.participant === participant {
+            bindings[ssrc] = nil
+        }
+    }
+
+    enum Routed {
+        case rtp(Participant, RTPPacket, bytes: Int)
+        case rtcp(Participant, [RTCPPacket])
+        case dropped
+    }
+
+    /// Classifies, authenticates and latches one datagram. RTCP is accepted from any address
+    /// (senders such as ffmpeg send it from another port) but must name a known SSRC and, for
+    /// SRTP streams, authenticate.
+    func route(_ bytes: [UInt8], from peer: PeerAddress) -> Routed {
+        lock.lock()
+        defer { lock.unlock() }
+        counters.datagrams += 1
+        switch classifyPacket(bytes) {
+        case .invalid:
+            counters.malformed += 1
+            return .dropped
+        case .rtcp:
+            counters.rtcp += 1
+            guard bytes.count >= 8 else { counters.malformed += 1; return .dropped }
+            let ssrc = Self.readUInt32(bytes, at: 4)
+            guard let binding = bindings[ssrc] else { counters.unknownSSRC += 1; return .dropped }
+            var clear = bytes
+            if let srtp = binding.srtp {
+                guard let plain = try? srtp.unprotectRTCP(bytes) else { counters.srtpFailures += 1; return .dropped }
+                clear = plain
+            }
+            guard let packets = try? parseCompoundRTCP(clear) else { counters.malformed += 1; return .dropped }
+            return .rtcp(binding.participant, packets)
+        case .rtp:
+            guard bytes.count >= 12 else { counters.malformed += 1; return .dropped }
+            let ssrc = Self.readUInt32(bytes, at: 8)
+            guard let binding = bindings[ssrc] else { counters.unknownSSRC += 1; return .dropped }
+            if let latched = binding.latched, latched != peer, binding.srtp == nil {
+                counters.wrongSource += 1
+                return .dropped
+            }
+            var clear = bytes
+            if let srtp = binding.srtp {
+                // Only an authenticated packet may latch or move the source (design.md §5).
+                guard let plain = try? srtp.unprotectRTP(bytes) else { counters.srtpFailures += 1; return .dropped }
+                clear = plain
+            }
+            guard let packet = try? RTPPacket(bytes: clear) else { counters.malformed += 1; return .dropped }
+            binding.latched = peer
+            return .rtp(binding.participant, packet, bytes: bytes.count)
+        }
+    }
+
+    private static func readUInt32(_ b: [UInt8], at i: Int) -> UInt32 {
+        UInt32(b[i]) << 24 | UInt32(b[i + 1]) << 16 | UInt32(b[i + 2]) << 8 | UInt32(b[i + 3])
+    }
+}

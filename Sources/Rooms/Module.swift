@@ -1,0 +1,1 @@
+// Rooms module: see README Design.

@@ -1,0 +1,226 @@
+import Foundation
+import Dispatch
+import Media
+import Mixing
+import Codecs
+import Publishing
+import Logging
+
+/// One room: its participants, layout, mixer and programme.
+///
+/// Two kinds of work touch a room. Control calls (join, leave, layout, outputs) arrive from HTTP
+/// handlers and take `lock` for the participant table. Media work runs on `queue`, a serial queue
+/// fed by the shared `MixClock`: a video tick composes and encodes one canvas, an audio tick
+/// mixes and encodes 20 ms. A video tick that finds the previous one still running is skipped
+/// (counted), so a slow encoder lowers the frame rate instead of piling up work; audio ticks are
+/// never skipped.
+public final class Room: @unchecked Sendable {
+    public let name: String
+    public let config: RoomConfig
+    public let events: EventHub
+    public let createdAt = Date()
+    let queue: DispatchQueue
+    private let logger: Logger
+
+    private let lock = NSLock()
+    private var members: [String: Participant] = [:]
+    private var joinOrder: [String] = []
+    private var layout: Layout
+    private var kickedAt: [String: Int64] = [:]
+    private var closed = false
+
+    // Confined to `queue`.
+    private var compositor: VideoCompositor?
+    private var mixer = AudioMixer()
+    private var mixBlock = [Float](repeating: 0, count: AudioFormat.blockFrames * 2)
+    private var inputBlocks: [[Float]] = []
+    private var mixInputs: [MixInput] = []
+    private let programme: Programme
+
+    private var clock: MixClock?
+    private var clockTokens: [MixClock.Token] = []
+    private let videoTickPending = ManagedFlag()
+    /// How long a stalled participant's last picture stays before the placeholder replaces it.
+    let holdMs: Int64 = 1000
+
+    init(config: RoomConfig, logger: Logger) throws {
+        name = config.name
+        self.config = config
+        self.logger = logger
+        events = EventHub(room: config.name)
+        layout = config.layout
+        queue = DispatchQueue(label: "cohost.room.\(config.name)", qos: .userInteractive)
+        let hub = events
+        programme = try Programme(config: config, logger: logger) { id, url, state, error in
+            hub.publish(.outputState(output: id, url: url, state: state.rawValue, error: error))
+        }
+        if !config.audioOnly {
+            compositor = VideoCompositor(width: config.canvas.width, height: config.canvas.height,
+                                         background: config.backgroundColor, placeholder: config.placeholderColor)
+        }
+    }
+
+    /// Starts the outputs of the config and registers the ticks with the shared clock.
+    func start(clock: MixClock) throws(RoomError) {
+        self.clock = clock
+        for url in config.outputs { _ = try startOutput(url: url) }
+        let audioToken = clock.schedule(intervalNanoseconds: UInt64(AudioFormat.blockMilliseconds) * 1_000_000) { [weak self] tick in
+            guard let self else { return }
+            self.queue.async { self.audioTick(tick) }
+        }
+        clockTokens.append(audioToken)
+        if !config.audioOnly {
+            let interval = 1_000_000_000 / UInt64(config.canvas.fps)
+            let videoToken = clock.schedule(intervalNanoseconds: interval) { [weak self] tick in
+                guard let self else { return }
+                // Skipped when the previous canvas is still being made: lower fps, no backlog.
+                guard self.videoTickPending.setIfClear() else { return }
+                self.queue.async {
+                    self.videoTick(tick)
+                    self.videoTickPending.clear()
+                }
+            }
+            clockTokens.append(videoToken)
+        }
+    }
+
+    // MARK: participants
+
+    var participants: [Participant] { lock.withLock { joinOrder.compactMap { members[$0] } } }
+    public var participantCount: Int { lock.withLock { members.count } }
+    func participant(_ userId: String) -> Participant? { lock.withLock { members[userId] } }
+
+    /// Adds a participant, returning the one it replaces (same user id), if any.
+    func add(_ participant: Participant) throws(RoomError) -> Participant? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !closed else { throw .notFound("room '\(name)' is closed") }
+        let previous = members[participant.userId]
+        if previous == nil && members.count >= config.maxParticipants {
+            throw .conflict("room_full", "room '\(name)' is full (\(config.maxParticipants) participants)")
+        }
+        members[participant.userId] = participant
+        if previous == nil { joinOrder.append(participant.userId) }
+        return previous
+    }
+
+    func remove(_ userId: String, ifSession session: Int? = nil) -> Participant? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let p = members[userId], session == nil || p.sessionID == session else { return nil }
+        members[userId] = nil
+        joinOrder.removeAll { $0 == userId }
+        return p
+    }
+
+    func recordKick(_ userId: String, atSeconds: Int64) { lock.withLock { kickedAt[userId] = atSeconds } }
+
+    /// A token issued at or before a kick of its user no longer admits them.
+    func isKicked(_ userId: String, tokenIssuedAt iat: Int64?) -> Bool {
+        lock.withLock {
+            guard let kicked = kickedAt[userId] else { return false }
+            guard let iat else { return true }
+            return iat <= kicked
+        }
+    }
+
+    public var currentLayout: Layout { lock.withLock { layout } }
+
+    /// Replaces the layout; the next video tick uses it whole (no half-applied frame).
+    public func applyLayout(_ newLayout: Layout) throws(RoomError) {
+        do { try newLayout.validate(canvasWidth: config.canvas.width, canvasHeight: config.canvas.height) } catch {
+            throw .badRequest("invalid_layout", error.message)
+        }
+        lock.withLock { layout = newLayout }
+    }
+
+    // MARK: outputs
+
+    public func startOutput(url: String) throws(RoomError) -> RoomInfo.OutputInfo {
+        let result: Result<RoomInfo.OutputInfo, RoomError> = queue.sync {
+            Result { () throws(RoomError) in try programme.addOutput(url: url) }
+        }
+        return try result.get()
+    }
+
+    public func stopOutput(id: String) -> Bool { queue.sync { programme.removeOutput(id: id) } }
+    public var outputs: [RoomInfo.OutputInfo] { queue.sync { programme.outputInfos } }
+
+    // MARK: ticks (on `queue`)
+
+    private func videoTick(_ index: Int64) {
+        guard var compositor else { return }
+        let now = Clock.nowMs()
+        let (currentLayout, order) = lock.withLock { (layout, joinOrder) }
+        let placements = LayoutEngine.placements(for: currentLayout, participants: order,
+                                                 canvasWidth: config.canvas.width, canvasHeight: config.canvas.height)
+        var tiles: [Tile] = []
+        tiles.reserveCapacity(placements.count)
+        for placement in placements {
+            guard let p = participant(placement.userId) else { continue }
+            let frame = p.hasVideo ? p.currentFrame(nowMs: now, holdMs: holdMs) : nil
+            tiles.append(Tile(rect: placement.rect, fit: placement.fit, frame: frame))
+        }
+        compositor.compose(tiles)
+        self.compositor = compositor
+        programme.encodeVideo(compositor.canvas, index: index)
+    }
+
+    private func audioTick(_ index: Int64) {
+        let now = Clock.nowMs()
+        let current = participants
+        if inputBlocks.count < current.count {
+            inputBlocks.append(contentsOf: Array(repeating: [Float](repeating: 0, count: AudioFormat.blockFrames * 2),
+                                                 count: current.count - inputBlocks.count))
+        }
+        mixInputs.removeAll(keepingCapacity: true)
+        for (i, p) in current.enumerated() {
+            if case .firstVideoFrame(let w, let h)? = p.drain(nowMs: now) {
+                events.publish(.firstVideoFrame(userId: p.userId, width: w, height: h))
+            }
+            let (ok, gain) = p.pullAudio(into: &inputBlocks[i])
+            if ok { mixInputs.append(MixInput(samples: inputBlocks[i], gain: gain)) }
+        }
+        mixer.mix(mixInputs, into: &mixBlock)
+        programme.encodeAudio(mixBlock)
+        _ = index
+    }
+
+    /// The current canvas (a copy), for snapshots; nil for audio-only rooms.
+    var canvasSnapshot: VideoFrame? { queue.sync { compositor?.canvas } }
+
+    // MARK: closing
+
+    /// Stops the clock, flushes and stops outputs; returns the participants that were present.
+    func close() -> [Participant] {
+        let present: [Participant] = lock.withLock {
+            closed = true
+            let list = joinOrder.compactMap { members[$0] }
+            members.removeAll(); joinOrder.removeAll()
+            return list
+        }
+        for token in clockTokens { clock?.cancel(token) }
+        clockTokens.removeAll()
+        queue.sync { programme.stop() }
+        return present
+    }
+
+    var isClosed: Bool { lock.withLock { closed } }
+}
+
+/// A set-once flag shared between the clock thread and a room queue.
+final class ManagedFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    func setIfClear() -> Bool { lock.withLock { if value { return false }; value = true; return true } }
+    func clear() { lock.withLock { value = false } }
+}
+
+/// Monotonic milliseconds for packet and tick bookkeeping.
+enum Clock {
+    static func nowMs() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+    }
+}

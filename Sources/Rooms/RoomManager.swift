@@ -1,0 +1,211 @@
+import Foundation
+import Media
+import Mixing
+import RTP
+import SRTP
+import Logging
+
+/// Server-wide settings the rooms need.
+public struct RoomSettings: Sendable {
+    public var publicIP: String
+    public var rtpPort: Int
+    public var participantTimeoutMs: Int64
+    public var maxRooms: Int
+
+    public init(publicIP: String = "127.0.0.1", rtpPort: Int = 7882, participantTimeoutMs: Int64 = 10_000, maxRooms: Int = 100) {
+        self.publicIP = publicIP; self.rtpPort = rtpPort
+        self.participantTimeoutMs = participantTimeoutMs; self.maxRooms = maxRooms
+    }
+}
+
+/// The rooms of one server, the SSRC table, and the rules of joining and leaving.
+///
+/// This is the whole of what the HTTP layer and the UDP endpoint call: they stay thin.
+public final class RoomManager: @unchecked Sendable {
+    public let settings: RoomSettings
+    private let logger: Logger
+    private let clock: MixClock
+    private let router = StreamRouter()
+    private let lock = NSLock()
+    private var rooms: [String: Room] = [:]
+    private var nextSession = 1
+    private var timeoutTimer: DispatchSourceTimer?
+
+    public init(settings: RoomSettings, logger: Logger, clock: MixClock = .shared) {
+        self.settings = settings
+        self.logger = logger
+        self.clock = clock
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "cohost.timeouts"))
+        timer.schedule(deadline: .now() + 1, repeating: 1)
+        timer.setEventHandler { [weak self] in self?.expireSilentParticipants() }
+        timer.resume()
+        timeoutTimer = timer
+    }
+
+    deinit { timeoutTimer?.cancel() }
+
+    // MARK: rooms
+
+    public func room(_ name: String) -> Room? { lock.withLock { rooms[name] } }
+    public var allRooms: [Room] { lock.withLock { rooms.values.sorted { $0.name < $1.name } } }
+    public var ingestCounters: IngestCounters { router.snapshot }
+
+    /// Creates a room from a request; 409 when the name is taken.
+    @discardableResult
+    public func createRoom(_ request: RoomConfigRequest) throws(RoomError) -> Room {
+        let config = try request.resolve()
+        return try create(config, failIfExists: true)
+    }
+
+    private func create(_ config: RoomConfig, failIfExists: Bool) throws(RoomError) -> Room {
+        lock.lock()
+        if let existing = rooms[config.name] {
+            lock.unlock()
+            if failIfExists { throw .conflict("room_exists", "room '\(config.name)' already exists") }
+            return existing
+        }
+        guard rooms.count < settings.maxRooms else {
+            lock.unlock()
+            throw .init(status: 429, code: "limit_exceeded", message: "this server holds at most \(settings.maxRooms) rooms")
+        }
+        let room: Room
+        do { room = try Room(config: config, logger: logger) } catch {
+            lock.unlock()
+            throw .init(status: 500, code: "encoder_failed", message: "could not start the room's encoders: \(error)")
+        }
+        rooms[config.name] = room
+        lock.unlock()
+        do { try room.start(clock: clock) } catch {
+            _ = closeRoom(config.name)
+            throw error
+        }
+        logger.info("room created", metadata: ["room": "\(config.name)", "audioOnly": "\(config.audioOnly)"])
+        return room
+    }
+
+    /// Closes a room: everyone leaves with `room_closed`, outputs stop cleanly.
+    @discardableResult
+    public func closeRoom(_ name: String) -> Bool {
+        guard let room = lock.withLock({ rooms.removeValue(forKey: name) }) else { return false }
+        for p in room.close() {
+            router.unregister(p)
+            room.events.publish(.participantLeft(userId: p.userId, reason: .roomClosed))
+        }
+        room.events.publish(.roomClosed)
+        room.events.finish()
+        logger.info("room closed", metadata: ["room": "\(name)"])
+        return true
+    }
+
+    public func shutdown() {
+        for room in allRooms { closeRoom(room.name) }
+        timeoutTimer?.cancel()
+    }
+
+    // MARK: participants
+
+    /// Joins `userId` to `roomName` with an SDP offer; returns the SDP answer.
+    /// A room that does not exist is created with the server's defaults.
+    public func join(room roomName: String, userId: String, tokenIssuedAt: Int64?, offer: String) throws(RoomError) -> String {
+        let room: Room
+        if let existing = self.room(roomName) {
+            room = existing
+        } else {
+            room = try create(RoomConfigRequest(name: roomName).resolve(), failIfExists: false)
+        }
+        if room.isKicked(userId, tokenIssuedAt: tokenIssuedAt) {
+            throw .init(status: 403, code: "kicked", message: "user '\(userId)' was kicked from '\(roomName)'; a token issued after the kick is needed")
+        }
+        let session = lock.withLock { () -> Int in defer { nextSession += 1 }; return nextSession }
+        let negotiation = try JoinNegotiator.negotiate(offer: offer, address: settings.publicIP, port: settings.rtpPort,
+                                                       sessionID: UInt64(session), audioOnly: room.config.audioOnly)
+        let participant: Participant
+        var entries: [(UInt32, SRTPSession?)] = []
+        do {
+            participant = try Participant(userId: userId, sessionID: session, audio: negotiation.audio,
+                                          video: negotiation.video, nowMs: Clock.nowMs(), logger: logger)
+            for stream in [negotiation.audio, negotiation.video].compactMap({ $0 }) {
+                let srtp = try stream.srtp.map { try SRTPSession(profile: $0.profile, masterKeyAndSalt: $0.key, direction: .inbound) }
+                entries.append((stream.ssrc, srtp))
+            }
+        } catch {
+            throw .init(status: 500, code: "decoder_failed", message: "could not set up the participant's decoders: \(error)")
+        }
+        // The same user joining again replaces the old session: free its SSRCs first.
+        if let old = room.participant(userId) { router.unregister(old) }
+        if let taken = router.register(entries, room: roomName, participant: participant) {
+            throw .conflict("ssrc_conflict", "SSRC \(taken) is already in use on this server")
+        }
+        let replaced: Participant?
+        do { replaced = try room.add(participant) } catch {
+            router.unregister(participant)
+            throw error
+        }
+        if let replaced {
+            room.events.publish(.participantLeft(userId: replaced.userId, reason: .replaced))
+        }
+        room.events.publish(.participantJoined(userId: userId))
+        logger.info("participant joined", metadata: ["room": "\(roomName)", "user": "\(userId)"])
+        return negotiation.answer
+    }
+
+    /// Removes a participant (leave, kick, timeout). Returns false when they are not in the room.
+    @discardableResult
+    public func removeParticipant(room roomName: String, userId: String, reason: LeaveReason, by: String? = nil) -> Bool {
+        guard let room = room(roomName), let p = room.remove(userId) else { return false }
+        router.unregister(p)
+        if reason == .kicked {
+            room.recordKick(userId, atSeconds: Int64(Date().timeIntervalSince1970))
+            room.events.publish(.participantKicked(userId: userId, by: by ?? "admin"))
+        }
+        room.events.publish(.participantLeft(userId: userId, reason: reason))
+        logger.info("participant left", metadata: ["room": "\(roomName)", "user": "\(userId)", "reason": "\(reason.rawValue)"])
+        return true
+    }
+
+    public func setMix(room roomName: String, userId: String, muted: Bool?, gain: Float?) throws(RoomError) {
+        guard let room = room(roomName), let p = room.participant(userId) else {
+            throw .notFound("no participant '\(userId)' in room '\(roomName)'")
+        }
+        if let gain, !(0...4).contains(gain) { throw .badRequest("invalid_gain", "gain must be within 0.0...4.0") }
+        p.setMix(muted: muted, gain: gain)
+    }
+
+    private func expireSilentParticipants() {
+        let now = Clock.nowMs()
+        for room in allRooms {
+            for p in room.participants where p.idleMilliseconds(nowMs: now) > settings.participantTimeoutMs {
+                removeParticipant(room: room.name, userId: p.userId, reason: .timeout)
+            }
+        }
+    }
+
+    // MARK: media
+
+    /// Entry point for every UDP datagram (RTP and RTCP, either port).
+    public func ingest(_ bytes: [UInt8], from peer: PeerAddress) {
+        switch router.route(bytes, from: peer) {
+        case .dropped:
+            return
+        case let .rtp(participant, packet, size):
+            if case .firstVideoFrame(let w, let h)? = participant.receive(packet, bytes: size, nowMs: Clock.nowMs()),
+               let room = roomOf(participant) {
+                room.events.publish(.firstVideoFrame(userId: participant.userId, width: w, height: h))
+            }
+        case let .rtcp(participant, packets):
+            for packet in packets {
+                guard case .bye = packet else { continue }
+                if let room = roomOf(participant) {
+                    room.remove(participant.userId, ifSession: participant.sessionID).map { p in
+                        router.unregister(p)
+                        room.events.publish(.participantLeft(userId: p.userId, reason: .left))
+                    }
+                }
+            }
+        }
+    }
+
+    private func roomOf(_ participant: Participant) -> Room? {
+        lock.withLock { rooms.values.first { $0.participant(participant.userId) === participant } }
+    }
+}

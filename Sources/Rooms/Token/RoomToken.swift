@@ -1,0 +1,229 @@
+import Foundation
+
+/// The claims of a room token (design.md §3).
+public struct TokenClaims: Sendable, Equatable, Codable {
+    /// The API key that signed the token.
+    public var iss: String
+    /// The user id.
+    public var sub: String
+    /// The room name, or `*` (admin tokens only).
+    public var room: String
+    /// Whether the holder may administer the room. Absent in the JSON means false.
+    public var admin: Bool
+    /// Expiry, seconds since 1970 (required).
+    public var exp: Int64
+    /// Not-before, seconds since 1970.
+    public var nbf: Int64?
+    /// Issued-at, seconds since 1970.
+    public var iat: Int64?
+
+    public init(iss: String, sub: String, room: String, admin: Bool = false, exp: Int64, nbf: Int64? = nil, iat: Int64? = nil) {
+        self.iss = iss; self.sub = sub; self.room = room; self.admin = admin
+        self.exp = exp; self.nbf = nbf; self.iat = iat
+    }
+
+    private enum CodingKeys: String, CodingKey { case iss, sub, room, admin, exp, nbf, iat }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        iss = try c.decode(String.self, forKey: .iss)
+        sub = try c.decode(String.self, forKey: .sub)
+        room = try c.decode(String.self, forKey: .room)
+        admin = try c.decodeIfPresent(Bool.self, forKey: .admin) ?? false
+        exp = try c.decode(Int64.self, forKey: .exp)
+        nbf = try c.decodeIfPresent(Int64.self, forKey: .nbf)
+        iat = try c.decodeIfPresent(Int64.self, forKey: .iat)
+    }
+}
+
+/// Why a token was refused; `code` is the wire error code (401 for all of them).
+public enum TokenError: Error, Equatable, Sendable, CustomStringConvertible {
+    case missing
+    case malformed(String)
+    case badSignature
+    case unknownKey
+    case expired
+    case notYetValid
+
+    public var code: String {
+        switch self {
+        case .missing: "token_missing"
+        case .malformed: "token_malformed"
+        case .badSignature: "token_bad_signature"
+        case .unknownKey: "token_unknown_key"
+        case .expired: "token_expired"
+        case .notYetValid: "token_not_yet_valid"
+        }
+    }
+
+    public var message: String {
+        switch self {
+        case .missing: "no token given"
+        case .malformed(let detail): "malformed token: \(detail)"
+        case .badSignature: "token signature does not match the key's secret"
+        case .unknownKey: "token issuer is not a known API key"
+        case .expired: "token has expired"
+        case .notYetValid: "token is not valid yet (nbf is in the future)"
+        }
+    }
+
+    public var description: String { "\(code): \(message)" }
+}
+
+/// A bad `--keys` / `COHOST_KEYS` value. The message never contains a secret.
+public struct APIKeysError: Error, Equatable, Sendable, CustomStringConvertible {
+    public let message: String
+    public var description: String { message }
+}
+
+/// API keys and their signing secrets.
+public struct APIKeys: Sendable, CustomStringConvertible {
+    private let secrets: [String: String]
+
+    public init(_ pairs: [String: String]) { secrets = pairs }
+
+    /// Dev mode's single key (design.md §3); the server says so loudly when it uses it.
+    public static let dev = APIKeys(["devkey": "devsecret"])
+
+    /// Parses `KEY:SECRET[,KEY2:SECRET2]`. Whitespace around entries is ignored; a secret may
+    /// itself contain `:` (the key ends at the first one). Keys follow the identifier syntax.
+    public static func parse(_ spec: String) throws -> APIKeys {
+        var pairs: [String: String] = [:]
+        let entries = spec.split(separator: ",", omittingEmptySubsequences: false)
+        for (index, rawEntry) in entries.enumerated() {
+            let entry = rawEntry.trimmingCharacters(in: .whitespaces)
+            let position = "entry \(index + 1)"
+            guard !entry.isEmpty else { throw APIKeysError(message: "\(position) of the API key list is empty (expected KEY:SECRET)") }
+            guard let colon = entry.firstIndex(of: ":") else {
+                throw APIKeysError(message: "\(position) of the API key list has no ':' (expected KEY:SECRET)")
+            }
+            let key = String(entry[..<colon])
+            let secret = String(entry[entry.index(after: colon)...])
+            guard !key.isEmpty else { throw APIKeysError(message: "\(position) of the API key list has an empty key") }
+            guard Identifier.isValid(key) else {
+                throw APIKeysError(message: "API key \"\(key)\" must match [A-Za-z0-9_.-]{1,64}")
+            }
+            guard !secret.isEmpty else { throw APIKeysError(message: "API key \"\(key)\" has an empty secret") }
+            guard pairs[key] == nil else { throw APIKeysError(message: "API key \"\(key)\" is listed twice") }
+            pairs[key] = secret
+        }
+        return APIKeys(pairs)
+    }
+
+    public func secret(for key: String) -> String? { secrets[key] }
+
+    /// The key names, sorted; secrets are never listed.
+    public var keys: [String] { secrets.keys.sorted() }
+
+    public var description: String { "APIKeys(\(keys.joined(separator: ", ")))" }
+}
+
+/// Room names and user ids: `[A-Za-z0-9_.-]{1,64}`.
+public enum Identifier {
+    public static let maxLength = 64
+
+    public static func isValid(_ s: String) -> Bool {
+        let bytes = s.utf8
+        guard (1...maxLength).contains(bytes.count) else { return false }
+        return bytes.allSatisfy { b in
+            (b >= UInt8(ascii: "a") && b <= UInt8(ascii: "z")) || (b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z"))
+                || (b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9"))
+                || b == UInt8(ascii: "_") || b == UInt8(ascii: ".") || b == UInt8(ascii: "-")
+        }
+    }
+}
+
+/// Room tokens: JWTs signed HS256 with an API key's secret (design.md §3).
+public enum RoomToken {
+    /// Longest token looked at, in bytes; real ones are ~250.
+    public static let maxLength = 4096
+
+    /// Verifies a token and returns its claims.
+    ///
+    /// Order matters: the header is checked before anything else (so `alg: none` can never reach
+    /// a claim), the issuer only selects the secret, and no claim is trusted before the HS256
+    /// signature over the received bytes matches (compared in constant time).
+    /// - Parameters:
+    ///   - now: the current time, seconds since 1970.
+    ///   - leeway: seconds of clock skew allowed on `exp` and `nbf`.
+    public static func verify(_ token: String, keys: APIKeys, now: Int64, leeway: Int64 = 60) throws(TokenError) -> TokenClaims {
+        guard !token.isEmpty else { throw .missing }
+        guard token.utf8.count <= maxLength else { throw .malformed("token longer than \(maxLength) bytes") }
+        let jws = try CompactJWS.split(token)
+
+        let header: JOSEHeader = try decodeJSON(jws.header, what: "header")
+        guard let alg = header.alg else { throw .malformed("header has no alg") }
+        guard alg == "HS256" else { throw .malformed("unsupported alg \"\(printable(alg))\": only HS256 is accepted") }
+        if let typ = header.typ, typ.uppercased() != "JWT" {
+            throw .malformed("unsupported typ \"\(printable(typ))\": expected JWT")
+        }
+        guard header.crit == nil else { throw .malformed("critical header extensions are not supported") }
+
+        let raw: RawClaims = try decodeJSON(jws.payload, what: "payload")
+        guard let iss = raw.iss else { throw .malformed("iss claim is required") }
+        guard let secret = keys.secret(for: iss) else { throw .unknownKey }
+        guard jws.hasValidSignature(secret: secret) else { throw .badSignature }
+
+        // Signed by a known key from here on: what is left are mistakes by the issuer.
+        guard let exp = raw.exp else { throw .malformed("exp claim is required") }
+        guard let sub = raw.sub else { throw .malformed("sub claim is required") }
+        guard let room = raw.room else { throw .malformed("room claim is required") }
+        let admin = raw.admin ?? false
+        guard Identifier.isValid(sub) else { throw .malformed("sub must match [A-Za-z0-9_.-]{1,64}") }
+        if room == "*" {
+            guard admin else { throw .malformed("room \"*\" is only valid in admin tokens") }
+        } else {
+            guard Identifier.isValid(room) else { throw .malformed("room must match [A-Za-z0-9_.-]{1,64} or be \"*\"") }
+        }
+
+        let skew = max(0, leeway)
+        // Valid while now < exp + skew (RFC 7519 §4.1.4); saturate instead of trapping on huge values.
+        let (expiresAt, expOverflow) = exp.addingReportingOverflow(skew)
+        if !expOverflow, now >= expiresAt { throw .expired }
+        if let nbf = raw.nbf {
+            let (validFrom, nbfOverflow) = nbf.subtractingReportingOverflow(skew)
+            if !nbfOverflow, now < validFrom { throw .notYetValid }
+        }
+        return TokenClaims(iss: iss, sub: sub, room: room, admin: admin, exp: exp, nbf: raw.nbf, iat: raw.iat)
+    }
+
+    /// Signs `claims` with `secret` (HS256, header `{"alg":"HS256","typ":"JWT"}`, claims with sorted keys).
+    public static func mint(_ claims: TokenClaims, secret: String) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Encoding strings, integers and booleans cannot fail; an empty payload would fail verification loudly.
+        let payload = (try? encoder.encode(claims)) ?? Data()
+        return CompactJWS.sign(payload: Array(payload), secret: secret)
+    }
+
+    /// Claims as received, every field optional, so a missing one gets its own message.
+    private struct RawClaims: Decodable {
+        var iss: String?
+        var sub: String?
+        var room: String?
+        var admin: Bool?
+        var exp: Int64?
+        var nbf: Int64?
+        var iat: Int64?
+    }
+
+    private static func decodeJSON<T: Decodable>(_ bytes: [UInt8], what: String) throws(TokenError) -> T {
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(bytes))
+        } catch let DecodingError.typeMismatch(_, context), let DecodingError.dataCorrupted(context) {
+            // A field of the wrong type (or a number out of Int64 range) names its key; a
+            // top-level mismatch (an array, a string, bad JSON) has no key.
+            guard let key = context.codingPath.first?.stringValue else { throw .malformed("\(what) is not a JSON object with the expected field types") }
+            throw .malformed("\(what): \"\(printable(key))\" has the wrong type")
+        } catch let DecodingError.valueNotFound(_, context) {
+            throw .malformed("\(what): \"\(printable(context.codingPath.first?.stringValue ?? "?"))\" is null")
+        } catch {
+            throw .malformed("\(what) is not a JSON object with the expected field types")
+        }
+    }
+
+    /// Echoes attacker-chosen text into messages only as short, plain ASCII.
+    private static func printable(_ s: String) -> String {
+        String(String.UnicodeScalarView(s.unicodeScalars.prefix(32).map { $0.isASCII && $0.value >= 0x20 && $0 != "\"" ? $0 : "?" }))
+    }
+}

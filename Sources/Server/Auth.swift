@@ -1,0 +1,41 @@
+import Foundation
+import Hummingbird
+import Rooms
+
+/// Who is calling: verified token claims, and the checks each route needs.
+struct Caller: Sendable {
+    let claims: TokenClaims
+
+    /// The claims of the bearer token (header `Authorization: Bearer …`, or `?token=` where allowed).
+    static func authenticate(authorization: String?, queryToken: String?, keys: APIKeys, now: Int64 = Int64(Date().timeIntervalSince1970)) throws(APIError) -> Caller {
+        var token: String?
+        if let authorization {
+            let parts = authorization.split(separator: " ", maxSplits: 1)
+            guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+                throw APIError(TokenError.malformed("Authorization header must be 'Bearer <token>'"))
+            }
+            token = String(parts[1]).trimmingCharacters(in: .whitespaces)
+        } else {
+            token = queryToken
+        }
+        guard let token, !token.isEmpty else { throw APIError(TokenError.missing) }
+        do { return Caller(claims: try RoomToken.verify(token, keys: keys, now: now)) } catch { throw APIError(error) }
+    }
+
+    static func authenticate(_ request: Request, keys: APIKeys, allowQuery: Bool = false) throws(APIError) -> Caller {
+        try authenticate(authorization: request.headers[.authorization],
+                         queryToken: allowQuery ? request.uri.queryParameters.get("token") : nil, keys: keys)
+    }
+
+    func covers(room: String) -> Bool { claims.room == room || (claims.admin && claims.room == "*") }
+
+    /// Any valid token for this room (participant or admin).
+    func requireMember(of room: String) throws(APIError) {
+        guard covers(room: room) else { throw .forbidden("this token is for room '\(claims.room)', not '\(room)'") }
+    }
+
+    func requireAdmin(of room: String) throws(APIError) {
+        try requireMember(of: room)
+        guard claims.admin else { throw .forbidden("this call needs an admin token") }
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import Prometheus
+import Rooms
+import ServiceLifecycle
+
+/// Everything `cohost serve` runs: the HTTP API (with the events WebSocket), the UDP media
+/// endpoint and the rooms, as services of one `ServiceGroup`.
+public struct ServerConfiguration: Sendable {
+    public var httpHost: String = "127.0.0.1"
+    public var httpPort: Int = 7880
+    public var rtpHost: String = "0.0.0.0"
+    public var rooms = RoomSettings()
+    public var keys: APIKeys = .dev
+    public init() {}
+}
+
+public enum CohostServer {
+    /// The Hummingbird router with every route; tested in-process.
+    public static func makeRouter(manager: RoomManager, keys: APIKeys, registry: PrometheusCollectorRegistry) -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
+        router.middlewares.add(ErrorShapeMiddleware())
+        router.get("healthz") { _, _ in "ok\n" }
+        let metrics = MetricsEndpoint(manager: manager, registry: registry)
+        router.get("metrics") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+                     body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.render())))
+        }
+        RoomRoutes(manager: manager, keys: keys).register(on: router)
+        return router
+    }
+
+    public static func makeApplication(manager: RoomManager, configuration: ServerConfiguration,
+                                       registry: PrometheusCollectorRegistry, logger: Logger) -> some ApplicationProtocol {
+        let router = makeRouter(manager: manager, keys: configuration.keys, registry: registry)
+        let keys = configuration.keys
+        return Application(
+            router: router,
+            server: .http1WebSocketUpgrade { request, _, _ in
+                EventsSocket.shouldUpgrade(request, manager: manager, keys: keys)
+            },
+            configuration: .init(address: .hostname(configuration.httpHost, port: configuration.httpPort),
+                                 serverName: "cohost"),
+            logger: logger)
+    }
+
+    /// Binds, runs until SIGINT/SIGTERM, then closes every room cleanly.
+    public static func run(configuration: ServerConfiguration, registry: PrometheusCollectorRegistry, logger: Logger) async throws {
+        let manager = RoomManager(settings: configuration.rooms, logger: logger)
+        let media = MediaEndpoint(manager: manager, host: configuration.rtpHost, port: configuration.rooms.rtpPort, logger: logger)
+        try await media.bind()
+        let app = makeApplication(manager: manager, configuration: configuration, registry: registry, logger: logger)
+        let group = ServiceGroup(
+            configuration: .init(services: [.init(service: app), .init(service: media)],
+                                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+        manager.shutdown()
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import Rooms
+import Logging
+
+/// `GET /v1/rooms/{room}/events` as a WebSocket: the room's events as JSON text messages.
+///
+/// The upgrade decision runs before routing, so it authenticates here (header or `?token=`,
+/// since browsers cannot set headers on a WebSocket). A refused upgrade falls through to the
+/// normal router, whose route for this path answers with the JSON error.
+enum EventsSocket {
+    static func shouldUpgrade(_ request: HTTPRequest, manager: RoomManager, keys: APIKeys)
+        -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>>
+    {
+        guard let target = request.path, let room = roomName(inPath: target),
+              let existing = manager.room(room) else { return .dontUpgrade }
+        let query = target.split(separator: "?", maxSplits: 1).dropFirst().first.map(String.init) ?? ""
+        let token = query.split(separator: "&").lazy.compactMap { pair -> String? in
+            let kv = pair.split(separator: "=", maxSplits: 1)
+            return kv.count == 2 && kv[0] == "token" ? String(kv[1]).removingPercentEncoding : nil
+        }.first
+        guard let caller = try? Caller.authenticate(authorization: request.headerFields[.authorization], queryToken: token, keys: keys),
+              caller.covers(room: room) else { return .dontUpgrade }
+        let events = existing.events.subscribe()
+        return .upgrade([:]) { inbound, outbound, _ in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                // Ends when the client closes; nothing it sends is meaningful.
+                group.addTask { for try await _ in inbound {} }
+                group.addTask { for await text in events { try await outbound.write(.text(text)) } }
+                try await group.next()
+                group.cancelAll()
+            }
+        }
+    }
+
+    /// "/v1/rooms/<room>/events[?…]" → room.
+    static func roomName(inPath target: String) -> String? {
+        let path = target.split(separator: "?", maxSplits: 1).first ?? ""
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true)
+        guard parts.count == 4, parts[0] == "v1", parts[1] == "rooms", parts[3] == "events",
+              Identifier.isValid(String(parts[2])) else { return nil }
+        return String(parts[2])
+    }
+}

@@ -1,0 +1,182 @@
+import Foundation
+import Hummingbird
+import Rooms
+import Mixing
+
+/// The HTTP API of design.md §4. Handlers parse, authorise and call `RoomManager`; nothing else.
+struct RoomRoutes: Sendable {
+    let manager: RoomManager
+    let keys: APIKeys
+    static let maxJSONBody = 64 * 1024
+    static let maxSDPBody = 16 * 1024
+
+    func register<Context: RequestContext>(on router: Router<Context>) {
+        let rooms = router.group("v1/rooms")
+        rooms.post(use: createRoom)
+        rooms.get(use: listRooms)
+        rooms.get(":room", use: getRoom)
+        rooms.delete(":room", use: closeRoom)
+        rooms.put(":room/layout", use: putLayout)
+        rooms.post(":room/outputs", use: addOutput)
+        rooms.delete(":room/outputs/:output", use: removeOutput)
+        rooms.post(":room/participants", use: join)
+        rooms.delete(":room/participants/:user", use: leave)
+        rooms.patch(":room/participants/:user", use: patchParticipant)
+        rooms.get(":room/events", use: eventsWithoutUpgrade)
+    }
+
+    // MARK: rooms
+
+    func createRoom(_ request: Request, context: some RequestContext) async throws -> Response {
+        let caller = try Caller.authenticate(request, keys: keys)
+        let body: RoomConfigRequest = try await decodeJSON(request, context: context)
+        guard let name = body.name else { throw APIError.badRequest("invalid_room", "name is required") }
+        try caller.requireAdmin(of: name)
+        let room = try manager.createRoom(body)
+        return try json(RoomInfo(room), status: .created, headers: [.location: "/v1/rooms/\(room.name)"])
+    }
+
+    func listRooms(_ request: Request, context: some RequestContext) async throws -> Response {
+        let caller = try Caller.authenticate(request, keys: keys)
+        guard caller.claims.admin else { throw APIError.forbidden("listing rooms needs an admin token") }
+        let visible = manager.allRooms.filter { caller.covers(room: $0.name) }
+        return try json(RoomList(rooms: visible.map(RoomInfo.init)))
+    }
+
+    func getRoom(_ request: Request, context: some RequestContext) async throws -> Response {
+        let name = try roomName(context)
+        try Caller.authenticate(request, keys: keys).requireAdmin(of: name)
+        return try json(RoomInfo(try existingRoom(name)))
+    }
+
+    func closeRoom(_ request: Request, context: some RequestContext) async throws -> Response {
+        let name = try roomName(context)
+        try Caller.authenticate(request, keys: keys).requireAdmin(of: name)
+        guard manager.closeRoom(name) else { throw APIError(RoomError.notFound("no room '\(name)'")) }
+        return Response(status: .noContent)
+    }
+
+    func putLayout(_ request: Request, context: some RequestContext) async throws -> Response {
+        let name = try roomName(context)
+        try Caller.authenticate(request, keys: keys).requireAdmin(of: name)
+        let layout: Layout = try await decodeJSON(request, context: context)
+        let room = try existingRoom(name)
+        try room.applyLayout(layout)
+        return try json(room.currentLayout)
+    }
+
+    func addOutput(_ request: Request, context: some RequestContext) async throws -> Response {
+        let name = try roomName(context)
+        try Caller.authenticate(request, keys: keys).requireAdmin(of: name)
+        let body: OutputRequest = try await decodeJSON(request, context: context)
+        let output = try existingRoom(name).startOutput(url: body.url)
+        return try json(output, status: .created, headers: [.location: "/v1/rooms/\(name)/outputs/\(output.id)"])
+    }
+
+    func removeOutput(_ request: Request, context: some RequestContext) async throws -> Response {
+        let name = try roomName(context)
+        try Caller.authenticate(request, keys: keys).requireAdmin(of: name)
+        let id = try context.parameters.require("output")
+        guard try existingRoom(name).stopOutput(id: id) else { throw APIError(RoomError.notFound("no output '\(id)' in room '\(name)'")) }
+        return Response(status: .noContent)
+    }
+
+    // MARK: participants
+
+    func join(_ request: Request, context: some RequestContext) async throws -> Response {
+        let name = try roomName(context)
+        let caller = try Caller.authenticate(request, keys: keys)
+        try caller.requireMember(of: name)
+        if let type = request.headers[.contentType], !type.lowercased().hasPrefix("application/sdp") {
+            throw APIError(status: .unsupportedMediaType, code: "unsupported_media", message: "the offer must be Content-Type: application/sdp")
+        }
+        let buffer = try await collect(request, limit: Self.maxSDPBody)
+        let offer = String(decoding: buffer.readableBytesView, as: UTF8.self)
+        let answer = try manager.join(room: name, userId: caller.claims.sub, tokenIssuedAt: caller.claims.iat, offer: offer)
+        return Response(status: .created,
+                        headers: [.contentType: "application/sdp", .location: "/v1/rooms/\(name)/participants/\(caller.claims.sub)"],
+                        body: ResponseBody(byteBuffer: ByteBuffer(string: answer)))
+    }
+
+    func leave(_ request: Request, context: some RequestContext) async throws -> Response {
+        let name = try roomName(context)
+        let user = try context.parameters.require("user")
+        let caller = try Caller.authenticate(request, keys: keys)
+        try caller.requireMember(of: name)
+        let reason: LeaveReason
+        if caller.claims.admin { reason = caller.claims.sub == user ? .left : .kicked }
+        else if caller.claims.sub == user { reason = .left }
+        else { throw APIError.forbidden("only '\(user)' or an admin may remove '\(user)'") }
+        guard manager.removeParticipant(room: name, userId: user, reason: reason, by: caller.claims.sub) else {
+            throw APIError(RoomError.notFound("no participant '\(user)' in room '\(name)'"))
+        }
+        return Response(status: .noContent)
+    }
+
+    func patchParticipant(_ request: Request, context: some RequestContext) async throws -> Response {
+        let name = try roomName(context)
+        let user = try context.parameters.require("user")
+        try Caller.authenticate(request, keys: keys).requireAdmin(of: name)
+        let body: MixRequest = try await decodeJSON(request, context: context)
+        try manager.setMix(room: name, userId: user, muted: body.muted, gain: body.gain)
+        return Response(status: .noContent)
+    }
+
+    /// Reached only when the WebSocket upgrade was declined: say why.
+    func eventsWithoutUpgrade(_ request: Request, context: some RequestContext) async throws -> Response {
+        let name = try roomName(context)
+        try Caller.authenticate(request, keys: keys, allowQuery: true).requireMember(of: name)
+        _ = try existingRoom(name)
+        throw APIError(status: .upgradeRequired, code: "websocket_required", message: "connect with a WebSocket upgrade")
+    }
+
+    // MARK: helpers
+
+    private func roomName(_ context: some RequestContext) throws -> String {
+        let name = try context.parameters.require("room")
+        guard Identifier.isValid(name) else { throw APIError.badRequest("invalid_room", "room name must match [A-Za-z0-9_.-]{1,64}") }
+        return name
+    }
+
+    private func existingRoom(_ name: String) throws -> Room {
+        guard let room = manager.room(name) else { throw APIError(RoomError.notFound("no room '\(name)'")) }
+        return room
+    }
+
+    private func collect(_ request: Request, limit: Int) async throws -> ByteBuffer {
+        do { return try await request.body.collect(upTo: limit) } catch {
+            throw APIError(status: .contentTooLarge, code: "body_too_large", message: "request body larger than \(limit) bytes")
+        }
+    }
+
+    private func decodeJSON<T: Decodable>(_ request: Request, context: some RequestContext) async throws -> T {
+        let buffer = try await collect(request, limit: Self.maxJSONBody)
+        do { return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView)) } catch let error as DecodingError {
+            throw APIError.badRequest("invalid_json", Self.describe(error))
+        } catch {
+            throw APIError.badRequest("invalid_json", "malformed JSON body")
+        }
+    }
+
+    private static func describe(_ error: DecodingError) -> String {
+        func path(_ keys: [any CodingKey]) -> String { keys.map(\.stringValue).joined(separator: ".") }
+        switch error {
+        case let .typeMismatch(_, c), let .valueNotFound(_, c): return "\(path(c.codingPath)): \(c.debugDescription)"
+        case let .keyNotFound(key, c): return "\(path(c.codingPath + [key])) is required"
+        case let .dataCorrupted(c): return c.codingPath.isEmpty ? "malformed JSON body" : "\(path(c.codingPath)): \(c.debugDescription)"
+        @unknown default: return "malformed JSON body"
+        }
+    }
+
+    private func json(_ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var headers = headers
+        headers[.contentType] = "application/json"
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
+    }
+}
+
+private struct RoomList: Encodable { let rooms: [RoomInfo] }
+private struct OutputRequest: Decodable { let url: String }
+private struct MixRequest: Decodable { let muted: Bool?; let gain: Float? }

@@ -1,0 +1,30 @@
+import Foundation
+import ArgumentParser
+import Rooms
+
+/// `cohost token`: mints a room token (design.md §3).
+struct Token: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Print a signed room token.")
+
+    @Option(help: "API key (the token's iss).") var key: String
+    @Option(help: "The key's secret.") var secret: String
+    @Option(help: "Room name, or * for an admin token valid in every room.") var room: String
+    @Option(help: "User id (the token's sub).") var user: String
+    @Flag(help: "Grant admin rights (kick, layout, outputs, close).") var admin = false
+    @Option(help: "Seconds until the token expires.") var ttl = 3600
+
+    func validate() throws {
+        guard !key.isEmpty, !secret.isEmpty else { throw ValidationError("--key and --secret must not be empty") }
+        guard Identifier.isValid(room) || (room == "*" && admin) else {
+            throw ValidationError("--room must match [A-Za-z0-9_.-]{1,64} (or be * with --admin)")
+        }
+        guard Identifier.isValid(user) else { throw ValidationError("--user must match [A-Za-z0-9_.-]{1,64}") }
+        guard (1...31_536_000).contains(ttl) else { throw ValidationError("--ttl must be within 1...31536000 s") }
+    }
+
+    func run() throws {
+        let now = Int64(Date().timeIntervalSince1970)
+        let claims = TokenClaims(iss: key, sub: user, room: room, admin: admin, exp: now + Int64(ttl), nbf: nil, iat: now)
+        print(RoomToken.mint(claims, secret: secret))
+    }
+}

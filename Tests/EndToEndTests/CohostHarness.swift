@@ -1,0 +1,179 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Rooms
+import TestSupport
+
+/// A real `cohost serve` process on free loopback ports, with an HTTP client for its API.
+final class CohostHarness: @unchecked Sendable {
+    static let key = "testkey"
+    static let secret = "testsecret"
+    let httpPort: Int
+    let rtpPort: Int
+    let process: ManagedProcess
+
+    init() throws {
+        var lastError: (any Error)?
+        for _ in 0..<5 {
+            let http = try FreePort.tcp()
+            let rtp = try UDPPortPair.find()
+            let process = ManagedProcess(executable: Self.binary, arguments: [
+                "serve", "--http", "127.0.0.1:\(http)", "--rtp-port", "\(rtp)",
+                "--keys", "\(Self.key):\(Self.secret)", "--log-level", "info",
+            ], captureOutput: true)
+            do {
+                try process.start()
+                try Self.waitForHealth(port: http, process: process)
+                self.httpPort = http
+                self.rtpPort = rtp
+                self.process = process
+                return
+            } catch {
+                lastError = error
+                process.terminate()
+            }
+        }
+        throw lastError ?? HarnessError("cohost did not start")
+    }
+
+    deinit { process.terminate() }
+
+    /// The binary `make test` built (COHOST_BIN), else the debug build next to the tests.
+    static var binary: String {
+        if let path = ProcessInfo.processInfo.environment["COHOST_BIN"], !path.isEmpty { return path }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return root.appendingPathComponent(".build/debug/cohost").path
+    }
+
+    static func waitForHealth(port: Int, process: ManagedProcess) throws {
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline {
+            if let (status, _) = try? HTTP.request("GET", "http://127.0.0.1:\(port)/healthz"), status == 200 { return }
+            guard process.isRunning else { throw HarnessError("cohost exited: \(process.output)") }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        throw HarnessError("cohost did not answer /healthz within 15 s: \(process.output)")
+    }
+
+    func token(room: String, user: String, admin: Bool = false, ttl: Int64 = 600) -> String {
+        let now = Int64(Date().timeIntervalSince1970)
+        return RoomToken.mint(TokenClaims(iss: Self.key, sub: user, room: room, admin: admin, exp: now + ttl, nbf: nil, iat: now),
+                              secret: Self.secret)
+    }
+
+    func url(_ path: String) -> String { "http://127.0.0.1:\(httpPort)\(path)" }
+
+    func call(_ method: String, _ path: String, token: String?, body: Data? = nil,
+              contentType: String = "application/json") throws -> (status: Int, body: Data, headers: [String: String]) {
+        try HTTP.requestWithHeaders(method, url(path), token: token, body: body, contentType: contentType)
+    }
+
+    static func offer(audioSSRC: UInt32, videoSSRC: UInt32?) -> String {
+        var sdp = """
+            v=0\r
+            o=- 1 1 IN IP4 127.0.0.1\r
+            s=-\r
+            c=IN IP4 127.0.0.1\r
+            t=0 0\r
+            m=audio 9 RTP/AVP 111\r
+            a=rtpmap:111 opus/48000/2\r
+            a=ssrc:\(audioSSRC)\r
+            a=sendonly\r
+
+            """
+        if let videoSSRC {
+            sdp += """
+                m=video 9 RTP/AVP 96\r
+                a=rtpmap:96 VP8/90000\r
+                a=ssrc:\(videoSSRC)\r
+                a=sendonly\r
+
+                """
+        }
+        return sdp
+    }
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    let description: String
+    init(_ d: String) { description = d }
+}
+
+/// Blocking HTTP for tests, over URLSession.
+enum HTTP {
+    static func request(_ method: String, _ url: String, token: String? = nil, body: Data? = nil,
+                        contentType: String = "application/json") throws -> (Int, Data) {
+        let r = try requestWithHeaders(method, url, token: token, body: body, contentType: contentType)
+        return (r.status, r.body)
+    }
+
+    static func requestWithHeaders(_ method: String, _ url: String, token: String?, body: Data?,
+                                   contentType: String) throws -> (status: Int, body: Data, headers: [String: String]) {
+        var request = URLRequest(url: URL(string: url)!, timeoutInterval: 10)
+        request.httpMethod = method
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        if let body { request.httpBody = body; request.setValue(contentType, forHTTPHeaderField: "Content-Type") }
+        let box = ResultBox()
+        let done = DispatchSemaphore(value: 0)
+        URLSession.shared.dataTask(with: request) { data, response, error in
+            box.set(data, response as? HTTPURLResponse, error)
+            done.signal()
+        }.resume()
+        guard done.wait(timeout: .now() + 15) == .success else { throw HarnessError("\(method) \(url) timed out") }
+        let (data, response, error) = box.get()
+        if let error { throw error }
+        guard let response else { throw HarnessError("no HTTP response") }
+        var headers: [String: String] = [:]
+        for (k, v) in response.allHeaderFields { headers["\(k)".lowercased()] = "\(v)" }
+        return (response.statusCode, data ?? Data(), headers)
+    }
+
+    private final class ResultBox: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value: (Data?, HTTPURLResponse?, (any Error)?) = (nil, nil, nil)
+        func set(_ d: Data?, _ r: HTTPURLResponse?, _ e: (any Error)?) { lock.withLock { value = (d, r, e) } }
+        func get() -> (Data?, HTTPURLResponse?, (any Error)?) { lock.withLock { value } }
+    }
+}
+
+/// Two adjacent free UDP ports (RTP, and RTCP above it).
+enum UDPPortPair {
+    static func find() throws -> Int {
+        for _ in 0..<50 {
+            let p = try FreePort.udp()
+            guard p < 65535, canBind(p + 1) else { continue }
+            return p
+        }
+        throw HarnessError("no two adjacent free UDP ports")
+    }
+
+    static func canBind(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+}
+
+/// An ffmpeg participant: a solid colour and a sine tone as VP8 + Opus over RTP.
+func startFFmpegParticipant(rtpPort: Int, colour: String, toneHz: Int, audioSSRC: UInt32, videoSSRC: UInt32?) throws -> ManagedProcess {
+    var args = ["-hide_banner", "-loglevel", "error", "-re",
+                "-f", "lavfi", "-i", "sine=frequency=\(toneHz):sample_rate=48000"]
+    if videoSSRC != nil { args += ["-f", "lavfi", "-i", "color=c=\(colour):s=320x180:r=15"] }
+    if let videoSSRC {
+        args += ["-map", "1:v", "-c:v", "libvpx", "-deadline", "realtime", "-cpu-used", "8", "-b:v", "200k", "-g", "15",
+                 "-ssrc", "\(videoSSRC)", "-payload_type", "96", "-f", "rtp", "rtp://127.0.0.1:\(rtpPort)?pkt_size=1200"]
+    }
+    args += ["-map", "0:a", "-c:a", "libopus", "-b:a", "64k", "-application", "audio",
+             "-ssrc", "\(audioSSRC)", "-payload_type", "111", "-f", "rtp", "rtp://127.0.0.1:\(rtpPort)?pkt_size=1200"]
+    let p = ManagedProcess(executable: "ffmpeg", arguments: args, captureOutput: true)
+    try p.start()
+    return p
+}

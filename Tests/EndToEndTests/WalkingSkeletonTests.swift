@@ -1,0 +1,130 @@
+import Foundation
+import Testing
+import Logging
+import WSClient
+import TestSupport
+
+/// The whole path with real processes: ffmpeg participants → cohost → nginx-rtmp → ffmpeg pull.
+@Suite(.serialized) struct WalkingSkeletonTests {
+    // 1280×720 canvas: three 640×360 regions, the bottom-right quarter stays background.
+    static let regions: [(user: String, colour: String, rgb: (Int, Int, Int), tone: Int, x: Int, y: Int)] = [
+        ("alice", "red", (255, 0, 0), 400, 0, 0),
+        ("bob", "lime", (0, 255, 0), 700, 640, 0),
+        ("carol", "blue", (0, 0, 255), 1100, 0, 360),
+    ]
+    static let background = (128, 128, 128)
+
+    @Test func threeParticipantsAreMixedPublishedAndOneIsKicked() async throws {
+        let nginx = try NginxRTMP()
+        defer { nginx.stop() }
+        let cohost = try CohostHarness()
+        let room = "show1"
+        let admin = cohost.token(room: room, user: "producer", admin: true)
+        let regions = Self.regions.map { r in
+            #"{"userId":"\#(r.user)","x":\#(r.x),"y":\#(r.y),"width":640,"height":360}"#
+        }.joined(separator: ",")
+        let create = #"""
+            {"name":"\#(room)","canvas":{"width":1280,"height":720,"fps":30,"background":"#808080"},
+             "video":{"bitrate":1500,"keyint":1},"layout":{"mode":"custom","regions":[\#(regions)]},
+             "outputs":[{"url":"\#(nginx.url(stream: room))"}]}
+            """#
+        let created = try cohost.call("POST", "/v1/rooms", token: admin, body: Data(create.utf8))
+        #expect(created.status == 201, "\(String(decoding: created.body, as: UTF8.self))")
+
+        let events = EventRecorder(url: "ws://127.0.0.1:\(cohost.httpPort)/v1/rooms/\(room)/events?token=\(admin)")
+        events.start()
+        defer { events.stop() }
+
+        var senders: [ManagedProcess] = []
+        defer { senders.forEach { $0.terminate() } }
+        for (i, r) in Self.regions.enumerated() {
+            let audioSSRC = UInt32(1000 + i), videoSSRC = UInt32(2000 + i)
+            let joined = try cohost.call("POST", "/v1/rooms/\(room)/participants",
+                                         token: cohost.token(room: room, user: r.user),
+                                         body: Data(CohostHarness.offer(audioSSRC: audioSSRC, videoSSRC: videoSSRC).utf8),
+                                         contentType: "application/sdp")
+            #expect(joined.status == 201)
+            #expect(joined.headers["location"] == "/v1/rooms/\(room)/participants/\(r.user)")
+            let answer = String(decoding: joined.body, as: UTF8.self)
+            #expect(answer.contains("m=audio \(cohost.rtpPort) RTP/AVP 111"))
+            #expect(answer.contains("m=video \(cohost.rtpPort) RTP/AVP 96"))
+            senders.append(try startFFmpegParticipant(rtpPort: cohost.rtpPort, colour: r.colour, toneHz: r.tone,
+                                                      audioSSRC: audioSSRC, videoSSRC: videoSSRC))
+        }
+
+        // Let every tile get its first keyframe, then pull 4 s of the programme.
+        try await Task.sleep(for: .seconds(3))
+        let pulled = try pullProgramme(url: nginx.url(stream: room), seconds: 4)
+        let streams = try ffprobeStreams(url: pulled)
+        #expect(streams.contains { $0.codec == "h264" && $0.width == 1280 && $0.height == 720 })
+        #expect(streams.contains { $0.codec == "aac" })
+
+        let rgb = try decodeFirstVideoFrameRGB(path: pulled, width: 1280, height: 720, seekSeconds: 2.0)
+        for r in Self.regions {
+            expectColour(rgb, x: r.x + 320, y: r.y + 180, r.rgb, "\(r.user)'s region")
+        }
+        expectColour(rgb, x: 960, y: 540, Self.background, "background")
+
+        let pcm = try decodeAudioS16Mono(url: pulled, seconds: 3)
+        let samples = pcm.map { Float($0) / 32768 }
+        let off = Goertzel.power(samples: samples, sampleRate: 48_000, frequency: 250)
+        for r in Self.regions {
+            let on = Goertzel.power(samples: samples, sampleRate: 48_000, frequency: Double(r.tone))
+            #expect(on > 20 * off, "tone \(r.tone) Hz of \(r.user): power \(on) vs off-tone \(off)")
+        }
+
+        // Kick bob: his region turns to background, and the event says why.
+        let kick = try cohost.call("DELETE", "/v1/rooms/\(room)/participants/bob", token: admin)
+        #expect(kick.status == 204)
+        senders[1].terminate()
+        try await Task.sleep(for: .seconds(2))
+        let after = try pullProgramme(url: nginx.url(stream: room), seconds: 2)
+        let rgbAfter = try decodeFirstVideoFrameRGB(path: after, width: 1280, height: 720, seekSeconds: nil)
+        expectColour(rgbAfter, x: 960, y: 180, Self.background, "bob's region after the kick")
+        expectColour(rgbAfter, x: 320, y: 180, Self.regions[0].rgb, "alice's region after the kick")
+
+        let received = events.messages
+        #expect(received.contains { $0.contains(#""type":"participant_joined""#) && $0.contains(#""userId":"carol""#) })
+        #expect(received.contains { $0.contains(#""type":"participant_left""#) && $0.contains(#""reason":"kicked""#) && $0.contains(#""userId":"bob""#) })
+    }
+
+    func pullProgramme(url: String, seconds: Int) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("cohost-pull-\(UUID().uuidString).flv").path
+        let result = try run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-rw_timeout", "10000000", "-i", url,
+                                        "-t", "\(seconds)", "-c", "copy", "-y", path], timeout: Double(seconds) + 15)
+        #expect(result.status == 0, "ffmpeg pull failed: \(result.stderr)")
+        return path
+    }
+
+    func expectColour(_ rgb: [UInt8], x: Int, y: Int, _ expected: (Int, Int, Int), _ what: String,
+                      sourceLocation: SourceLocation = #_sourceLocation) {
+        let i = (y * 1280 + x) * 3
+        let got = (Int(rgb[i]), Int(rgb[i + 1]), Int(rgb[i + 2]))
+        let close = abs(got.0 - expected.0) <= 40 && abs(got.1 - expected.1) <= 40 && abs(got.2 - expected.2) <= 40
+        #expect(close, "\(what) at (\(x),\(y)): got \(got), expected \(expected)", sourceLocation: sourceLocation)
+    }
+}
+
+/// Collects a room's events from its WebSocket in the background.
+final class EventRecorder: @unchecked Sendable {
+    let url: String
+    private let lock = NSLock()
+    private var received: [String] = []
+    private var task: Task<Void, Never>?
+
+    init(url: String) { self.url = url }
+
+    var messages: [String] { lock.withLock { received } }
+
+    func start() {
+        task = Task {
+            _ = try? await WebSocketClient.connect(url: url, logger: Logger(label: "events")) { inbound, _, _ in
+                for try await message in inbound.messages(maxSize: 1 << 16) {
+                    if case .text(let text) = message { self.lock.withLock { self.received.append(text) } }
+                }
+            }
+        }
+    }
+
+    func stop() { task?.cancel() }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Mixing
+
+@Suite("MixClock")
+struct MixClockTests {
+    /// What a handler saw: tick index and monotonic arrival time.
+    final class Recorder: Sendable {
+        let ticks = Mutex<[(tick: Int64, nanos: UInt64)]>([])
+        func record(_ tick: Int64) { ticks.withLock { $0.append((tick, monotonicNanoseconds())) } }
+        var snapshot: [(tick: Int64, nanos: UInt64)] { ticks.withLock { $0 } }
+    }
+
+    @Test func ticksArriveInOrderAtTheInterval() async throws {
+        let clock = MixClock()
+        let recorder = Recorder()
+        let token = clock.schedule(intervalNanoseconds: 10_000_000) { recorder.record($0) }
+        try await Task.sleep(for: .milliseconds(500))
+        clock.cancel(token)
+
+        let ticks = recorder.snapshot
+        #expect(ticks.count >= 25)
+        guard let first = ticks.first, let last = ticks.last, ticks.count >= 2 else { return }
+        // From 0 and consecutive, except for ticks the clock reports as skipped (only when the machine stalls:
+        // then indices jump so that tick × interval stays the time since registration).
+        let gaps = zip(ticks, ticks.dropFirst()).map { $1.tick - $0.tick }
+        #expect(gaps.allSatisfy { $0 >= 1 })
+        #expect(Int(first.tick + gaps.reduce(0) { $0 + ($1 - 1) }) == clock.skippedTicks)
+        let average = Double(last.nanos - first.nanos) / Double(last.tick - first.tick)
+        #expect(abs(average - 10_000_000) < 2_000_000, "average interval \(average) ns")
+    }
+
+    @Test func cancelStopsTicks() async throws {
+        let clock = MixClock()
+        let recorder = Recorder()
+        let token = clock.schedule(intervalNanoseconds: 5_000_000) { recorder.record($0) }
+        try await Task.sleep(for: .milliseconds(60))
+        clock.cancel(token)
+        let count = recorder.snapshot.count
+        #expect(count > 0)
+        try await Task.sleep(for: .milliseconds(60))
+        #expect(recorder.snapshot.count == count)
+    }
+
+    @Test func oneClockDrivesSeveralSchedules() async throws {
+        let clock = MixClock()
+        let fast = Recorder(), slow = Recorder()
+        let a = clock.schedule(intervalNanoseconds: 10_000_000) { fast.record($0) }
+        let b = clock.schedule(intervalNanoseconds: 20_000_000) { slow.record($0) }
+        try await Task.sleep(for: .milliseconds(300))
+        clock.cancel(a)
+        clock.cancel(b)
+        let f = fast.snapshot.last?.tick ?? 0, s = slow.snapshot.last?.tick ?? 0
+        #expect(f >= 20 && s >= 10)
+        // Both run on the same absolute timeline: the fast one's index is about twice the slow one's.
+        #expect(abs(Double(f) / Double(max(1, s)) - 2) < 0.3)
+    }
+
+    @Test func aHandlerMayCancelItself() async throws {
+        let clock = MixClock()
+        let recorder = Recorder()
+        let token = Mutex<MixClock.Token?>(nil)
+        token.withLock { slot in
+            slot = clock.schedule(intervalNanoseconds: 2_000_000) { tick in
+                recorder.record(tick)
+                if tick >= 2, let t = token.withLock({ $0 }) { clock.cancel(t) }
+            }
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        // Exactly one tick at or past 2 (the one that cancelled), none after it.
+        let ticks = recorder.snapshot.map(\.tick)
+        #expect(ticks.filter { $0 >= 2 }.count == 1)
+        #expect(ticks.last.map { $0 >= 2 } == true)
+    }
+}

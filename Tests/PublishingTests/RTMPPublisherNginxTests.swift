@@ -1,0 +1,87 @@
+import Foundation
+import Logging
+import Media
+import Testing
+import TestSupport
+@testable import Publishing
+
+@Suite("RTMP publishing to a real nginx-rtmp")
+struct RTMPPublisherNginxTests {
+    let logger = Logger(label: "test.publishing")
+    static let red = YUVColor(r: 200, g: 40, b: 40)
+    static let blue = YUVColor(r: 40, g: 40, b: 200)
+
+    /// Polls ffprobe until the recording shows both streams (nginx closes it when the publisher leaves).
+    private func recordedStreams(_ path: String) throws -> [(codec: String, type: String, width: Int?, height: Int?)] {
+        var streams: [(codec: String, type: String, width: Int?, height: Int?)] = []
+        _ = StateRecorder.wait(timeout: 5) {
+            streams = (try? ffprobeStreams(url: path)) ?? []
+            return streams.count == 2
+        }
+        return streams.count == 2 ? streams : try ffprobeStreams(url: path)
+    }
+
+    @Test("3 s of H.264 + AAC published to nginx is recorded as h264 320x240 + aac with the right content")
+    func publishes() throws {
+        let nginx = try NginxRTMP(record: true)
+        defer { nginx.stop() }
+        let programme = try EncodedProgramme(segments: [(3, Self.red)], dataEveryMs: 200)
+        let recorder = StateRecorder()
+        let publisher = RTMPPublisher(id: "p", url: nginx.url(stream: "e2e"), logger: logger, onStateChange: recorder.handler)
+        publisher.start(headers: programme.headers)
+        #expect(StateRecorder.wait(timeout: 5) { publisher.state == .connected }, "nginx log: \(nginx.errorLog)")
+        EncodedProgramme.send(programme.tags, to: publisher, speed: 4)
+        publisher.stop()
+
+        #expect(publisher.state == .disconnected)
+        #expect(recorder.states == [.connecting, .connected, .disconnecting, .disconnected])
+        let stats = publisher.stats
+        #expect(stats.sentTags == programme.headers.count + programme.tags.count)
+        #expect(stats.droppedVideoTags == 0 && stats.droppedAudioTags == 0 && stats.reconnects == 0)
+
+        let path = nginx.recordingPath(stream: "e2e")
+        let streams = try recordedStreams(path)
+        #expect(streams.map(\.codec).sorted() == ["aac", "h264"], "nginx log: \(nginx.errorLog)")
+        let video = streams.first { $0.type == "video" }
+        #expect(video?.width == 320 && video?.height == 240)
+        let picture = try decodeFirstVideoFrameRGB(path: path, width: 32, height: 24, seekSeconds: 1)
+        #expect(RGB.isClose(picture, to: (200, 40, 40)), "mean colour \(RGB.mean(picture))")
+        let samples = try decodeAudioS16Mono(url: path, seconds: 2)
+        let window = Array(samples.dropFirst(9600).prefix(24_000))
+        let tone = Goertzel.power(samples: window, sampleRate: 48_000, frequency: 440)
+        let elsewhere = Goertzel.power(samples: window, sampleRate: 48_000, frequency: 1000)
+        #expect(tone > 0.01 && tone > 100 * elsewhere, "440 Hz power \(tone), 1 kHz power \(elsewhere)")
+    }
+
+    @Test("after nginx restarts, the publisher reconnects and the new publish starts with headers and a keyframe")
+    func reconnects() throws {
+        let nginx = try NginxRTMP(record: true)
+        defer { nginx.stop() }
+        // Red for the first second, blue afterwards: the re-published recording must open on blue.
+        let programme = try EncodedProgramme(segments: [(1, Self.red), (3, Self.blue)])
+        let recorder = StateRecorder()
+        let publisher = RTMPPublisher(id: "r", url: nginx.url(stream: "again"), logger: logger,
+                                      onStateChange: recorder.handler)
+        publisher.start(headers: programme.headers)
+        #expect(StateRecorder.wait(timeout: 5) { publisher.state == .connected })
+        let firstSecond = programme.tags.prefix { $0.timestampMs < 1000 }
+        EncodedProgramme.send(firstSecond, to: publisher, speed: 4)
+        #expect(StateRecorder.wait(timeout: 3) { publisher.stats.queuedTags == 0 })
+
+        try nginx.restart()
+        EncodedProgramme.send(programme.tags.dropFirst(firstSecond.count), to: publisher, speed: 1)
+        #expect(StateRecorder.wait(timeout: 5) { publisher.state == .connected && publisher.stats.queuedTags == 0 })
+        publisher.stop()
+
+        let states = recorder.states
+        #expect(states.first == .connecting)
+        #expect(states.contains(.reconnecting))
+        #expect(states.filter { $0 == .connected }.count == 2)
+        #expect(publisher.stats.reconnects >= 1)
+        let path = nginx.recordingPath(stream: "again")
+        let streams = try recordedStreams(path)
+        #expect(streams.map(\.codec).sorted() == ["aac", "h264"], "nginx log: \(nginx.errorLog)")
+        let picture = try decodeFirstVideoFrameRGB(path: path, width: 32, height: 24, seekSeconds: nil)
+        #expect(RGB.isClose(picture, to: (40, 40, 200)), "mean colour \(RGB.mean(picture))")
+    }
+}

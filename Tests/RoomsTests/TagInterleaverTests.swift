@@ -1,0 +1,89 @@
+import Testing
+import Publishing
+@testable import Rooms
+
+@Suite struct TagInterleaverTests {
+    func audio(_ ts: UInt32) -> FLVTag { FLVMuxer.audioTag(aac: [1], timestampMs: ts) }
+    func video(_ ts: UInt32) -> FLVTag { FLVMuxer.videoTag(avcc: [0, 0, 0, 1, 0x65], isKeyframe: true, timestampMs: ts, compositionTimeMs: 0) }
+
+    @Test func releasesInTimestampOrderAcrossKinds() {
+        var i = TagInterleaver(hasVideo: true)
+        var out: [FLVTag] = []
+        i.push(video(0), into: &out)
+        i.push(video(33), into: &out)
+        #expect(out.isEmpty)
+        i.push(audio(0), into: &out)
+        i.push(audio(21), into: &out)
+        i.push(audio(42), into: &out)
+        #expect(out.map(\.timestampMs) == [0, 0, 21, 33])
+        #expect(out.map(\.kind) == [.audio, .video, .audio, .video])
+    }
+
+    @Test func aKindThatStopsDoesNotHoldTheOtherBackPastTheWait() {
+        var i = TagInterleaver(hasVideo: true, maxWaitMs: 200)
+        var out: [FLVTag] = []
+        for ts in stride(from: UInt32(0), through: 300, by: 100) { i.push(audio(ts), into: &out) }
+        #expect(out.map(\.timestampMs) == [0])
+        i.push(audio(400), into: &out)
+        #expect(out.map(\.timestampMs) == [0, 100])
+    }
+
+    @Test func lateTagsAreClampedSoTimestampsNeverGoBack() {
+        var i = TagInterleaver(hasVideo: false)
+        var out: [FLVTag] = []
+        i.push(audio(100), into: &out)
+        i.push(audio(90), into: &out)
+        #expect(out.map(\.timestampMs) == [100, 100])
+    }
+
+    @Test func audioOnlyPassesStraightThrough() {
+        var i = TagInterleaver(hasVideo: false)
+        var out: [FLVTag] = []
+        i.push(audio(0), into: &out)
+        #expect(out.count == 1)
+    }
+
+    @Test func flushReleasesEverythingInOrder() {
+        var i = TagInterleaver(hasVideo: true)
+        var out: [FLVTag] = []
+        i.push(video(40), into: &out)
+        i.push(video(80), into: &out)
+        i.flush(into: &out)
+        #expect(out.map(\.timestampMs) == [40, 80])
+    }
+}
+
+@Suite struct AudioFIFOTests {
+    func block(_ value: Float, frames: Int = 960) -> [Float] { [Float](repeating: value, count: frames * 2) }
+
+    @Test func prebuffersTwoBlocksBeforeTheFirstRead() {
+        var fifo = AudioFIFO()
+        var out = block(0)
+        fifo.write(block(0.5), frames: 960)
+        #expect(!fifo.read(into: &out, frames: 960))
+        fifo.write(block(0.25), frames: 960)
+        #expect(fifo.read(into: &out, frames: 960))
+        #expect(out[0] == 0.5 && out[1919] == 0.5)
+        #expect(fifo.read(into: &out, frames: 960))
+        #expect(out[0] == 0.25)
+    }
+
+    @Test func anUnderrunRestartsThePrebuffer() {
+        var fifo = AudioFIFO()
+        var out = block(0)
+        fifo.write(block(1), frames: 960); fifo.write(block(1), frames: 960)
+        #expect(fifo.read(into: &out, frames: 960))
+        #expect(fifo.read(into: &out, frames: 960))
+        #expect(!fifo.read(into: &out, frames: 960))
+        #expect(fifo.underruns == 1)
+        fifo.write(block(1), frames: 960)
+        #expect(!fifo.read(into: &out, frames: 960))
+    }
+
+    @Test func aBurstIsTrimmedBackToThePrebufferSoLatencyCannotCreep() {
+        var fifo = AudioFIFO()
+        for _ in 0..<11 { fifo.write(block(1), frames: 960) }
+        #expect(fifo.bufferedFrames == 2 * 960)
+        #expect(fifo.trimmedFrames == 9 * 960)
+    }
+}

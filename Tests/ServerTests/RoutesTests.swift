@@ -1,0 +1,177 @@
+import Foundation
+import Testing
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Prometheus
+import Rooms
+@testable import Server
+
+/// Routes tested in-process: real RoomManager, no sockets.
+@Suite(.serialized) struct RoutesTests {
+    static let keys = APIKeys(["k1": "s1"])
+
+    func token(room: String, user: String, admin: Bool = false, exp: Int64? = nil, iat: Int64? = nil, secret: String = "s1") -> String {
+        let now = Int64(Date().timeIntervalSince1970)
+        return RoomToken.mint(TokenClaims(iss: "k1", sub: user, room: room, admin: admin, exp: exp ?? now + 600, nbf: nil, iat: iat ?? now),
+                              secret: secret)
+    }
+
+    func withApp(_ body: @escaping @Sendable (any TestClientProtocol, RoomManager) async throws -> Void) async throws {
+        let manager = RoomManager(settings: RoomSettings(publicIP: "192.0.2.7", rtpPort: 40000), logger: Logger(label: "test"))
+        defer { manager.shutdown() }
+        let router = CohostServer.makeRouter(manager: manager, keys: Self.keys, registry: PrometheusCollectorRegistry())
+        let app = Application(router: router)
+        try await app.test(.router) { client in try await body(client, manager) }
+    }
+
+    func errorCode(_ response: TestResponse) -> String? {
+        struct Body: Decodable { struct E: Decodable { let code: String; let message: String }; let error: E }
+        return try? JSONDecoder().decode(Body.self, from: Data(buffer: response.body)).error.code
+    }
+
+    static let offer = """
+        v=0\r
+        o=- 1 1 IN IP4 127.0.0.1\r
+        s=-\r
+        c=IN IP4 127.0.0.1\r
+        t=0 0\r
+        m=audio 9 RTP/AVP 111\r
+        a=rtpmap:111 opus/48000/2\r
+        a=ssrc:5001\r
+
+        """
+
+    @Test func tokenRefusalsHaveTheirOwnCodes() async throws {
+        try await withApp { client, _ in
+            try await client.execute(uri: "/v1/rooms/r1", method: .get) { #expect($0.status == .unauthorized); #expect(errorCode($0) == "token_missing") }
+            try await client.execute(uri: "/v1/rooms/r1", method: .get, headers: [.authorization: "Bearer abc"]) {
+                #expect($0.status == .unauthorized); #expect(errorCode($0) == "token_malformed")
+            }
+            let bad = token(room: "r1", user: "u", admin: true, secret: "wrong")
+            try await client.execute(uri: "/v1/rooms/r1", method: .get, headers: [.authorization: "Bearer \(bad)"]) {
+                #expect(errorCode($0) == "token_bad_signature")
+            }
+            let expired = token(room: "r1", user: "u", admin: true, exp: 1000)
+            try await client.execute(uri: "/v1/rooms/r1", method: .get, headers: [.authorization: "Bearer \(expired)"]) {
+                #expect(errorCode($0) == "token_expired")
+            }
+            let otherRoom = token(room: "r2", user: "u", admin: true)
+            try await client.execute(uri: "/v1/rooms/r1", method: .get, headers: [.authorization: "Bearer \(otherRoom)"]) {
+                #expect($0.status == .forbidden); #expect(errorCode($0) == "forbidden")
+            }
+            let notAdmin = token(room: "r1", user: "u")
+            try await client.execute(uri: "/v1/rooms/r1", method: .get, headers: [.authorization: "Bearer \(notAdmin)"]) {
+                #expect($0.status == .forbidden)
+            }
+        }
+    }
+
+    @Test func createGetAndCloseARoom() async throws {
+        try await withApp { client, manager in
+            let admin = token(room: "*", user: "boss", admin: true)
+            let body = #"{"name":"r1","audioOnly":true,"audio":{"bitrate":64,"channels":1}}"#
+            try await client.execute(uri: "/v1/rooms", method: .post, headers: [.authorization: "Bearer \(admin)"],
+                                     body: ByteBuffer(string: body)) { response in
+                #expect(response.status == .created)
+                #expect(response.headers[.location] == "/v1/rooms/r1")
+            }
+            try await client.execute(uri: "/v1/rooms", method: .post, headers: [.authorization: "Bearer \(admin)"],
+                                     body: ByteBuffer(string: body)) { #expect(errorCode($0) == "room_exists") }
+            try await client.execute(uri: "/v1/rooms/r1", method: .get, headers: [.authorization: "Bearer \(admin)"]) { response in
+                #expect(response.status == .ok)
+                let json = try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any]
+                #expect(json?["audioOnly"] as? Bool == true)
+                #expect(json?["video"] == nil)
+            }
+            try await client.execute(uri: "/v1/rooms/r1", method: .delete, headers: [.authorization: "Bearer \(admin)"]) {
+                #expect($0.status == .noContent)
+            }
+            #expect(manager.room("r1") == nil)
+        }
+    }
+
+    @Test func malformedJSONAndLimitsAre400WithTheLimitNamed() async throws {
+        try await withApp { client, _ in
+            let admin = token(room: "*", user: "boss", admin: true)
+            try await client.execute(uri: "/v1/rooms", method: .post, headers: [.authorization: "Bearer \(admin)"],
+                                     body: ByteBuffer(string: "{not json")) { #expect($0.status == .badRequest); #expect(errorCode($0) == "invalid_json") }
+            try await client.execute(uri: "/v1/rooms", method: .post, headers: [.authorization: "Bearer \(admin)"],
+                                     body: ByteBuffer(string: #"{"name":"r1","canvas":{"fps":500}}"#)) {
+                #expect(errorCode($0) == "limit_exceeded")
+                #expect(String(buffer: $0.body).contains("canvas.fps must be within 1...60"))
+            }
+            let huge = String(repeating: " ", count: 70_000)
+            try await client.execute(uri: "/v1/rooms", method: .post, headers: [.authorization: "Bearer \(admin)"],
+                                     body: ByteBuffer(string: huge)) { #expect($0.status == .contentTooLarge) }
+        }
+    }
+
+    @Test func joinAnswersWithSDPAndImplicitlyCreatesTheRoom() async throws {
+        try await withApp { client, manager in
+            let alice = token(room: "talk", user: "alice")
+            try await client.execute(uri: "/v1/rooms/talk/participants", method: .post,
+                                     headers: [.authorization: "Bearer \(alice)", .contentType: "application/sdp"],
+                                     body: ByteBuffer(string: Self.offer)) { response in
+                #expect(response.status == .created)
+                #expect(response.headers[.location] == "/v1/rooms/talk/participants/alice")
+                #expect(response.headers[.contentType] == "application/sdp")
+                let answer = String(buffer: response.body)
+                #expect(answer.contains("c=IN IP4 192.0.2.7\r\n"))
+                #expect(answer.contains("m=audio 40000 RTP/AVP 111\r\n"))
+            }
+            #expect(manager.room("talk")?.participantCount == 1)
+
+            // The same SSRC from someone else is a conflict.
+            let bob = token(room: "talk", user: "bob")
+            try await client.execute(uri: "/v1/rooms/talk/participants", method: .post,
+                                     headers: [.authorization: "Bearer \(bob)", .contentType: "application/sdp"],
+                                     body: ByteBuffer(string: Self.offer)) { #expect($0.status == .conflict); #expect(errorCode($0) == "ssrc_conflict") }
+            // Garbage SDP, and only an unknown codec.
+            try await client.execute(uri: "/v1/rooms/talk/participants", method: .post,
+                                     headers: [.authorization: "Bearer \(bob)", .contentType: "application/sdp"],
+                                     body: ByteBuffer(string: "v=0\r\nm=garbage\r\n")) { #expect($0.status == .badRequest); #expect(errorCode($0) == "invalid_sdp") }
+            let g722 = Self.offer.replacingOccurrences(of: "opus/48000/2", with: "G722/8000").replacingOccurrences(of: "5001", with: "5002")
+            try await client.execute(uri: "/v1/rooms/talk/participants", method: .post,
+                                     headers: [.authorization: "Bearer \(bob)", .contentType: "application/sdp"],
+                                     body: ByteBuffer(string: g722)) { #expect($0.status == .unsupportedMediaType); #expect(errorCode($0) == "unsupported_media") }
+        }
+    }
+
+    @Test func aParticipantMayLeaveButNotKickAndAKickedTokenCannotRejoin() async throws {
+        try await withApp { client, manager in
+            let iat = Int64(Date().timeIntervalSince1970) - 5
+            for (user, ssrc) in [("alice", 1), ("bob", 2)] {
+                let t = token(room: "talk", user: user, iat: iat)
+                try await client.execute(uri: "/v1/rooms/talk/participants", method: .post, headers: [.authorization: "Bearer \(t)"],
+                                         body: ByteBuffer(string: Self.offer.replacingOccurrences(of: "5001", with: "\(ssrc)"))) {
+                    #expect($0.status == .created)
+                }
+            }
+            let alice = token(room: "talk", user: "alice", iat: iat)
+            try await client.execute(uri: "/v1/rooms/talk/participants/bob", method: .delete, headers: [.authorization: "Bearer \(alice)"]) {
+                #expect($0.status == .forbidden)
+            }
+            let admin = token(room: "talk", user: "mod", admin: true)
+            try await client.execute(uri: "/v1/rooms/talk/participants/bob", method: .delete, headers: [.authorization: "Bearer \(admin)"]) {
+                #expect($0.status == .noContent)
+            }
+            let bobAgain = token(room: "talk", user: "bob", iat: iat)
+            try await client.execute(uri: "/v1/rooms/talk/participants", method: .post, headers: [.authorization: "Bearer \(bobAgain)"],
+                                     body: ByteBuffer(string: Self.offer.replacingOccurrences(of: "5001", with: "3"))) {
+                #expect($0.status == .forbidden); #expect(errorCode($0) == "kicked")
+            }
+            try await client.execute(uri: "/v1/rooms/talk/participants/alice", method: .delete, headers: [.authorization: "Bearer \(alice)"]) {
+                #expect($0.status == .noContent)
+            }
+            #expect(manager.room("talk")?.participantCount == 0)
+        }
+    }
+
+    @Test func healthAndMetricsAnswer() async throws {
+        try await withApp { client, _ in
+            try await client.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
+            try await client.execute(uri: "/metrics", method: .get) { #expect($0.status == .ok) }
+        }
+    }
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Cohost needs, only when some are missing.
+#   scripts/ensure-packages.sh          libraries for building and running
+#   scripts/ensure-packages.sh --test   plus ffmpeg and nginx with the RTMP module (tests, demo)
+set -euo pipefail
+packages=(libsrtp2-dev libopus-dev libvpx-dev libx264-dev librtmp-dev libavcodec-dev libyuv-dev pkg-config)
+if [[ "${1:-}" == "--test" ]]; then packages+=(ffmpeg nginx libnginx-mod-rtmp); fi
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  sudo_cmd=""; [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+command -v swift >/dev/null || { echo "swift is not on PATH: install the Swift 6 toolchain (https://swift.org/install)"; exit 1; }
