@@ -177,3 +177,42 @@ func startFFmpegParticipant(rtpPort: Int, colour: String, toneHz: Int, audioSSRC
     try p.start()
     return p
 }
+
+/// Sends raw datagrams to a loopback UDP port from a fresh socket (so from an address no stream latched).
+func sendDatagrams(_ datagrams: [[UInt8]], toPort port: Int) {
+    let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+    guard fd >= 0 else { return }
+    defer { close(fd) }
+    var addr = sockaddr_in()
+    addr.sin_family = sa_family_t(AF_INET)
+    addr.sin_port = in_port_t(UInt16(port).bigEndian)
+    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+    for d in datagrams {
+        _ = d.withUnsafeBytes { bytes in
+            withUnsafePointer(to: &addr) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(fd, bytes.baseAddress, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+        }
+    }
+}
+
+/// Datagrams a hostile or broken sender might produce, aimed at `ssrc`: garbage, truncated headers,
+/// lying lengths, RTCP with bad lengths, and well-formed packets for the SSRC from a foreign address.
+func hostileDatagrams(ssrc: UInt32, count: Int) -> [[UInt8]] {
+    var rng = SystemRandomNumberGenerator()
+    let s = [UInt8(ssrc >> 24), UInt8(ssrc >> 16 & 0xFF), UInt8(ssrc >> 8 & 0xFF), UInt8(ssrc & 0xFF)]
+    var out: [[UInt8]] = [[], [0x80], [0x80, 0x60, 0, 1], [0x80, 0x60, 0, 1, 0, 0, 0, 1] + s.prefix(2)]
+    out.append([0x8F, 0x60, 0, 1, 0, 0, 0, 1] + s)                                  // 15 CSRCs, none present
+    out.append([0x90, 0x60, 0, 1, 0, 0, 0, 1] + s + [0xBE, 0xDE, 0xFF, 0xFF])          // extension length past the end
+    out.append([0xA0, 0x60, 0, 1, 0, 0, 0, 1] + s + [1, 2, 3, 200])                    // padding longer than the payload
+    out.append([0x81, 0xC8, 0xFF, 0xFF] + s)                                           // RTCP SR with a lying length
+    for i in 0..<count {
+        let n = Int.random(in: 0...1400, using: &rng)
+        var d = (0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        if i % 2 == 0, d.count >= 12 { d[0] = 0x80; d[1] = 0x60; d.replaceSubrange(8..<12, with: s) }  // valid header, garbage VP8
+        out.append(d)
+    }
+    return out
+}

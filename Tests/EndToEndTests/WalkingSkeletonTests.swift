@@ -52,8 +52,27 @@ import TestSupport
                                                       audioSSRC: audioSSRC, videoSSRC: videoSSRC))
         }
 
+        // Hostile input while everyone streams: garbage, truncated and spoofed datagrams at carol's
+        // video SSRC, on both ports, from an address that did not latch. Her tile must stay intact.
+        try await Task.sleep(for: .seconds(1))
+        let hostile = hostileDatagrams(ssrc: 2002, count: 500)
+        sendDatagrams(hostile, toPort: cohost.rtpPort)
+        sendDatagrams(hostile, toPort: cohost.rtpPort + 1)
+
         // Let every tile get its first keyframe, then pull 4 s of the programme.
-        try await Task.sleep(for: .seconds(3))
+        try await Task.sleep(for: .seconds(2))
+        let info = try cohost.call("GET", "/v1/rooms/\(room)", token: admin)
+        let json = try JSONSerialization.jsonObject(with: info.body) as? [String: Any]
+        let participants = json?["participants"] as? [[String: Any]] ?? []
+        #expect(participants.map { $0["userId"] as? String } == ["alice", "bob", "carol"])
+        for p in participants {
+            for stream in p["streams"] as? [[String: Any]] ?? [] {
+                #expect((stream["packets"] as? Int ?? 0) > 20, "\(p["userId"] ?? "?") \(stream["kind"] ?? "?") received too few packets")
+                #expect((stream["framesDecoded"] as? Int ?? 0) > 10)
+            }
+        }
+        let metrics = String(decoding: try cohost.call("GET", "/metrics", token: nil).body, as: UTF8.self)
+        #expect(metrics.contains("cohost_udp_dropped"), "\(metrics.prefix(400))")
         let pulled = try pullProgramme(url: nginx.url(stream: room), seconds: 4)
         let streams = try ffprobeStreams(url: pulled)
         #expect(streams.contains { $0.codec == "h264" && $0.width == 1280 && $0.height == 720 })

@@ -1,0 +1,44 @@
+import Testing
+@testable import RTP
+
+@Suite struct RTCPCompoundTests {
+    static let sdes = hex("81ca0003 000004d2 01026162 00000000")
+
+    @Test func splitsSenderReportSourceDescriptionAndGoodbye() throws {
+        let datagram = RTCPSenderReportTests.bare + Self.sdes + hex("81cb0001 000004d2")
+        let packets = try parseCompoundRTCP(datagram)
+        #expect(packets == [
+            .senderReport(SenderReport(ssrc: 1234, ntpTimestamp: 0xDA8B_D1FC_DDDD_A05A, rtpTimestamp: 0xAAF4_EDD5,
+                                       packetCount: 1, octetCount: 2)),
+            .other(packetType: 202, bytes: Self.sdes),
+            .bye(Goodbye(sources: [1234])),
+        ])
+        #expect(serializeCompoundRTCP(packets) == datagram)
+    }
+
+    @Test func decodesReceiverReportAndPLIButKeepsOtherFeedbackRaw() throws {
+        let nack = hex("81cd0003 00000001 000003ea 00640001")
+        let datagram = RTCPReceiverReportTests.golden + RTCPPictureLossIndicationTests.golden + nack
+        let packets = try parseCompoundRTCP(datagram)
+        #expect(packets.count == 3)
+        #expect(packets[1] == .pli(PictureLossIndication(senderSSRC: 1, mediaSSRC: 1002)))
+        #expect(packets[2] == .other(packetType: 205, bytes: nack))
+        #expect(serializeCompoundRTCP(packets) == datagram)
+    }
+
+    @Test func oneBadPacketFailsTheDatagram() {
+        #expect(throws: RTCPError.tooShort) { try parseCompoundRTCP([]) }
+        #expect(throws: RTCPError.tooShort) { try parseCompoundRTCP(RTCPSenderReportTests.bare + [0x80, 0x00]) }
+        #expect(throws: RTCPError.badVersion(1)) {
+            try parseCompoundRTCP(RTCPSenderReportTests.bare + hex("41c90001 00000000"))
+        }
+        #expect(throws: RTCPError.lengthOverrun(packetType: 201)) {
+            try parseCompoundRTCP(RTCPSenderReportTests.bare + hex("81c90007 902f9e2e"))
+        }
+    }
+
+    @Test func errorsDescribeThemselves() {
+        #expect(RTCPError.lengthOverrun(packetType: 201).description
+            == "RTCP packet type 201: length field runs past the end of the datagram")
+    }
+}
