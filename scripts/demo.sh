@@ -50,7 +50,7 @@ for spec in red:440 green:660 blue:880; do
   ffmpeg -hide_banner -loglevel error -re -f lavfi -i "sine=frequency=$tone:sample_rate=48000" \
     -f lavfi -i "testsrc2=s=320x180:r=15,drawbox=c=$user@0.6:t=fill" \
     -map 1:v -c:v libvpx -deadline realtime -cpu-used 8 -b:v 300k -g 15 -ssrc $((200+i)) -payload_type 96 -f rtp "rtp://127.0.0.1:$rtp_port?pkt_size=1200" \
-    -map 0:a -c:a libopus -b:a 64k -ssrc $((100+i)) -payload_type 111 -f rtp "rtp://127.0.0.1:$rtp_port?pkt_size=1200" & pids+=($!)
+    -map 0:a -c:a libopus -b:a 64k -ssrc $((100+i)) -payload_type 111 -f rtp "rtp://127.0.0.1:$rtp_port?pkt_size=1200" >/dev/null & pids+=($!)
 done
 
 sleep 3

@@ -1,0 +1,44 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// A voice room: Opus in, audio-only FLV out to a file, closed over the API.
+@Suite(.serialized) struct AudioOnlyRoomTests {
+    @Test func anAudioOnlyRoomWritesAudioOnlyFLVWithBothVoicesAndClosesCleanly() async throws {
+        let cohost = try CohostHarness()
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("cohost-voice-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("voice.flv").path
+        let room = "voice1"
+        let admin = cohost.token(room: room, user: "host", admin: true)
+        let create = #"{"name":"\#(room)","audioOnly":true,"audio":{"bitrate":96,"channels":1},"outputs":[{"url":"file://\#(file)"}]}"#
+        #expect(try cohost.call("POST", "/v1/rooms", token: admin, body: Data(create.utf8)).status == 201)
+
+        var senders: [ManagedProcess] = []
+        defer { senders.forEach { $0.terminate() } }
+        for (i, (user, tone)) in [("ann", 500), ("ben", 1300)].enumerated() {
+            // A video line in an audio-only room is answered with port 0; the audio is accepted.
+            let joined = try cohost.call("POST", "/v1/rooms/\(room)/participants", token: cohost.token(room: room, user: user),
+                                         body: Data(CohostHarness.offer(audioSSRC: UInt32(3000 + i), videoSSRC: UInt32(4000 + i)).utf8),
+                                         contentType: "application/sdp")
+            #expect(joined.status == 201)
+            let answer = String(decoding: joined.body, as: UTF8.self)
+            #expect(answer.contains("m=video 0 RTP/AVP 96"))
+            senders.append(try startFFmpegParticipant(rtpPort: cohost.rtpPort, colour: "", toneHz: tone,
+                                                      audioSSRC: UInt32(3000 + i), videoSSRC: nil))
+        }
+        try await Task.sleep(for: .seconds(4))
+        #expect(try cohost.call("DELETE", "/v1/rooms/\(room)", token: admin).status == 204)
+        #expect(try cohost.call("GET", "/v1/rooms/\(room)", token: admin).status == 404)
+
+        let streams = try ffprobeStreams(url: file)
+        #expect(streams.map(\.codec) == ["aac"], "\(streams)")
+        let pcm = try decodeAudioS16Mono(url: file, seconds: 3).map { Float($0) / 32768 }
+        #expect(pcm.count > 48_000 * 2)
+        let off = Goertzel.power(samples: pcm, sampleRate: 48_000, frequency: 900)
+        for tone in [500.0, 1300.0] {
+            #expect(Goertzel.power(samples: pcm, sampleRate: 48_000, frequency: tone) > 20 * off, "tone \(tone)")
+        }
+    }
+}
