@@ -61,6 +61,26 @@ public final class OpusDecoder: @unchecked Sendable {
         return Int(decoded)
     }
 
+    /// Recovers the `frames` lost right before `nextPacket` from that packet's in-band FEC (RFC 6716
+    /// §2.1.7, `decode_fec=1`); libopus falls back to concealment when the packet carries no FEC.
+    /// `output` ends up holding exactly frames × 2 samples. Returns frames per channel.
+    public func recover(frames: Int, from nextPacket: [UInt8], into output: inout [Float]) throws(CodecError) -> Int {
+        guard (1...OpusError.maxFrames).contains(frames) else {
+            throw OpusError.error("cannot recover \(frames) frames (1...\(OpusError.maxFrames))")
+        }
+        guard !nextPacket.isEmpty, nextPacket.count <= 1275 * 3 + 7 else { return try conceal(frames: frames, into: &output) }
+        resize(&output, frames: frames)
+        let decoded = nextPacket.withUnsafeBufferPointer { p in
+            output.withUnsafeMutableBufferPointer { o -> Int32 in
+                guard let out = o.baseAddress else { return OPUS_BAD_ARG }
+                return opus_decode_float(handle, p.baseAddress, Int32(p.count), out, Int32(frames), 1)
+            }
+        }
+        guard decoded >= 0 else { throw OpusError.error(decoded, "opus_decode_float (FEC)") }
+        resize(&output, frames: Int(decoded))
+        return Int(decoded)
+    }
+
     /// Resets the decoder state, e.g. after the stream restarts.
     public func reset() throws(CodecError) {
         let status = cohost_opus_decoder_reset(handle)

@@ -24,11 +24,16 @@ public struct StreamStats: Equatable, Sendable {
     public var jitter: Double = 0
     /// Arrival time of the last packet for this SSRC, whatever its payload type.
     public var lastPacketMs: Int64?
+    /// Sequence numbers put into NACKs (repeats included), and keyframe requests (PLI/FIR) let
+    /// through by the stream's `keyframeRequester`.
+    public var nacksSent = 0
+    public var plisRequested = 0
 
     public init() {}
 }
 
-/// One inbound stream per SSRC: reorder buffer, then depacketizer, with counters.
+/// One inbound stream per SSRC: jitter buffer, then depacketizer, with counters and the RTCP
+/// feedback decisions (reception reports, NACKs, keyframe requests; see InboundStream+Feedback).
 ///
 /// NOT thread-safe: the owner (the participant's session) serialises every call, on one queue or
 /// actor. That confinement is what makes the `@unchecked Sendable` sound.
@@ -37,29 +42,54 @@ public final class InboundStream: @unchecked Sendable {
     public let payloadType: UInt8
     public let clockRate: Int
 
+    /// Decides when a PLI/FIR may go out (at most one per its interval). The owner asks it on a
+    /// decode error; `requestKeyframeIfNeeded` asks it for join and loss.
+    public var keyframeRequester: KeyframeRequester
+    /// RTP-to-wall-clock mapping from this source's sender reports.
+    public internal(set) var senderClock: SenderClock
+
     private var depacketizer: any Depacketizer
-    private var reorder: ReorderBuffer
-    private var counters = StreamStats()
+    var buffer: JitterBuffer
+    var counters = StreamStats()
+    var reception: ReceptionStatistics
+    /// nil unless created with `nack: true`.
+    var nack: NackGenerator?
     private var droppedSeen = 0
-    private var sawKeyframe = false
+    var sawKeyframe = false
     private var keyframeNeeded = true
-    private var lastArrivalUnits: Int64?
-    private var lastTimestamp: UInt32 = 0
 
     /// `capacity` bounds the packets held for reordering (256 covers 80 ms of a 30 Mbit/s stream).
+    /// With `adaptive: false` the jitter buffer waits `maxDelayMs` for a gap; with `adaptive: true`
+    /// `maxDelayMs` is ignored and the depth follows the measured jitter within `adaptiveDelay`.
+    /// `nack: true` tracks missing packets for `nacks(nowMs:)`, and an adaptive depth then includes
+    /// the NACK delay and round trip (`JitterBuffer.setRetransmissionAllowance`). Keyframe requests
+    /// are spaced by at least `keyframeIntervalMs`.
     public init(ssrc: UInt32, payloadType: UInt8, clockRate: Int, depacketizer: any Depacketizer,
-                maxDelayMs: Int64, capacity: Int = 256) {
+                maxDelayMs: Int64, capacity: Int = 256, adaptive: Bool = false,
+                adaptiveDelay: AdaptiveDelay = .video, nack: Bool = false,
+                nackConfiguration: NackConfiguration = NackConfiguration(), keyframeIntervalMs: Int64 = 500) {
         self.ssrc = ssrc
         self.payloadType = payloadType
         self.clockRate = max(1, clockRate)
         self.depacketizer = depacketizer
-        reorder = ReorderBuffer(maxDelayMs: maxDelayMs, capacity: capacity)
+        buffer = adaptive
+            ? JitterBuffer(adaptive: adaptiveDelay, clockRate: clockRate, capacity: capacity)
+            : JitterBuffer(fixedDelayMs: maxDelayMs, clockRate: clockRate, capacity: capacity)
+        reception = ReceptionStatistics(ssrc: ssrc, clockRate: clockRate)
+        self.nack = nack ? NackGenerator(configuration: nackConfiguration) : nil
+        // The adaptive depth must leave room for a NACK and its answer, or every retransmission
+        // would arrive after its gap was given up. A fixed depth stays as configured.
+        if nack {
+            buffer.setRetransmissionAllowance(Self.retransmissionAllowance(nackConfiguration, rttMs: nackConfiguration.rttMs))
+        }
+        keyframeRequester = KeyframeRequester(minIntervalMs: keyframeIntervalMs)
+        senderClock = SenderClock(clockRate: clockRate)
     }
 
     /// Counters, merged with the reorder buffer's.
     public var stats: StreamStats {
         var s = counters
-        let r = reorder.stats
+        let r = buffer.stats
         s.lost = r.lost
         s.duplicates = r.duplicates
         s.late = r.late
@@ -67,6 +97,8 @@ public final class InboundStream: @unchecked Sendable {
         s.outOfRange = r.outOfRange
         s.resyncs = r.resyncs
         s.framesDropped = depacketizer.droppedFrames
+        s.jitter = reception.jitter
+        s.plisRequested = keyframeRequester.sent
         return s
     }
 
@@ -75,7 +107,10 @@ public final class InboundStream: @unchecked Sendable {
     public var needsKeyframe: Bool { keyframeNeeded }
 
     /// When `drain` should next be called, if packets are held behind a gap.
-    public var nextDeadlineMs: Int64? { reorder.nextDeadlineMs }
+    public var nextDeadlineMs: Int64? { buffer.nextDeadlineMs }
+
+    /// How long the jitter buffer currently waits for a gap (fixed, or adaptive).
+    public var currentDelayMs: Int64 { buffer.currentDelayMs }
 
     /// `bytes` is the datagram's size for the byte counter. Packets with another SSRC or payload type
     /// are ignored (counted).
@@ -85,24 +120,24 @@ public final class InboundStream: @unchecked Sendable {
         guard packet.payloadType == payloadType else { counters.wrongPayloadType += 1; return [] }
         counters.packets += 1
         counters.bytes += max(0, bytes)
-        updateJitter(packet.timestamp, nowMs: nowMs)
-        return depacketize(reorder.insert(packet, nowMs: nowMs))
+        let resyncs = buffer.stats.resyncs
+        let released = buffer.insert(packet, nowMs: nowMs)
+        if buffer.stats.resyncs != resyncs {
+            // The sender restarted its sequence: loss accounting and NACK tracking start over.
+            reception.restartSequence()
+            nack?.reset()
+        }
+        // Out-of-range jumps (no extended number) are not counted as received (RFC 3550 A.1).
+        if let extended = buffer.lastExtendedSequence {
+            reception.packetReceived(extendedSequence: extended, rtpTimestamp: packet.timestamp, arrivalMs: nowMs)
+            nack?.packetReceived(extendedSequence: extended, nowMs: nowMs)
+        }
+        return depacketize(released)
     }
 
     /// Gives up gaps that waited too long; call on a timer (see `nextDeadlineMs`).
     public func drain(nowMs: Int64) -> [EncodedFrame] {
-        depacketize(reorder.drain(nowMs: nowMs))
-    }
-
-    /// RFC 3550 A.8: J += (|D| - J) / 16, D the change in transit time, in timestamp units.
-    private func updateJitter(_ timestamp: UInt32, nowMs: Int64) {
-        let arrival = nowMs * Int64(clockRate) / 1000
-        if let last = lastArrivalUnits {
-            let d = (arrival - last) - Int64(Int32(bitPattern: timestamp &- lastTimestamp))
-            counters.jitter += (Double(abs(d)) - counters.jitter) / 16
-        }
-        lastArrivalUnits = arrival
-        lastTimestamp = timestamp
+        depacketize(buffer.drain(nowMs: nowMs))
     }
 
     private func depacketize(_ released: [ReleasedPacket]) -> [EncodedFrame] {

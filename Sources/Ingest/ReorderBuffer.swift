@@ -34,13 +34,17 @@ public struct ReorderStats: Equatable, Sendable {
 /// Packets are released in sequence order as soon as they are contiguous. A gap is waited for at
 /// most `maxDelayMs` (measured from the arrival of the oldest packet held behind it) or until more
 /// than `capacity` packets are held; then the gap is given up and the next packet is released with
-/// `afterLoss = true`. A jump of 3000 or more forward, or more than 1000 back, is treated as RFC 3550
+/// `afterLoss = true`. A jump of 3000 or more forward, or 1000 or more back, is treated as RFC 3550
 /// A.1 does: the packet is dropped unless the next one follows it, in which case the sender restarted
 /// and the buffer resyncs to it. Not thread-safe: a value type owned by one stream.
 public struct ReorderBuffer {
-    public let maxDelayMs: Int64
+    /// How long a gap is waited for; `setMaxDelay` changes it (the adaptive `JitterBuffer` does).
+    public private(set) var maxDelayMs: Int64
     public let capacity: Int
     public private(set) var stats = ReorderStats()
+    /// Extended sequence number of the packet last handed to `insert`, whatever became of it
+    /// (released, held, duplicate, late); nil when it was dropped as an out-of-range jump.
+    public private(set) var lastExtendedSequence: Int64?
 
     static let maxDropout = 3000
     static let maxMisorder = 1000
@@ -69,6 +73,12 @@ public struct ReorderBuffer {
         pending.reserveCapacity(self.capacity + 1)
     }
 
+    /// The next extended sequence number to release; everything below it was released or given up.
+    public var nextExpectedSequence: Int64? { nextExpected }
+
+    /// Changes the wait for gaps from now on (packets already held are measured against it too).
+    public mutating func setMaxDelay(_ ms: Int64) { maxDelayMs = max(0, ms) }
+
     /// Packets held waiting for a gap to fill.
     public var heldCount: Int { pending.count }
 
@@ -81,23 +91,24 @@ public struct ReorderBuffer {
     /// whose wait expired). Duplicates and packets older than the last released are dropped (counted).
     public mutating func insert(_ packet: RTPPacket, nowMs: Int64) -> [ReleasedPacket] {
         stats.received += 1
+        lastExtendedSequence = nil
         var out: [ReleasedPacket] = []
         let seq = packet.sequenceNumber
-        if let highest = unwrapper.highest {
-            let ahead = Int(seq &- UInt16(truncatingIfNeeded: highest))
-            if ahead >= Self.maxDropout && ahead <= 65536 - Self.maxMisorder {
-                guard probation == seq else {
-                    probation = seq &+ 1
-                    stats.outOfRange += 1
-                    return expire(nowMs: nowMs, into: &out)
-                }
-                resync(into: &out)
-            }
+        switch placement(of: seq) {
+        case .outOfRange:
+            probation = seq &+ 1
+            stats.outOfRange += 1
+            return expire(nowMs: nowMs, into: &out)
+        case .restart:
+            resync(into: &out)
+        case .inSequence:
+            break
         }
         probation = nil
 
         let previousHighest = unwrapper.highest
         let extended = unwrapper.unwrap(seq)
+        lastExtendedSequence = extended
         if nextExpected == nil { nextExpected = extended }
         guard let next = nextExpected, extended >= next else {
             if history[slot(extended)] == extended { stats.duplicates += 1 } else { stats.late += 1 }
@@ -113,6 +124,25 @@ public struct ReorderBuffer {
         releaseContiguous(into: &out)
         while pending.count > capacity { giveUpGap(into: &out) }
         return expire(nowMs: nowMs, into: &out)
+    }
+
+    /// What `insert` will make of a packet with sequence number `seq`.
+    enum Placement: Equatable {
+        /// Within the stream's window: placed (or counted as duplicate/late).
+        case inSequence
+        /// A jump of `maxDropout` or more ahead, or `maxMisorder` or more back: dropped.
+        case outOfRange
+        /// Follows the previous out-of-range packet: the sender restarted, the buffer resyncs.
+        case restart
+    }
+
+    /// Classifies `seq` without changing anything (the adaptive `JitterBuffer` uses it to keep
+    /// dropped packets out of its jitter estimate).
+    func placement(of seq: UInt16) -> Placement {
+        guard let highest = unwrapper.highest else { return .inSequence }
+        let ahead = Int(seq &- UInt16(truncatingIfNeeded: highest))
+        guard ahead >= Self.maxDropout && ahead <= 65536 - Self.maxMisorder else { return .inSequence }
+        return probation == seq ? .restart : .outOfRange
     }
 
     /// Releases packets whose wait has expired: each gap given up counts as lost, and the packet

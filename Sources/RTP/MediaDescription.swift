@@ -23,6 +23,11 @@ public struct MediaDescription: Equatable, Sendable {
     public var rtcpMux: Bool
     /// `a=mid` (RFC 5888), echoed in the answer when present.
     public var mid: String?
+    /// `a=rtcp-fb` (RFC 4585 §4.2) per payload type, e.g. `nack`, `nack pli`, `ccm fir`; the
+    /// wildcard `*` is stored under every payload type of the line.
+    public var rtcpFeedback: [UInt8: [String]] = [:]
+    /// `a=ssrc-group:FID <primary> <retransmission>` (RFC 5576 §4.2, RFC 4588 §8): retransmission SSRC by primary SSRC.
+    public var retransmissionSSRCs: [UInt32: UInt32] = [:]
 
     public init(kind: Kind? = nil, rawKind: String, port: Int, proto: String, formats: [String] = [],
                 payloadTypes: [UInt8] = [], rtpmaps: [UInt8: RTPMap] = [:], fmtps: [UInt8: String] = [:],
@@ -90,6 +95,24 @@ public struct MediaDescription: Equatable, Sendable {
             cryptos.append(try Self.parseCrypto(value, line: line))
         case "rtcp-mux":
             rtcpMux = true
+        case "rtcp-fb":
+            let ptText = value.prefix { $0 != " " }
+            let feedback = value.dropFirst(ptText.count).split(separator: " ").joined(separator: " ").lowercased()
+            guard !feedback.isEmpty, feedback.count <= 64 else { throw .malformedLine(line: line) }
+            let targets: [UInt8]
+            if ptText == "*" { targets = payloadTypes } else {
+                guard let pt = Self.payloadType(ptText) else { throw .badPayloadType(line: line) }
+                targets = [pt]
+            }
+            for pt in targets where rtcpFeedback[pt, default: []].count < 16 {
+                if !rtcpFeedback[pt, default: []].contains(feedback) { rtcpFeedback[pt, default: []].append(feedback) }
+            }
+        case "ssrc-group":
+            let fields = value.split(separator: " ")
+            guard fields.first == "FID" else { break }
+            guard fields.count == 3, fields[1].count <= 10, fields[2].count <= 10,
+                  let primary = UInt32(fields[1]), let repair = UInt32(fields[2]) else { throw .badSsrc(line: line) }
+            retransmissionSSRCs[primary] = repair
         case "mid":
             mid = String(value)
         default:

@@ -14,6 +14,8 @@ public enum RTCPError: Error, Equatable, Sendable, CustomStringConvertible {
     case wrongPacketType(expected: UInt8, got: UInt8)
     /// A feedback packet (RTPFB/PSFB) with a different FMT than the parser handles.
     case wrongFeedbackType(expected: UInt8, got: UInt8)
+    /// An application-layer feedback packet (PSFB FMT=15) without the expected 4-byte identifier.
+    case wrongApplicationIdentifier
 
     public var description: String {
         switch self {
@@ -24,6 +26,7 @@ public enum RTCPError: Error, Equatable, Sendable, CustomStringConvertible {
         case .truncatedBody(let pt): "RTCP packet type \(pt): body shorter than its counts require"
         case .wrongPacketType(let e, let g): "RTCP packet type \(g) where \(e) was expected"
         case .wrongFeedbackType(let e, let g): "RTCP feedback message type FMT=\(g) where FMT=\(e) was expected"
+        case .wrongApplicationIdentifier: "RTCP application-layer feedback without the expected identifier"
         }
     }
 }

@@ -2,17 +2,25 @@
 public enum RTCPPacket: Equatable, Sendable {
     case senderReport(SenderReport)
     case receiverReport(ReceiverReport)
-    case pli(PictureLossIndication)
+    case sourceDescription(SourceDescription)
     case bye(Goodbye)
-    /// Any other type (SDES, NACK, REMB, APP, ...): the whole packet as received, header included.
+    case nack(GenericNACK)
+    case pli(PictureLossIndication)
+    case fir(FullIntraRequest)
+    case remb(ReceiverEstimatedMaximumBitrate)
+    /// Any other type (APP, XR, other feedback messages): the whole packet as received, header included.
     case other(packetType: UInt8, bytes: [UInt8])
 
     public func serialized() -> [UInt8] {
         switch self {
         case .senderReport(let p): p.serialized()
         case .receiverReport(let p): p.serialized()
-        case .pli(let p): p.serialized()
+        case .sourceDescription(let p): p.serialized()
         case .bye(let p): p.serialized()
+        case .nack(let p): p.serialized()
+        case .pli(let p): p.serialized()
+        case .fir(let p): p.serialized()
+        case .remb(let p): p.serialized()
         case .other(_, let bytes): bytes
         }
     }
@@ -34,10 +42,23 @@ public func parseCompoundRTCP(_ bytes: [UInt8]) throws(RTCPError) -> [RTCPPacket
             packets.append(.senderReport(try SenderReport(header, bytes, body)))
         case RTCPHeader.receiverReportType:
             packets.append(.receiverReport(try ReceiverReport(header, bytes, body)))
+        case RTCPHeader.sourceDescriptionType:
+            packets.append(.sourceDescription(try SourceDescription(header, bytes, body)))
         case RTCPHeader.goodbyeType:
             packets.append(.bye(try Goodbye(header, bytes, body)))
+        case RTCPHeader.transportFeedbackType where header.count == GenericNACK.formatType:
+            packets.append(.nack(try GenericNACK(header, bytes, body)))
         case RTCPHeader.payloadFeedbackType where header.count == PictureLossIndication.formatType:
             packets.append(.pli(try PictureLossIndication(header, bytes, body)))
+        case RTCPHeader.payloadFeedbackType where header.count == FullIntraRequest.formatType:
+            packets.append(.fir(try FullIntraRequest(header, bytes, body)))
+        case RTCPHeader.payloadFeedbackType where header.count == ReceiverEstimatedMaximumBitrate.formatType:
+            // FMT=15 is every application-layer feedback; only the "REMB" one is decoded, the rest kept whole.
+            do {
+                packets.append(.remb(try ReceiverEstimatedMaximumBitrate(header, bytes, body)))
+            } catch .wrongApplicationIdentifier {
+                packets.append(.other(packetType: header.packetType, bytes: Array(bytes[offset..<end])))
+            }
         default:
             packets.append(.other(packetType: header.packetType, bytes: Array(bytes[offset..<end])))
         }

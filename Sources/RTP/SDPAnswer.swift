@@ -9,6 +9,17 @@ public struct AnswerMedia: Equatable, Sendable {
     public var fmtp: String?
     /// The server's own SDES key line, for SRTP.
     public var crypto: CryptoAttribute?
+    /// `a=rtcp-fb` values for the chosen payload type (e.g. `nack pli`): the feedback the server sends.
+    public var rtcpFeedback: [String] = []
+    /// A retransmission (RFC 4588 `rtx`) payload type accepted alongside the chosen one, with its clock rate.
+    public var retransmission: (payloadType: UInt8, clockRate: Int)?
+
+    public static func == (a: Self, b: Self) -> Bool {
+        a.kind == b.kind && a.rawKind == b.rawKind && a.accepted == b.accepted && a.payloadType == b.payloadType
+            && a.rtpmap == b.rtpmap && a.fmtp == b.fmtp && a.crypto == b.crypto && a.rtcpFeedback == b.rtcpFeedback
+            && a.retransmission?.payloadType == b.retransmission?.payloadType
+            && a.retransmission?.clockRate == b.retransmission?.clockRate
+    }
 
     public init(kind: MediaDescription.Kind?, rawKind: String, accepted: Bool, payloadType: UInt8? = nil,
                 rtpmap: RTPMap? = nil, fmtp: String? = nil, crypto: CryptoAttribute? = nil) {
@@ -51,10 +62,16 @@ public func makeAnswer(offer: SessionDescription, address: String, port: Int, me
             lines.append("m=\(offered.rawKind) 0 \(offered.proto) \(offered.formats.joined(separator: " "))")
             continue
         }
-        lines.append("m=\(offered.rawKind) \(port) \(offered.proto) \(pt)")
+        let rtx = answer.retransmission
+        lines.append("m=\(offered.rawKind) \(port) \(offered.proto) \(pt)" + (rtx.map { " \($0.payloadType)" } ?? ""))
         if let mid = offered.mid { lines.append("a=mid:\(mid)") }
         if let rtpmap = answer.rtpmap { lines.append("a=rtpmap:\(pt) \(rtpmap.attributeValue)") }
         if let fmtp = answer.fmtp { lines.append("a=fmtp:\(pt) \(fmtp)") }
+        for feedback in answer.rtcpFeedback { lines.append("a=rtcp-fb:\(pt) \(feedback)") }
+        if let rtx {
+            lines.append("a=rtpmap:\(rtx.payloadType) rtx/\(rtx.clockRate)")
+            lines.append("a=fmtp:\(rtx.payloadType) apt=\(pt)")
+        }
         lines.append("a=rtcp-mux")
         lines.append("a=recvonly")
         if let crypto = answer.crypto { lines.append("a=crypto:\(crypto.attributeValue)") }

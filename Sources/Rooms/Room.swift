@@ -5,6 +5,7 @@ import Mixing
 import Codecs
 import Publishing
 import Logging
+import RTP
 
 /// One room: its participants, layout, mixer and programme.
 ///
@@ -41,9 +42,15 @@ public final class Room: @unchecked Sendable {
     private var clockTokens: [MixClock.Token] = []
     private let videoTickPending = ManagedFlag()
     /// How long a stalled participant's last picture stays before the placeholder replaces it.
-    let holdMs: Int64 = 1000
+    var holdMs: Int64 { Int64(config.canvas.holdMs) }
 
-    init(config: RoomConfig, logger: Logger) throws {
+    private let serverSSRC: UInt32
+    private let sendFeedback: @Sendable (Participant, [RTCPPacket]) -> Void
+
+    init(config: RoomConfig, serverSSRC: UInt32, logger: Logger,
+         sendFeedback: @escaping @Sendable (Participant, [RTCPPacket]) -> Void) throws {
+        self.serverSSRC = serverSSRC
+        self.sendFeedback = sendFeedback
         name = config.name
         self.config = config
         self.logger = logger
@@ -87,6 +94,11 @@ public final class Room: @unchecked Sendable {
     // MARK: participants
 
     var participants: [Participant] { lock.withLock { joinOrder.compactMap { members[$0] } } }
+
+    /// Every participant's per-stream statistics, in join order (for metrics).
+    public func streamReports() -> [(userId: String, streams: [StreamReport])] {
+        participants.map { ($0.userId, $0.reports()) }
+    }
     public var participantCount: Int { lock.withLock { members.count } }
     func participant(_ userId: String) -> Participant? { lock.withLock { members[userId] } }
 
@@ -178,12 +190,14 @@ public final class Room: @unchecked Sendable {
             if case .firstVideoFrame(let w, let h)? = p.drain(nowMs: now) {
                 events.publish(.firstVideoFrame(userId: p.userId, width: w, height: h))
             }
+            // Receiver reports once a second; keyframe requests and NACKs as soon as they are due.
+            let feedback = p.feedback(nowMs: now, serverSSRC: serverSSRC, reportDue: index % 50 == 0)
+            if !feedback.isEmpty { sendFeedback(p, feedback) }
             let (ok, gain) = p.pullAudio(into: &inputBlocks[i])
             if ok { mixInputs.append(MixInput(samples: inputBlocks[i], gain: gain)) }
         }
         mixer.mix(mixInputs, into: &mixBlock)
         programme.encodeAudio(mixBlock)
-        _ = index
     }
 
     /// The current canvas (a copy), for snapshots; nil for audio-only rooms.

@@ -3,7 +3,7 @@ import Mixing
 
 /// The JSON of `GET /v1/rooms/{room}` and of the 201 after `POST /v1/rooms`.
 public struct RoomInfo: Encodable, Sendable {
-    public struct CanvasInfo: Encodable, Sendable { var width, height, fps: Int; var background: String }
+    public struct CanvasInfo: Encodable, Sendable { var width, height, fps: Int; var background, placeholder: String; var holdMs: Int }
     public struct VideoInfo: Encodable, Sendable { var bitrate: Int; var keyint: Int; var profile: String }
     public struct AudioInfo: Encodable, Sendable { var bitrate: Int; var channels: Int }
     public struct ParticipantInfo: Encodable, Sendable {
@@ -33,7 +33,8 @@ public struct RoomInfo: Encodable, Sendable {
         name = c.name
         audioOnly = c.audioOnly
         maxParticipants = c.maxParticipants
-        canvas = CanvasInfo(width: c.canvas.width, height: c.canvas.height, fps: c.canvas.fps, background: c.canvas.background)
+        canvas = CanvasInfo(width: c.canvas.width, height: c.canvas.height, fps: c.canvas.fps, background: c.canvas.background,
+                            placeholder: c.canvas.placeholder, holdMs: c.canvas.holdMs)
         video = c.audioOnly ? nil : VideoInfo(bitrate: c.video.bitrateKbps, keyint: c.video.keyintSeconds, profile: c.video.profile.rawValue)
         audio = AudioInfo(bitrate: c.audio.bitrateKbps, channels: c.audio.channels)
         layout = room.currentLayout

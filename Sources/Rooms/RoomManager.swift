@@ -30,6 +30,12 @@ public final class RoomManager: @unchecked Sendable {
     private var rooms: [String: Room] = [:]
     private var nextSession = 1
     private var timeoutTimer: DispatchSourceTimer?
+    private var transport: DatagramSender?
+    /// The SSRC Cohost's own RTCP (receiver reports, PLI, NACK) is sent from.
+    public let serverSSRC = UInt32.random(in: 1...UInt32.max)
+
+    /// Sends one datagram; installed by the UDP endpoint once its socket is bound.
+    public typealias DatagramSender = @Sendable ([UInt8], PeerAddress) -> Void
 
     public init(settings: RoomSettings, logger: Logger, clock: MixClock = .shared) {
         self.settings = settings
@@ -43,6 +49,17 @@ public final class RoomManager: @unchecked Sendable {
     }
 
     deinit { timeoutTimer?.cancel() }
+
+    /// Lets the rooms send RTCP feedback through the media socket.
+    public func attachTransport(_ send: @escaping DatagramSender) { lock.withLock { transport = send } }
+
+    /// Serialises, protects and sends a participant's RTCP feedback to its latched address.
+    private func sendFeedback(_ participant: Participant, _ packets: [RTCPPacket]) {
+        guard let ssrc = participant.videoSSRC ?? participant.audioSSRC,
+              let send = lock.withLock({ transport }),
+              let (bytes, peer) = router.protectFeedback(serializeCompoundRTCP(packets), about: ssrc) else { return }
+        send(bytes, peer)
+    }
 
     // MARK: rooms
 
@@ -69,7 +86,11 @@ public final class RoomManager: @unchecked Sendable {
             throw .init(status: 429, code: "limit_exceeded", message: "this server holds at most \(settings.maxRooms) rooms")
         }
         let room: Room
-        do { room = try Room(config: config, logger: logger) } catch {
+        do {
+            room = try Room(config: config, serverSSRC: serverSSRC, logger: logger) { [weak self] p, packets in
+                self?.sendFeedback(p, packets)
+            }
+        } catch {
             lock.unlock()
             throw .init(status: 500, code: "encoder_failed", message: "could not start the room's encoders: \(error)")
         }
@@ -120,13 +141,18 @@ public final class RoomManager: @unchecked Sendable {
         let negotiation = try JoinNegotiator.negotiate(offer: offer, address: settings.publicIP, port: settings.rtpPort,
                                                        sessionID: UInt64(session), audioOnly: room.config.audioOnly)
         let participant: Participant
-        var entries: [(UInt32, SRTPSession?)] = []
+        var entries: [StreamRouter.Entry] = []
         do {
             participant = try Participant(userId: userId, sessionID: session, audio: negotiation.audio,
                                           video: negotiation.video, nowMs: Clock.nowMs(), logger: logger)
             for stream in [negotiation.audio, negotiation.video].compactMap({ $0 }) {
-                let srtp = try stream.srtp.map { try SRTPSession(profile: $0.profile, masterKeyAndSalt: $0.key, direction: .inbound) }
-                entries.append((stream.ssrc, srtp))
+                let inbound = try stream.srtp.map { try SRTPSession(profile: $0.profile, masterKeyAndSalt: $0.key, direction: .inbound) }
+                let outbound = try stream.srtp.flatMap { srtp in
+                    try stream.serverKey.map { try SRTPSession(profile: srtp.profile, masterKeyAndSalt: $0, direction: .outbound) }
+                }
+                entries.append(.init(ssrc: stream.ssrc, inbound: inbound, outbound: outbound))
+                // Retransmissions come on their own SSRC under the same m= line's key (libsrtp keys any SSRC).
+                if let rtx = stream.retransmission { entries.append(.init(ssrc: rtx.ssrc, inbound: inbound, outbound: nil)) }
             }
         } catch {
             throw .init(status: 500, code: "decoder_failed", message: "could not set up the participant's decoders: \(error)")
@@ -194,6 +220,7 @@ public final class RoomManager: @unchecked Sendable {
             }
         case let .rtcp(participant, packets):
             for packet in packets {
+                if case .senderReport(let sr) = packet { participant.noteSenderReport(sr, nowMs: Clock.nowMs()) }
                 guard case .bye = packet else { continue }
                 if let room = roomOf(participant) {
                     room.remove(participant.userId, ifSession: participant.sessionID).map { p in

@@ -35,6 +35,13 @@ public final class MediaEndpoint: Service, @unchecked Sendable {
                 .bind(host: host, port: p).get()
             channels.append(channel)
         }
+        // RTCP feedback leaves from the media port, where rtcp-mux peers expect it.
+        if let media = channels.first {
+            manager.attachTransport { bytes, peer in
+                guard let address = try? SocketAddress(ipAddress: peer.host, port: peer.port) else { return }
+                media.writeAndFlush(AddressedEnvelope(remoteAddress: address, data: ByteBuffer(bytes: bytes)), promise: nil)
+            }
+        }
         logger.info("media endpoint listening", metadata: ["udp": "\(host):\(port) (RTCP also :\(port + 1))"])
     }
 

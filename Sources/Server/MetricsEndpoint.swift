@@ -9,6 +9,27 @@ import Rooms
 struct MetricsEndpoint: Sendable {
     let manager: RoomManager
     let registry: PrometheusCollectorRegistry
+    /// The label sets of per-stream gauges emitted last time: a stream that is gone has its gauges
+    /// destroyed, so departed participants do not linger in the scrape.
+    private let emitted = EmittedStreams()
+
+    init(manager: RoomManager, registry: PrometheusCollectorRegistry) {
+        self.manager = manager
+        self.registry = registry
+    }
+
+    static let streamGauges: [(name: String, value: @Sendable (StreamReport) -> Double)] = [
+        ("cohost_stream_packets", { Double($0.packets) }),
+        ("cohost_stream_bytes", { Double($0.bytes) }),
+        ("cohost_stream_lost", { Double($0.lost) }),
+        ("cohost_stream_jitter_ms", { $0.jitterMs }),
+        ("cohost_stream_nacks_sent", { Double($0.nacksSent) }),
+        ("cohost_stream_keyframe_requests", { Double($0.keyframeRequests) }),
+        ("cohost_stream_decode_errors", { Double($0.decodeErrors) }),
+        ("cohost_stream_frames_decoded", { Double($0.framesDecoded) }),
+        ("cohost_stream_fps", { Double($0.fps) }),
+        ("cohost_stream_kbps", { Double($0.kbps) }),
+    ]
 
     func render() -> String {
         let rooms = manager.allRooms
@@ -20,8 +41,41 @@ struct MetricsEndpoint: Sendable {
         Gauge(label: "cohost_udp_dropped", dimensions: [("reason", "unknown_ssrc")]).record(c.unknownSSRC)
         Gauge(label: "cohost_udp_dropped", dimensions: [("reason", "wrong_source")]).record(c.wrongSource)
         Gauge(label: "cohost_udp_dropped", dimensions: [("reason", "srtp")]).record(c.srtpFailures)
+        var current: Set<[String]> = []
+        for room in rooms {
+            for (user, streams) in room.streamReports() {
+                for stream in streams {
+                    let dims = [room.name, user, stream.kind]
+                    current.insert(dims)
+                    for gauge in Self.streamGauges {
+                        Gauge(label: gauge.name, dimensions: Self.dimensions(dims)).record(gauge.value(stream))
+                    }
+                }
+            }
+        }
+        for gone in emitted.replace(with: current) {
+            for gauge in Self.streamGauges { Gauge(label: gauge.name, dimensions: Self.dimensions(gone)).destroy() }
+        }
         var buffer: [UInt8] = []
         registry.emit(into: &buffer)
         return String(decoding: buffer, as: UTF8.self)
+    }
+}
+
+extension MetricsEndpoint {
+    static func dimensions(_ d: [String]) -> [(String, String)] { [("room", d[0]), ("user", d[1]), ("kind", d[2])] }
+}
+
+/// The label sets emitted by the previous scrape.
+final class EmittedStreams: @unchecked Sendable {
+    private let lock = NSLock()
+    private var last: Set<[String]> = []
+
+    /// Stores `current`; returns the sets that were there before and are not any more.
+    func replace(with current: Set<[String]>) -> Set<[String]> {
+        lock.withLock {
+            defer { last = current }
+            return last.subtracting(current)
+        }
     }
 }

@@ -10,20 +10,29 @@ import Testing
         #expect(packets == [
             .senderReport(SenderReport(ssrc: 1234, ntpTimestamp: 0xDA8B_D1FC_DDDD_A05A, rtpTimestamp: 0xAAF4_EDD5,
                                        packetCount: 1, octetCount: 2)),
-            .other(packetType: 202, bytes: Self.sdes),
+            .sourceDescription(SourceDescription(chunks: [.init(source: 1234, items: [.init(type: 1, value: [0x61, 0x62])])])),
             .bye(Goodbye(sources: [1234])),
         ])
         #expect(serializeCompoundRTCP(packets) == datagram)
     }
 
-    @Test func decodesReceiverReportAndPLIButKeepsOtherFeedbackRaw() throws {
+    @Test func decodesReceiverReportPLIAndNACK() throws {
         let nack = hex("81cd0003 00000001 000003ea 00640001")
         let datagram = RTCPReceiverReportTests.golden + RTCPPictureLossIndicationTests.golden + nack
         let packets = try parseCompoundRTCP(datagram)
         #expect(packets.count == 3)
         #expect(packets[1] == .pli(PictureLossIndication(senderSSRC: 1, mediaSSRC: 1002)))
-        #expect(packets[2] == .other(packetType: 205, bytes: nack))
+        #expect(packets[2] == .nack(GenericNACK(senderSSRC: 1, mediaSSRC: 1002,
+                                                entries: [.init(packetID: 100, lostBitmask: 1)])))
         #expect(serializeCompoundRTCP(packets) == datagram)
+    }
+
+    @Test func keepsApplicationFeedbackOtherThanREMBAndUnknownTypesRaw() throws {
+        let app = hex("8fce0003 00000001 00000000 41424344")  // PSFB FMT=15 with identifier "ABCD"
+        let xr = hex("80cf0001 00000001")                    // XR (207): not decoded
+        let packets = try parseCompoundRTCP(app + xr)
+        #expect(packets == [.other(packetType: 206, bytes: app), .other(packetType: 207, bytes: xr)])
+        #expect(serializeCompoundRTCP(packets) == app + xr)
     }
 
     @Test func oneBadPacketFailsTheDatagram() {

@@ -36,22 +36,67 @@ import Testing
         #expect(n.answer.contains("m=video 0 "))
     }
 
+    static func videoOnly(_ lines: String) -> String {
+        "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n" + lines
+    }
+
     @Test func anOfferWithNoDecodableCodecIs415() {
-        let h264Only = """
-            v=0\r
-            o=- 1 1 IN IP4 127.0.0.1\r
-            s=-\r
-            c=IN IP4 127.0.0.1\r
-            t=0 0\r
-            m=video 9 RTP/AVP 102\r
+        let h265Only = Self.videoOnly("m=video 9 RTP/AVP 102\r\na=rtpmap:102 H265/90000\r\na=ssrc:7\r\n")
+        #expect(throws: RoomError(status: 415, code: "unsupported_media",
+                                   message: "the offer has no codec Cohost decodes (Opus/48000 audio, VP8/90000 or H264/90000 video)")) {
+            try JoinNegotiator.negotiate(offer: h265Only, address: "127.0.0.1", port: 1, sessionID: 1, audioOnly: false)
+        }
+    }
+
+    @Test func acceptsH264InPacketizationMode1AndEchoesItsFmtp() throws {
+        let offer = Self.videoOnly("""
+            m=video 9 RTP/AVP 102 103\r
             a=rtpmap:102 H264/90000\r
+            a=fmtp:102 packetization-mode=2\r
+            a=rtpmap:103 H264/90000\r
+            a=fmtp:103 profile-level-id=42e01f;packetization-mode=1\r
             a=ssrc:7\r
 
-            """
-        #expect(throws: RoomError(status: 415, code: "unsupported_media",
-                                   message: "the offer has no codec Cohost decodes (Opus/48000 audio, VP8/90000 video)")) {
-            try JoinNegotiator.negotiate(offer: h264Only, address: "127.0.0.1", port: 1, sessionID: 1, audioOnly: false)
-        }
+            """)
+        let n = try JoinNegotiator.negotiate(offer: offer, address: "127.0.0.1", port: 7882, sessionID: 1, audioOnly: false)
+        #expect(n.video?.payloadType == 103 && n.video?.codec == "H264")
+        #expect(n.answer.contains("m=video 7882 RTP/AVP 103\r\na=rtpmap:103 H264/90000\r\na=fmtp:103 profile-level-id=42e01f;packetization-mode=1\r\n"))
+    }
+
+    @Test func prefersVP8WhenBothVideoCodecsAreOffered() throws {
+        let offer = Self.videoOnly("m=video 9 RTP/AVP 102 96\r\na=rtpmap:102 H264/90000\r\na=rtpmap:96 VP8/90000\r\na=ssrc:7\r\n")
+        let n = try JoinNegotiator.negotiate(offer: offer, address: "127.0.0.1", port: 7882, sessionID: 1, audioOnly: false)
+        #expect(n.video?.payloadType == 96)
+    }
+
+    @Test func answersTheFeedbackItSendsAndAsksForFIRWhenThatIsAllTheSenderUnderstands() throws {
+        let silent = try JoinNegotiator.negotiate(offer: Self.offer, address: "127.0.0.1", port: 1, sessionID: 1, audioOnly: false)
+        #expect(silent.answer.contains("a=rtcp-fb:96 nack\r\na=rtcp-fb:96 nack pli\r\na=rtcp-fb:96 ccm fir\r\n"))
+        #expect(silent.video?.keyframeRequest == .pli)
+        #expect(!silent.answer.contains("a=rtcp-fb:111"))
+
+        let firOnly = Self.videoOnly("m=video 9 RTP/AVPF 96\r\na=rtpmap:96 VP8/90000\r\na=rtcp-fb:* ccm fir\r\na=rtcp-fb:96 nack\r\na=ssrc:7\r\n")
+        let n = try JoinNegotiator.negotiate(offer: firOnly, address: "127.0.0.1", port: 1, sessionID: 1, audioOnly: false)
+        #expect(n.video?.keyframeRequest == .fir)
+        #expect(n.answer.contains("a=rtcp-fb:96 nack\r\na=rtcp-fb:96 ccm fir\r\na=rtcp-mux"))
+    }
+
+    @Test func acceptsRFC4588RetransmissionsOnTheirOwnSSRC() throws {
+        let offer = Self.videoOnly("""
+            m=video 9 RTP/AVPF 96 97\r
+            a=rtpmap:96 VP8/90000\r
+            a=rtpmap:97 rtx/90000\r
+            a=fmtp:97 apt=96\r
+            a=ssrc-group:FID 5000 5001\r
+            a=ssrc:5000\r
+            a=ssrc:5001\r
+
+            """)
+        let n = try JoinNegotiator.negotiate(offer: offer, address: "127.0.0.1", port: 1, sessionID: 1, audioOnly: false)
+        #expect(n.video?.ssrc == 5000)
+        #expect(n.video?.retransmission?.ssrc == 5001 && n.video?.retransmission?.payloadType == 97)
+        #expect(n.answer.contains("m=video 1 RTP/AVPF 96 97\r\n"))
+        #expect(n.answer.contains("a=rtpmap:97 rtx/90000\r\na=fmtp:97 apt=96\r\n"))
     }
 
     @Test func malformedSDPIs400() {

@@ -51,3 +51,15 @@ public func ffprobeStreams(url: String, timeout: Double = 15) throws -> [(codec:
          height: stream["height"] as? Int)
     }
 }
+
+/// Every video frame of a file resampled to `fps` and scaled to `width`×`height`, each as packed RGB24.
+public func decodeVideoFramesRGB(path: String, width: Int, height: Int, fps: Int, timeout: Double = 30) throws -> [[UInt8]] {
+    let result = try run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-nostdin", "-i", path,
+                                    "-vf", "fps=\(fps),scale=\(width):\(height)", "-pix_fmt", "rgb24", "-f", "rawvideo", "-"],
+                         timeout: timeout)
+    guard result.status == 0 else {
+        throw TestSupportError.failed("ffmpeg frame decode failed (status \(result.status)): \(result.stderr)")
+    }
+    let size = width * height * 3
+    return stride(from: 0, to: result.stdout.count - size + 1, by: size).map { Array(result.stdout[$0..<$0 + size]) }
+}

@@ -19,6 +19,8 @@ public struct RoomConfig: Sendable, Equatable {
         public var fps: Int
         public var background: String
         public var placeholder: String
+        /// How long a stalled participant's last picture stays before the placeholder replaces it.
+        public var holdMs: Int = 1000
     }
     public struct Video: Sendable, Equatable {
         public var bitrateKbps: Int

@@ -16,6 +16,7 @@ public struct RoomConfigRequest: Decodable, Sendable {
     public struct CanvasRequest: Decodable, Sendable {
         public var width: Int?, height: Int?, fps: Int?
         public var background: String?, placeholder: String?
+        public var holdMs: Int?
     }
     public struct VideoRequest: Decodable, Sendable {
         public var preset: String?
@@ -62,6 +63,7 @@ public struct RoomConfigRequest: Decodable, Sendable {
             if let v = c.fps { config.canvas.fps = v }
             if let v = c.background { config.canvas.background = v }
             if let v = c.placeholder { config.canvas.placeholder = v }
+            if let v = c.holdMs { config.canvas.holdMs = v }
         }
         if let v = video?.bitrate { config.video.bitrateKbps = v }
         if let v = video?.keyint { config.video.keyintSeconds = v }

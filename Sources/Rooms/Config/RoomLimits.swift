@@ -6,6 +6,7 @@ public enum RoomLimits {
     public static let canvasWidth = 16...3840
     public static let canvasHeight = 16...2160
     public static let fps = 1...60
+    public static let holdMs = 100...10_000
     public static let videoBitrateKbps = 64...20_000
     public static let keyintSeconds = 1...10
     public static let audioBitrateKbps = 32...320
@@ -24,6 +25,7 @@ public enum RoomLimits {
             throw .badRequest("limit_exceeded", "canvas.width and canvas.height must be even (I420)")
         }
         try within(c.canvas.fps, fps, "canvas.fps")
+        try within(c.canvas.holdMs, holdMs, "canvas.holdMs")
         try within(c.video.bitrateKbps, videoBitrateKbps, "video.bitrate (kbps)")
         try within(c.video.keyintSeconds, keyintSeconds, "video.keyint (s)")
         try within(c.audio.bitrateKbps, audioBitrateKbps, "audio.bitrate (kbps)")

@@ -4,7 +4,10 @@ import Media
 ///
 /// It prebuffers `startFrames` before the first read so network jitter does not turn into gaps,
 /// and trims itself back to `startFrames` when a burst or clock drift pushes it past `maxFrames`,
-/// so latency cannot creep up. Storage is one preallocated ring; reads and writes copy into
+/// so latency cannot creep up. A standing surplus is trimmed too: when the fill never dropped below
+/// `startFrames` plus one block during the last second of reads (an initial burst, a sender clock a
+/// little fast), the surplus is dropped, since it would otherwise delay this voice — and put it out of
+/// sync with its picture — for as long as the stream lasts. Storage is one preallocated ring; reads and writes copy into
 /// caller buffers and allocate nothing.
 struct AudioFIFO {
     private var ring: [Float]
@@ -15,6 +18,10 @@ struct AudioFIFO {
     let maxFrames: Int
     private(set) var underruns = 0
     private(set) var trimmedFrames = 0
+    /// The lowest fill (samples) seen by the reads of the current window.
+    private var lowestFill = Int.max
+    private var windowReads = 0
+    static let windowReads = 50
 
     init(startFrames: Int = 2 * AudioFormat.blockFrames, maxFrames: Int = 10 * AudioFormat.blockFrames, capacityFrames: Int = 25 * AudioFormat.blockFrames) {
         self.startFrames = startFrames
@@ -58,6 +65,13 @@ struct AudioFIFO {
         }
         readIndex = read
         count -= n
+        lowestFill = min(lowestFill, count)
+        windowReads += 1
+        if windowReads == Self.windowReads {
+            if lowestFill >= (startFrames + frames) * 2 { drop(lowestFill - startFrames * 2) }
+            windowReads = 0
+            lowestFill = Int.max
+        }
         return true
     }
 

@@ -15,6 +15,33 @@ public struct StreamReport: Sendable, Encodable {
     public var lost: Int
     public var framesDecoded: Int
     public var decodeErrors: Int
+    /// Over the last second.
+    public var fps: Int
+    public var kbps: Int
+    public var jitterMs: Double
+    public var nacksSent: Int
+    public var keyframeRequests: Int
+    /// Audio: lost time filled by Opus concealment or FEC.
+    public var concealedMs: Int
+    /// Video: RFC 4588 retransmissions received on the repair SSRC.
+    public var retransmissions: Int
+}
+
+/// Packet and frame rates over the last report interval (about a second).
+struct StreamRates {
+    private var lastMs: Int64?
+    private var lastBytes = 0
+    private var lastFrames = 0
+    private(set) var kbps = 0
+    private(set) var fps = 0
+
+    mutating func update(nowMs: Int64, bytes: Int, frames: Int) {
+        if let lastMs, nowMs > lastMs {
+            kbps = (bytes - lastBytes) * 8 / Int(nowMs - lastMs)
+            fps = Int((Double(frames - lastFrames) * 1000 / Double(nowMs - lastMs)).rounded())
+        }
+        lastMs = nowMs; lastBytes = bytes; lastFrames = frames
+    }
 }
 
 /// One user's media inside a room: the inbound streams, their decoders, the latest picture and
@@ -29,6 +56,11 @@ public final class Participant: @unchecked Sendable {
     public let joinedAt: Date
     let audioSSRC: UInt32?
     let videoSSRC: UInt32?
+    /// RFC 4588 retransmissions of the video stream, on their own SSRC and payload type.
+    let retransmission: (ssrc: UInt32, payloadType: UInt8)?
+    private let keyframeRequest: KeyframeRequestKind
+    /// The FIR command sequence number (RFC 5104 §4.3.1.1): one more for every new request.
+    private var firSequence: UInt8 = 0
 
     private let lock = NSLock()
     private var audio: AudioPath?
@@ -46,17 +78,25 @@ public final class Participant: @unchecked Sendable {
         var scratch = [Float](repeating: 0, count: AudioFormat.blockFrames * 2 * 6)
         var framesDecoded = 0
         var decodeErrors = 0
+        /// Where the next packet should start (RTP time at 48 kHz), to size the concealment of a gap.
+        var expectedTimestamp: UInt32?
+        var concealedFrames = 0
+        var rates = StreamRates()
     }
 
     struct VideoPath {
         let stream: InboundStream
         let codec: String
-        let decoder: VP8Decoder
+        let decoder: any PictureDecoder
         var frame: VideoFrame?
+        /// Set by a decode error: the next feedback round asks for a keyframe.
+        var decoderWantsKeyframe = false
         var lastFrameMs: Int64 = 0
         var waitingForKeyframe = true
         var framesDecoded = 0
         var decodeErrors = 0
+        var retransmissionsReceived = 0
+        var rates = StreamRates()
     }
 
     /// Something the room should announce after a packet was handled.
@@ -70,15 +110,22 @@ public final class Participant: @unchecked Sendable {
         lastPacketMs = nowMs
         audioSSRC = audio?.ssrc
         videoSSRC = video?.ssrc
+        retransmission = video?.retransmission
+        keyframeRequest = video?.keyframeRequest ?? .pli
         if let audio {
             let stream = InboundStream(ssrc: audio.ssrc, payloadType: audio.payloadType, clockRate: audio.clockRate,
-                                       depacketizer: OpusDepacketizer(), maxDelayMs: 40)
+                                       depacketizer: OpusDepacketizer(), maxDelayMs: 40,
+                                       adaptive: true, adaptiveDelay: .audio)
             self.audio = AudioPath(stream: stream, codec: audio.codec, decoder: try OpusDecoder())
         }
         if let video {
+            let h264 = video.codec.lowercased() == "h264"
+            // Video gets the adaptive jitter buffer and NACKs: a lost packet costs a whole frame.
             let stream = InboundStream(ssrc: video.ssrc, payloadType: video.payloadType, clockRate: video.clockRate,
-                                       depacketizer: VP8Depacketizer(), maxDelayMs: 80)
-            self.video = VideoPath(stream: stream, codec: video.codec, decoder: try VP8Decoder())
+                                       depacketizer: h264 ? H264Depacketizer() : VP8Depacketizer() as any Depacketizer,
+                                       maxDelayMs: 80, adaptive: true, nack: true)
+            let decoder: any PictureDecoder = h264 ? try H264Decoder() : try VP8Decoder()
+            self.video = VideoPath(stream: stream, codec: video.codec, decoder: decoder)
         }
     }
 
@@ -100,6 +147,16 @@ public final class Participant: @unchecked Sendable {
             for frame in path.stream.receive(packet, bytes: bytes, nowMs: nowMs) { decodeAudio(frame, path: &path) }
             audio = path
             return nil
+        }
+        var packet = packet
+        if let rtx = retransmission, packet.ssrc == rtx.ssrc, let videoSSRC {
+            // RFC 4588 §4: the payload starts with the original sequence number; the rest is the original payload.
+            guard packet.payloadType == rtx.payloadType, packet.payload.count >= 2, let original = video else { return nil }
+            packet.sequenceNumber = UInt16(packet.payload[0]) << 8 | UInt16(packet.payload[1])
+            packet.payload.removeFirst(2)
+            packet.payloadType = original.stream.payloadType
+            packet.ssrc = videoSSRC
+            video?.retransmissionsReceived += 1
         }
         if packet.ssrc == videoSSRC, var path = video {
             var signal: Signal?
@@ -130,10 +187,18 @@ public final class Participant: @unchecked Sendable {
         return signal
     }
 
+    /// Gaps longer than this are a pause or a restart, not loss: they are not concealed.
+    static let maxConcealedFrames = AudioFormat.blockFrames * 10
+
     private func decodeAudio(_ frame: EncodedFrame, path: inout AudioPath) {
         do {
+            if let expected = path.expectedTimestamp {
+                let gap = Int(Int32(bitPattern: frame.rtpTimestamp &- expected))
+                if gap > 0 && gap <= Self.maxConcealedFrames { try conceal(gap, before: frame.data, path: &path) }
+            }
             let frames = try path.decoder.decode(frame.data, into: &path.scratch)
             path.fifo.write(path.scratch, frames: frames)
+            path.expectedTimestamp = frame.rtpTimestamp &+ UInt32(frames)
             path.framesDecoded += 1
         } catch {
             path.decodeErrors += 1
@@ -141,21 +206,39 @@ public final class Participant: @unchecked Sendable {
         }
     }
 
+    /// Fills a gap of `frames` lost samples so the mix never hears silence-then-burst: Opus PLC for all
+    /// but the last 20 ms, which comes from the next packet's in-band FEC when it carries some.
+    private func conceal(_ frames: Int, before next: [UInt8], path: inout AudioPath) throws(CodecError) {
+        var remaining = frames
+        while remaining > AudioFormat.blockFrames {
+            let chunk = min(remaining - AudioFormat.blockFrames, AudioFormat.blockFrames * 6)
+            let n = try path.decoder.conceal(frames: chunk, into: &path.scratch)
+            path.fifo.write(path.scratch, frames: n)
+            remaining -= chunk
+        }
+        let n = try path.decoder.recover(frames: remaining, from: next, into: &path.scratch)
+        path.fifo.write(path.scratch, frames: n)
+        path.concealedFrames += frames
+    }
+
     private func decodeVideo(_ frame: EncodedFrame, path: inout VideoPath, nowMs: Int64) -> Signal? {
-        // A delta frame before a keyframe would decode into garbage: wait for the keyframe.
-        if path.waitingForKeyframe && !frame.isKeyframe { return nil }
+        // A delta frame before a keyframe, or after a frame was lost, would decode into garbage
+        // (missing references): hold the last good picture until the next keyframe instead.
+        if (path.waitingForKeyframe || path.stream.needsKeyframe) && !frame.isKeyframe { return nil }
         var picture = path.frame ?? VideoFrame(width: 2, height: 2)
         do {
             guard try path.decoder.decode(frame.data, into: &picture) else { return nil }
         } catch {
             path.decodeErrors += 1
             path.waitingForKeyframe = true
-            logger.debug("vp8 decode failed", metadata: ["user": "\(userId)", "error": "\(error)"])
+            path.decoderWantsKeyframe = true
+            logger.debug("video decode failed", metadata: ["user": "\(userId)", "error": "\(error)"])
             return nil
         }
         let first = path.frame == nil
         path.frame = picture
         path.waitingForKeyframe = false
+        if frame.isKeyframe { path.decoderWantsKeyframe = false }
         path.lastFrameMs = nowMs
         path.framesDecoded += 1
         return first ? .firstVideoFrame(width: picture.width, height: picture.height) : nil
@@ -187,14 +270,75 @@ public final class Participant: @unchecked Sendable {
         if let a = audio {
             let s = a.stream.stats
             out.append(StreamReport(kind: "audio", codec: a.codec, ssrc: a.stream.ssrc, packets: s.packets, bytes: s.bytes,
-                                    lost: s.lost, framesDecoded: a.framesDecoded, decodeErrors: a.decodeErrors))
+                                    lost: s.lost, framesDecoded: a.framesDecoded, decodeErrors: a.decodeErrors,
+                                    fps: a.rates.fps, kbps: a.rates.kbps,
+                                    jitterMs: s.jitter * 1000 / Double(a.stream.clockRate), nacksSent: 0, keyframeRequests: 0,
+                                    concealedMs: a.concealedFrames * 1000 / AudioFormat.sampleRate, retransmissions: 0))
         }
         if let v = video {
             let s = v.stream.stats
             out.append(StreamReport(kind: "video", codec: v.codec, ssrc: v.stream.ssrc, packets: s.packets, bytes: s.bytes,
-                                    lost: s.lost, framesDecoded: v.framesDecoded, decodeErrors: v.decodeErrors))
+                                    lost: s.lost, framesDecoded: v.framesDecoded, decodeErrors: v.decodeErrors,
+                                    fps: v.rates.fps, kbps: v.rates.kbps,
+                                    jitterMs: s.jitter * 1000 / Double(v.stream.clockRate), nacksSent: s.nacksSent,
+                                    keyframeRequests: v.stream.keyframeRequester.sent, concealedMs: 0,
+                                    retransmissions: v.retransmissionsReceived))
         }
         return out
+    }
+
+    // MARK: RTCP
+
+    /// The RTCP this participant's sources should get now: a keyframe request (join, decode error,
+    /// unrecoverable loss; at most one per 500 ms), NACKs for video packets that can still arrive in
+    /// time, and receiver reports when `reportDue`. Empty when there is nothing to say.
+    func feedback(nowMs: Int64, serverSSRC: UInt32, reportDue: Bool) -> [RTCPPacket] {
+        lock.lock()
+        defer { lock.unlock() }
+        var blocks: [ReceptionReport] = []
+        var requests: [RTCPPacket] = []
+        if reportDue {
+            if var a = audio {
+                a.rates.update(nowMs: nowMs, bytes: a.stream.stats.bytes, frames: a.framesDecoded)
+                audio = a
+            }
+            if var v = video {
+                v.rates.update(nowMs: nowMs, bytes: v.stream.stats.bytes, frames: v.framesDecoded)
+                video = v
+            }
+        }
+        if reportDue, let a = audio { blocks.append(a.stream.receptionReport(nowMs: nowMs)) }
+        if let v = video {
+            if reportDue { blocks.append(v.stream.receptionReport(nowMs: nowMs)) }
+            var wantKeyframe = v.stream.requestKeyframeIfNeeded(nowMs: nowMs)
+            if !wantKeyframe && v.decoderWantsKeyframe {
+                wantKeyframe = v.stream.keyframeRequester.request(reason: .decodeError, nowMs: nowMs)
+            }
+            if wantKeyframe {
+                switch keyframeRequest {
+                case .pli: requests.append(.pli(PictureLossIndication(senderSSRC: serverSSRC, mediaSSRC: v.stream.ssrc)))
+                case .fir:
+                    firSequence &+= 1
+                    requests.append(.fir(FullIntraRequest(senderSSRC: serverSSRC,
+                                                          entries: [.init(ssrc: v.stream.ssrc, sequenceNumber: firSequence)])))
+                }
+            }
+            let lost = v.stream.nacks(nowMs: nowMs)
+            if !lost.isEmpty {
+                requests.append(.nack(GenericNACK(senderSSRC: serverSSRC, mediaSSRC: v.stream.ssrc, lostSequenceNumbers: lost)))
+            }
+        }
+        guard reportDue || !requests.isEmpty else { return [] }
+        // A compound RTCP packet starts with a report (RFC 3550 §6.1), empty when none is due.
+        return [.receiverReport(ReceiverReport(ssrc: serverSSRC, reports: blocks))] + requests
+    }
+
+    /// A sender report from one of this participant's sources: for LSR/DLSR and the media clock.
+    func noteSenderReport(_ sr: SenderReport, nowMs: Int64) {
+        lock.lock()
+        defer { lock.unlock() }
+        if sr.ssrc == audioSSRC { audio?.stream.noteSenderReport(ntp: sr.ntpTimestamp, rtpTimestamp: sr.rtpTimestamp, nowMs: nowMs) }
+        if sr.ssrc == videoSSRC { video?.stream.noteSenderReport(ntp: sr.ntpTimestamp, rtpTimestamp: sr.rtpTimestamp, nowMs: nowMs) }
     }
 
     func idleMilliseconds(nowMs: Int64) -> Int64 { lock.withLock { nowMs - lastPacketMs } }

@@ -28,9 +28,13 @@ final class StreamRouter: @unchecked Sendable {
         let room: String
         let participant: Participant
         let srtp: SRTPSession?
+        /// Protects the RTCP Cohost sends back (the answer's key); nil for plain RTP.
+        let outbound: SRTPSession?
         var latched: PeerAddress?
-        init(ssrc: UInt32, room: String, participant: Participant, srtp: SRTPSession?) {
-            self.ssrc = ssrc; self.room = room; self.participant = participant; self.srtp = srtp
+        /// Where this source's RTCP came from, when not multiplexed: feedback goes back there.
+        var rtcpPeer: PeerAddress?
+        init(ssrc: UInt32, room: String, participant: Participant, srtp: SRTPSession?, outbound: SRTPSession?) {
+            self.ssrc = ssrc; self.room = room; self.participant = participant; self.srtp = srtp; self.outbound = outbound
         }
     }
 
@@ -43,20 +47,37 @@ final class StreamRouter: @unchecked Sendable {
     func isInUse(_ ssrc: UInt32) -> Bool { lock.withLock { bindings[ssrc] != nil } }
 
     /// Registers every SSRC of a participant, or none when one is taken.
-    func register(_ entries: [(UInt32, SRTPSession?)], room: String, participant: Participant) -> UInt32? {
+    struct Entry {
+        var ssrc: UInt32
+        var inbound: SRTPSession?
+        var outbound: SRTPSession?
+    }
+
+    func register(_ entries: [Entry], room: String, participant: Participant) -> UInt32? {
         lock.lock()
         defer { lock.unlock() }
-        if let taken = entries.first(where: { bindings[$0.0] != nil }) { return taken.0 }
-        for (ssrc, srtp) in entries {
-            bindings[ssrc] = Binding(ssrc: ssrc, room: room, participant: participant, srtp: srtp)
+        if let taken = entries.first(where: { bindings[$0.ssrc] != nil }) { return taken.ssrc }
+        for e in entries {
+            bindings[e.ssrc] = Binding(ssrc: e.ssrc, room: room, participant: participant, srtp: e.inbound, outbound: e.outbound)
         }
         return nil
+    }
+
+    /// Where RTCP about `ssrc` goes: the address its RTP latched (rtcp-mux), protected when SRTP.
+    /// nil before the first packet arrived.
+    func protectFeedback(_ compound: [UInt8], about ssrc: UInt32) -> (bytes: [UInt8], to: PeerAddress)? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let binding = bindings[ssrc], let peer = binding.rtcpPeer ?? binding.latched else { return nil }
+        guard let outbound = binding.outbound else { return (compound, peer) }
+        guard let protected = try? outbound.protectRTCP(compound) else { return nil }
+        return (protected, peer)
     }
 
     func unregister(_ participant: Participant) {
         lock.lock()
         defer { lock.unlock() }
-        for ssrc in [participant.audioSSRC, participant.videoSSRC].compactMap({ $0 })
+        for ssrc in [participant.audioSSRC, participant.videoSSRC, participant.retransmission?.ssrc].compactMap({ $0 })
         where bindings[ssrc]?.participant === participant {
             bindings[ssrc] = nil
         }
@@ -90,6 +111,8 @@ final class StreamRouter: @unchecked Sendable {
                 clear = plain
             }
             guard let packets = try? parseCompoundRTCP(clear) else { counters.malformed += 1; return .dropped }
+            // Plain RTCP is only trusted to steer feedback when it comes from the latched host.
+            if binding.srtp != nil || binding.latched?.host == peer.host { binding.rtcpPeer = peer }
             return .rtcp(binding.participant, packets)
         case .rtp:
             guard bytes.count >= 12 else { counters.malformed += 1; return .dropped }

@@ -1,0 +1,108 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// A participant behind a bad network (10 % loss, 0–60 ms random delay, hence reordering): the
+/// programme must keep moving, the voice must not drop out, and the server must ask for repairs.
+@Suite(.serialized) struct ImpairedNetworkTests {
+    static let placeholder = (48, 48, 48)
+
+    @Test func theProgrammeKeepsMovingAndTheToneStaysContinuousThroughLossJitterAndReordering() async throws {
+        let nginx = try NginxRTMP()
+        defer { nginx.stop() }
+        let cohost = try CohostHarness()
+        let room = "lossy"
+        let admin = cohost.token(room: room, user: "producer", admin: true)
+        let create = #"""
+            {"name":"\#(room)","canvas":{"width":640,"height":360,"fps":30,"background":"#000000","placeholder":"#303030"},
+             "video":{"bitrate":1000,"keyint":1},
+             "layout":{"mode":"custom","regions":[{"userId":"mover","x":0,"y":0,"width":640,"height":360}]},
+             "outputs":[{"url":"\#(nginx.url(stream: room))"}]}
+            """#
+        let created = try cohost.call("POST", "/v1/rooms", token: admin, body: Data(create.utf8))
+        #expect(created.status == 201, "\(String(decoding: created.body, as: UTF8.self))")
+
+        let relay = try ImpairedRelay(targetPort: cohost.rtpPort, dropRate: 0.10, maxDelayMs: 60)
+        defer { relay.stop() }
+        let joined = try cohost.call("POST", "/v1/rooms/\(room)/participants", token: cohost.token(room: room, user: "mover"),
+                                     body: Data(CohostHarness.offer(audioSSRC: 3000, videoSSRC: 3001).utf8),
+                                     contentType: "application/sdp")
+        #expect(joined.status == 201)
+        // A moving white box, so a frozen tile shows as identical consecutive frames. ffmpeg ignores NACK
+        // and PLI, so after a lost packet the tile can only come back at ffmpeg's next keyframe: one-packet
+        // frames and a keyframe every 5 frames keep that within what a sender answering PLI would achieve.
+        let sender = ManagedProcess(executable: "ffmpeg", arguments: [
+            "-hide_banner", "-loglevel", "error", "-re",
+            "-f", "lavfi", "-i", "sine=frequency=600:sample_rate=48000",
+            "-f", "lavfi", "-i", "color=c=blue:s=160x90:r=15[bg];color=c=white:s=20x20:r=15[box];"
+                + "[bg][box]overlay=x='mod(t*80\\,140)':y=35:format=yuv420,format=yuv420p[out0]",
+            "-map", "1:v", "-c:v", "libvpx", "-deadline", "realtime", "-cpu-used", "8", "-b:v", "150k", "-g", "5",
+            "-ssrc", "3001", "-payload_type", "96", "-f", "rtp", "rtp://127.0.0.1:\(relay.port)?pkt_size=1200",
+            "-map", "0:a", "-c:a", "libopus", "-b:a", "64k", "-application", "audio",
+            "-ssrc", "3000", "-payload_type", "111", "-f", "rtp", "rtp://127.0.0.1:\(relay.port)?pkt_size=1200",
+        ], captureOutput: true)
+        try sender.start()
+        defer { sender.terminate() }
+
+        try await Task.sleep(for: .seconds(3))
+        let pulled = try pullProgramme(url: nginx.url(stream: room), seconds: 6)
+
+        // Video: sampled at 10 fps, no run of identical frames longer than 1 s, never the placeholder.
+        let frames = try decodeVideoFramesRGB(path: pulled, width: 160, height: 90, fps: 10)
+        #expect(frames.count >= 50, "only \(frames.count) frames pulled")
+        var run = 0, longest = 0, placeholders = 0
+        for (previous, frame) in zip(frames, frames.dropFirst()) {
+            run = meanDifference(previous, frame) < 1.0 ? run + 1 : 0
+            longest = max(longest, run)
+            if share(of: Self.placeholder, in: frame) > 0.5 { placeholders += 1 }
+        }
+        #expect(longest < 10, "the picture stood still for \(longest + 1) consecutive samples (10 fps)")
+        #expect(placeholders == 0, "\(placeholders) frames showed the placeholder instead of the participant")
+
+        // Audio: no 100 ms window of the pulled programme is silent.
+        let pcm = try decodeAudioS16Mono(url: pulled, seconds: 5).map { Float($0) / 32768 }
+        let window = 4800
+        let quietest = stride(from: 0, to: pcm.count - window, by: window).map { start in
+            (pcm[start..<start + window].reduce(0) { $0 + $1 * $1 } / Float(window)).squareRoot()
+        }.min() ?? 0
+        #expect(pcm.count >= 4 * 48_000)
+        #expect(quietest > 0.01, "a 100 ms window of the programme has RMS \(quietest)")
+
+        // The server noticed the damage and asked for repairs, on the wire and in its counters.
+        let info = try cohost.call("GET", "/v1/rooms/\(room)", token: admin)
+        let json = try JSONSerialization.jsonObject(with: info.body) as? [String: Any]
+        let streams = ((json?["participants"] as? [[String: Any]])?.first?["streams"] as? [[String: Any]]) ?? []
+        let video = streams.first { $0["kind"] as? String == "video" } ?? [:]
+        let audio = streams.first { $0["kind"] as? String == "audio" } ?? [:]
+        #expect((video["lost"] as? Int ?? 0) > 0, "\(video)")
+        #expect((video["nacksSent"] as? Int ?? 0) > 0, "\(video)")
+        #expect((video["keyframeRequests"] as? Int ?? 0) >= 2, "join plus at least one loss: \(video)")
+        #expect((audio["concealedMs"] as? Int ?? 0) > 0, "\(audio)")
+        #expect(relay.dropped > 0 && relay.returned > 0, "relay dropped \(relay.dropped), returned \(relay.returned)")
+        let metrics = String(decoding: try cohost.call("GET", "/metrics", token: nil).body, as: UTF8.self)
+        #expect(metrics.contains(#"cohost_stream_nacks_sent{"#), "\(metrics.prefix(600))")
+    }
+
+    func pullProgramme(url: String, seconds: Int) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("cohost-lossy-\(UUID().uuidString).flv").path
+        let result = try run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-rw_timeout", "10000000", "-i", url,
+                                        "-t", "\(seconds)", "-c", "copy", "-y", path], timeout: Double(seconds) + 15)
+        #expect(result.status == 0, "ffmpeg pull failed: \(result.stderr)")
+        return path
+    }
+
+    func meanDifference(_ a: [UInt8], _ b: [UInt8]) -> Double {
+        var sum = 0
+        for i in a.indices { sum += abs(Int(a[i]) - Int(b[i])) }
+        return Double(sum) / Double(a.count)
+    }
+
+    func share(of colour: (Int, Int, Int), in rgb: [UInt8]) -> Double {
+        var hits = 0
+        for i in stride(from: 0, to: rgb.count - 2, by: 3)
+        where abs(Int(rgb[i]) - colour.0) < 12 && abs(Int(rgb[i + 1]) - colour.1) < 12 && abs(Int(rgb[i + 2]) - colour.2) < 12 {
+            hits += 1
+        }
+        return Double(hits) / Double(rgb.count / 3)
+    }
+}

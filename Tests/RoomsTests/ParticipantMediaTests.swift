@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+import Logging
+import Media
+import Codecs
+import RTP
+@testable import Rooms
+
+/// A participant's packet path: retransmissions, keyframe requests by FIR, audio loss concealment.
+@Suite struct ParticipantMediaTests {
+    static let videoSSRC: UInt32 = 5000
+    static let rtxSSRC: UInt32 = 5001
+
+    func participant(fir: Bool = false, rtx: Bool = false, audio: Bool = false) throws -> Participant {
+        var video = NegotiatedStream(kind: .video, ssrc: Self.videoSSRC, payloadType: 96, clockRate: 90_000, codec: "VP8", srtp: nil)
+        if fir { video.keyframeRequest = .fir }
+        if rtx { video.retransmission = (Self.rtxSSRC, 97) }
+        let opus = audio ? NegotiatedStream(kind: .audio, ssrc: 0xA0D1, payloadType: 111, clockRate: 48_000, codec: "opus", srtp: nil) : nil
+        return try Participant(userId: "u", sessionID: 1, audio: opus, video: video, nowMs: 0, logger: Logger(label: "t"))
+    }
+
+    func vp8(_ seq: UInt16, ssrc: UInt32 = videoSSRC, pt: UInt8 = 96) -> RTPPacket {
+        RTPPacket(marker: false, payloadType: pt, sequenceNumber: seq, timestamp: 3000, ssrc: ssrc, payload: [0x90, 0x80, 0x01, 0x00])
+    }
+
+    func nacked(_ packets: [RTCPPacket]) -> [UInt16] {
+        packets.flatMap { packet -> [UInt16] in
+            if case .nack(let n) = packet { return n.lostSequenceNumbers } else { return [] }
+        }
+    }
+
+    @Test func aRetransmissionOnTheRepairSSRCFillsTheNackedHole() throws {
+        let p = try participant(rtx: true)
+        for seq: UInt16 in [10, 11, 13] { _ = p.receive(vp8(seq), bytes: 100, nowMs: 10) }
+        #expect(nacked(p.feedback(nowMs: 25, serverSSRC: 7, reportDue: false)) == [12])
+        // RFC 4588 §4: payload = original sequence number (big-endian) + original payload.
+        var repair = vp8(900, ssrc: Self.rtxSSRC, pt: 97)
+        repair.payload = [0x00, 12] + repair.payload
+        _ = p.receive(repair, bytes: 102, nowMs: 40)
+        #expect(nacked(p.feedback(nowMs: 300, serverSSRC: 7, reportDue: false)).isEmpty)
+        let video = try #require(p.reports().first { $0.kind == "video" })
+        #expect(video.retransmissions == 1)
+        #expect(video.lost == 0)
+    }
+
+    @Test func aRepairPacketWithTheWrongPayloadTypeOrNoOriginalSequenceIsIgnored() throws {
+        let p = try participant(rtx: true)
+        _ = p.receive(vp8(1, ssrc: Self.rtxSSRC, pt: 96), bytes: 100, nowMs: 10)
+        var short = vp8(2, ssrc: Self.rtxSSRC, pt: 97)
+        short.payload = [0x00]
+        _ = p.receive(short, bytes: 13, nowMs: 10)
+        let video = try #require(p.reports().first { $0.kind == "video" })
+        #expect(video.retransmissions == 0 && video.packets == 0)
+    }
+
+    @Test func aSenderThatOnlyUnderstandsFIRGetsFIRsWithIncreasingSequenceNumbers() throws {
+        let p = try participant(fir: true)
+        #expect(p.feedback(nowMs: 0, serverSSRC: 7, reportDue: false).last
+                == .fir(FullIntraRequest(senderSSRC: 7, entries: [.init(ssrc: Self.videoSSRC, sequenceNumber: 1)])))
+        #expect(p.feedback(nowMs: 600, serverSSRC: 7, reportDue: false).last
+                == .fir(FullIntraRequest(senderSSRC: 7, entries: [.init(ssrc: Self.videoSSRC, sequenceNumber: 2)])))
+    }
+
+    @Test func aLostOpusPacketIsConcealedSoTheAudioStaysContinuous() throws {
+        let p = try participant(audio: true)
+        let encoder = try OpusEncoder(channels: 2, bitrate: 64_000)
+        var tone = [Float](repeating: 0, count: AudioFormat.blockFrames * 2)
+        var packets: [[UInt8]] = []
+        for block in 0..<5 {
+            for i in 0..<AudioFormat.blockFrames {
+                let t = Double(block * AudioFormat.blockFrames + i) / 48_000
+                let v = Float(0.3 * sin(2 * Double.pi * 440 * t))
+                tone[2 * i] = v; tone[2 * i + 1] = v
+            }
+            packets.append(try encoder.encode(tone))
+        }
+        for (i, payload) in packets.enumerated() where i != 2 {
+            let packet = RTPPacket(payloadType: 111, sequenceNumber: UInt16(100 + i), timestamp: UInt32(960 * i),
+                                   ssrc: 0xA0D1, payload: payload)
+            _ = p.receive(packet, bytes: payload.count + 12, nowMs: Int64(20 * i))
+        }
+        _ = p.drain(nowMs: 1000)  // the jitter buffer gives up on packet 2
+        var block = [Float](repeating: 0, count: AudioFormat.blockFrames * 2)
+        var blocks = 0
+        while p.pullAudio(into: &block).ok { blocks += 1 }
+        #expect(blocks == 5)
+        let audio = try #require(p.reports().first { $0.kind == "audio" })
+        #expect(audio.concealedMs == 20)
+        #expect(audio.framesDecoded == 4)
+    }
+}
