@@ -17,6 +17,10 @@ public final class AACEncoder: @unchecked Sendable {
     public let audioSpecificConfig: [UInt8]
     /// Samples per channel per AAC frame (1024 for AAC-LC).
     public let frameSize: Int
+    /// Samples of encoder delay at the start of the output (libavcodec's `initial_padding`): the
+    /// first input sample comes out of a decoder this late. FLV cannot say so, so the muxing side
+    /// delays video by as much to keep them in sync.
+    public var primingSamples: Int { Int(ptsShift) }
 
     private var context: UnsafeMutablePointer<AVCodecContext>?
     private var frame: UnsafeMutablePointer<AVFrame>?

@@ -193,7 +193,7 @@ public final class Room: @unchecked Sendable {
             // Receiver reports once a second; keyframe requests and NACKs as soon as they are due.
             let feedback = p.feedback(nowMs: now, serverSSRC: serverSSRC, reportDue: index % 50 == 0)
             if !feedback.isEmpty { sendFeedback(p, feedback) }
-            let (ok, gain) = p.pullAudio(into: &inputBlocks[i])
+            let (ok, gain) = p.pullAudio(into: &inputBlocks[i], nowMs: now)
             if ok { mixInputs.append(MixInput(samples: inputBlocks[i], gain: gain)) }
         }
         mixer.mix(mixInputs, into: &mixBlock)

@@ -34,6 +34,7 @@ import TestSupport
         let events = EventRecorder(url: "ws://127.0.0.1:\(cohost.httpPort)/v1/rooms/\(room)/events?token=\(admin)")
         events.start()
         defer { events.stop() }
+        try await events.waitUntilConnected()
 
         var senders: [ManagedProcess] = []
         defer { senders.forEach { $0.terminate() } }
@@ -129,6 +130,7 @@ final class EventRecorder: @unchecked Sendable {
     let url: String
     private let lock = NSLock()
     private var received: [String] = []
+    private var connected = false
     private var task: Task<Void, Never>?
 
     init(url: String) { self.url = url }
@@ -138,6 +140,7 @@ final class EventRecorder: @unchecked Sendable {
     func start() {
         task = Task {
             _ = try? await WebSocketClient.connect(url: url, logger: Logger(label: "events")) { inbound, _, _ in
+                self.lock.withLock { self.connected = true }
                 for try await message in inbound.messages(maxSize: 1 << 16) {
                     if case .text(let text) = message { self.lock.withLock { self.received.append(text) } }
                 }
@@ -146,4 +149,9 @@ final class EventRecorder: @unchecked Sendable {
     }
 
     func stop() { task?.cancel() }
+
+    /// Waits (up to 5 s) until the socket is open, so no event published after this is missed.
+    func waitUntilConnected() async throws {
+        for _ in 0..<100 where !lock.withLock({ connected }) { try await Task.sleep(for: .milliseconds(50)) }
+    }
 }

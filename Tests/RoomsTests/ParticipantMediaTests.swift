@@ -82,7 +82,7 @@ import RTP
         _ = p.drain(nowMs: 1000)  // the jitter buffer gives up on packet 2
         var block = [Float](repeating: 0, count: AudioFormat.blockFrames * 2)
         var blocks = 0
-        while p.pullAudio(into: &block).ok { blocks += 1 }
+        while p.pullAudio(into: &block, nowMs: 2000).ok { blocks += 1 }
         #expect(blocks == 5)
         let audio = try #require(p.reports().first { $0.kind == "audio" })
         #expect(audio.concealedMs == 20)

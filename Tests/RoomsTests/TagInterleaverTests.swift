@@ -112,4 +112,18 @@ import Publishing
         }
         #expect(fifo.bufferedFrames == 3 * 960 && fifo.trimmedFrames == 0)
     }
+
+    @Test func aSyncDelayIsBuiltByPrebufferingAgainAndGivenBackByDropping() {
+        var fifo = AudioFIFO()
+        var out = block(0)
+        for _ in 0..<2 { fifo.write(block(1), frames: 960) }
+        #expect(fifo.read(into: &out, frames: 960))
+        fifo.setSyncDelay(frames: 2 * 960)
+        #expect(!fifo.read(into: &out, frames: 960))  // waits for 4 blocks now
+        for _ in 0..<3 { fifo.write(block(1), frames: 960) }
+        #expect(fifo.bufferedFrames == 4 * 960)
+        #expect(fifo.read(into: &out, frames: 960))
+        fifo.setSyncDelay(frames: 960)
+        #expect(fifo.bufferedFrames == 2 * 960 && fifo.syncDelayFrames == 960)
+    }
 }

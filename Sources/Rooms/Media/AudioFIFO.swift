@@ -14,8 +14,12 @@ struct AudioFIFO {
     private var readIndex = 0      // in samples (frames × 2)
     private var count = 0          // in samples
     private var primed = false
-    let startFrames: Int
-    let maxFrames: Int
+    private(set) var startFrames: Int
+    private(set) var maxFrames: Int
+    private let baseStartFrames: Int
+    private let baseMaxFrames: Int
+    /// Delay added for lip-sync (frames), on top of the prebuffer.
+    private(set) var syncDelayFrames = 0
     private(set) var underruns = 0
     private(set) var trimmedFrames = 0
     /// The lowest fill (samples) seen by the reads of the current window.
@@ -23,9 +27,11 @@ struct AudioFIFO {
     private var windowReads = 0
     static let windowReads = 50
 
-    init(startFrames: Int = 2 * AudioFormat.blockFrames, maxFrames: Int = 10 * AudioFormat.blockFrames, capacityFrames: Int = 25 * AudioFormat.blockFrames) {
+    init(startFrames: Int = 2 * AudioFormat.blockFrames, maxFrames: Int = 10 * AudioFormat.blockFrames, capacityFrames: Int = 40 * AudioFormat.blockFrames) {
         self.startFrames = startFrames
         self.maxFrames = maxFrames
+        baseStartFrames = startFrames
+        baseMaxFrames = maxFrames
         ring = [Float](repeating: 0, count: capacityFrames * 2)
     }
 
@@ -73,6 +79,18 @@ struct AudioFIFO {
             lowestFill = Int.max
         }
         return true
+    }
+
+    /// Holds this voice back by `frames` more (lip-sync with a slower video path), or less. More delay
+    /// is built by prebuffering again (one short gap); less is dropped at once.
+    mutating func setSyncDelay(frames: Int) {
+        let frames = max(0, min(frames, (ring.count / 2 - baseMaxFrames) / 2))
+        let change = frames - syncDelayFrames
+        guard change != 0 else { return }
+        syncDelayFrames = frames
+        startFrames = baseStartFrames + frames
+        maxFrames = baseMaxFrames + frames
+        if change > 0 { primed = false } else { drop(-change * 2) }
     }
 
     private mutating func drop(_ samples: Int) {

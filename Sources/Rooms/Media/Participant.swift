@@ -25,6 +25,8 @@ public struct StreamReport: Sendable, Encodable {
     public var concealedMs: Int
     /// Video: RFC 4588 retransmissions received on the repair SSRC.
     public var retransmissions: Int
+    /// Audio: how long this voice is held back to stay in sync with a slower video path.
+    public var lipSyncDelayMs: Int
 }
 
 /// Packet and frame rates over the last report interval (about a second).
@@ -82,16 +84,19 @@ public final class Participant: @unchecked Sendable {
         var expectedTimestamp: UInt32?
         var concealedFrames = 0
         var rates = StreamRates()
+        /// RTP time of the block the mixer took last, and when: what the listener hears now.
+        var lastPulledTimestamp: UInt32?
+        var lastPullMs: Int64 = 0
     }
 
     struct VideoPath {
         let stream: InboundStream
         let codec: String
         let decoder: any PictureDecoder
-        var frame: VideoFrame?
+        var presenter = VideoPresenter()
+        var sync = LipSyncController()
         /// Set by a decode error: the next feedback round asks for a keyframe.
         var decoderWantsKeyframe = false
-        var lastFrameMs: Int64 = 0
         var waitingForKeyframe = true
         var framesDecoded = 0
         var decodeErrors = 0
@@ -143,7 +148,10 @@ public final class Participant: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         lastPacketMs = nowMs
+        // Each path is moved out (`audio = nil`) while it is worked on, so its FIFO ring and picture
+        // slots stay uniquely referenced: writing them then copies nothing (no copy-on-write per packet).
         if packet.ssrc == audioSSRC, var path = audio {
+            audio = nil
             for frame in path.stream.receive(packet, bytes: bytes, nowMs: nowMs) { decodeAudio(frame, path: &path) }
             audio = path
             return nil
@@ -159,6 +167,7 @@ public final class Participant: @unchecked Sendable {
             video?.retransmissionsReceived += 1
         }
         if packet.ssrc == videoSSRC, var path = video {
+            video = nil
             var signal: Signal?
             for frame in path.stream.receive(packet, bytes: bytes, nowMs: nowMs) {
                 signal = decodeVideo(frame, path: &path, nowMs: nowMs) ?? signal
@@ -174,11 +183,13 @@ public final class Participant: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         if var path = audio {
+            audio = nil
             for frame in path.stream.drain(nowMs: nowMs) { decodeAudio(frame, path: &path) }
             audio = path
         }
         var signal: Signal?
         if var path = video {
+            video = nil
             for frame in path.stream.drain(nowMs: nowMs) {
                 signal = decodeVideo(frame, path: &path, nowMs: nowMs) ?? signal
             }
@@ -225,9 +236,14 @@ public final class Participant: @unchecked Sendable {
         // A delta frame before a keyframe, or after a frame was lost, would decode into garbage
         // (missing references): hold the last good picture until the next keyframe instead.
         if (path.waitingForKeyframe || path.stream.needsKeyframe) && !frame.isKeyframe { return nil }
-        var picture = path.frame ?? VideoFrame(width: 2, height: 2)
+        let first = !path.presenter.hasPicture
+        let slot = path.presenter.freeSlot()
+        let decoder = path.decoder
         do {
-            guard try path.decoder.decode(frame.data, into: &picture) else { return nil }
+            let ok = try path.presenter.withSlot(slot) { (picture) throws(CodecError) in
+                try decoder.decode(frame.data, into: &picture)
+            }
+            guard ok else { return nil }
         } catch {
             path.decodeErrors += 1
             path.waitingForKeyframe = true
@@ -235,31 +251,53 @@ public final class Participant: @unchecked Sendable {
             logger.debug("video decode failed", metadata: ["user": "\(userId)", "error": "\(error)"])
             return nil
         }
-        let first = path.frame == nil
-        path.frame = picture
+        let capture = path.stream.senderClock.ntpSeconds(rtpTimestamp: frame.rtpTimestamp)
+        path.presenter.decoded(slot: slot, capture: capture, nowMs: nowMs)
         path.waitingForKeyframe = false
         if frame.isKeyframe { path.decoderWantsKeyframe = false }
-        path.lastFrameMs = nowMs
         path.framesDecoded += 1
+        let picture = path.presenter.slots[slot]
         return first ? .firstVideoFrame(width: picture.width, height: picture.height) : nil
     }
 
     /// Copies the next 20 ms block into `output`, scaled by the mix gain; false when there is none.
-    func pullAudio(into output: inout [Float]) -> (ok: Bool, gain: Float) {
+    func pullAudio(into output: inout [Float], nowMs: Int64) -> (ok: Bool, gain: Float) {
         lock.lock()
         defer { lock.unlock() }
         guard var path = audio else { return (false, 0) }
+        audio = nil
         let ok = path.fifo.read(into: &output, frames: AudioFormat.blockFrames)
+        if ok, let next = path.expectedTimestamp {
+            // The FIFO holds the decoded audio up to `next`, contiguously (gaps are concealed).
+            path.lastPulledTimestamp = next &- UInt32(path.fifo.bufferedFrames + AudioFormat.blockFrames)
+            path.lastPullMs = nowMs
+        }
         audio = path
         return (ok && !muted, gain)
     }
 
-    /// The picture to show now: the latest decoded frame, or nil (placeholder) when there is none
-    /// or it is older than `holdMs`.
+    /// The sender's capture time (NTP seconds) of the audio the mixer plays at `nowMs`; nil without
+    /// a sender report on the audio stream or before the first block.
+    private func audioPlayout(nowMs: Int64) -> Double? {
+        guard let a = audio, let rtp = a.lastPulledTimestamp,
+              let capture = a.stream.senderClock.ntpSeconds(rtpTimestamp: rtp) else { return nil }
+        return capture + Double(nowMs - a.lastPullMs) / 1000
+    }
+
+    /// The picture to show now: the newest decoded one whose audio is playing (lip-sync, see
+    /// VideoPresenter), or nil (placeholder) when there is none or the stream stalled for `holdMs`.
     func currentFrame(nowMs: Int64, holdMs: Int64) -> VideoFrame? {
         lock.lock()
         defer { lock.unlock() }
-        guard let path = video, let frame = path.frame, nowMs - path.lastFrameMs <= holdMs else { return nil }
+        let playout = audioPlayout(nowMs: nowMs)
+        // Mutated in place through the optional: no copy of the presenter's queue per tick.
+        let frame = video?.presenter.present(playout: playout, nowMs: nowMs)
+        if let playout, let newest = video?.presenter.newestCapture, let decodedMs = video?.presenter.lastDecodedMs,
+           nowMs - decodedMs <= 50, let delay = video?.sync.observe(lag: playout - newest, nowMs: nowMs) {
+            audio?.fifo.setSyncDelay(frames: delay)
+        }
+        guard let frame,
+              let decodedMs = video?.presenter.lastDecodedMs, nowMs - decodedMs <= holdMs else { return nil }
         return frame
     }
 
@@ -273,7 +311,8 @@ public final class Participant: @unchecked Sendable {
                                     lost: s.lost, framesDecoded: a.framesDecoded, decodeErrors: a.decodeErrors,
                                     fps: a.rates.fps, kbps: a.rates.kbps,
                                     jitterMs: s.jitter * 1000 / Double(a.stream.clockRate), nacksSent: 0, keyframeRequests: 0,
-                                    concealedMs: a.concealedFrames * 1000 / AudioFormat.sampleRate, retransmissions: 0))
+                                    concealedMs: a.concealedFrames * 1000 / AudioFormat.sampleRate, retransmissions: 0,
+                                    lipSyncDelayMs: a.fifo.syncDelayFrames * 1000 / AudioFormat.sampleRate))
         }
         if let v = video {
             let s = v.stream.stats
@@ -282,7 +321,7 @@ public final class Participant: @unchecked Sendable {
                                     fps: v.rates.fps, kbps: v.rates.kbps,
                                     jitterMs: s.jitter * 1000 / Double(v.stream.clockRate), nacksSent: s.nacksSent,
                                     keyframeRequests: v.stream.keyframeRequester.sent, concealedMs: 0,
-                                    retransmissions: v.retransmissionsReceived))
+                                    retransmissions: v.retransmissionsReceived, lipSyncDelayMs: 0))
         }
         return out
     }

@@ -88,8 +88,11 @@ final class Programme {
             guard let encoded = try video.encode(canvas, pts: index, forceKeyframe: false) else { return }
             videoFramesEncoded += 1
             let fps = Int64(config.canvas.fps)
-            let dtsMs = encoded.dts * 1000 / fps
-            let ptsMs = encoded.pts * 1000 / fps
+            // Video is stamped later by the AAC priming, as ffmpeg does (avoid_negative_ts): a player that
+            // does not trim the priming then hears each sample when it sees the picture taken with it.
+            let primingMs = Int64(audio.primingSamples) * 1000 / Int64(AudioFormat.sampleRate)
+            let dtsMs = encoded.dts * 1000 / fps + primingMs
+            let ptsMs = encoded.pts * 1000 / fps + primingMs
             let tag = FLVMuxer.videoTag(avcc: encoded.data, isKeyframe: encoded.isKeyframe,
                                         timestampMs: UInt32(clamping: max(0, dtsMs)),
                                         compositionTimeMs: Int32(clamping: ptsMs - dtsMs))

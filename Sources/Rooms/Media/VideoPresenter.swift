@@ -1,0 +1,99 @@
+import Media
+import Codecs
+
+/// A participant's decoded pictures on their way to the canvas, held back until their audio plays.
+///
+/// Lip-sync (design.md §5): each picture carries the sender's capture time (its RTP timestamp mapped
+/// to NTP time by the video stream's sender reports), and so does the audio block the mixer is
+/// playing. A picture is shown once the audio has reached its capture time, so a video path that is
+/// faster than the audio path (shallower jitter buffer, no FIFO, no AAC priming) waits for it.
+/// Without sender reports on both streams, or after `maxWaitMs`, the newest picture shows at once.
+///
+/// The decoder writes straight into one of `slotCount` preallocated frames, so holding pictures
+/// copies no pixels and allocates nothing in steady state.
+struct VideoPresenter {
+    static let slotCount = 8
+    /// A picture is never held longer than this, whatever the clocks say.
+    static let maxWaitMs: Int64 = 400
+
+    private(set) var slots = [VideoFrame](repeating: VideoFrame(width: 2, height: 2), count: slotCount)
+    private var pending: [(slot: Int, capture: Double?, decodedMs: Int64)] = []
+    private var shown: Int?
+    /// When the newest picture was decoded: a stream stalls when this gets old.
+    private(set) var lastDecodedMs: Int64 = 0
+    /// Sender capture time of the newest decoded picture.
+    private(set) var newestCapture: Double?
+
+    init() { pending.reserveCapacity(Self.slotCount) }
+
+    var hasPicture: Bool { shown != nil || !pending.isEmpty }
+    var waiting: Int { pending.count }
+
+    /// A slot the decoder may overwrite: neither on screen nor waiting. When too many wait, the
+    /// oldest waiting picture is given up to make room.
+    mutating func freeSlot() -> Int {
+        if pending.count >= Self.slotCount - 2 { pending.removeFirst() }
+        for i in 0..<Self.slotCount where i != shown && !pending.contains(where: { $0.slot == i }) { return i }
+        return (shown.map { $0 + 1 } ?? 0) % Self.slotCount  // unreachable: at most slotCount - 1 slots are busy
+    }
+
+    /// The slot's frame, for the decoder to write into in place.
+    mutating func withSlot<R>(_ slot: Int, _ body: (inout VideoFrame) throws(CodecError) -> R) throws(CodecError) -> R {
+        try body(&slots[slot])
+    }
+
+    /// A picture was decoded into `slot`.
+    mutating func decoded(slot: Int, capture: Double?, nowMs: Int64) {
+        pending.append((slot, capture, nowMs))
+        lastDecodedMs = nowMs
+        newestCapture = capture
+    }
+
+    /// The picture for the canvas at `nowMs`, given the capture time of the audio being played
+    /// (`playout`, nil when unknown): the newest waiting picture that is due, else the one on screen.
+    mutating func present(playout: Double?, nowMs: Int64) -> VideoFrame? {
+        while let first = pending.first {
+            if let playout, let capture = first.capture, capture > playout,
+               nowMs - first.decodedMs < Self.maxWaitMs { break }
+            shown = first.slot
+            pending.removeFirst()
+        }
+        return shown.map { slots[$0] }
+    }
+}
+
+/// The other half of lip-sync: when pictures arrive later than their audio (a deeper video jitter
+/// buffer, a slow decoder), holding pictures cannot help; the audio must wait instead. Once a second
+/// this looks at how far the newest picture trailed the audio being played, right after pictures
+/// arrived, and moves the audio delay by that much (bounded, so a bad clock cannot mute anyone).
+struct LipSyncController {
+    static let windowMs: Int64 = 1000
+    static let toleranceSeconds = 0.020
+    static let maxDelayFrames = 15 * AudioFormat.blockFrames  // 300 ms
+
+    private var windowStart: Int64?
+    private var smallestLag = Double.infinity
+    private(set) var audioDelayFrames = 0
+
+    /// `lag`: capture time of the audio playing minus that of the newest picture, in seconds, seen
+    /// while that picture is fresh. Returns the new audio delay (frames at 48 kHz) when it changes.
+    mutating func observe(lag: Double, nowMs: Int64) -> Int? {
+        let start = windowStart ?? nowMs
+        windowStart = start
+        smallestLag = min(smallestLag, lag)
+        guard nowMs - start >= Self.windowMs else { return nil }
+        let lag = smallestLag
+        windowStart = nowMs
+        smallestLag = .infinity
+        var target = audioDelayFrames
+        if lag > Self.toleranceSeconds {
+            target += Int(lag * Double(AudioFormat.sampleRate))
+        } else if lag < -Self.toleranceSeconds {
+            target -= Int(-lag * Double(AudioFormat.sampleRate))
+        }
+        target = max(0, min(target, Self.maxDelayFrames))
+        guard target != audioDelayFrames else { return nil }
+        audioDelayFrames = target
+        return target
+    }
+}
