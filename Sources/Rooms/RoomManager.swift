@@ -55,10 +55,12 @@ public final class RoomManager: @unchecked Sendable {
 
     /// Serialises, protects and sends a participant's RTCP feedback to its latched address.
     private func sendFeedback(_ participant: Participant, _ packets: [RTCPPacket]) {
-        guard let ssrc = participant.videoSSRC ?? participant.audioSSRC,
-              let send = lock.withLock({ transport }),
-              let (bytes, peer) = router.protectFeedback(serializeCompoundRTCP(packets), about: ssrc) else { return }
-        send(bytes, peer)
+        guard let send = lock.withLock({ transport }) else { return }
+        let compound = serializeCompoundRTCP(packets)
+        // To the first of the participant's streams that has latched an address (video may start late).
+        for ssrc in [participant.videoSSRC, participant.audioSSRC].compactMap({ $0 }) {
+            if let (bytes, peer) = router.protectFeedback(compound, about: ssrc) { return send(bytes, peer) }
+        }
     }
 
     // MARK: rooms

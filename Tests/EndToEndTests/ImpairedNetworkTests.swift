@@ -83,14 +83,6 @@ import TestSupport
         #expect(metrics.contains(#"cohost_stream_nacks_sent{"#), "\(metrics.prefix(600))")
     }
 
-    func pullProgramme(url: String, seconds: Int) throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("cohost-lossy-\(UUID().uuidString).flv").path
-        let result = try run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-rw_timeout", "10000000", "-i", url,
-                                        "-t", "\(seconds)", "-c", "copy", "-y", path], timeout: Double(seconds) + 15)
-        #expect(result.status == 0, "ffmpeg pull failed: \(result.stderr)")
-        return path
-    }
-
     func meanDifference(_ a: [UInt8], _ b: [UInt8]) -> Double {
         var sum = 0
         for i in a.indices { sum += abs(Int(a[i]) - Int(b[i])) }

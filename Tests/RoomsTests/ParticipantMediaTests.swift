@@ -88,4 +88,19 @@ import RTP
         #expect(audio.concealedMs == 20)
         #expect(audio.framesDecoded == 4)
     }
+
+    @Test func timestampsLeapingAheadOnEveryPacketAreNotConcealedFasterThanTimePasses() throws {
+        let p = try participant(audio: true)
+        let payload = try OpusEncoder(channels: 2, bitrate: 64_000).encode([Float](repeating: 0, count: AudioFormat.blockFrames * 2))
+        // Consecutive sequence numbers 1 ms apart, each claiming 100 ms more media time than it carries.
+        for i in 0..<20 {
+            let packet = RTPPacket(payloadType: 111, sequenceNumber: UInt16(i), timestamp: UInt32(4800 * i),
+                                   ssrc: 0xA0D1, payload: payload)
+            _ = p.receive(packet, bytes: payload.count + 12, nowMs: Int64(i))
+        }
+        let audio = try #require(p.reports().first { $0.kind == "audio" })
+        #expect(audio.framesDecoded == 20)
+        #expect(audio.concealedMs == 0)
+    }
 }
+

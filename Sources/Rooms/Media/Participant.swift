@@ -83,6 +83,10 @@ public final class Participant: @unchecked Sendable {
         /// Where the next packet should start (RTP time at 48 kHz), to size the concealment of a gap.
         var expectedTimestamp: UInt32?
         var concealedFrames = 0
+        /// Concealment allowed (frames), earned at the rate of wall-clock time: a sender whose timestamps
+        /// leap ahead on every packet cannot make the decoder synthesise more audio than time passes.
+        var concealCredit = 0
+        var lastDecodeMs: Int64?
         var rates = StreamRates()
         /// RTP time of the block the mixer took last, and when: what the listener hears now.
         var lastPulledTimestamp: UInt32?
@@ -152,7 +156,7 @@ public final class Participant: @unchecked Sendable {
         // slots stay uniquely referenced: writing them then copies nothing (no copy-on-write per packet).
         if packet.ssrc == audioSSRC, var path = audio {
             audio = nil
-            for frame in path.stream.receive(packet, bytes: bytes, nowMs: nowMs) { decodeAudio(frame, path: &path) }
+            for frame in path.stream.receive(packet, bytes: bytes, nowMs: nowMs) { decodeAudio(frame, path: &path, nowMs: nowMs) }
             audio = path
             return nil
         }
@@ -184,7 +188,7 @@ public final class Participant: @unchecked Sendable {
         defer { lock.unlock() }
         if var path = audio {
             audio = nil
-            for frame in path.stream.drain(nowMs: nowMs) { decodeAudio(frame, path: &path) }
+            for frame in path.stream.drain(nowMs: nowMs) { decodeAudio(frame, path: &path, nowMs: nowMs) }
             audio = path
         }
         var signal: Signal?
@@ -201,11 +205,18 @@ public final class Participant: @unchecked Sendable {
     /// Gaps longer than this are a pause or a restart, not loss: they are not concealed.
     static let maxConcealedFrames = AudioFormat.blockFrames * 10
 
-    private func decodeAudio(_ frame: EncodedFrame, path: inout AudioPath) {
+    private func decodeAudio(_ frame: EncodedFrame, path: inout AudioPath, nowMs: Int64) {
+        let elapsedMs = max(0, nowMs - (path.lastDecodeMs ?? nowMs))
+        path.lastDecodeMs = nowMs
+        path.concealCredit = Int(min(Int64(Self.maxConcealedFrames),
+                                     Int64(path.concealCredit) + elapsedMs * Int64(AudioFormat.sampleRate) / 1000))
         do {
             if let expected = path.expectedTimestamp {
                 let gap = Int(Int32(bitPattern: frame.rtpTimestamp &- expected))
-                if gap > 0 && gap <= Self.maxConcealedFrames { try conceal(gap, before: frame.data, path: &path) }
+                if gap > 0 && gap <= path.concealCredit {
+                    path.concealCredit -= gap
+                    try conceal(gap, before: frame.data, path: &path)
+                }
             }
             let frames = try path.decoder.decode(frame.data, into: &path.scratch)
             path.fifo.write(path.scratch, frames: frames)
