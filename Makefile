@@ -2,7 +2,7 @@
 SWIFT ?= swift
 ARGS ?=
 
-.PHONY: run build test demo bench packages test-packages clean
+.PHONY: run build test demo bench fuzz packages test-packages clean
 
 packages:
 	@scripts/ensure-packages.sh
@@ -24,5 +24,9 @@ test: test-packages
 demo: test-packages build
 	scripts/demo.sh
 
+# libFuzzer targets for the packet and SDP parsers (fuzz/); FUZZ_SECONDS per target, default 60.
+fuzz: test-packages
+	scripts/fuzz.sh
+
 clean:
-	rm -rf .build demo
+	rm -rf .build .build-fuzz demo

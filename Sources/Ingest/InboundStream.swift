@@ -28,6 +28,10 @@ public struct StreamStats: Equatable, Sendable {
     /// through by the stream's `keyframeRequester`.
     public var nacksSent = 0
     public var plisRequested = 0
+    /// Packets that arrived as answers to NACKs (RTX, or the same SSRC filling a NACKed gap).
+    public var retransmissions = 0
+    /// Smoothed NACK-to-retransmission round trip, once measured.
+    public var roundTripMs: Int64?
 
     public init() {}
 }
@@ -99,6 +103,7 @@ public final class InboundStream: @unchecked Sendable {
         s.framesDropped = depacketizer.droppedFrames
         s.jitter = reception.jitter
         s.plisRequested = keyframeRequester.sent
+        s.roundTripMs = nack?.measuredRttMs
         return s
     }
 
@@ -113,15 +118,20 @@ public final class InboundStream: @unchecked Sendable {
     public var currentDelayMs: Int64 { buffer.currentDelayMs }
 
     /// `bytes` is the datagram's size for the byte counter. Packets with another SSRC or payload type
-    /// are ignored (counted).
-    public func receive(_ packet: RTPPacket, bytes: Int, nowMs: Int64) -> [EncodedFrame] {
+    /// are ignored (counted). `isRetransmission` marks packets unwrapped from an RFC 4588 RTX stream;
+    /// a same-SSRC packet that fills a NACKed gap is recognised as one too. Retransmissions do not
+    /// feed the jitter estimates, and timing them gives the round trip the NACK pacing and the
+    /// jitter buffer's retransmission allowance use.
+    public func receive(_ packet: RTPPacket, bytes: Int, nowMs: Int64, isRetransmission: Bool = false) -> [EncodedFrame] {
         counters.lastPacketMs = nowMs
         guard packet.ssrc == ssrc else { counters.wrongSSRC += 1; return [] }
         guard packet.payloadType == payloadType else { counters.wrongPayloadType += 1; return [] }
         counters.packets += 1
         counters.bytes += max(0, bytes)
+        let retransmitted = isRetransmission || (nack?.isAwaitingRetransmission(sequence: packet.sequenceNumber) ?? false)
+        if retransmitted { counters.retransmissions += 1 }
         let resyncs = buffer.stats.resyncs
-        let released = buffer.insert(packet, nowMs: nowMs)
+        let released = buffer.insert(packet, nowMs: nowMs, measuresJitter: !retransmitted)
         if buffer.stats.resyncs != resyncs {
             // The sender restarted its sequence: loss accounting and NACK tracking start over.
             reception.restartSequence()
@@ -129,8 +139,16 @@ public final class InboundStream: @unchecked Sendable {
         }
         // Out-of-range jumps (no extended number) are not counted as received (RFC 3550 A.1).
         if let extended = buffer.lastExtendedSequence {
-            reception.packetReceived(extendedSequence: extended, rtpTimestamp: packet.timestamp, arrivalMs: nowMs)
-            nack?.packetReceived(extendedSequence: extended, nowMs: nowMs)
+            reception.packetReceived(extendedSequence: extended, rtpTimestamp: packet.timestamp, arrivalMs: nowMs,
+                                     measuresJitter: !retransmitted)
+            if var generator = nack {
+                let rtt = generator.rttMs
+                generator.packetReceived(extendedSequence: extended, nowMs: nowMs)
+                nack = generator
+                if generator.rttMs != rtt {
+                    buffer.setRetransmissionAllowance(Self.retransmissionAllowance(generator.configuration, rttMs: generator.rttMs))
+                }
+            }
         }
         return depacketize(released)
     }

@@ -91,7 +91,9 @@ public struct JitterBuffer {
     }
 
     /// Places a packet received at `nowMs`; returns the packets now releasable in order.
-    public mutating func insert(_ packet: RTPPacket, nowMs: Int64) -> [ReleasedPacket] {
+    /// `measuresJitter: false` for retransmissions: they arrive a round trip late by design, and
+    /// counting that as jitter would deepen the buffer with every recovered loss.
+    public mutating func insert(_ packet: RTPPacket, nowMs: Int64, measuresJitter: Bool = true) -> [ReleasedPacket] {
         // The estimate (and so the depth) is updated before the packet is placed, so a burst of
         // jitter already widens the wait this packet's own gap gets.
         switch reorder.placement(of: packet.sequenceNumber) {
@@ -103,7 +105,7 @@ public struct JitterBuffer {
             estimator.restartTransit()
             estimator.update(rtpTimestamp: packet.timestamp, arrivalMs: nowMs)
         case .inSequence:
-            estimator.update(rtpTimestamp: packet.timestamp, arrivalMs: nowMs)
+            if measuresJitter { estimator.update(rtpTimestamp: packet.timestamp, arrivalMs: nowMs) }
             adapt()
         }
         return reorder.insert(packet, nowMs: nowMs)

@@ -37,6 +37,8 @@ public struct NackStats: Equatable, Sendable {
     public var evicted = 0
     /// Sequence jumps that reset tracking.
     public var resets = 0
+    /// Round-trip samples taken (a packet NACKed exactly once arrived).
+    public var roundTripSamples = 0
 
     public init() {}
 }
@@ -53,8 +55,14 @@ public struct NackStats: Equatable, Sendable {
 /// Memory is bounded by `capacity`. A value type owned by one stream; time is injected in milliseconds.
 public struct NackGenerator: Sendable, Equatable {
     public let configuration: NackConfiguration
-    /// Current spacing between repeats: the RTT estimate, when the owner has one.
+    /// Current spacing between repeats: `configuration.rttMs` until retransmissions have been
+    /// timed, then the smoothed measured round trip (`measuredRttMs`), unless the owner sets it.
     public var rttMs: Int64
+    /// The smoothed NACK-to-retransmission time (TCP's SRTT, gain 1/8), nil before the first sample.
+    /// Only packets NACKed exactly once are timed (Karn's rule: after a repeat, the answer could
+    /// belong to either request). It includes the sender's resend delay, which is what the jitter
+    /// buffer must wait for anyway.
+    public private(set) var measuredRttMs: Int64?
     /// How long after its gap was seen a missing packet is still useful: the jitter buffer's depth
     /// (the owner keeps it in step; `InboundStream` does). Starts at `configuration.maxAgeMs`.
     public var maxAgeMs: Int64
@@ -96,6 +104,7 @@ public struct NackGenerator: Sendable, Equatable {
             let i = index(of: seq)
             if i < missing.count && missing[i].extended == seq {
                 if missing[i].requests > 0 { stats.recovered += 1 }
+                if missing[i].requests == 1 { sampleRoundTrip(nowMs - missing[i].lastRequestMs) }
                 missing.remove(at: i)
             }
             return
@@ -146,6 +155,28 @@ public struct NackGenerator: Sendable, Equatable {
         missing.removeLast(missing.count - kept)
         stats.requested += out.count
         return out
+    }
+
+    /// Longest round trip a sample may report: beyond it the packet was not an answer to the NACK
+    /// (or came from a sender too slow to help), and must not stretch the estimate.
+    static let maxRoundTripSampleMs: Int64 = 1000
+
+    private mutating func sampleRoundTrip(_ sampleMs: Int64) {
+        guard sampleMs >= 0, sampleMs <= Self.maxRoundTripSampleMs else { return }
+        stats.roundTripSamples += 1
+        let smoothed = measuredRttMs.map { ($0 * 7 + sampleMs + 4) / 8 } ?? sampleMs
+        measuredRttMs = smoothed
+        rttMs = smoothed
+    }
+
+    /// True when `sequence` (16-bit, as on the wire) is a missing packet that has been NACKed:
+    /// its arrival now is a retransmission, whose transit time says nothing about jitter.
+    public func isAwaitingRetransmission(sequence: UInt16) -> Bool {
+        guard let top = highest else { return false }
+        let behind = Int64(UInt16(truncatingIfNeeded: top) &- sequence)
+        guard behind > 0, behind < 0x8000 else { return false }
+        let i = index(of: top - behind)
+        return i < missing.count && missing[i].extended == top - behind && missing[i].requests > 0
     }
 
     /// Gives up every missing packet below `extendedSequence` (the jitter buffer no longer waits

@@ -39,8 +39,10 @@ public struct ReceptionStatistics: Sendable, Equatable {
     public var cumulativeLost: Int64 { expected - received }
 
     /// One received packet. `extendedSequence` is the sequence number unwrapped across wraps
-    /// (e.g. by `SequenceUnwrapper`).
-    public mutating func packetReceived(extendedSequence: Int64, rtpTimestamp: UInt32, arrivalMs: Int64) {
+    /// (e.g. by `SequenceUnwrapper`). Retransmissions pass `measuresJitter: false`: they count as
+    /// received but their transit time is not jitter (libwebrtc's receive statistics do the same).
+    public mutating func packetReceived(extendedSequence: Int64, rtpTimestamp: UInt32, arrivalMs: Int64,
+                                        measuresJitter: Bool = true) {
         if let base = baseSequence {
             // A packet from before the first one seen (reordered at the start) widens the range
             // instead of counting as a negative loss.
@@ -51,7 +53,7 @@ public struct ReceptionStatistics: Sendable, Equatable {
             highestSequence = extendedSequence
         }
         received += 1
-        estimator.update(rtpTimestamp: rtpTimestamp, arrivalMs: arrivalMs)
+        if measuresJitter { estimator.update(rtpTimestamp: rtpTimestamp, arrivalMs: arrivalMs) }
     }
 
     /// A sender report from this source arrived: `ntpMiddle` is the middle 32 bits of its NTP

@@ -17,7 +17,8 @@ public struct Goodbye: Equatable, Sendable {
     /// At most 31 (the SC field is 5 bits); extra sources are dropped when serialising.
     public var sources: [UInt32]
     /// UTF-8 text, at most 255 bytes on the wire (cut at a character boundary when longer).
-    /// Invalid UTF-8 from the wire is repaired with replacement characters.
+    /// A reason that is not valid UTF-8 on the wire is dropped (nil): repairing it with replacement
+    /// characters would grow it past 255 bytes and break the parse/serialise round trip (fuzz/rtcp).
     public var reason: String?
 
     public init(sources: [UInt32], reason: String? = nil) {
@@ -41,7 +42,7 @@ public struct Goodbye: Equatable, Sendable {
         if reasonStart < body.upperBound {
             let length = Int(b[reasonStart])
             guard body.upperBound - reasonStart - 1 >= length else { throw .truncatedBody(packetType: pt) }
-            reason = String(decoding: b[reasonStart + 1..<reasonStart + 1 + length], as: UTF8.self)
+            reason = String(validating: b[reasonStart + 1..<reasonStart + 1 + length], as: UTF8.self)
         }
         self.init(sources: sources, reason: reason)
     }

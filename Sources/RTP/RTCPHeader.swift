@@ -56,7 +56,11 @@ public struct RTCPHeader: Equatable, Sendable {
         var bodyEnd = end
         if header.padding {
             let pad = Int(bytes[end - 1])
-            guard pad > 0, pad <= header.packetSize - 4 else { throw .badPadding(packetType: header.packetType) }
+            // Every RTCP body is a whole number of words (RFC 3550 §6.4–6.6, RFC 4585 §6.1), so padding
+            // is too; an odd count would leave a body no serialiser can reproduce (found by fuzz/rtcp).
+            guard pad > 0, pad % 4 == 0, pad <= header.packetSize - 4 else {
+                throw .badPadding(packetType: header.packetType)
+            }
             bodyEnd -= pad
         }
         return (header, offset + 4..<bodyEnd, end)

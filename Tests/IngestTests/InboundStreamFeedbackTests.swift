@@ -101,6 +101,20 @@ import RTP
         #expect(stats.framesDropped == 0)
         #expect(!s.needsKeyframe)
         #expect(s.nextDeadlineMs == nil)
+        // Recognised as an answer: timed (49 ms), and its lateness is not jitter.
+        #expect(stats.retransmissions == 1)
+        #expect(stats.roundTripMs == 49)
+        #expect(stats.jitter == 0)
+        #expect(s.currentDelayMs == 69)  // 10 ms NACK delay + 49 ms measured round trip + 10 ms margin
+    }
+
+    @Test func aLatePacketThatWasNeverNackedStillCountsAsJitter() {
+        let s = Self.nackingVideo()
+        Self.interFrameMissingPacket3(s)
+        _ = s.receive(V.vp8(3, ts: 2970, Self.packet3Payload), bytes: 0, nowMs: 40)  // before the first NACK (43 ms)
+        #expect(s.stats.retransmissions == 0)
+        #expect(s.stats.roundTripMs == nil)
+        #expect(s.stats.jitter == 39.375)  // |7 ms × 90| / 16: RFC 3550 A.8's first step
     }
 
     @Test func retransmissionAfterTheGapWasGivenUpIsLateAndDropped() {

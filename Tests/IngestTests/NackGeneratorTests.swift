@@ -29,6 +29,45 @@ import Testing
         #expect(g.missingSequences == [])
     }
 
+    @Test func anAnswerToASingleNackIsTimedAndSmoothedIntoTheRoundTrip() {
+        var g = Self.generator()
+        g.packetReceived(extendedSequence: 1, nowMs: 0)
+        g.packetReceived(extendedSequence: 4, nowMs: 0)
+        #expect(g.poll(nowMs: 10) == [2, 3])
+        #expect(g.isAwaitingRetransmission(sequence: 2))
+        #expect(!g.isAwaitingRetransmission(sequence: 4))  // received
+        #expect(!g.isAwaitingRetransmission(sequence: 5))  // not seen yet: ahead, not a gap
+        g.packetReceived(extendedSequence: 2, nowMs: 90)
+        #expect(g.measuredRttMs == 80)
+        #expect(g.rttMs == 80)
+        #expect(!g.isAwaitingRetransmission(sequence: 2))
+        g.packetReceived(extendedSequence: 3, nowMs: 50)
+        #expect(g.measuredRttMs == 75)  // (7 × 80 + 40) / 8
+        #expect(g.stats.roundTripSamples == 2)
+    }
+
+    @Test func anAnswerAfterARepeatIsNotTimedKarnsRule() {
+        var g = Self.generator()
+        g.packetReceived(extendedSequence: 1, nowMs: 0)
+        g.packetReceived(extendedSequence: 3, nowMs: 0)
+        #expect(g.poll(nowMs: 10) == [2])
+        #expect(g.poll(nowMs: 60) == [2])
+        g.packetReceived(extendedSequence: 2, nowMs: 65)
+        #expect(g.stats.recovered == 1)
+        #expect(g.measuredRttMs == nil)
+        #expect(g.rttMs == 50)
+    }
+
+    @Test func aSequenceWrapStillFindsTheNackedGap() {
+        var g = Self.generator()
+        g.packetReceived(extendedSequence: 65_534, nowMs: 0)
+        g.packetReceived(extendedSequence: 65_537, nowMs: 0)  // 65535 and 0 (65536) missing
+        _ = g.poll(nowMs: 10)
+        #expect(g.isAwaitingRetransmission(sequence: 0))
+        #expect(g.isAwaitingRetransmission(sequence: 65_535))
+        #expect(!g.isAwaitingRetransmission(sequence: 1))
+    }
+
     @Test func measuredRoundTripSetsTheRepeatSpacing() {
         var g = Self.generator()
         g.rttMs = 30

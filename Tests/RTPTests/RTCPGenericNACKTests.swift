@@ -67,8 +67,8 @@ import Testing
         #expect(throws: RTCPError.truncatedBody(packetType: 205)) {
             try GenericNACK(bytes: hex("81cd0001 2a3b4c5d"))
         }
-        // Padding of 2 leaves half an entry.
-        #expect(throws: RTCPError.truncatedBody(packetType: 205)) {
+        // Padding of 2 would leave half an entry: padding must be whole words.
+        #expect(throws: RTCPError.badPadding(packetType: 205)) {
             try GenericNACK(bytes: hex("a1cd0003 2a3b4c5d 000003ea 00640002"))
         }
         #expect(throws: RTCPError.lengthOverrun(packetType: 205)) {

@@ -25,6 +25,12 @@ import Testing
         #expect(try Goodbye(bytes: bytes).reason == String(repeating: "é", count: 127))
     }
 
+    @Test func dropsAReasonThatIsNotUTF8ButKeepsTheSources() throws {
+        let bye = try Goodbye(bytes: hex("81cb0002 12345678 02ff6100"))
+        #expect(bye == Goodbye(sources: [0x1234_5678]))
+        #expect(try Goodbye(bytes: bye.serialized()) == bye)
+    }
+
     @Test func rejectsReasonPastTheEnd() {
         #expect(throws: RTCPError.truncatedBody(packetType: 203)) { try Goodbye(bytes: hex("81cb0002 12345678 05627965")) }
         #expect(throws: RTCPError.truncatedBody(packetType: 203)) { try Goodbye(bytes: hex("82cb0001 12345678")) }

@@ -25,6 +25,8 @@ import Testing
     @Test func rejectsBadPaddingAndShortBody() {
         #expect(throws: RTCPError.badPadding(packetType: 201)) { try ReceiverReport(bytes: hex("a0c90001 902f9e00")) }
         #expect(throws: RTCPError.badPadding(packetType: 201)) { try ReceiverReport(bytes: hex("a0c90001 902f9e09")) }
+        // One byte of padding would leave a 3-byte profile extension that serialises differently (fuzz/rtcp).
+        #expect(throws: RTCPError.badPadding(packetType: 201)) { try ReceiverReport(bytes: hex("a0c90002 902f9e2e 01020301")) }
         #expect(throws: RTCPError.truncatedBody(packetType: 201)) { try ReceiverReport(bytes: hex("80c90000")) }
         #expect(throws: RTCPError.lengthOverrun(packetType: 201)) { try ReceiverReport(bytes: hex("81c90007 902f9e2e")) }
     }

@@ -65,8 +65,8 @@ import Testing
         #expect(throws: RTCPError.truncatedBody(packetType: 202)) {
             try SourceDescription(bytes: hex("81ca0002 00000001 01026101"))
         }
-        // P-bit padding of 2 leaves the end marker without room for its word.
-        #expect(throws: RTCPError.truncatedBody(packetType: 202)) {
+        // P-bit padding of 2 would leave the end marker without room for its word: padding must be whole words.
+        #expect(throws: RTCPError.badPadding(packetType: 202)) {
             try SourceDescription(bytes: hex("a1ca0002 00000001 00000002"))
         }
         #expect(throws: RTCPError.wrongPacketType(expected: 202, got: 203)) {

@@ -11,6 +11,7 @@ public final class ImpairedRelay: @unchecked Sendable {
     private let fd: Int32
     private let target: sockaddr_in
     private let dropRate: Double
+    private let minDelayMs: Int
     private let maxDelayMs: Int
     private var random: SplitMix64
     private let lock = NSLock()
@@ -23,8 +24,11 @@ public final class ImpairedRelay: @unchecked Sendable {
     /// Datagrams from the server back to the sender (e.g. NACK, PLI, receiver reports).
     public var returned: Int { lock.withLock { _returned } }
 
-    public init(targetPort: Int, dropRate: Double, maxDelayMs: Int, seed: UInt64 = 42) throws {
+    /// Each forwarded datagram waits between `minDelayMs` and `maxDelayMs` (uniform); equal bounds
+    /// make a constant delay, e.g. a slow path for one stream.
+    public init(targetPort: Int, dropRate: Double, minDelayMs: Int = 0, maxDelayMs: Int, seed: UInt64 = 42) throws {
         self.dropRate = dropRate
+        self.minDelayMs = min(minDelayMs, maxDelayMs)
         self.maxDelayMs = maxDelayMs
         random = SplitMix64(seed: seed)
         let sock = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
@@ -95,7 +99,7 @@ public final class ImpairedRelay: @unchecked Sendable {
                 lock.withLock { _dropped += 1 }
                 continue
             }
-            let delay = random.nextUnit() * Double(maxDelayMs) / 1000
+            let delay = (Double(minDelayMs) + random.nextUnit() * Double(maxDelayMs - minDelayMs)) / 1000
             pending.append((now + delay, bytes))
             lock.withLock { _forwarded += 1 }
         }

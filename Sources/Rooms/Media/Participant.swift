@@ -23,8 +23,10 @@ public struct StreamReport: Sendable, Encodable {
     public var keyframeRequests: Int
     /// Audio: lost time filled by Opus concealment or FEC.
     public var concealedMs: Int
-    /// Video: RFC 4588 retransmissions received on the repair SSRC.
+    /// Video: packets that arrived as answers to NACKs (on the RFC 4588 repair SSRC, or the media SSRC).
     public var retransmissions: Int
+    /// Video: the smoothed time from a NACK to its retransmission, once one was timed.
+    public var roundTripMs: Int?
     /// Audio: how long this voice is held back to stay in sync with a slower video path.
     public var lipSyncDelayMs: Int
 }
@@ -104,7 +106,6 @@ public final class Participant: @unchecked Sendable {
         var waitingForKeyframe = true
         var framesDecoded = 0
         var decodeErrors = 0
-        var retransmissionsReceived = 0
         var rates = StreamRates()
     }
 
@@ -161,6 +162,7 @@ public final class Participant: @unchecked Sendable {
             return nil
         }
         var packet = packet
+        var isRetransmission = false
         if let rtx = retransmission, packet.ssrc == rtx.ssrc, let videoSSRC {
             // RFC 4588 §4: the payload starts with the original sequence number; the rest is the original payload.
             guard packet.payloadType == rtx.payloadType, packet.payload.count >= 2, let original = video else { return nil }
@@ -168,12 +170,12 @@ public final class Participant: @unchecked Sendable {
             packet.payload.removeFirst(2)
             packet.payloadType = original.stream.payloadType
             packet.ssrc = videoSSRC
-            video?.retransmissionsReceived += 1
+            isRetransmission = true
         }
         if packet.ssrc == videoSSRC, var path = video {
             video = nil
             var signal: Signal?
-            for frame in path.stream.receive(packet, bytes: bytes, nowMs: nowMs) {
+            for frame in path.stream.receive(packet, bytes: bytes, nowMs: nowMs, isRetransmission: isRetransmission) {
                 signal = decodeVideo(frame, path: &path, nowMs: nowMs) ?? signal
             }
             video = path
@@ -323,7 +325,7 @@ public final class Participant: @unchecked Sendable {
                                     fps: a.rates.fps, kbps: a.rates.kbps,
                                     jitterMs: s.jitter * 1000 / Double(a.stream.clockRate), nacksSent: 0, keyframeRequests: 0,
                                     concealedMs: a.concealedFrames * 1000 / AudioFormat.sampleRate, retransmissions: 0,
-                                    lipSyncDelayMs: a.fifo.syncDelayFrames * 1000 / AudioFormat.sampleRate))
+                                    roundTripMs: nil, lipSyncDelayMs: a.fifo.syncDelayFrames * 1000 / AudioFormat.sampleRate))
         }
         if let v = video {
             let s = v.stream.stats
@@ -332,7 +334,8 @@ public final class Participant: @unchecked Sendable {
                                     fps: v.rates.fps, kbps: v.rates.kbps,
                                     jitterMs: s.jitter * 1000 / Double(v.stream.clockRate), nacksSent: s.nacksSent,
                                     keyframeRequests: v.stream.keyframeRequester.sent, concealedMs: 0,
-                                    retransmissions: v.retransmissionsReceived, lipSyncDelayMs: 0))
+                                    retransmissions: s.retransmissions, roundTripMs: s.roundTripMs.map { Int($0) },
+                                    lipSyncDelayMs: 0))
         }
         return out
     }

@@ -89,9 +89,10 @@ final class StreamRouter: @unchecked Sendable {
         case dropped
     }
 
-    /// Classifies, authenticates and latches one datagram. RTCP is accepted from any address
-    /// (senders such as ffmpeg send it from another port) but must name a known SSRC and, for
-    /// SRTP streams, authenticate.
+    /// Classifies, authenticates and latches one datagram. RTCP must name a known SSRC. SRTCP
+    /// authenticates itself and is accepted from any address; plain RTCP only from the host its
+    /// RTP latched (any port: senders such as ffmpeg send RTCP from the port above), so nobody
+    /// else can end a plain-RTP participant with a BYE or skew its lip-sync with a sender report.
     func route(_ bytes: [UInt8], from peer: PeerAddress) -> Routed {
         lock.lock()
         defer { lock.unlock() }
@@ -109,10 +110,12 @@ final class StreamRouter: @unchecked Sendable {
             if let srtp = binding.srtp {
                 guard let plain = try? srtp.unprotectRTCP(bytes) else { counters.srtpFailures += 1; return .dropped }
                 clear = plain
+            } else if binding.latched?.host != peer.host {
+                counters.wrongSource += 1
+                return .dropped
             }
             guard let packets = try? parseCompoundRTCP(clear) else { counters.malformed += 1; return .dropped }
-            // Plain RTCP is only trusted to steer feedback when it comes from the latched host.
-            if binding.srtp != nil || binding.latched?.host == peer.host { binding.rtcpPeer = peer }
+            binding.rtcpPeer = peer
             return .rtcp(binding.participant, packets)
         case .rtp:
             guard bytes.count >= 12 else { counters.malformed += 1; return .dropped }
