@@ -38,6 +38,11 @@ public final class H264Encoder: @unchecked Sendable {
         param.pointee.i_timebase_den = UInt32(config.fps)
         param.pointee.b_vfr_input = 0       // constant frame rate: rate control from fps, not timestamps
         param.pointee.i_keyint_max = Int32(config.keyintFrames)
+        // A fixed GOP: CDN ingests and HLS segmenters cut at keyframes and expect them on the interval.
+        // With scene-cut detection a busy canvas produced a keyframe every third frame (seen end to end).
+        // Keyframes the programme asks for (a new or reconnected output) still come at once.
+        param.pointee.i_scenecut_threshold = 0
+        param.pointee.i_keyint_min = Int32(config.keyintFrames)
         param.pointee.i_threads = Int32(config.threads)
         param.pointee.i_log_level = X264_LOG_WARNING
         param.pointee.b_annexb = 0          // 4-byte length prefixes (AVCC), as FLV wants

@@ -3,10 +3,11 @@ import Foundation
 /// An FLV file being written: the owner of its file descriptor.
 ///
 /// Writes go straight to the descriptor (no user-space buffer), so every finished tag is in the
-/// kernel and survives the process being killed; readers such as ffprobe see the file up to the last tag.
+/// kernel and survives the process being killed (SIGKILL included); readers such as ffprobe see the
+/// file up to the last tag. `close` reports a failing close (NFS, quota) instead of losing it in `deinit`.
 /// `@unchecked Sendable`: used by its FileOutput's worker thread only.
 final class FLVFileWriter: @unchecked Sendable {
-    private let descriptor: Int32
+    private var descriptor: Int32
     let path: String
     /// Reused for every tag (hot path: one tag per frame).
     private var buffer: [UInt8] = []
@@ -14,33 +15,47 @@ final class FLVFileWriter: @unchecked Sendable {
     init(path: String) throws(OutputIOError) {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
-            throw OutputIOError(description: "cannot open \(path): \(String(cString: strerror(errno)))")
+            throw OutputIOError(description: "cannot open \(path): \(String(cString: strerror(errno)))", isFinal: true)
         }
         descriptor = fd
         self.path = path
+        buffer.reserveCapacity(64 * 1024)
     }
 
-    deinit { close(descriptor) }
+    deinit { if descriptor >= 0 { Foundation.close(descriptor) } }
 
     func writeHeader(hasVideo: Bool, hasAudio: Bool) throws(OutputIOError) {
-        try writeAll(FLVMuxer.fileHeader(hasVideo: hasVideo, hasAudio: hasAudio))
+        buffer.removeAll(keepingCapacity: true)
+        buffer.append(contentsOf: FLVMuxer.fileHeader(hasVideo: hasVideo, hasAudio: hasAudio))
+        try writeBuffer()
     }
 
+    /// Writes one whole tag (header, body, PreviousTagSize) with as few `write` calls as the kernel allows.
     func write(_ tag: FLVTag) throws(OutputIOError) {
         buffer.removeAll(keepingCapacity: true)
         tag.appendSerialized(to: &buffer)
-        try writeAll(buffer)
+        try writeBuffer()
     }
 
-    private func writeAll(_ bytes: [UInt8]) throws(OutputIOError) {
+    func close() throws(OutputIOError) {
+        guard descriptor >= 0 else { return }
+        let fd = descriptor
+        descriptor = -1
+        guard Foundation.close(fd) == 0 else {
+            throw OutputIOError(description: "closing \(path) failed: \(String(cString: strerror(errno)))", isFinal: true)
+        }
+    }
+
+    private func writeBuffer() throws(OutputIOError) {
+        guard descriptor >= 0 else { throw OutputIOError(description: "\(path) is closed", isFinal: true) }
         var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { raw in
+        while offset < buffer.count {
+            let written = buffer.withUnsafeBytes { raw in
                 Foundation.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
             }
             if written < 0 {
                 if errno == EINTR { continue }
-                throw OutputIOError(description: "writing \(path) failed: \(String(cString: strerror(errno)))")
+                throw OutputIOError(description: "writing \(path) failed: \(String(cString: strerror(errno)))", isFinal: true)
             }
             offset += written
         }

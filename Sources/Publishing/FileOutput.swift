@@ -4,40 +4,49 @@ import Logging
 /// Writes the stream to an FLV file (`file:///absolute/path.flv`) on its own thread.
 ///
 /// The file starts with the FLV header (flags from the header tags: video only when there is an AVC
-/// sequence header), then the header tags, then every tag as it is drained from the bounded queue.
-/// A write failure (disk full, path gone) is final: state `error`.
+/// sequence header), then the header tags, then every tag as it is drained from the bounded queue,
+/// starting at a keyframe with the audio of that moment (`StartGate`; the owner is asked for a keyframe
+/// when the file opens). Each tag goes to the
+/// kernel as soon as it is written (`FLVFileWriter` has no user-space buffer), so the file is readable
+/// to its last tag even if the process is killed. A write failure (disk full, path gone) is final:
+/// state `error`. Retry options do not apply to files.
 public final class FileOutput: Output {
     public let id: String
     public let url: String
     /// The file path, nil when the URL was not a usable file URL.
     public let path: String?
+    public var options: OutputOptions { core.options }
     private let core: OutputCore
 
-    public init(id: String, url: String, logger: Logger, onStateChange: @escaping OutputStateHandler,
-                queueLimitMs: Int = 2000) {
+    public init(id: String, url: String, options: OutputOptions = OutputOptions(), logger: Logger,
+                onKeyframeNeeded: @escaping KeyframeRequestHandler = {}, onStateChange: @escaping OutputStateHandler) {
         self.id = id
         self.url = url
         var logger = logger
         logger[metadataKey: "output"] = "\(id)"
+        var initial = OutputStateChange(state: .disconnected)
         switch OutputURL.filePath(url) {
         case .success(let path):
             self.path = path
-            core = OutputCore(logger: logger, queueLimitMs: queueLimitMs, initialState: .disconnected, message: nil,
-                              onStateChange: onStateChange)
         case .failure(let error):
             path = nil
-            core = OutputCore(logger: logger, queueLimitMs: queueLimitMs, initialState: .error,
-                              message: error.description, onStateChange: onStateChange)
+            initial = OutputStateChange(state: .error, message: error.description)
         }
+        if initial.state != .error {
+            do { try options.validate() } catch { initial = OutputStateChange(state: .error, message: error.description) }
+        }
+        core = OutputCore(logger: logger, options: options, initial: initial, onKeyframeNeeded: onKeyframeNeeded,
+                          onStateChange: onStateChange)
     }
 
     public var state: OutputState { core.state }
+    public var stateChange: OutputStateChange { core.stateChange }
     public var stats: OutputStats { core.stats }
     public var lastMessage: String? { core.message }
 
     public func start(headers: [FLVTag]) {
         guard let path, core.begin(headers: headers) else { return }
-        core.transition(to: .connecting, message: nil)
+        core.transition(to: .connecting, attempt: 0, message: nil)
         let thread = Thread { [self] in run(path: path) }
         thread.name = "flv-file-\(id)"
         thread.start()
@@ -47,22 +56,34 @@ public final class FileOutput: Output {
         core.enqueue(tag)
     }
 
+    /// Writes what is queued (bounded by the flush time) and closes the file.
     public func stop() {
         core.requestStopAndWait()
     }
 
     private func run(path: String) {
         do {
+            // Closed when this returns (the writer's deinit), before the final state is reported.
             let writer = try FLVFileWriter(path: path)
             let headers = core.headerTags
             let hasVideo = headers.contains { $0.kind == .video }
             let hasAudio = headers.contains { $0.kind == .audio } || !hasVideo
             try writer.writeHeader(hasVideo: hasVideo, hasAudio: hasAudio)
             for header in headers { try write(header, with: writer) }
+            core.onKeyframeNeeded()
             core.transition(to: .connected, message: nil)
+            var gate = StartGate(hasVideo: hasVideo, queueLimitMs: core.options.queueLimitMs)
+            var ready: [FLVTag] = []  // reused for every tag
+            ready.reserveCapacity(64)
             while let tag = core.nextTag() {
-                try write(tag, with: writer)
+                let skipped = gate.admit(tag, into: &ready)
+                core.recordSkipped(video: skipped.video, audio: skipped.audio)
+                for tag in ready { try write(tag, with: writer) }
+                ready.removeAll(keepingCapacity: true)
             }
+            gate.flush(into: &ready)
+            for tag in ready { try write(tag, with: writer) }
+            try writer.close()
             core.finish(state: .disconnected, message: nil)
         } catch {
             core.finish(state: .error, message: error.description)
@@ -75,6 +96,6 @@ public final class FileOutput: Output {
             return
         }
         try writer.write(tag)
-        core.recordSent(bytes: tag.serializedSize)
+        core.recordSent(tag)
     }
 }

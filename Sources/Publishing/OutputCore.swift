@@ -11,6 +11,8 @@ final class OutputCore: @unchecked Sendable {
     static let flushSeconds = 2.0
 
     let logger: Logger
+    let options: OutputOptions
+    let onKeyframeNeeded: KeyframeRequestHandler
     private let onStateChange: OutputStateHandler
     private let condition = NSCondition()
     /// Held while a state changes and its handler runs, so handlers see changes in order even when
@@ -19,8 +21,7 @@ final class OutputCore: @unchecked Sendable {
     private let notifyLock = NSRecursiveLock()
     private var queue: TagQueue
     private var headers: [FLVTag] = []
-    private var currentState: OutputState
-    private var lastMessage: String?
+    private var current: OutputStateChange
     private var counters = OutputStats()
     private var started = false
     private var stopDeadline: Date?
@@ -28,26 +29,30 @@ final class OutputCore: @unchecked Sendable {
     /// The socket the worker is blocked on, if any: `stop` shuts it down when a write hangs past the deadline.
     private var activeSocket: Int32 = -1
 
-    init(logger: Logger, queueLimitMs: Int, initialState: OutputState, message: String?,
-         onStateChange: @escaping OutputStateHandler) {
+    init(logger: Logger, options: OutputOptions, initial: OutputStateChange,
+         onKeyframeNeeded: @escaping KeyframeRequestHandler, onStateChange: @escaping OutputStateHandler) {
         self.logger = logger
+        self.options = options
+        self.onKeyframeNeeded = onKeyframeNeeded
         self.onStateChange = onStateChange
-        queue = TagQueue(limitMs: queueLimitMs)
-        currentState = initialState
-        lastMessage = message
+        queue = TagQueue(limitMs: options.queueLimitMs)
+        current = initial
     }
 
     // MARK: caller side
 
-    var state: OutputState { condition.withLock { currentState } }
-    var message: String? { condition.withLock { lastMessage } }
+    var stateChange: OutputStateChange { condition.withLock { current } }
+    var state: OutputState { condition.withLock { current.state } }
+    var message: String? { condition.withLock { current.message } }
 
     var stats: OutputStats {
         condition.withLock {
             var stats = counters
             stats.droppedVideoTags = queue.droppedVideo
             stats.droppedAudioTags = queue.droppedAudio
+            stats.droppedDataTags = queue.droppedData
             stats.queuedTags = queue.count
+            stats.queueMs = queue.spanMs
             return stats
         }
     }
@@ -55,20 +60,21 @@ final class OutputCore: @unchecked Sendable {
     /// Records the headers and reports whether the caller should launch the worker
     /// (false when already started, stopped, or in the final `error` state).
     func begin(headers: [FLVTag]) -> Bool {
-        let (launch, errorMessage): (Bool, String?) = condition.withLock {
-            if currentState == .error { return (false, lastMessage) }
+        let (launch, initError): (Bool, OutputStateChange?) = condition.withLock {
+            if current.state == .error { return (false, current) }
             guard !started, stopDeadline == nil else { return (false, nil) }
             started = true
             self.headers = headers
             return (true, nil)
         }
-        if let errorMessage { onStateChange(.error, errorMessage) }  // report the init-time error now that someone listens
+        if let initError { onStateChange(initError) }  // report the init-time error now that someone listens
         return launch
     }
 
+    /// Queues a tag (never blocks on I/O; the queue drops by its policy when full).
     func enqueue(_ tag: FLVTag) {
         condition.withLock {
-            guard stopDeadline == nil, currentState != .error else { return }
+            guard stopDeadline == nil, current.state != .error else { return }
             queue.push(tag)
             condition.signal()
         }
@@ -136,22 +142,32 @@ final class OutputCore: @unchecked Sendable {
         }
     }
 
-    func recordSent(bytes: Int) {
+    /// Counts a tag written to the server or file (per tag: no allocation).
+    func recordSent(_ tag: FLVTag) {
         condition.withLock {
             counters.sentTags += 1
-            counters.sentBytes += bytes
+            counters.sentBytes += tag.serializedSize
+            guard !tag.isSequenceHeader else { return }
+            if tag.kind == .video { counters.sentVideoFrames += 1 } else if tag.kind == .audio { counters.sentAudioFrames += 1 }
         }
     }
 
-    func recordSkippedVideo() { condition.withLock { queue.countDroppedVideo() } }
+    /// Counts what a `StartGate` skipped while a (re)started stream waited for its keyframe.
+    func recordSkipped(video: Int, audio: Int) {
+        guard video > 0 || audio > 0 else { return }
+        condition.withLock {
+            counters.skippedVideoTags += video
+            counters.skippedAudioTags += audio
+        }
+    }
 
     func recordReconnect() { condition.withLock { counters.reconnects += 1 } }
 
     func setActiveSocket(_ socket: Int32) { condition.withLock { activeSocket = socket } }
 
     /// Marks the worker done and wakes a waiting `stop`.
-    func finish(state: OutputState, message: String?) {
-        transition(to: state, message: message)
+    func finish(state: OutputState, attempt: Int? = nil, message: String?) {
+        transition(to: state, attempt: attempt, message: message)
         condition.withLock {
             finished = true
             activeSocket = -1
@@ -159,28 +175,26 @@ final class OutputCore: @unchecked Sendable {
         }
     }
 
-    /// Sets the state and calls the handler (outside the lock) when state or message changed.
-    /// `error` is final: later transitions are ignored, and so are connection states once stopping.
-    func transition(to newState: OutputState, message: String?) {
+    /// Sets the state and calls the handler (outside the lock) when state, attempt or message changed.
+    /// `attempt` nil keeps the current one. `error` is final: later transitions are ignored, and so are
+    /// connection states once stopping.
+    func transition(to newState: OutputState, attempt: Int? = nil, message: String?) {
         notifyLock.lock()
         defer { notifyLock.unlock() }
-        let changed: Bool = condition.withLock {
-            guard currentState != .error else { return false }
+        let change: OutputStateChange? = condition.withLock {
+            guard current.state != .error else { return nil }
             // Once stopping, a worker finishing a connect must not report `connected` again.
-            if stopDeadline != nil, [.connecting, .connected, .reconnecting].contains(newState) { return false }
+            if stopDeadline != nil, [.connecting, .connected, .reconnecting].contains(newState) { return nil }
             // `disconnected` after stop is final too (a late `disconnecting` must not follow it).
-            if currentState == .disconnected, stopDeadline != nil { return false }
-            guard newState != currentState || message != lastMessage else { return false }
-            currentState = newState
-            lastMessage = message
-            return true
+            if current.state == .disconnected, stopDeadline != nil { return nil }
+            let next = OutputStateChange(state: newState, attempt: attempt ?? current.attempt, message: message)
+            guard next != current else { return nil }
+            current = next
+            return next
         }
-        guard changed else { return }
-        if let message {
-            logger.info("output state \(newState.rawValue): \(message)")
-        } else {
-            logger.info("output state \(newState.rawValue)")
-        }
-        onStateChange(newState, message)
+        guard let change else { return }
+        let suffix = change.message.map { ": \($0)" } ?? ""
+        logger.info("output state \(newState.rawValue) (attempt \(change.attempt))\(suffix)")
+        onStateChange(change)
     }
 }

@@ -3,45 +3,62 @@ import Logging
 
 /// Publishes FLV tags to an RTMP server with librtmp, on its own thread.
 ///
-/// `send` only enqueues (bounded, see `TagQueue`). The worker connects, writes the header tags, then
-/// drains the queue. On a connect or write failure it goes `reconnecting`, waits a randomised, growing
-/// backoff (`ReconnectBackoff`), reconnects, resends the headers and skips video until the next
-/// keyframe, so the server always sees a decodable stream.
+/// `send` only enqueues (bounded, see `TagQueue`). The worker connects, writes the header tags, asks its
+/// owner for a keyframe, then drains the queue. On a connect or write failure it goes `reconnecting`
+/// with the next attempt number, waits a randomised, growing backoff (`ReconnectPolicy`), reconnects,
+/// resends the headers and skips video until the next keyframe, so the server always sees a decodable
+/// stream. It gives up (final `error`) only when `maxRetries` is exhausted or the server refuses the
+/// application, which no retry can fix; a refused TCP connection (server down) is always retried.
 ///
 /// The worker thread keeps the publisher alive until `stop()`: always stop an output you started.
 public final class RTMPPublisher: Output {
-    /// A connection that lasted this long resets the backoff to its first step.
+    /// A connection that lasted this long resets the backoff and the retry count.
     static let stableConnectionSeconds = 5.0
 
     public let id: String
     public let url: String
+    public var options: OutputOptions { core.options }
     private let core: OutputCore
+    private let policy: ReconnectPolicy
+    private let environment: any PublisherEnvironment
 
     /// A URL that is not a usable rtmp:// URL puts the publisher straight into the final `error` state.
-    public init(id: String, url: String, logger: Logger, onStateChange: @escaping OutputStateHandler,
-                queueLimitMs: Int = 2000) {
+    public convenience init(id: String, url: String, options: OutputOptions = OutputOptions(), logger: Logger,
+                            onKeyframeNeeded: @escaping KeyframeRequestHandler = {},
+                            onStateChange: @escaping OutputStateHandler) {
+        self.init(id: id, url: url, options: options, logger: logger, environment: LibRTMPEnvironment(),
+                  random: { Double.random(in: 0..<1) }, onKeyframeNeeded: onKeyframeNeeded, onStateChange: onStateChange)
+    }
+
+    /// With an injected environment and random source (tests).
+    init(id: String, url: String, options: OutputOptions, logger: Logger, environment: any PublisherEnvironment,
+         random: @escaping @Sendable () -> Double, onKeyframeNeeded: @escaping KeyframeRequestHandler,
+         onStateChange: @escaping OutputStateHandler) {
         self.id = id
         self.url = url
+        self.environment = environment
+        policy = ReconnectPolicy(options: options, random: random)
         var logger = logger
         logger[metadataKey: "output"] = "\(id)"
+        var initial = OutputStateChange(state: .disconnected)
         if let problem = OutputURL.rtmpProblem(url) {
-            let message = "cannot publish to \(redactedURL(url)): \(problem)"
-            core = OutputCore(logger: logger, queueLimitMs: queueLimitMs, initialState: .error, message: message,
-                              onStateChange: onStateChange)
+            initial = OutputStateChange(state: .error, message: "cannot publish to \(redactedURL(url)): \(problem)")
         } else {
-            core = OutputCore(logger: logger, queueLimitMs: queueLimitMs, initialState: .disconnected, message: nil,
-                              onStateChange: onStateChange)
+            do { try options.validate() } catch { initial = OutputStateChange(state: .error, message: error.description) }
         }
+        core = OutputCore(logger: logger, options: options, initial: initial, onKeyframeNeeded: onKeyframeNeeded,
+                          onStateChange: onStateChange)
     }
 
     public var state: OutputState { core.state }
+    public var stateChange: OutputStateChange { core.stateChange }
     public var stats: OutputStats { core.stats }
     /// The text of the last error or reconnect reason, if any.
     public var lastMessage: String? { core.message }
 
     public func start(headers: [FLVTag]) {
         guard core.begin(headers: headers) else { return }
-        core.transition(to: .connecting, message: nil)
+        core.transition(to: .connecting, attempt: 0, message: nil)
         let thread = Thread { [self] in run() }
         thread.name = "rtmp-\(id)"
         thread.start()
@@ -58,68 +75,79 @@ public final class RTMPPublisher: Output {
     // MARK: worker thread
 
     private func run() {
-        var failures = 0
+        var retry = 0  // retries since the last stable connection; the attempt number of the next connect
+        var refusalConfirmed = false
         while !core.isStopRequested {
-            var connectedAt: Date?
+            var connectedAt: Double?
             do {
-                try publishUntilStopped { connectedAt = Date() }
-                core.finish(state: .disconnected, message: nil)
-                return
+                try publishUntilStopped(attempt: retry) { connectedAt = environment.now() }
+                break
             } catch {
                 if core.isStopRequested { break }
-                if let connectedAt, Date().timeIntervalSince(connectedAt) >= Self.stableConnectionSeconds { failures = 0 }
-                failures += 1
+                if error.isFinal {
+                    // Confirm once, at once: a server that dies between handshake and answer looks the same.
+                    if !refusalConfirmed { refusalConfirmed = true; continue }
+                    return core.finish(state: .error, attempt: retry, message: error.description)
+                }
+                refusalConfirmed = false
+                if let connectedAt, environment.now() - connectedAt >= Self.stableConnectionSeconds { retry = 0 }
                 core.recordReconnect()
-                core.transition(to: .reconnecting, message: error.description)
-                let delay = ReconnectBackoff.delay(forAttempt: failures)
-                core.logger.debug("reconnecting in \(String(format: "%.1f", delay)) s (attempt \(failures))")
-                if !core.sleep(seconds: delay) { break }
+                guard let delayMs = policy.delayMs(beforeRetry: retry + 1) else {
+                    return core.finish(state: .error, attempt: retry, message: gaveUpMessage(retries: retry, error))
+                }
+                retry += 1
+                core.transition(to: .reconnecting, attempt: retry, message: error.description)
+                core.logger.debug("retry \(retry) in \(delayMs) ms")
+                if !environment.wait(seconds: Double(delayMs) / 1000, core: core) { break }
             }
         }
         core.finish(state: .disconnected, message: nil)
     }
 
-    /// One connection: connect, send the headers, drain until stop. The session (and its socket) is
+    private func gaveUpMessage(retries: Int, _ error: OutputIOError) -> String {
+        retries == 0 ? "not retrying (maxRetries is 0): \(error.description)"
+                     : "gave up after \(retries) retries (maxRetries \(policy.maxRetries ?? retries)): \(error.description)"
+    }
+
+    /// One connection: connect, send the headers, drain until stop. The connection (and its socket) is
     /// closed when this returns or throws, before the state is reported.
-    private func publishUntilStopped(onConnected: () -> Void) throws(OutputIOError) {
-        let session = try RTMPSession.connect(url: url)
-        core.setActiveSocket(session.socket)
-        // Clear the socket `stop` may shut down before the session closes it (the lifetime extension
-        // keeps the optimiser from freeing the session first).
-        defer { core.setActiveSocket(-1); withExtendedLifetime(session) {} }
-        for header in core.headerTags { try write(header, to: session) }
+    private func publishUntilStopped(attempt: Int, onConnected: () -> Void) throws(OutputIOError) {
+        let connection = try environment.connect(url: url)
+        core.setActiveSocket(connection.socket)
+        // Clear the socket `stop` may shut down before the connection closes it (the lifetime extension
+        // keeps the optimiser from freeing the connection first).
+        defer { core.setActiveSocket(-1); withExtendedLifetime(connection) {} }
+        for header in core.headerTags { try write(header, to: connection) }
         onConnected()
-        core.transition(to: .connected, message: nil)
-        try drain(into: session)
+        // The queue may hold no keyframe for seconds (keyint): ask for one now instead of skipping video
+        // till then. Asked before `connected` is reported, so whoever sees `connected` knows it was asked.
+        core.onKeyframeNeeded()
+        core.transition(to: .connected, attempt: attempt, message: nil)
+        try drain(into: connection)
     }
 
-    /// Writes queued tags until stop; after (re)connecting, dependent video waits for a keyframe.
-    private func drain(into session: RTMPSession) throws(OutputIOError) {
-        var awaitingKeyframe = true
+    /// Writes queued tags until stop, starting at a keyframe with the audio of that moment (`StartGate`).
+    private func drain(into connection: any PublishingConnection) throws(OutputIOError) {
+        var gate = StartGate(hasVideo: core.headerTags.contains { $0.kind == .video }, queueLimitMs: core.options.queueLimitMs)
+        var ready: [FLVTag] = []  // reused for every tag
+        ready.reserveCapacity(64)
         while let tag = core.nextTag() {
-            if tag.kind == .video && !tag.isSequenceHeader {
-                if tag.isKeyframe {
-                    awaitingKeyframe = false
-                } else if awaitingKeyframe {
-                    core.recordSkippedVideo()
-                    continue
-                }
-            }
-            try write(tag, to: session)
-            try session.serviceIncoming()
+            let skipped = gate.admit(tag, into: &ready)
+            core.recordSkipped(video: skipped.video, audio: skipped.audio)
+            for tag in ready { try write(tag, to: connection) }
+            ready.removeAll(keepingCapacity: true)
+            try connection.serviceIncoming()
         }
+        gate.flush(into: &ready)
+        for tag in ready { try write(tag, to: connection) }
     }
 
-    private func write(_ tag: FLVTag, to session: RTMPSession) throws(OutputIOError) {
+    private func write(_ tag: FLVTag, to connection: any PublishingConnection) throws(OutputIOError) {
         guard tag.body.count <= FLVTag.maxBodySize else {
             core.logger.warning("dropping a \(tag.kind) tag of \(tag.body.count) bytes: too large for FLV")
             return
         }
-        if tag.kind == .script && !tag.isMetadata {
-            try session.sendData(body: tag.body, timestampMs: tag.timestampMs)
-        } else {
-            try session.write(tag.serialized())
-        }
-        core.recordSent(bytes: tag.serializedSize)
+        try connection.write(tag)
+        core.recordSent(tag)
     }
 }

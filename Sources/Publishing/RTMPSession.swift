@@ -4,20 +4,29 @@ import Foundation
 /// An I/O failure of an output (librtmp, socket or file) with its explanation.
 struct OutputIOError: Error, CustomStringConvertible {
     let description: String
+    /// True when retrying cannot help (the server refused the application, librtmp cannot parse the
+    /// URL): the output goes to the final `error` state instead of reconnecting.
+    var isFinal = false
 }
 
 /// One publishing connection: the owner of an `RTMP*` handle and the URL copy librtmp points into.
 ///
 /// `@unchecked Sendable`: created, used and freed on its publisher's worker thread only.
-final class RTMPSession: @unchecked Sendable {
+final class RTMPSession: PublishingConnection, @unchecked Sendable {
     /// Seconds a connect handshake read or a blocked write may take before the connection counts as lost.
     static let ioTimeoutSeconds: Int32 = 5
+    /// Unsent bytes the kernel may hold for us (TCP_NOTSENT_LOWAT): 128 ms at 2 Mbit/s.
+    static let unsentLimitBytes = 32 * 1024
+    /// The whole connect → createStream → publish exchange must finish within this.
+    static let publishHandshakeSeconds = 10.0
 
     private let rtmp: UnsafeMutablePointer<RTMP>
     /// `RTMP_SetupURL` keeps pointers into this string; freed after `RTMP_Free`.
     private let urlCopy: UnsafeMutablePointer<CChar>
     /// The resolved numeric host librtmp connects to; same lifetime as `urlCopy`.
     private let hostCopy: UnsafeMutablePointer<CChar>?
+    /// Reused for every serialised tag (hot path: one tag per frame).
+    private var buffer: [UInt8] = []
 
     /// librtmp's one-time TLS/global setup inside `RTMP_Init` is not thread-safe; serialise handle creation.
     private static let setupLock = NSLock()
@@ -26,6 +35,7 @@ final class RTMPSession: @unchecked Sendable {
         self.rtmp = rtmp
         self.urlCopy = urlCopy
         self.hostCopy = hostCopy
+        buffer.reserveCapacity(64 * 1024)
     }
 
     deinit {
@@ -51,7 +61,7 @@ final class RTMPSession: @unchecked Sendable {
         guard parsed else {
             RTMP_Free(rtmp)
             free(urlCopy)
-            throw OutputIOError(description: "librtmp could not parse the URL")
+            throw OutputIOError(description: "librtmp could not parse the URL", isFinal: true)
         }
         // Without this the server treats us as a player and silently drops everything we send.
         RTMP_EnableWrite(rtmp)
@@ -77,21 +87,30 @@ final class RTMPSession: @unchecked Sendable {
         guard RTMP_Connect(rtmp, nil) != 0 else {
             throw OutputIOError(description: "cannot connect to \(hostName):\(port)\(errnoSuffix())")
         }
-        guard RTMP_ConnectStream(rtmp, 0) != 0 else {
-            throw OutputIOError(description: "\(hostName):\(port) refused the publish (unknown application or stream key?)")
-        }
+        try session.awaitPublishStart(url: url, server: "\(hostName):\(port)")
         // librtmp only bounds reads; a stalled peer would otherwise block writes forever.
         var timeout = timeval(tv_sec: Int(ioTimeoutSeconds), tv_usec: 0)
         _ = setsockopt(RTMP_Socket(rtmp), SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        // Keep the backlog in our queue, where the drop policy and the adaptive bitrate can see it: with
+        // send-buffer autotuning the kernel would otherwise take megabytes (tens of seconds on a slow link)
+        // before a write blocks. Unlike a small SO_SNDBUF this does not cap the data in flight on long links.
+        var lowWater = Int32(unsentLimitBytes)
+        _ = setsockopt(RTMP_Socket(rtmp), Int32(IPPROTO_TCP), TCP_NOTSENT_LOWAT, &lowWater, socklen_t(MemoryLayout<Int32>.size))
         return session
     }
 
     var socket: Int32 { RTMP_Socket(rtmp) }
 
-    /// Writes one whole serialised FLV tag (`RTMP_Write` adds `@setDataFrame` to script tags: use it for onMetaData).
-    func write(_ serializedTag: [UInt8]) throws(OutputIOError) {
-        let written = serializedTag.withUnsafeBufferPointer { buffer in
-            buffer.withMemoryRebound(to: CChar.self) { RTMP_Write(rtmp, $0.baseAddress, Int32($0.count)) }
+    /// Writes one tag: media and onMetaData as a whole serialised FLV tag through `RTMP_Write` (which adds
+    /// `@setDataFrame` to script tags), other script tags (voice levels) as plain data messages.
+    func write(_ tag: FLVTag) throws(OutputIOError) {
+        if tag.kind == .script && !tag.isMetadata {
+            return try sendData(body: tag.body, timestampMs: tag.timestampMs)
+        }
+        buffer.removeAll(keepingCapacity: true)
+        tag.appendSerialized(to: &buffer)
+        let written = buffer.withUnsafeBufferPointer { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { RTMP_Write(rtmp, $0.baseAddress, Int32($0.count)) }
         }
         guard written > 0 else {
             throw OutputIOError(description: "RTMP_Write failed\(Self.errnoSuffix())")
@@ -99,7 +118,7 @@ final class RTMPSession: @unchecked Sendable {
     }
 
     /// Sends a script tag's body as a plain data message (no `@setDataFrame`), e.g. voice levels.
-    func sendData(body: [UInt8], timestampMs: UInt32) throws(OutputIOError) {
+    private func sendData(body: [UInt8], timestampMs: UInt32) throws(OutputIOError) {
         let ok = body.withUnsafeBufferPointer { cohost_rtmp_send_data(rtmp, $0.baseAddress, UInt32($0.count), timestampMs) }
         guard ok != 0 else { throw OutputIOError(description: "sending a data message failed\(Self.errnoSuffix())") }
     }
@@ -120,6 +139,90 @@ final class RTMPSession: @unchecked Sendable {
                 throw OutputIOError(description: "connection closed by the server")
             }
         }
+    }
+
+    /// `RTMP_ConnectStream`'s loop, plus what it does not tell: whether the server ever answered our
+    /// `connect`, and the status it sent when it refused. nginx-rtmp closes the connection on an unknown
+    /// application without a word, and librtmp wipes its pending-call table when the socket closes, so
+    /// the table is read before each packet. A refused or unanswered connect is final (the application
+    /// does not exist there); a publish refused after the connect was accepted is not (a stale session
+    /// of ours may still hold the stream name for a while).
+    private func awaitPublishStart(url: String, server: String) throws(OutputIOError) {
+        let deadline = Date().addingTimeInterval(Self.publishHandshakeSeconds)
+        let app = OutputURL.rtmpApplication(url)
+        while rtmp.pointee.m_bPlaying == 0 {
+            let connectPending = hasPendingCall("connect")
+            guard Date() < deadline else {
+                throw OutputIOError(description: "\(server) did not answer the RTMP \(connectPending ? "connect" : "publish") within \(Int(Self.publishHandshakeSeconds)) s")
+            }
+            let (open, refusal) = readHandshakePacket()
+            if let refusal {
+                if connectPending {
+                    throw OutputIOError(description: "\(server) refused the RTMP connect to application '\(app)': \(refusal)", isFinal: true)
+                }
+                throw OutputIOError(description: "\(server) accepted application '\(app)' but refused to publish \(redactedURL(url)): \(refusal)")
+            }
+            guard open || rtmp.pointee.m_bPlaying != 0 else {
+                if connectPending {
+                    throw OutputIOError(description: "\(server) refused the RTMP connect to application '\(app)' (no such application on the server?); check the URL", isFinal: true)
+                }
+                throw OutputIOError(description: "\(server) accepted application '\(app)' but refused to publish \(redactedURL(url)) (stream key rejected, or the name is still being published)")
+            }
+        }
+    }
+
+    /// Reads one chunk and lets librtmp act on a complete message, as `RTMP_ConnectStream` does.
+    /// Returns whether the connection is still open, and the server's refusal ("code (description)")
+    /// when the message was an `onStatus` or `_error` command at level "error" (nginx-rtmp answers a
+    /// name already being published with NetStream.Publish.BadName and keeps the connection open).
+    private func readHandshakePacket() -> (open: Bool, refusal: String?) {
+        var packet = RTMPPacket()
+        guard RTMP_ReadPacket(rtmp, &packet) != 0 else { return (false, nil) }
+        // RTMPPacket_IsReady is a macro; an incomplete message stays with librtmp's channel state.
+        guard packet.m_nBytesRead == packet.m_nBodySize else { return (RTMP_IsConnected(rtmp) != 0, nil) }
+        var refusal: String?
+        if packet.m_packetType == UInt8(RTMP_PACKET_TYPE_INVOKE), let body = packet.m_body,
+           packet.m_nBodySize > 0, packet.m_nBodySize <= 64 * 1024 {
+            let bytes = Array(UnsafeRawBufferPointer(start: body, count: Int(packet.m_nBodySize)))
+            refusal = Self.refusal(inCommand: bytes)
+        }
+        RTMP_ClientPacket(rtmp, &packet)
+        RTMPPacket_Free(&packet)
+        return (RTMP_IsConnected(rtmp) != 0, refusal)
+    }
+
+    /// "code (description)" of an `onStatus` or `_error` command whose info object has level "error".
+    /// The bytes come from the server: a body that does not decode is simply not a refusal.
+    static func refusal(inCommand body: [UInt8]) -> String? {
+        guard let values = try? decodeAMF0(body), case .string(let name)? = values.first,
+              name == "onStatus" || name == "_error" else { return nil }
+        for case .object(let properties) in values.dropFirst() {
+            func text(_ key: String) -> String? {
+                guard case .string(let value)? = properties.first(where: { $0.name == key })?.value else { return nil }
+                return value
+            }
+            guard text("level") == "error" else { continue }
+            let code = printable(text("code") ?? name)
+            return text("description").map { "\(code) (\(printable($0)))" } ?? code
+        }
+        return nil
+    }
+
+    /// Server text bound for logs and events: printable characters only, at most 200 of them.
+    private static func printable(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.prefix(200)))
+    }
+
+    /// Whether librtmp still waits for the `_result` of a call named `name`.
+    private func hasPendingCall(_ name: String) -> Bool {
+        guard let calls = rtmp.pointee.m_methodCalls else { return false }
+        for i in 0..<Int(max(0, rtmp.pointee.m_numCalls)) {
+            let value = calls[i].name
+            guard let text = value.av_val, value.av_len > 0 else { continue }
+            let bytes = UnsafeRawBufferPointer(start: text, count: Int(value.av_len))
+            if bytes.elementsEqual(name.utf8) { return true }
+        }
+        return false
     }
 
     private static func errnoSuffix() -> String {

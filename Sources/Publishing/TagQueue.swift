@@ -1,11 +1,12 @@
 /// The bounded queue between `send` and an output's thread, measured in milliseconds of media.
 ///
-/// When the timestamps in the queue span more than `limitMs`, the oldest droppable media goes, in
-/// this order (video before audio, so a slow link loses pictures before sound):
-/// 1. a run of dependent video frames (from the oldest non-keyframe up to the next keyframe, since
-///    every frame in the run needs the one before it);
-/// 2. video keyframes, oldest first;
-/// 3. audio and data tags, only once no video is left.
+/// Two bounds on the span of the queued timestamps, so a slow link loses pictures before sound:
+/// - over `videoLimitMs` (half the limit), video goes: first a run of dependent frames (from the oldest
+///   non-keyframe up to the next keyframe, since every frame in the run needs the one before it), then
+///   keyframes, oldest first, until the span fits or no video is left;
+/// - over `limitMs`, audio and data go too, oldest first (only once no video is left).
+/// Dropping video at half the limit leaves the other half as headroom for audio: a link that stalls on
+/// one large keyframe, with the queue already full of video, would otherwise have to drop sound.
 /// Sequence headers are never dropped. Once the newest video in the queue has been dropped, later
 /// dependent frames are refused until the next keyframe, so the output never sends undecodable video.
 ///
@@ -19,6 +20,7 @@ struct TagQueue {
     private(set) var tags: [FLVTag] = []
     private(set) var droppedVideo = 0
     private(set) var droppedAudio = 0
+    private(set) var droppedData = 0
     /// True after the newest queued video was dropped: dependent frames wait for a keyframe.
     private(set) var videoNeedsKeyframe = false
 
@@ -26,6 +28,8 @@ struct TagQueue {
         self.limitMs = max(0, limitMs)
     }
 
+    /// Video is dropped once the queue spans more than this.
+    var videoLimitMs: Int { limitMs / 2 }
     var count: Int { tags.count }
     var isEmpty: Bool { tags.isEmpty }
 
@@ -39,8 +43,9 @@ struct TagQueue {
             }
         }
         tags.append(tag)
-        while isOverLimit {
-            if !dropOldestDependentVideoRun() && !dropOldestVideoKeyframe() && !dropOldestAudioOrData() { break }
+        while tags.count > Self.maxTags || spanMs > videoLimitMs {
+            if dropOldestDependentVideoRun() || dropOldestVideoKeyframe() { continue }
+            guard tags.count > Self.maxTags || spanMs > limitMs, dropOldestAudioOrData() else { break }
         }
     }
 
@@ -48,16 +53,11 @@ struct TagQueue {
         tags.isEmpty ? nil : tags.removeFirst()
     }
 
-    /// Counts the tags thrown away by the caller (e.g. video skipped after a reconnect) with the queue's own drops.
-    mutating func countDroppedVideo(_ n: Int = 1) { droppedVideo += n }
-
     /// The span from the oldest droppable tag to the newest one, in milliseconds.
     var spanMs: Int {
         guard let last = tags.last, let first = tags.first(where: { !$0.isSequenceHeader }) else { return 0 }
         return max(0, Int(last.timestampMs) - Int(first.timestampMs))
     }
-
-    private var isOverLimit: Bool { tags.count > Self.maxTags || spanMs > limitMs }
 
     private mutating func dropOldestDependentVideoRun() -> Bool {
         guard let start = tags.firstIndex(where: \.isDependentVideo) else { return false }
@@ -87,8 +87,8 @@ struct TagQueue {
 
     private mutating func dropOldestAudioOrData() -> Bool {
         guard let index = tags.firstIndex(where: { $0.kind != .video && !$0.isSequenceHeader }) else { return false }
-        tags.remove(at: index)
-        droppedAudio += 1
+        // Audio and data tags share one timeline: drop whichever is oldest.
+        if tags.remove(at: index).kind == .audio { droppedAudio += 1 } else { droppedData += 1 }
         return true
     }
 }

@@ -37,6 +37,12 @@ public final class Room: @unchecked Sendable {
     private var inputBlocks: [[Float]] = []
     private var mixInputs: [MixInput] = []
     private let programme: Programme
+    /// When the last output status and control tick ran (monotonic ms; driven from the audio ticks,
+    /// which are never skipped, by elapsed time because tick indices jump when the clock falls behind).
+    private var lastStatusMs: Int64?
+    private var lastControlMs: Int64?
+    /// Control ticks of the adaptive controllers come this often.
+    static let controlIntervalMs: Int64 = 500
 
     private var clock: MixClock?
     private var clockTokens: [MixClock.Token] = []
@@ -58,8 +64,10 @@ public final class Room: @unchecked Sendable {
         layout = config.layout
         queue = DispatchQueue(label: "cohost.room.\(config.name)", qos: .userInteractive)
         let hub = events
-        programme = try Programme(config: config, logger: logger) { id, url, state, error in
-            hub.publish(.outputState(output: id, url: url, state: state.rawValue, error: error))
+        programme = try Programme(config: config, logger: logger) { id, url, change in
+            // Events reach participants too: never the whole stream key.
+            hub.publish(.outputState(output: id, url: redactedURL(url), state: change.state.rawValue,
+                                     attempt: change.attempt, error: change.message))
         }
         if !config.audioOnly {
             compositor = VideoCompositor(width: config.canvas.width, height: config.canvas.height,
@@ -70,7 +78,7 @@ public final class Room: @unchecked Sendable {
     /// Starts the outputs of the config and registers the ticks with the shared clock.
     func start(clock: MixClock) throws(RoomError) {
         self.clock = clock
-        for url in config.outputs { _ = try startOutput(url: url) }
+        for spec in config.outputs { _ = try startOutput(spec) }
         let audioToken = clock.schedule(intervalNanoseconds: UInt64(AudioFormat.blockMilliseconds) * 1_000_000) { [weak self] tick in
             guard let self else { return }
             self.queue.async { self.audioTick(tick) }
@@ -148,11 +156,17 @@ public final class Room: @unchecked Sendable {
 
     // MARK: outputs
 
-    public func startOutput(url: String) throws(RoomError) -> RoomInfo.OutputInfo {
+    /// Starts an output with its options (already validated by `OutputRequest.resolve`).
+    public func startOutput(_ spec: OutputSpec) throws(RoomError) -> RoomInfo.OutputInfo {
         let result: Result<RoomInfo.OutputInfo, RoomError> = queue.sync {
-            Result { () throws(RoomError) in try programme.addOutput(url: url) }
+            Result { () throws(RoomError) in try programme.addOutput(spec, nowMs: Clock.nowMs()) }
         }
         return try result.get()
+    }
+
+    /// Starts an output with the default options.
+    public func startOutput(url: String) throws(RoomError) -> RoomInfo.OutputInfo {
+        try startOutput(OutputSpec(url: url))
     }
 
     public func stopOutput(id: String) -> Bool { queue.sync { programme.removeOutput(id: id) } }
@@ -161,7 +175,8 @@ public final class Room: @unchecked Sendable {
     // MARK: ticks (on `queue`)
 
     private func videoTick(_ index: Int64) {
-        guard var compositor else { return }
+        // Under dynamic frame rate, skipped canvases are not even composed.
+        guard var compositor, programme.wantsCanvas(index: index) else { return }
         let now = Clock.nowMs()
         let (currentLayout, order) = lock.withLock { (layout, joinOrder) }
         let placements = LayoutEngine.placements(for: currentLayout, participants: order,
@@ -198,6 +213,24 @@ public final class Room: @unchecked Sendable {
         }
         mixer.mix(mixInputs, into: &mixBlock)
         programme.encodeAudio(mixBlock)
+        outputTicks(nowMs: now)
+    }
+
+    /// The adaptive controllers every `controlIntervalMs`, output status events every `statusIntervalMs`.
+    private func outputTicks(nowMs now: Int64) {
+        if now - (lastControlMs ?? now - Self.controlIntervalMs) >= Self.controlIntervalMs {
+            lastControlMs = now
+            programme.adapt(nowMs: now)
+        }
+        // The first status comes one interval after the room starts.
+        let lastStatus = lastStatusMs ?? now
+        lastStatusMs = lastStatus
+        guard now - lastStatus >= Int64(config.statusIntervalMs) else { return }
+        lastStatusMs = now
+        let bitrate = programme.currentBitrateKbps
+        for (output, status) in programme.sampleStatuses(nowMs: now) {
+            events.publish(.outputStatus(output: output.id, url: redactedURL(output.url), status: status, bitrate: bitrate))
+        }
     }
 
     /// The current canvas (a copy), for snapshots; nil for audio-only rooms.
@@ -222,12 +255,14 @@ public final class Room: @unchecked Sendable {
     var isClosed: Bool { lock.withLock { closed } }
 }
 
-/// A set-once flag shared between the clock thread and a room queue.
+/// A flag shared between threads (the clock thread and a room queue; output threads and the encoder).
 final class ManagedFlag: @unchecked Sendable {
     private let lock = NSLock()
     private var value = false
     func setIfClear() -> Bool { lock.withLock { if value { return false }; value = true; return true } }
     func clear() { lock.withLock { value = false } }
+    /// Clears the flag and says whether it was set.
+    func take() -> Bool { lock.withLock { defer { value = false }; return value } }
 }
 
 /// Monotonic milliseconds for packet and tick bookkeeping.

@@ -1,10 +1,14 @@
 import Foundation
 import Mixing
+import Publishing
 
 /// The JSON of `GET /v1/rooms/{room}` and of the 201 after `POST /v1/rooms`.
 public struct RoomInfo: Encodable, Sendable {
     public struct CanvasInfo: Encodable, Sendable { var width, height, fps: Int; var background, placeholder: String; var holdMs: Int }
-    public struct VideoInfo: Encodable, Sendable { var bitrate: Int; var keyint: Int; var profile: String }
+    public struct VideoInfo: Encodable, Sendable {
+        var bitrate: Int; var keyint: Int; var profile: String
+        var adaptiveBitrate: Bool; var minBitrate: Int; var dynamicFps: Bool
+    }
     public struct AudioInfo: Encodable, Sendable { var bitrate: Int; var channels: Int }
     public struct ParticipantInfo: Encodable, Sendable {
         var userId: String
@@ -13,9 +17,36 @@ public struct RoomInfo: Encodable, Sendable {
         var gain: Float
         var streams: [StreamReport]
     }
+    /// One output: its state, counters since it started, and the rates of the last status interval.
     public struct OutputInfo: Encodable, Sendable {
         public var id: String, url: String, state: String
-        public var sentBytes: Int, droppedVideoTags: Int, droppedAudioTags: Int
+        /// 0 for the first connection, k for the k-th retry since the last stable connection.
+        public var attempt: Int
+        /// The reconnect reason or final error, when there is one.
+        public var error: String?
+        public var sentBytes: Int, droppedVideoTags: Int, droppedAudioTags: Int, reconnects: Int
+        /// Skipped after (re)connects so each connection starts at a keyframe with the audio of that moment.
+        public var skippedVideoTags: Int, skippedAudioTags: Int
+        public var queueLimitMs: Int, maxRetries: Int?
+        // The last `output_status` numbers (zero before the first interval) and the encoder target now.
+        public var videoFps: Double, audioFps: Double, kbps: Int
+        public var droppedVideoFrames: Int, droppedAudioFrames: Int, queueMs: Int, bitrate: Int
+
+        init(_ output: any Output, status: OutputStatus, bitrateKbps: Int) {
+            let change = output.stateChange
+            let stats = output.stats
+            id = output.id; url = output.url; state = change.state.rawValue
+            attempt = change.attempt; error = change.message
+            sentBytes = stats.sentBytes; droppedVideoTags = stats.droppedVideoTags; droppedAudioTags = stats.droppedAudioTags
+            reconnects = stats.reconnects
+            skippedVideoTags = stats.skippedVideoTags; skippedAudioTags = stats.skippedAudioTags
+            queueLimitMs = output.options.queueLimitMs; maxRetries = output.options.maxRetries
+            videoFps = status.videoFps; audioFps = status.audioFps; kbps = status.kbps
+            droppedVideoFrames = status.droppedVideoFrames; droppedAudioFrames = status.droppedAudioFrames
+            // The queue as it is now, not as it was at the last interval.
+            queueMs = stats.queueMs
+            bitrate = bitrateKbps
+        }
     }
 
     var name: String
@@ -27,6 +58,7 @@ public struct RoomInfo: Encodable, Sendable {
     var layout: Layout
     var participants: [ParticipantInfo]
     var outputs: [OutputInfo]
+    var statusIntervalMs: Int
 
     public init(_ room: Room) {
         let c = room.config
@@ -35,7 +67,9 @@ public struct RoomInfo: Encodable, Sendable {
         maxParticipants = c.maxParticipants
         canvas = CanvasInfo(width: c.canvas.width, height: c.canvas.height, fps: c.canvas.fps, background: c.canvas.background,
                             placeholder: c.canvas.placeholder, holdMs: c.canvas.holdMs)
-        video = c.audioOnly ? nil : VideoInfo(bitrate: c.video.bitrateKbps, keyint: c.video.keyintSeconds, profile: c.video.profile.rawValue)
+        video = c.audioOnly ? nil : VideoInfo(bitrate: c.video.bitrateKbps, keyint: c.video.keyintSeconds, profile: c.video.profile.rawValue,
+                                              adaptiveBitrate: c.video.adaptiveBitrate, minBitrate: c.video.minBitrateKbps,
+                                              dynamicFps: c.video.dynamicFps)
         audio = AudioInfo(bitrate: c.audio.bitrateKbps, channels: c.audio.channels)
         layout = room.currentLayout
         let formatter = ISO8601DateFormatter()
@@ -44,5 +78,6 @@ public struct RoomInfo: Encodable, Sendable {
                             streams: p.reports())
         }
         outputs = room.outputs
+        statusIntervalMs = c.statusIntervalMs
     }
 }

@@ -11,10 +11,16 @@ public struct RoomSettings: Sendable {
     public var rtpPort: Int
     public var participantTimeoutMs: Int64
     public var maxRooms: Int
+    /// A room with nobody in it for this long closes by itself (as `DELETE /v1/rooms/{room}` does); 0 = never.
+    public var emptyRoomTimeoutMs: Int64
+    /// Receivers of every room's events besides the WebSockets (webhooks).
+    public var eventSinks: [any RoomEventSink]
 
-    public init(publicIP: String = "127.0.0.1", rtpPort: Int = 7882, participantTimeoutMs: Int64 = 10_000, maxRooms: Int = 100) {
+    public init(publicIP: String = "127.0.0.1", rtpPort: Int = 7882, participantTimeoutMs: Int64 = 10_000, maxRooms: Int = 100,
+                emptyRoomTimeoutMs: Int64 = 300_000, eventSinks: [any RoomEventSink] = []) {
         self.publicIP = publicIP; self.rtpPort = rtpPort
         self.participantTimeoutMs = participantTimeoutMs; self.maxRooms = maxRooms
+        self.emptyRoomTimeoutMs = emptyRoomTimeoutMs; self.eventSinks = eventSinks
     }
 }
 
@@ -30,6 +36,8 @@ public final class RoomManager: @unchecked Sendable {
     private var rooms: [String: Room] = [:]
     private var nextSession = 1
     private var timeoutTimer: DispatchSourceTimer?
+    /// When each room (by identity, so a re-created room starts afresh) was first seen empty by `sweep`.
+    private var emptySince: [ObjectIdentifier: Int64] = [:]
     private var transport: DatagramSender?
     /// The SSRC Cohost's own RTCP (receiver reports, PLI, NACK) is sent from.
     public let serverSSRC = UInt32.random(in: 1...UInt32.max)
@@ -37,13 +45,16 @@ public final class RoomManager: @unchecked Sendable {
     /// Sends one datagram; installed by the UDP endpoint once its socket is bound.
     public typealias DatagramSender = @Sendable ([UInt8], PeerAddress) -> Void
 
-    public init(settings: RoomSettings, logger: Logger, clock: MixClock = .shared) {
+    /// `sweepInterval`: seconds between `sweep`s (participant timeouts, idle rooms); nil when the
+    /// owner calls `sweep(nowMs:)` itself (tests, with injected time).
+    public init(settings: RoomSettings, logger: Logger, clock: MixClock = .shared, sweepInterval: Double? = 1) {
         self.settings = settings
         self.logger = logger
         self.clock = clock
+        guard let sweepInterval else { return }
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "cohost.timeouts"))
-        timer.schedule(deadline: .now() + 1, repeating: 1)
-        timer.setEventHandler { [weak self] in self?.expireSilentParticipants() }
+        timer.schedule(deadline: .now() + sweepInterval, repeating: sweepInterval)
+        timer.setEventHandler { [weak self] in self?.sweep(nowMs: Clock.nowMs()) }
         timer.resume()
         timeoutTimer = timer
     }
@@ -96,6 +107,8 @@ public final class RoomManager: @unchecked Sendable {
             lock.unlock()
             throw .init(status: 500, code: "encoder_failed", message: "could not start the room's encoders: \(error)")
         }
+        // Before `start`, so the sinks also see the first outputs' state changes.
+        for sink in settings.eventSinks { room.events.attach(sink) }
         rooms[config.name] = room
         lock.unlock()
         do { try room.start(clock: clock) } catch {
@@ -108,8 +121,18 @@ public final class RoomManager: @unchecked Sendable {
 
     /// Closes a room: everyone leaves with `room_closed`, outputs stop cleanly.
     @discardableResult
-    public func closeRoom(_ name: String) -> Bool {
-        guard let room = lock.withLock({ rooms.removeValue(forKey: name) }) else { return false }
+    public func closeRoom(_ name: String) -> Bool { closeRoom(name, ifStill: nil) }
+
+    /// Closes `name` if it is (still) `expected`, when one is given: a room closed for idleness and
+    /// created again meanwhile under the same name is left alone.
+    private func closeRoom(_ name: String, ifStill expected: Room?) -> Bool {
+        let room: Room? = lock.withLock {
+            guard let current = rooms[name], expected.map({ $0 === current }) ?? true else { return nil }
+            rooms[name] = nil
+            emptySince[ObjectIdentifier(current)] = nil
+            return current
+        }
+        guard let room else { return false }
         for p in room.close() {
             router.unregister(p)
             room.events.publish(.participantLeft(userId: p.userId, reason: .roomClosed))
@@ -191,6 +214,11 @@ public final class RoomManager: @unchecked Sendable {
         return true
     }
 
+    /// Whether a token issued at `tokenIssuedAt` for `userId` predates that user's kick from `roomName`.
+    public func isKicked(room roomName: String, userId: String, tokenIssuedAt: Int64?) -> Bool {
+        room(roomName)?.isKicked(userId, tokenIssuedAt: tokenIssuedAt) ?? false
+    }
+
     public func setMix(room roomName: String, userId: String, muted: Bool?, gain: Float?) throws(RoomError) {
         guard let room = room(roomName), let p = room.participant(userId) else {
             throw .notFound("no participant '\(userId)' in room '\(roomName)'")
@@ -199,12 +227,30 @@ public final class RoomManager: @unchecked Sendable {
         p.setMix(muted: muted, gain: gain)
     }
 
-    private func expireSilentParticipants() {
-        let now = Clock.nowMs()
+    /// Removes participants silent for longer than `participantTimeoutMs` (reason `timeout`), then
+    /// closes rooms that have been empty for `emptyRoomTimeoutMs`. Runs every `sweepInterval`; the
+    /// emptiness clock of a room starts at the first sweep that finds it empty.
+    public func sweep(nowMs now: Int64) {
         for room in allRooms {
             for p in room.participants where p.idleMilliseconds(nowMs: now) > settings.participantTimeoutMs {
                 removeParticipant(room: room.name, userId: p.userId, reason: .timeout)
             }
+        }
+        guard settings.emptyRoomTimeoutMs > 0 else { return }
+        var idle: [Room] = []
+        lock.withLock {
+            let present = Dictionary(uniqueKeysWithValues: rooms.values.map { (ObjectIdentifier($0), $0) })
+            emptySince = emptySince.filter { present[$0.key] != nil }
+            for (id, room) in present {
+                guard room.participantCount == 0 else { emptySince[id] = nil; continue }
+                let since = emptySince[id] ?? now
+                emptySince[id] = since
+                if now - since >= settings.emptyRoomTimeoutMs { idle.append(room) }
+            }
+        }
+        for room in idle.sorted(by: { $0.name < $1.name }) where room.participantCount == 0 {
+            logger.info("closing idle room", metadata: ["room": "\(room.name)", "emptyMs": "\(settings.emptyRoomTimeoutMs)"])
+            _ = closeRoom(room.name, ifStill: room)
         }
     }
 

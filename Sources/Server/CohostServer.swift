@@ -30,6 +30,7 @@ public enum CohostServer {
                      body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.render())))
         }
         RoomRoutes(manager: manager, keys: keys).register(on: router)
+        SnapshotRoute(manager: manager, keys: keys).register(on: router)
         return router
     }
 

@@ -22,16 +22,37 @@ enum EventsSocket {
         }.first
         guard let caller = try? Caller.authenticate(authorization: request.headerFields[.authorization], queryToken: token, keys: keys),
               caller.covers(room: room) else { return .dontUpgrade }
+        // A participant token issued before its user's kick no longer opens the room's events.
+        if !caller.claims.admin, manager.isKicked(room: room, userId: caller.claims.sub, tokenIssuedAt: caller.claims.iat) {
+            return .dontUpgrade
+        }
         let events = existing.events.subscribe()
+        let kickedUser = caller.claims.admin ? nil : caller.claims.sub
         return .upgrade([:]) { inbound, outbound, _ in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 // Ends when the client closes; nothing it sends is meaningful.
                 group.addTask { for try await _ in inbound {} }
-                group.addTask { for await text in events { try await outbound.write(.text(text)) } }
+                group.addTask {
+                    for await text in events {
+                        try await outbound.write(.text(text))
+                        // A kicked participant hears why (participant_kicked, then participant_left), then the socket closes.
+                        if let kickedUser, endsSubscription(text, for: kickedUser) { return }
+                    }
+                }
                 try await group.next()
                 group.cancelAll()
             }
         }
+    }
+
+    /// Whether `eventJSON` is the `participant_left` with reason `kicked` of `userId`: the last
+    /// event a kicked participant's own socket carries.
+    static func endsSubscription(_ eventJSON: String, for userId: String) -> Bool {
+        // Cheap pre-check: most events (voice levels, output status) are not departures.
+        guard eventJSON.contains(#""participant_left""#) else { return false }
+        struct Departure: Decodable { let type: String; let userId: String?; let reason: String? }
+        guard let event = try? JSONDecoder().decode(Departure.self, from: Data(eventJSON.utf8)) else { return false }
+        return event.type == "participant_left" && event.userId == userId && event.reason == LeaveReason.kicked.rawValue
     }
 
     /// "/v1/rooms/<room>/events[?…]" → room.

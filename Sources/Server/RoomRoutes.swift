@@ -69,7 +69,8 @@ struct RoomRoutes: Sendable {
         let name = try roomName(context)
         try Caller.authenticate(request, keys: keys).requireAdmin(of: name)
         let body: OutputRequest = try await decodeJSON(request, context: context)
-        let output = try existingRoom(name).startOutput(url: body.url)
+        let room = try existingRoom(name)
+        let output = try room.startOutput(try body.resolve())
         return try json(output, status: .created, headers: [.location: "/v1/rooms/\(name)/outputs/\(output.id)"])
     }
 
@@ -125,8 +126,14 @@ struct RoomRoutes: Sendable {
     /// Reached only when the WebSocket upgrade was declined: say why.
     func eventsWithoutUpgrade(_ request: Request, context: some RequestContext) async throws -> Response {
         let name = try roomName(context)
-        try Caller.authenticate(request, keys: keys, allowQuery: true).requireMember(of: name)
+        let caller = try Caller.authenticate(request, keys: keys, allowQuery: true)
+        try caller.requireMember(of: name)
         _ = try existingRoom(name)
+        // The upgrade was refused for this reason too (EventsSocket): say so instead of "use a WebSocket".
+        if !caller.claims.admin, manager.isKicked(room: name, userId: caller.claims.sub, tokenIssuedAt: caller.claims.iat) {
+            throw APIError(status: .forbidden, code: "kicked",
+                           message: "user '\(caller.claims.sub)' was kicked from '\(name)'; a token issued after the kick is needed")
+        }
         throw APIError(status: .upgradeRequired, code: "websocket_required", message: "connect with a WebSocket upgrade")
     }
 
@@ -178,5 +185,4 @@ struct RoomRoutes: Sendable {
 }
 
 private struct RoomList: Encodable { let rooms: [RoomInfo] }
-private struct OutputRequest: Decodable { let url: String }
 private struct MixRequest: Decodable { let muted: Bool?; let gain: Float? }

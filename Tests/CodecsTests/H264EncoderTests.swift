@@ -67,6 +67,18 @@ struct H264EncoderTests {
         #expect(nalTypes(results[3].data)?.allSatisfy { $0 != 5 } == true)
     }
 
+    @Test("a canvas that changes completely every frame still gets keyframes only on the interval")
+    func fixedKeyframeInterval() throws {
+        let config = H264EncoderConfig(width: 320, height: 240, fps: 30, bitrateKbps: 500, keyintFrames: 10, profile: .high)
+        let encoder = try H264Encoder(config: config)
+        var keyframes: [Int] = []
+        for i in 0..<25 {
+            let frame = TestFrames.noise(width: 320, height: 240, seed: UInt32(i))  // every frame a scene cut
+            if try #require(try encoder.encode(frame, pts: Int64(i), forceKeyframe: false)).isKeyframe { keyframes.append(i) }
+        }
+        #expect(keyframes == [0, 10, 20])
+    }
+
     @Test("reconfigure lowers the bitrate of the running encoder")
     func reconfigureLowersBitrate() throws {
         let encoder = try H264Encoder(config: Self.config(.baseline, kbps: 3000))

@@ -20,8 +20,8 @@ struct FileOutputTests {
         let path = temporaryPath("file")
         defer { try? FileManager.default.removeItem(atPath: path) }
         let recorder = StateRecorder()
-        let output = FileOutput(id: "f", url: "file://" + path, logger: logger, onStateChange: recorder.handler,
-                                queueLimitMs: 5000)
+        let output = FileOutput(id: "f", url: "file://" + path, options: OutputOptions(queueLimitMs: 5000),
+                                logger: logger, onStateChange: recorder.handler)
         output.start(headers: programme.headers)
         #expect(StateRecorder.wait(timeout: 2) { output.state == .connected })
         for tag in programme.tags { output.send(tag) }
@@ -58,7 +58,7 @@ struct FileOutputTests {
         #expect(programme.tags.allSatisfy { $0.kind == .audio })
         let path = temporaryPath("audio")
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let output = FileOutput(id: "a", url: "file://" + path, logger: logger, onStateChange: { _, _ in })
+        let output = FileOutput(id: "a", url: "file://" + path, logger: logger, onStateChange: { _ in })
         output.start(headers: programme.headers)
         for tag in programme.tags { output.send(tag) }
         output.stop()
@@ -80,5 +80,63 @@ struct FileOutputTests {
         output.stop()
         #expect(output.state == .error)
         #expect(recorder.states == [.connecting, .error])
+    }
+
+    /// Packets per stream that ffprobe reads from the file, in stream order.
+    private func packetCounts(_ path: String) throws -> [Int] {
+        let result = try run("ffprobe", ["-v", "error", "-count_packets", "-show_entries", "stream=nb_read_packets",
+                                         "-of", "csv=p=0", path], timeout: 15)
+        #expect(result.status == 0, "ffprobe: \(result.stderr)")
+        return String(decoding: result.stdout, as: UTF8.self).split(whereSeparator: \.isNewline).compactMap { Int($0) }
+    }
+
+    @Test("every tag is in the file as soon as it is written: ffprobe reads all of it while the output is still open")
+    func readableWhileOpen() throws {
+        // What a SIGKILL leaves behind is what is in the kernel now: there is no user-space buffer to lose.
+        let programme = try EncodedProgramme(segments: [(2, Self.red)])
+        let path = temporaryPath("open")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let output = FileOutput(id: "o", url: "file://" + path, options: OutputOptions(queueLimitMs: 5000), logger: logger,
+                                onStateChange: { _ in })
+        output.start(headers: programme.headers)
+        for tag in programme.tags { output.send(tag) }
+        #expect(StateRecorder.wait(timeout: 5) { output.stats.sentTags == programme.headers.count + programme.tags.count })
+        let videoFrames = programme.tags.filter { $0.kind == .video }.count
+        let audioFrames = programme.tags.filter { $0.kind == .audio }.count
+        #expect(try packetCounts(path) == [videoFrames, audioFrames])
+        let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int
+        #expect(size == 13 + (programme.headers + programme.tags).reduce(0) { $0 + $1.serializedSize })
+        output.stop()
+        #expect(output.state == .disconnected)
+        #expect(output.stats.sentVideoFrames == videoFrames && output.stats.sentAudioFrames == audioFrames)
+    }
+
+    @Test("a file opened mid-stream asks for a keyframe and starts its video at one")
+    func startsAtKeyframe() throws {
+        let programme = try EncodedProgramme(segments: [(2, Self.red)])
+        // Start half a second in: the first video tags are dependent frames, the next keyframe is at 1 s.
+        let midStream = programme.tags.drop { $0.timestampMs < 500 }
+        let beforeKeyframe = midStream.prefix { !($0.kind == .video && $0.isKeyframe) }
+        let skipped = beforeKeyframe.filter { $0.kind == .video }.count
+        #expect(skipped == 12)
+        // Audio more than 40 ms older than that keyframe goes too, so sound and picture start together.
+        let keyframeMs = try #require(midStream.first { $0.kind == .video && $0.isKeyframe }).timestampMs
+        let skippedAudio = beforeKeyframe.filter { $0.kind == .audio && $0.timestampMs + StartGate.alignmentMs < keyframeMs }.count
+        #expect(keyframeMs == 1000 && skippedAudio == 21)
+        let path = temporaryPath("mid")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let keyframes = KeyframeRequestCounter()
+        let output = FileOutput(id: "m", url: "file://" + path, options: OutputOptions(queueLimitMs: 5000), logger: logger,
+                                onKeyframeNeeded: keyframes.handler, onStateChange: { _ in })
+        for tag in midStream { output.send(tag) }
+        output.start(headers: programme.headers)
+        output.stop()
+        #expect(keyframes.count == 1)
+        #expect(output.stats.skippedVideoTags == skipped && output.stats.skippedAudioTags == skippedAudio)
+        #expect(output.stats.droppedVideoTags == 0 && output.stats.droppedAudioTags == 0)
+        #expect(output.stats.sentVideoFrames == midStream.filter { $0.kind == .video }.count - skipped)
+        #expect(output.stats.sentAudioFrames == midStream.filter { $0.kind == .audio }.count - skippedAudio)
+        let picture = try decodeFirstVideoFrameRGB(path: path, width: 32, height: 24, seekSeconds: nil)
+        #expect(RGB.isClose(picture, to: (200, 40, 40)), "mean colour \(RGB.mean(picture))")
     }
 }

@@ -2,16 +2,16 @@ import Logging
 import Testing
 @testable import Publishing
 
-@Suite("Output URLs and backoff")
+@Suite("Output URLs")
 struct OutputFactoryTests {
     let logger = Logger(label: "test.publishing")
 
     @Test("rtmp:// makes an RTMPPublisher and file:// a FileOutput, both idle until started")
     func schemes() throws {
-        let rtmp = try makeOutput(id: "a", url: "rtmp://127.0.0.1:1935/live/key", logger: logger) { _, _ in }
+        let rtmp = try makeOutput(id: "a", url: "rtmp://127.0.0.1:1935/live/key", logger: logger) { _ in }
         #expect(rtmp is RTMPPublisher)
         #expect(rtmp.state == .disconnected)
-        let file = try makeOutput(id: "b", url: "file:///tmp/cohost%20test.flv", logger: logger) { _, _ in }
+        let file = try makeOutput(id: "b", url: "file:///tmp/cohost%20test.flv", logger: logger) { _ in }
         #expect((file as? FileOutput)?.path == "/tmp/cohost test.flv")
         #expect(file.state == .disconnected)
     }
@@ -19,7 +19,7 @@ struct OutputFactoryTests {
     @Test("rtmps:// is refused with an explanation about this librtmp build")
     func rtmps() {
         #expect(throws: OutputError.tlsNotSupported(url: "rtmps://example.com/live/key")) {
-            try makeOutput(id: "a", url: "rtmps://example.com/live/key", logger: logger) { _, _ in }
+            try makeOutput(id: "a", url: "rtmps://example.com/live/key", logger: logger) { _ in }
         }
         #expect(OutputError.tlsNotSupported(url: "rtmps://h/app/k").description.contains("not supported by this librtmp build"))
     }
@@ -27,38 +27,38 @@ struct OutputFactoryTests {
     @Test("other schemes, missing parts and relative paths are refused")
     func refusals() {
         #expect(throws: OutputError.unsupportedScheme(url: "http://example.com/live")) {
-            try makeOutput(id: "a", url: "http://example.com/live", logger: logger) { _, _ in }
+            try makeOutput(id: "a", url: "http://example.com/live", logger: logger) { _ in }
         }
         #expect(throws: OutputError.unsupportedScheme(url: "example.com/live/key")) {
-            try makeOutput(id: "a", url: "example.com/live/key", logger: logger) { _, _ in }
+            try makeOutput(id: "a", url: "example.com/live/key", logger: logger) { _ in }
         }
         #expect(throws: OutputError.invalidURL(url: "rtmp://example.com/live",
                                                reason: "needs an application and a stream name (rtmp://host/app/stream)")) {
-            try makeOutput(id: "a", url: "rtmp://example.com/live", logger: logger) { _, _ in }
+            try makeOutput(id: "a", url: "rtmp://example.com/live", logger: logger) { _ in }
         }
         #expect(throws: OutputError.invalidURL(url: "file://relative.flv",
                                                reason: "a file URL needs an absolute path (file:///dir/name.flv)")) {
-            try makeOutput(id: "a", url: "file://relative.flv", logger: logger) { _, _ in }
+            try makeOutput(id: "a", url: "file://relative.flv", logger: logger) { _ in }
         }
+    }
+
+    @Test("options outside their ranges are refused before anything starts, naming the field")
+    func optionRefusals() {
+        #expect(throws: OutputError.invalidOptions(OutputOptionsError(field: "queueMs", message: "queueMs must be within 100...10000, got 50"))) {
+            try makeOutput(id: "a", url: "rtmp://127.0.0.1/live/k", options: OutputOptions(queueLimitMs: 50), logger: logger) { _ in }
+        }
+    }
+
+    @Test("the application is everything between the host and the stream name")
+    func applicationNames() {
+        #expect(OutputURL.rtmpApplication("rtmp://h:1935/live/key") == "live")
+        #expect(OutputURL.rtmpApplication("rtmp://h/app/instance/key") == "app/instance")
+        #expect(OutputURL.rtmpApplication("rtmp://h/key") == "")
     }
 
     @Test("stream keys are cut from URLs in messages")
     func redaction() {
         #expect(redactedURL("rtmp://a.example/live/secretkey123") == "rtmp://a.example/live/se…")
         #expect(OutputError.unsupportedScheme(url: "http://x/y").description.hasPrefix("unsupported output URL http://x/y"))
-    }
-
-    @Test("backoff windows grow 0–2, 2–4, 4–6, then stay at 6–10 seconds")
-    func backoffWindows() {
-        #expect(ReconnectBackoff.range(forAttempt: 1) == 0...2)
-        #expect(ReconnectBackoff.range(forAttempt: 2) == 2...4)
-        #expect(ReconnectBackoff.range(forAttempt: 3) == 4...6)
-        #expect(ReconnectBackoff.range(forAttempt: 4) == 6...10)
-        #expect(ReconnectBackoff.range(forAttempt: 50) == 6...10)
-        for attempt in 1...5 {
-            let delays = (0..<200).map { _ in ReconnectBackoff.delay(forAttempt: attempt) }
-            #expect(delays.allSatisfy { ReconnectBackoff.range(forAttempt: attempt).contains($0) })
-            #expect(Set(delays).count > 100)  // randomised, not a fixed step
-        }
     }
 }

@@ -60,8 +60,9 @@ struct RTMPPublisherNginxTests {
         // Red for the first second, blue afterwards: the re-published recording must open on blue.
         let programme = try EncodedProgramme(segments: [(1, Self.red), (3, Self.blue)])
         let recorder = StateRecorder()
+        let keyframes = KeyframeRequestCounter()
         let publisher = RTMPPublisher(id: "r", url: nginx.url(stream: "again"), logger: logger,
-                                      onStateChange: recorder.handler)
+                                      onKeyframeNeeded: keyframes.handler, onStateChange: recorder.handler)
         publisher.start(headers: programme.headers)
         #expect(StateRecorder.wait(timeout: 5) { publisher.state == .connected })
         let firstSecond = programme.tags.prefix { $0.timestampMs < 1000 }
@@ -78,10 +79,53 @@ struct RTMPPublisherNginxTests {
         #expect(states.contains(.reconnecting))
         #expect(states.filter { $0 == .connected }.count == 2)
         #expect(publisher.stats.reconnects >= 1)
+        // The second connection reports its attempt number, and each connection asked for a keyframe.
+        #expect(recorder.changes.filter { $0.state == .connected }.map(\.attempt).first == 0)
+        #expect((recorder.changes.filter { $0.state == .connected }.last?.attempt ?? 0) >= 1)
+        #expect(keyframes.count == 2)
         let path = nginx.recordingPath(stream: "again")
         let streams = try recordedStreams(path)
         #expect(streams.map(\.codec).sorted() == ["aac", "h264"], "nginx log: \(nginx.errorLog)")
         let picture = try decodeFirstVideoFrameRGB(path: path, width: 32, height: 24, seekSeconds: nil)
         #expect(RGB.isClose(picture, to: (40, 40, 200)), "mean colour \(RGB.mean(picture))")
+    }
+
+    @Test("an application the server does not have is a final error naming it, with no retries")
+    func unknownApplication() throws {
+        let nginx = try NginxRTMP()
+        defer { nginx.stop() }
+        let recorder = StateRecorder()
+        let url = "rtmp://127.0.0.1:\(nginx.port)/nosuchapp/key"
+        let publisher = RTMPPublisher(id: "u", url: url, logger: logger, onStateChange: recorder.handler)
+        publisher.start(headers: [FLVMuxer.aacSequenceHeader([0x11, 0x90])])
+        #expect(StateRecorder.wait(timeout: 5) { publisher.state == .error }, "nginx log: \(nginx.errorLog)")
+        publisher.stop()
+        #expect(recorder.changes == [
+            OutputStateChange(state: .connecting),
+            OutputStateChange(state: .error, message: "127.0.0.1:\(nginx.port) refused the RTMP connect to application 'nosuchapp' (no such application on the server?); check the URL"),
+        ])
+        #expect(publisher.stats.reconnects == 0 && publisher.stats.sentTags == 0)
+        #expect(nginx.errorLog.contains("application not found"))
+    }
+
+    @Test("a publish refused after the application accepted the connect (name in use) is retried, not final")
+    func nameInUseIsRetried() throws {
+        let nginx = try NginxRTMP()
+        defer { nginx.stop() }
+        let header = FLVMuxer.aacSequenceHeader([0x11, 0x90])
+        let first = RTMPPublisher(id: "a", url: nginx.url(stream: "taken"), logger: logger, onStateChange: { _ in })
+        first.start(headers: [header])
+        defer { first.stop() }
+        #expect(StateRecorder.wait(timeout: 5) { first.state == .connected })
+        let recorder = StateRecorder()
+        let second = RTMPPublisher(id: "b", url: nginx.url(stream: "taken"), logger: logger, onStateChange: recorder.handler)
+        second.start(headers: [header])
+        #expect(StateRecorder.wait(timeout: 5) { second.state == .reconnecting }, "nginx log: \(nginx.errorLog)")
+        second.stop()
+        #expect(recorder.changes.first { $0.state == .reconnecting } == OutputStateChange(
+            state: .reconnecting, attempt: 1,
+            message: "127.0.0.1:\(nginx.port) accepted application 'live' but refused to publish \(redactedURL(nginx.url(stream: "taken"))): NetStream.Publish.BadName (Already publishing)"))
+        #expect(!recorder.states.contains(.error))
+        #expect(first.state == .connected)
     }
 }

@@ -31,7 +31,8 @@ struct RTMPPublisherStateTests {
         publisher.start(headers: [FLVMuxer.aacSequenceHeader([0x11, 0x90])])
         #expect(StateRecorder.wait(timeout: 3) { publisher.state == .reconnecting })
         #expect(publisher.stats.reconnects >= 1)
-        #expect(recorder.messages.first == "cannot connect to 127.0.0.1:\(port): Connection refused")
+        #expect(recorder.changes.dropFirst().first == OutputStateChange(
+            state: .reconnecting, attempt: 1, message: "cannot connect to 127.0.0.1:\(port): Connection refused"))
         let began = Date()
         publisher.stop()
         #expect(Date().timeIntervalSince(began) < 1)
@@ -39,5 +40,30 @@ struct RTMPPublisherStateTests {
         #expect(Array(recorder.states.prefix(2)) == [.connecting, .reconnecting])
         #expect(Array(recorder.states.suffix(2)) == [.disconnecting, .disconnected])
         #expect(publisher.stats.sentTags == 0)
+    }
+
+    @Test("refusals are read from onStatus and _error commands at level error, and nothing else")
+    func refusalsFromCommands() {
+        let badName = encodeAMF0([.string("onStatus"), .number(0), .null, .object([
+            AMF0Property("level", .string("error")), AMF0Property("code", .string("NetStream.Publish.BadName")),
+            AMF0Property("description", .string("Already publishing")),
+        ])])
+        #expect(RTMPSession.refusal(inCommand: badName) == "NetStream.Publish.BadName (Already publishing)")
+        let rejected = encodeAMF0([.string("_error"), .number(1), .null, .object([
+            AMF0Property("level", .string("error")), AMF0Property("code", .string("NetConnection.Connect.Rejected")),
+        ])])
+        #expect(RTMPSession.refusal(inCommand: rejected) == "NetConnection.Connect.Rejected")
+        let started = encodeAMF0([.string("onStatus"), .number(0), .null, .object([
+            AMF0Property("level", .string("status")), AMF0Property("code", .string("NetStream.Publish.Start")),
+        ])])
+        #expect(RTMPSession.refusal(inCommand: started) == nil)
+        #expect(RTMPSession.refusal(inCommand: Array(badName.prefix(20))) == nil)
+        #expect(RTMPSession.refusal(inCommand: []) == nil)
+        // Server text is cut to 200 printable characters before it reaches logs and events.
+        let noisy = encodeAMF0([.string("onStatus"), .number(0), .null, .object([
+            AMF0Property("level", .string("error")), AMF0Property("code", .string("X.Y\r\n")),
+            AMF0Property("description", .string("a\u{1B}b" + String(repeating: "z", count: 300))),
+        ])])
+        #expect(RTMPSession.refusal(inCommand: noisy) == "X.Y (ab" + String(repeating: "z", count: 198) + ")")
     }
 }

@@ -4,14 +4,15 @@ import Publishing
 /// Collects an output's state changes (from its thread) for assertions.
 final class StateRecorder: @unchecked Sendable {  // guarded by lock
     private let lock = NSLock()
-    private var changes: [(OutputState, String?)] = []
+    private var recorded: [OutputStateChange] = []
 
     var handler: OutputStateHandler {
-        { [self] state, message in lock.withLock { changes.append((state, message)) } }
+        { [self] change in lock.withLock { recorded.append(change) } }
     }
 
-    var states: [OutputState] { lock.withLock { changes.map(\.0) } }
-    var messages: [String] { lock.withLock { changes.compactMap(\.1) } }
+    var changes: [OutputStateChange] { lock.withLock { recorded } }
+    var states: [OutputState] { changes.map(\.state) }
+    var messages: [String] { changes.compactMap(\.message) }
 
     /// Polls `condition` every 20 ms until it holds or `timeout` seconds pass.
     static func wait(timeout: Double, until condition: () -> Bool) -> Bool {
@@ -22,4 +23,13 @@ final class StateRecorder: @unchecked Sendable {  // guarded by lock
         }
         return true
     }
+}
+
+/// Counts keyframe requests from an output's thread.
+final class KeyframeRequestCounter: @unchecked Sendable {  // guarded by lock
+    private let lock = NSLock()
+    private var value = 0
+
+    var handler: KeyframeRequestHandler { { [self] in lock.withLock { value += 1 } } }
+    var count: Int { lock.withLock { value } }
 }

@@ -22,9 +22,10 @@ private func describe(_ queue: TagQueue) -> [String] {
 
 @Suite("Output queue drop policy")
 struct TagQueueTests {
-    @Test("within the limit every tag is kept, in order")
+    @Test("within half the limit every tag is kept, in order")
     func keepsWithinLimit() {
-        var queue = TagQueue(limitMs: 100)
+        var queue = TagQueue(limitMs: 200)
+        #expect(queue.videoLimitMs == 100)
         for tag in [video(0, key: true), audio(0), video(40, key: false), audio(21), video(80, key: false), audio(100)] {
             queue.push(tag)
         }
@@ -35,13 +36,14 @@ struct TagQueueTests {
         #expect(popped == [0, 0, 40, 21, 80, 100])
     }
 
-    @Test("over the limit, dependent frames go first, then the oldest keyframe")
+    @Test("past half the limit, dependent frames go first, then the oldest keyframe")
     func dropsDependentVideoThenKeyframes() {
-        var queue = TagQueue(limitMs: 100)
+        var queue = TagQueue(limitMs: 200)
         for tag in [video(0, key: true), video(40, key: false), video(80, key: false), video(120, key: true)] {
             queue.push(tag)
         }
-        // P40 and P80 went first (a run ending at K120), then K0 because K0..K120 still spans 120 ms.
+        // K120 makes the span 120 ms (over 100): P40 and P80 go first (a run ending at K120), then K0
+        // because K0..K120 still spans 120 ms.
         #expect(describe(queue) == ["K120"])
         #expect(queue.droppedVideo == 3)
         queue.push(video(160, key: false))
@@ -49,34 +51,43 @@ struct TagQueueTests {
         #expect(!queue.videoNeedsKeyframe)
     }
 
-    @Test("audio goes only when no video is left, and later dependent frames wait for a keyframe")
+    @Test("audio goes only past the whole limit and only when no video is left; video waits for room and a keyframe")
     func dropsAudioLastAndWaitsForKeyframe() {
-        var queue = TagQueue(limitMs: 100)
+        var queue = TagQueue(limitMs: 200)
         for tag in [audio(0), video(0, key: true), audio(50), video(50, key: false), audio(100), video(100, key: false), audio(150)] {
             queue.push(tag)
         }
-        #expect(describe(queue) == ["A50", "A100", "A150"])
-        #expect(queue.droppedVideo == 3 && queue.droppedAudio == 1)
+        // A150: span 150 > 100, so all video goes (P50–P100, then K0); 150 ≤ 200, so every audio tag stays.
+        #expect(describe(queue) == ["A0", "A50", "A100", "A150"])
+        #expect(queue.droppedVideo == 3 && queue.droppedAudio == 0)
         #expect(queue.videoNeedsKeyframe)
-        queue.push(video(160, key: false))
-        #expect(describe(queue) == ["A50", "A100", "A150"])
-        #expect(queue.droppedVideo == 4)
+        queue.push(audio(250))  // 250 > 200: the oldest audio goes
+        #expect(describe(queue) == ["A50", "A100", "A150", "A250"])
+        #expect(queue.droppedAudio == 1)
+        queue.push(video(260, key: false))  // dependent, refused
+        queue.push(video(270, key: true))   // 270 − 50 > 100: too late even for a keyframe
+        #expect(describe(queue) == ["A50", "A100", "A150", "A250"])
+        #expect(queue.droppedVideo == 5 && queue.droppedAudio == 1)
         _ = queue.popFirst()
-        queue.push(video(190, key: true))
-        #expect(describe(queue) == ["A100", "A150", "K190"])
-        queue.push(video(200, key: false))
-        #expect(describe(queue) == ["A100", "A150", "K190", "P200"])
+        _ = queue.popFirst()
+        queue.push(video(290, key: true))   // 290 − 150 > 100: still too late
+        #expect(queue.droppedVideo == 6)
+        _ = queue.popFirst()
+        queue.push(video(300, key: true))   // 300 − 250 = 50: fits
+        queue.push(video(310, key: false))
+        #expect(describe(queue) == ["A250", "K300", "P310"])
+        #expect(queue.droppedVideo == 6 && !queue.videoNeedsKeyframe)
     }
 
     @Test("a dependent run stops at the next keyframe and keeps the audio between")
     func runStopsAtKeyframe() {
-        var queue = TagQueue(limitMs: 1000)
+        var queue = TagQueue(limitMs: 2000)
         for tag in [video(0, key: true), video(40, key: false), audio(60), video(80, key: false), video(120, key: true),
                     video(160, key: false), audio(1010)] {
             queue.push(tag)
         }
-        // 1010 − 0 > 1000: the oldest dependent run (P40, P80) goes; the span is still 1010, so the
-        // next run (P160, to the end) goes too, then K0, then the span K120..A1010 fits.
+        // 1010 − 0 > 1000 (half the limit): the oldest dependent run (P40, P80) goes; the span is still
+        // 1010, so the next run (P160, to the end) goes too, then K0, then the span A60..A1010 fits.
         #expect(describe(queue) == ["A60", "K120", "A1010"])
         #expect(queue.droppedVideo == 4 && queue.droppedAudio == 0)
         #expect(queue.videoNeedsKeyframe)
@@ -97,5 +108,78 @@ struct TagQueueTests {
         for _ in 0..<(TagQueue.maxTags + 5) { queue.push(audio(7)) }
         #expect(queue.count == TagQueue.maxTags)
         #expect(queue.droppedAudio == 5)
+    }
+
+    /// A real stream shape: 24 fps video with a keyframe every 24 frames (dts = n·1000/24 ms) and AAC
+    /// at 48 kHz (pts = k·1024 samples = k·64/3 ms), interleaved by timestamp, audio first on ties.
+    private func stream(seconds: Int) -> [FLVTag] {
+        var videoTags: [FLVTag] = []
+        for n in 0..<(24 * seconds) {
+            let ms = UInt32(n * 1000 / 24)
+            videoTags.append(video(ms, key: n % 24 == 0))
+        }
+        var audioTags: [FLVTag] = []
+        var k = 0
+        while k * 64 / 3 < seconds * 1000 {
+            audioTags.append(audio(UInt32(k * 64 / 3)))
+            k += 1
+        }
+        let all: [FLVTag] = audioTags + videoTags
+        let order: [Int] = all.indices.sorted { (a: Int, b: Int) -> Bool in
+            let keyA = (all[a].timestampMs, all[a].kind.rawValue, a)
+            let keyB = (all[b].timestampMs, all[b].kind.rawValue, b)
+            return keyA < keyB
+        }
+        return order.map { all[$0] }
+    }
+
+    @Test("a saturated queue holds only audio: video goes before audio even when it is newer")
+    func saturatedQueueDropsAllVideo() {
+        // 5 s pushed into a 2 s queue that nobody drains (a dead connection).
+        let tags = stream(seconds: 5)
+        #expect(tags.filter { $0.kind == .video }.count == 120 && tags.filter { $0.kind == .audio }.count == 235)
+        var queue = TagQueue(limitMs: 2000)
+        for tag in tags { queue.push(tag) }
+        // Once the span passes 1000 ms (A1002), every video tag goes; from then on the queue never spans
+        // less than that again (nothing drains it), so every later frame is refused or dropped on arrival.
+        // Audio goes only past 2000 ms: what stays is A3008 (k = 141) … A4992 (k = 234), since A2986
+        // (k = 140) would make the span 2006 ms.
+        #expect(queue.count == 94)
+        #expect(queue.tags.allSatisfy { $0.kind == .audio })
+        #expect(queue.tags.first?.timestampMs == 3008 && queue.tags.last?.timestampMs == 4992)
+        #expect(queue.spanMs == 1984)
+        #expect(queue.droppedVideo == 120)
+        #expect(queue.droppedAudio == 235 - 94)
+        #expect(queue.videoNeedsKeyframe)
+    }
+
+    @Test("the first overflow of a real stream: exactly which tags go")
+    func firstOverflowExactly() {
+        var queue = TagQueue(limitMs: 2000)
+        let tags = stream(seconds: 3)
+        // Up to and including K1000 everything fits (1000 − 0 is not over half the limit):
+        // frames 0–24 and A0 … A981 (k = 0…46).
+        let upToK1000 = tags.prefix { $0.timestampMs <= 1000 }
+        for tag in upToK1000 { queue.push(tag) }
+        #expect(queue.count == upToK1000.count && queue.count == 25 + 47)
+        #expect(queue.droppedVideo == 0 && queue.droppedAudio == 0)
+        // A1002 (k = 47): the run P41…P958 goes, then K0 and K1000; A0 keeps the span at 1002 ms, which
+        // is within the whole limit, so no audio goes.
+        queue.push(audio(1002))
+        #expect(describe(queue).first == "A0" && describe(queue).last == "A1002")
+        #expect(queue.count == 48 && queue.droppedVideo == 25 && queue.droppedAudio == 0)
+        // Dependent frames are refused until the next keyframe.
+        queue.push(video(1041, key: false))
+        #expect(queue.droppedVideo == 26 && queue.count == 48)
+    }
+
+    @Test("data tags share the audio timeline and are counted apart")
+    func dataTagsCountedApart() {
+        var queue = TagQueue(limitMs: 100)
+        queue.push(FLVMuxer.dataTag(name: "onVoiceLevels", values: [.number(1)], timestampMs: 0))
+        queue.push(audio(10))
+        queue.push(audio(150))
+        #expect(describe(queue) == ["A150"])
+        #expect(queue.droppedData == 1 && queue.droppedAudio == 1)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Mixing
+import Publishing
 @testable import Rooms
 
 @Suite struct RoomConfigTests {
@@ -42,6 +43,62 @@ import Mixing
             }
         }
     }
+
+    @Test func outputsCarryTheirOptionsWithDefaultsForWhatIsLeftOut() throws {
+        let c = try decode(#"{"name":"r1","outputs":[{"url":"rtmp://h/live/k","queueMs":3000,"maxRetries":5,"backoff":{"initialMaxMs":1000,"maxMs":20000}},{"url":"file:///tmp/x.flv","maxRetries":null}]}"#).resolve()
+        #expect(c.outputs == [
+            OutputSpec(url: "rtmp://h/live/k", options: OutputOptions(queueLimitMs: 3000, maxRetries: 5,
+                                                                      backoff: BackoffOptions(initialMaxMs: 1000, maxMs: 20_000))),
+            OutputSpec(url: "file:///tmp/x.flv", options: OutputOptions()),
+        ])
+        #expect(c.outputs[1].options == OutputOptions(queueLimitMs: 2000, maxRetries: nil, backoff: BackoffOptions(initialMaxMs: 2000, maxMs: 10_000)))
+    }
+
+    @Test func outputOptionsOutOfRangeAreInvalidOutputNamingTheLimit() throws {
+        let cases: [(String, String, String)] = [
+            (#"{"url":"rtmp://h/live/k","queueMs":50}"#, "invalid_output", "queueMs must be within 100...10000, got 50"),
+            (#"{"url":"rtmp://h/live/k","maxRetries":-1}"#, "invalid_output", "maxRetries must be within 0...100000, got -1"),
+            (#"{"url":"rtmp://h/live/k","backoff":{"initialMaxMs":5000,"maxMs":4000}}"#, "invalid_output",
+             "backoff.maxMs must be at least backoff.initialMaxMs (5000), got 4000"),
+            (#"{"url":"rtmp://h/live/k","backoff":{"initialMaxMs":99}}"#, "invalid_output", "backoff.initialMaxMs must be within 100...60000, got 99"),
+        ]
+        for (json, code, message) in cases {
+            let request = try JSONDecoder().decode(OutputRequest.self, from: Data(json.utf8))
+            #expect(throws: RoomError.badRequest(code, message)) { try request.resolve() }
+            let room = try decode(#"{"name":"r1","outputs":["# + json + "]}")
+            #expect(throws: RoomError.badRequest(code, message)) { try room.resolve() }
+        }
+        let nine = Array(repeating: #"{"url":"file:///tmp/x.flv"}"#, count: 9).joined(separator: ",")
+        #expect(throws: RoomError.badRequest("limit_exceeded", "at most 8 outputs per room")) {
+            try decode(#"{"name":"r1","outputs":["# + nine + "]}").resolve()
+        }
+    }
+
+    @Test func adaptiveVideoAndStatusIntervalResolve() throws {
+        let c = try decode(#"{"name":"r1","video":{"bitrate":1000,"adaptiveBitrate":true,"minBitrate":200,"dynamicFps":true},"statusIntervalMs":5000}"#).resolve()
+        #expect(c.video.adaptiveBitrate && c.video.dynamicFps)
+        #expect(c.video.minBitrateKbps == 200 && c.statusIntervalMs == 5000)
+        #expect(c.adaptation.bitrate?.targetKbps == 1000 && c.adaptation.bitrate?.minKbps == 200)
+        #expect(c.adaptation.frameRate?.maxFps == 30 && c.adaptation.frameRate?.minFps == 10)
+        // The floor defaults to a quarter of the bitrate, never under 64 kbps; off unless asked for.
+        let quarter = try decode(#"{"name":"r1","video":{"bitrate":1000}}"#).resolve()
+        #expect(quarter.video.minBitrateKbps == 250 && !quarter.video.adaptiveBitrate && !quarter.adaptation.isEnabled)
+        #expect(try decode(#"{"name":"r1","video":{"preset":"low1"}}"#).resolve().video.minBitrateKbps == 64)
+        let audioOnly = try decode(#"{"name":"r1","audioOnly":true,"video":{"adaptiveBitrate":true,"dynamicFps":true}}"#).resolve()
+        #expect(!audioOnly.adaptation.isEnabled)
+    }
+
+    @Test func adaptiveVideoAndStatusIntervalLimitsAreNamed() throws {
+        let cases: [(String, String)] = [
+            (#"{"name":"r1","video":{"bitrate":1000,"minBitrate":63}}"#, "video.minBitrate (kbps) must be within 64...1000, got 63"),
+            (#"{"name":"r1","video":{"bitrate":1000,"minBitrate":1500}}"#, "video.minBitrate (kbps) must be within 64...1000, got 1500"),
+            (#"{"name":"r1","statusIntervalMs":999}"#, "statusIntervalMs must be within 1000...60000, got 999"),
+            (#"{"name":"r1","statusIntervalMs":60001}"#, "statusIntervalMs must be within 1000...60000, got 60001"),
+        ]
+        for (json, message) in cases {
+            #expect(throws: RoomError.badRequest("limit_exceeded", message)) { try decode(json).resolve() }
+        }
+    }
 }
 
 @Suite struct RoomEventTests {
@@ -61,5 +118,15 @@ import Mixing
         var count = 0
         for await _ in stream { count += 1 }
         #expect(count == 2)
+    }
+
+    @Test func outputEventsCarryAttemptAndStatus() {
+        let time = Date(timeIntervalSince1970: 1_700_000_000.25)
+        #expect(RoomEvent.outputState(output: "o1", url: "rtmp://h/live/se…", state: "reconnecting", attempt: 2,
+                                      error: "cannot connect to h:1935: Connection refused").json(room: "r1", time: time)
+                == #"{"attempt":2,"error":"cannot connect to h:1935: Connection refused","output":"o1","room":"r1","state":"reconnecting","time":"2023-11-14T22:13:20.250Z","type":"output_state","url":"rtmp://h/live/se…"}"#)
+        let status = OutputStatus(videoFps: 23.3, audioFps: 46.9, kbps: 1210, droppedVideoFrames: 12, droppedAudioFrames: 0, queueMs: 480)
+        #expect(RoomEvent.outputStatus(output: "o2", url: "file:///tmp/a.flv", status: status, bitrate: 1125).json(room: "r1", time: time)
+                == #"{"audioFps":46.9,"bitrate":1125,"droppedAudioFrames":0,"droppedVideoFrames":12,"kbps":1210,"output":"o2","queueMs":480,"room":"r1","time":"2023-11-14T22:13:20.250Z","type":"output_status","url":"file:///tmp/a.flv","videoFps":23.3}"#)
     }
 }

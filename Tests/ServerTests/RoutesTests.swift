@@ -161,6 +161,10 @@ import Rooms
                                      body: ByteBuffer(string: Self.offer.replacingOccurrences(of: "5001", with: "3"))) {
                 #expect($0.status == .forbidden); #expect(errorCode($0) == "kicked")
             }
+            // Nor listen to the room's events with it.
+            try await client.execute(uri: "/v1/rooms/talk/events?token=\(bobAgain)", method: .get) {
+                #expect($0.status == .forbidden); #expect(errorCode($0) == "kicked")
+            }
             try await client.execute(uri: "/v1/rooms/talk/participants/alice", method: .delete, headers: [.authorization: "Bearer \(alice)"]) {
                 #expect($0.status == .noContent)
             }
@@ -173,5 +177,76 @@ import Rooms
             try await client.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
             try await client.execute(uri: "/metrics", method: .get) { #expect($0.status == .ok) }
         }
+    }
+
+    @Test func outputsTakeValidatedOptionsAndReportThemWithTheirStatus() async throws {
+        try await withApp { client, manager in
+            let admin = token(room: "*", user: "boss", admin: true)
+            let auth: HTTPFields = [.authorization: "Bearer \(admin)"]
+            try await client.execute(uri: "/v1/rooms", method: .post, headers: auth,
+                                     body: ByteBuffer(string: #"{"name":"out","audioOnly":true,"audio":{"bitrate":64},"statusIntervalMs":1000}"#)) {
+                #expect($0.status == .created)
+            }
+            try await client.execute(uri: "/v1/rooms/out/outputs", method: .post, headers: auth,
+                                     body: ByteBuffer(string: #"{"url":"file:///tmp/x.flv","queueMs":20000}"#)) { response in
+                #expect(response.status == .badRequest)
+                #expect(errorCode(response) == "invalid_output")
+                #expect(String(buffer: response.body).contains("queueMs must be within 100...10000, got 20000"))
+            }
+            try await client.execute(uri: "/v1/rooms/out/outputs", method: .post, headers: auth,
+                                     body: ByteBuffer(string: #"{"url":"rtmps://h/live/key"}"#)) { #expect(errorCode($0) == "invalid_output") }
+
+            let events = try #require(manager.room("out")).events.subscribe()
+            let path = NSTemporaryDirectory() + "cohost-routes-\(UUID().uuidString).flv"
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let body = #"{"url":"file://\#(path)","queueMs":3000,"maxRetries":3,"backoff":{"initialMaxMs":500,"maxMs":5000}}"#
+            try await client.execute(uri: "/v1/rooms/out/outputs", method: .post, headers: auth, body: ByteBuffer(string: body)) { response in
+                #expect(response.status == .created)
+                #expect(response.headers[.location] == "/v1/rooms/out/outputs/o1")
+                let json = try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any]
+                #expect(json?["id"] as? String == "o1" && json?["attempt"] as? Int == 0)
+                #expect(json?["queueLimitMs"] as? Int == 3000 && json?["maxRetries"] as? Int == 3)
+                #expect(json?["bitrate"] as? Int == 64)  // audio-only: the AAC encoder's target
+            }
+            // The first output_status comes one interval (1 s) after the room started.
+            let status = try await Self.firstEvent(of: "output_status", in: events, timeout: 5)
+            #expect(status?["output"] as? String == "o1" && status?["url"] as? String == "file://" + path)
+            #expect(status?["bitrate"] as? Int == 64 && status?["videoFps"] as? Double == 0)
+            #expect(status?["droppedVideoFrames"] as? Int == 0 && status?["droppedAudioFrames"] as? Int == 0)
+            // Real time: AAC at 48 kHz is 46.9 frames/s; the first interval may be cut short by the output's start.
+            let audioFps = status?["audioFps"] as? Double ?? 0
+            #expect(audioFps > 20 && audioFps < 60, "audioFps \(audioFps)")
+            #expect((status?["kbps"] as? Int ?? 0) > 0)
+
+            try await client.execute(uri: "/v1/rooms/out", method: .get, headers: auth) { response in
+                let json = try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any]
+                let outputs = json?["outputs"] as? [[String: Any]]
+                #expect(outputs?.count == 1 && outputs?.first?["state"] as? String == "connected")
+                // The last interval's numbers (another interval may have ended since the event).
+                #expect(outputs?.first?["audioFps"] is Double && outputs?.first?["kbps"] is Int && outputs?.first?["queueMs"] is Int)
+                #expect(json?["statusIntervalMs"] as? Int == 1000)
+            }
+            try await client.execute(uri: "/v1/rooms/out/outputs/o1", method: .delete, headers: auth) { #expect($0.status == .noContent) }
+            try await client.execute(uri: "/v1/rooms/out/outputs/o1", method: .delete, headers: auth) { #expect($0.status == .notFound) }
+        }
+    }
+
+    /// The first event of `type` as JSON, or nil when none came within `timeout` seconds.
+    static func firstEvent(of type: String, in events: AsyncStream<String>, timeout: Double) async throws -> [String: Any]? {
+        let text = await withTaskGroup(of: String?.self) { group in
+            group.addTask {
+                for await text in events where text.contains(#""type":"\#(type)""#) { return text }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(timeout))
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        guard let text else { return nil }
+        return try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
     }
 }

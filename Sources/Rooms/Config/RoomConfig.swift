@@ -1,6 +1,7 @@
 import Media
 import Mixing
 import Codecs
+import Publishing
 
 /// A room's resolved configuration: every field has a value and has been validated.
 public struct RoomConfig: Sendable, Equatable {
@@ -11,7 +12,9 @@ public struct RoomConfig: Sendable, Equatable {
     public var video: Video
     public var audio: Audio
     public var layout: Layout
-    public var outputs: [String]
+    public var outputs: [OutputSpec]
+    /// How often each output's `output_status` event (and its metrics) is published.
+    public var statusIntervalMs: Int = 3000
 
     public struct Canvas: Sendable, Equatable {
         public var width: Int
@@ -23,9 +26,16 @@ public struct RoomConfig: Sendable, Equatable {
         public var holdMs: Int = 1000
     }
     public struct Video: Sendable, Equatable {
+        /// The target bitrate; with `adaptiveBitrate` the encoder runs at or below it.
         public var bitrateKbps: Int
         public var keyintSeconds: Int
         public var profile: H264Profile
+        /// Lower the bitrate while the connected outputs' queues back up (see `AdaptiveBitrateController`).
+        public var adaptiveBitrate = false
+        /// The floor for `adaptiveBitrate`.
+        public var minBitrateKbps = 500
+        /// Encode fewer canvases (down to 10 fps) under queue pressure (see `FrameRateController`).
+        public var dynamicFps = false
     }
     public struct Audio: Sendable, Equatable {
         public var bitrateKbps: Int
@@ -43,6 +53,14 @@ public struct RoomConfig: Sendable, Equatable {
 
     public var backgroundColor: YUVColor { YUVColor(hex: canvas.background) ?? .black }
     public var placeholderColor: YUVColor { YUVColor(hex: canvas.placeholder) ?? .black }
+
+    /// The room's adaptive controllers, as enabled in `video` (none for audio-only rooms).
+    public var adaptation: StreamAdaptation {
+        guard !audioOnly else { return StreamAdaptation(bitrate: nil, frameRate: nil) }
+        return StreamAdaptation(
+            bitrate: video.adaptiveBitrate ? AdaptiveBitrateController(targetKbps: video.bitrateKbps, minKbps: video.minBitrateKbps) : nil,
+            frameRate: video.dynamicFps ? FrameRateController(canvasFps: canvas.fps) : nil)
+    }
 
     public var h264Config: H264EncoderConfig {
         H264EncoderConfig(width: canvas.width, height: canvas.height, fps: canvas.fps,

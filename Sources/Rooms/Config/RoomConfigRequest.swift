@@ -12,6 +12,8 @@ public struct RoomConfigRequest: Decodable, Sendable {
     public var audio: AudioRequest?
     public var layout: Layout?
     public var outputs: [OutputRequest]?
+    /// Milliseconds between `output_status` events.
+    public var statusIntervalMs: Int?
 
     public struct CanvasRequest: Decodable, Sendable {
         public var width: Int?, height: Int?, fps: Int?
@@ -23,16 +25,16 @@ public struct RoomConfigRequest: Decodable, Sendable {
         public var bitrate: Int?
         public var keyint: Int?
         public var profile: String?
+        public var adaptiveBitrate: Bool?
+        /// kbps; defaults to a quarter of the bitrate (at least 64).
+        public var minBitrate: Int?
+        public var dynamicFps: Bool?
     }
     public struct AudioRequest: Decodable, Sendable {
         public var preset: String?
         public var bitrate: Int?
         public var channels: Int?
     }
-    public struct OutputRequest: Decodable, Sendable {
-        public var url: String
-    }
-
     public init(name: String) { self.name = name }
 
     /// Applies presets, then explicit fields, then checks every limit; the first violation is the error.
@@ -73,10 +75,20 @@ public struct RoomConfigRequest: Decodable, Sendable {
             }
             config.video.profile = p
         }
+        config.video.minBitrateKbps = video?.minBitrate ?? max(RoomLimits.videoBitrateKbps.lowerBound, config.video.bitrateKbps / 4)
+        if let v = video?.adaptiveBitrate { config.video.adaptiveBitrate = v }
+        if let v = video?.dynamicFps { config.video.dynamicFps = v }
+        if let v = statusIntervalMs { config.statusIntervalMs = v }
         if let v = audio?.bitrate { config.audio.bitrateKbps = v }
         if let v = audio?.channels { config.audio.channels = v }
         if let layout { config.layout = layout }
-        if let outputs { config.outputs = outputs.map(\.url) }
+        if let outputs {
+            guard outputs.count <= RoomLimits.maxOutputs else {
+                throw .badRequest("limit_exceeded", "at most \(RoomLimits.maxOutputs) outputs per room")
+            }
+            config.outputs = []
+            for output in outputs { config.outputs.append(try output.resolve()) }
+        }
         try RoomLimits.check(config)
         return config
     }

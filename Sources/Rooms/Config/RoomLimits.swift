@@ -1,4 +1,5 @@
 import Media
+import Codecs
 import Mixing
 
 /// Bounds on everything a client may ask of a room; each refusal names the limit.
@@ -12,6 +13,7 @@ public enum RoomLimits {
     public static let audioBitrateKbps = 32...320
     public static let maxParticipants = 1...64
     public static let maxOutputs = 8
+    public static let statusIntervalMs = 1000...60_000
 
     static func check(_ c: RoomConfig) throws(RoomError) {
         func within(_ value: Int, _ range: ClosedRange<Int>, _ field: String) throws(RoomError) {
@@ -27,9 +29,21 @@ public enum RoomLimits {
         try within(c.canvas.fps, fps, "canvas.fps")
         try within(c.canvas.holdMs, holdMs, "canvas.holdMs")
         try within(c.video.bitrateKbps, videoBitrateKbps, "video.bitrate (kbps)")
+        try within(c.video.minBitrateKbps, videoBitrateKbps.lowerBound...c.video.bitrateKbps, "video.minBitrate (kbps)")
         try within(c.video.keyintSeconds, keyintSeconds, "video.keyint (s)")
         try within(c.audio.bitrateKbps, audioBitrateKbps, "audio.bitrate (kbps)")
         try within(c.maxParticipants, maxParticipants, "maxParticipants")
+        try within(c.statusIntervalMs, statusIntervalMs, "statusIntervalMs")
+        if !c.audioOnly {
+            // The H.264 profile-level limits (Table A-1). Within the ranges above every setting fits level
+            // 6.2, so this only bites if those ranges grow; it comes after them so their messages win.
+            do {
+                try H264Level.check(width: c.canvas.width, height: c.canvas.height, fps: c.canvas.fps,
+                                    bitrateKbps: c.video.bitrateKbps, profile: c.video.profile)
+            } catch {
+                throw .badRequest("limit_exceeded", error.message)
+            }
+        }
         guard c.audio.channels == 1 || c.audio.channels == 2 else {
             throw .badRequest("limit_exceeded", "audio.channels must be 1 or 2")
         }
@@ -41,6 +55,9 @@ public enum RoomLimits {
         }
         guard c.outputs.count <= maxOutputs else {
             throw .badRequest("limit_exceeded", "at most \(maxOutputs) outputs per room")
+        }
+        for output in c.outputs {
+            do { try output.options.validate() } catch { throw .badRequest("invalid_output", error.message) }
         }
         do { try c.layout.validate(canvasWidth: c.canvas.width, canvasHeight: c.canvas.height) } catch {
             throw .badRequest("invalid_layout", error.message)

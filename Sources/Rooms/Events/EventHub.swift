@@ -11,6 +11,8 @@ public final class EventHub: @unchecked Sendable {
     private var nextID = 0
     private var closed = false
     private let bufferLimit: Int
+    /// Server-wide receivers of every event (webhooks); they never block, so publishing calls them inline.
+    private var sinks: [any RoomEventSink] = []
 
     public init(room: String, bufferLimit: Int = 256) {
         self.room = room
@@ -36,11 +38,16 @@ public final class EventHub: @unchecked Sendable {
 
     public var subscriberCount: Int { lock.withLock { subscribers.count } }
 
+    /// Adds a receiver of every event published from now on, in publishing order.
+    public func attach(_ sink: any RoomEventSink) { lock.withLock { sinks.append(sink) } }
+
     public func publish(_ event: RoomEvent, time: Date = Date()) {
         let text = event.json(room: room, time: time)
         lock.lock()
         let targets = subscribers
+        let sinks = self.sinks
         lock.unlock()
+        for sink in sinks { sink.receive(eventJSON: text, room: room) }
         for (id, continuation) in targets {
             if case .dropped = continuation.yield(text) {
                 continuation.finish()

@@ -1,4 +1,5 @@
 import Foundation
+import Publishing
 
 /// Why a participant left (design.md §6).
 public enum LeaveReason: String, Sendable, Codable {
@@ -11,7 +12,10 @@ public enum RoomEvent: Sendable, Equatable {
     case participantLeft(userId: String, reason: LeaveReason)
     case participantKicked(userId: String, by: String)
     case firstVideoFrame(userId: String, width: Int, height: Int)
-    case outputState(output: String, url: String, state: String, error: String?)
+    /// An output's state changed; `attempt` is 0 for the first connection, k for the k-th retry.
+    case outputState(output: String, url: String, state: String, attempt: Int, error: String?)
+    /// An output's rates over the last status interval; `bitrate` is the encoder's current target (kbps).
+    case outputStatus(output: String, url: String, status: OutputStatus, bitrate: Int)
     case roomClosed
 
     public var type: String {
@@ -21,6 +25,7 @@ public enum RoomEvent: Sendable, Equatable {
         case .participantKicked: "participant_kicked"
         case .firstVideoFrame: "first_video_frame"
         case .outputState: "output_state"
+        case .outputStatus: "output_status"
         case .roomClosed: "room_closed"
         }
     }
@@ -33,13 +38,18 @@ public enum RoomEvent: Sendable, Equatable {
         case let .participantLeft(userId, reason): payload.userId = userId; payload.reason = reason.rawValue
         case let .participantKicked(userId, by): payload.userId = userId; payload.by = by
         case let .firstVideoFrame(userId, width, height): payload.userId = userId; payload.width = width; payload.height = height
-        case let .outputState(output, url, state, error):
-            payload.output = output; payload.url = url; payload.state = state; payload.error = error
+        case let .outputState(output, url, state, attempt, error):
+            payload.output = output; payload.url = url; payload.state = state; payload.attempt = attempt; payload.error = error
+        case let .outputStatus(output, url, status, bitrate):
+            payload.output = output; payload.url = url; payload.bitrate = bitrate
+            payload.videoFps = status.videoFps; payload.audioFps = status.audioFps; payload.kbps = status.kbps
+            payload.droppedVideoFrames = status.droppedVideoFrames; payload.droppedAudioFrames = status.droppedAudioFrames
+            payload.queueMs = status.queueMs
         case .roomClosed: break
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // Encoding a struct of strings and ints cannot fail.
+        // Encoding a struct of strings and numbers (all finite) cannot fail.
         return (try? String(decoding: encoder.encode(payload), as: UTF8.self)) ?? "{}"
     }
 
@@ -55,7 +65,15 @@ public enum RoomEvent: Sendable, Equatable {
         var output: String?
         var url: String?
         var state: String?
+        var attempt: Int?
         var error: String?
+        var videoFps: Double?
+        var audioFps: Double?
+        var kbps: Int?
+        var droppedVideoFrames: Int?
+        var droppedAudioFrames: Int?
+        var queueMs: Int?
+        var bitrate: Int?
     }
 
     nonisolated(unsafe) private static let timeFormatter: ISO8601DateFormatter = {

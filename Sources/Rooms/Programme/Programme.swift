@@ -7,30 +7,36 @@ import Logging
 /// A room's encoded output: one H.264 and one AAC encoder feeding every output of the room.
 ///
 /// Confined to the room's serial queue. Timestamps come from the mixer's tick counts (never from
-/// a participant's clock), so audio and video share one timeline starting at 0.
+/// a participant's clock), so audio and video share one timeline starting at 0; a canvas that is not
+/// encoded (dynamic frame rate, a late tick) leaves a gap rather than shifting later frames.
+/// Outputs ask for a keyframe when they (re)connect; the next encoded canvas is then an IDR.
 final class Programme {
     private let config: RoomConfig
     private let video: H264Encoder?
     private let audio: AACEncoder
     private var interleaver: TagInterleaver
-    private var outputs: [String: any Output] = [:]
-    private var outputOrder: [String] = []
+    private var outputs = OutputTable()
+    /// Tags ready for every output; reused between ticks.
     private var ready: [FLVTag] = []
-    private var nextOutputNumber = 1
     private let logger: Logger
-    private let onOutputState: @Sendable (String, String, OutputState, String?) -> Void
+    private let onOutputState: @Sendable (String, String, OutputStateChange) -> Void
+    /// Set from output threads, taken by the next video encode.
+    private let keyframeRequest = ManagedFlag()
+    private var adaptation: StreamAdaptation
+    private var lastKeyframeIndex: Int64?
     let headers: [FLVTag]
     private(set) var videoFramesEncoded = 0
     private(set) var audioFramesEncoded = 0
 
     init(config: RoomConfig, logger: Logger,
-         onOutputState: @escaping @Sendable (String, String, OutputState, String?) -> Void) throws {
+         onOutputState: @escaping @Sendable (String, String, OutputStateChange) -> Void) throws {
         self.config = config
         self.logger = logger
         self.onOutputState = onOutputState
         video = config.audioOnly ? nil : try H264Encoder(config: config.h264Config)
         audio = try AACEncoder(channels: config.audio.channels, bitrate: config.audio.bitrateKbps * 1000)
         interleaver = TagInterleaver(hasVideo: !config.audioOnly)
+        adaptation = config.adaptation
         let info = FLVStreamInfo(
             width: config.canvas.width, height: config.canvas.height, fps: config.canvas.fps,
             videoBitrateKbps: config.audioOnly ? nil : config.video.bitrateKbps,
@@ -40,53 +46,82 @@ final class Programme {
         if let video { headers.append(FLVMuxer.avcSequenceHeader(video.decoderConfigurationRecord)) }
         headers.append(FLVMuxer.aacSequenceHeader(audio.audioSpecificConfig))
         self.headers = headers
+        ready.reserveCapacity(64)
     }
+
+    /// The encoder's current target: the video bitrate (lowered by adaptive bitrate), or the audio
+    /// bitrate in an audio-only room.
+    var currentBitrateKbps: Int {
+        guard !config.audioOnly else { return config.audio.bitrateKbps }
+        return adaptation.bitrate?.currentKbps ?? config.video.bitrateKbps
+    }
+
+    /// The rate canvases are encoded at now (below the canvas rate under dynamic frame rate).
+    var currentFps: Int { adaptation.frameRate?.currentFps ?? config.canvas.fps }
 
     // MARK: outputs
 
     @discardableResult
-    func addOutput(url: String) throws(RoomError) -> RoomInfo.OutputInfo {
-        guard outputs.count < RoomLimits.maxOutputs else {
-            throw .badRequest("limit_exceeded", "at most \(RoomLimits.maxOutputs) outputs per room")
-        }
-        let id = "o\(nextOutputNumber)"
-        let report = onOutputState
-        let output: any Output
-        do {
-            output = try makeOutput(id: id, url: url, logger: logger) { state, error in report(id, url, state, error) }
-        } catch {
-            throw .badRequest("invalid_output", "\(error)")
-        }
-        nextOutputNumber += 1
-        outputs[id] = output
-        outputOrder.append(id)
+    func addOutput(_ spec: OutputSpec, nowMs: Int64) throws(RoomError) -> RoomInfo.OutputInfo {
+        let request = keyframeRequest
+        let output = try outputs.add(spec, logger: logger, nowMs: nowMs, onKeyframeNeeded: { _ = request.setIfClear() },
+                                     onStateChange: onOutputState)
         output.start(headers: headers)
-        return info(output)
+        return outputs.info(id: output.id, bitrateKbps: currentBitrateKbps)
+            ?? RoomInfo.OutputInfo(output, status: OutputStatus(), bitrateKbps: currentBitrateKbps)
     }
 
+    /// Stops and forgets an output; false when there is none with that id.
     func removeOutput(id: String) -> Bool {
-        guard let output = outputs.removeValue(forKey: id) else { return false }
-        outputOrder.removeAll { $0 == id }
+        guard let output = outputs.remove(id: id) else { return false }
         output.stop()
+        OutputMetrics.remove(room: config.name, output: id)
         return true
     }
 
-    var outputInfos: [RoomInfo.OutputInfo] { outputOrder.compactMap { outputs[$0] }.map(info) }
+    var outputInfos: [RoomInfo.OutputInfo] { outputs.infos(bitrateKbps: currentBitrateKbps) }
 
-    private func info(_ o: any Output) -> RoomInfo.OutputInfo {
-        let s = o.stats
-        return RoomInfo.OutputInfo(id: o.id, url: o.url, state: o.state.rawValue, sentBytes: s.sentBytes,
-                          droppedVideoTags: s.droppedVideoTags, droppedAudioTags: s.droppedAudioTags)
+    /// Every output's status over the interval since the last call; also records the metrics.
+    func sampleStatuses(nowMs: Int64) -> [(output: any Output, status: OutputStatus)] {
+        let samples = outputs.sampleStatuses(nowMs: nowMs)
+        for sample in samples {
+            OutputMetrics.record(room: config.name, output: sample.output, status: sample.status, bitrateKbps: currentBitrateKbps)
+        }
+        return samples
     }
+
+    // MARK: adaptation
+
+    /// One control tick of the adaptive controllers (when the room enabled any): reads the connected
+    /// outputs' queues and applies a new bitrate or frame rate.
+    func adapt(nowMs: Int64) {
+        guard adaptation.isEnabled else { return }
+        let change = adaptation.update(queueMs: outputs.connectedPressureMs(), nowMs: nowMs)
+        if let kbps = change.bitrateKbps, let video {
+            do {
+                try video.reconfigure(bitrateKbps: kbps)
+                logger.info("video bitrate now \(kbps) kbps", metadata: ["room": "\(config.name)"])
+            } catch {
+                logger.error("could not change the bitrate", metadata: ["room": "\(config.name)", "error": "\(error)"])
+            }
+        }
+        if let fps = change.fps {
+            logger.info("video frame rate now \(fps) fps", metadata: ["room": "\(config.name)"])
+        }
+    }
+
+    /// Whether canvas `index` should be composed and encoded at the current frame rate.
+    func wantsCanvas(index: Int64) -> Bool { adaptation.shouldEncode(canvasIndex: index) }
 
     // MARK: encoding
 
-    /// Encodes canvas number `index` (its time is index / fps).
+    /// Encodes canvas number `index` (its time is index / canvas fps).
     func encodeVideo(_ canvas: VideoFrame, index: Int64) {
         guard let video else { return }
         do {
-            guard let encoded = try video.encode(canvas, pts: index, forceKeyframe: false) else { return }
+            guard let encoded = try video.encode(canvas, pts: index, forceKeyframe: keyframeDue(index: index)) else { return }
             videoFramesEncoded += 1
+            if encoded.isKeyframe { lastKeyframeIndex = encoded.pts }
             let fps = Int64(config.canvas.fps)
             // Video is stamped later by the AAC priming, as ffmpeg does (avoid_negative_ts): a player that
             // does not trim the priming then hears each sample when it sees the picture taken with it.
@@ -101,6 +136,14 @@ final class Programme {
         } catch {
             logger.error("H.264 encode failed", metadata: ["room": "\(config.name)", "error": "\(error)"])
         }
+    }
+
+    /// An IDR when an output asked for one, or when frames are being skipped and the keyframe interval
+    /// (counted in canvases, i.e. in time) has passed: x264 counts its interval in encoded frames.
+    private func keyframeDue(index: Int64) -> Bool {
+        if keyframeRequest.take() { return true }
+        guard currentFps < config.canvas.fps, let last = lastKeyframeIndex else { return false }
+        return index - last >= Int64(config.h264Config.keyintFrames)
     }
 
     /// Encodes one 20 ms mixed block.
@@ -119,19 +162,19 @@ final class Programme {
 
     private func deliver() {
         guard !ready.isEmpty else { return }
-        for id in outputOrder {
-            guard let output = outputs[id] else { continue }
-            for tag in ready { output.send(tag) }
+        for entry in outputs.entries {
+            for tag in ready { entry.output.send(tag) }
         }
         ready.removeAll(keepingCapacity: true)
     }
 
-    /// Sends what is buffered and stops every output cleanly.
+    /// Sends what is buffered and stops every output cleanly (each flushes its queue, bounded).
     func stop() {
         interleaver.flush(into: &ready)
         deliver()
-        for id in outputOrder { outputs[id]?.stop() }
-        outputs.removeAll()
-        outputOrder.removeAll()
+        for output in outputs.removeAll() {
+            output.stop()
+            OutputMetrics.remove(room: config.name, output: output.id)
+        }
     }
 }

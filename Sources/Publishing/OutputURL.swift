@@ -1,0 +1,70 @@
+/// Stream keys live in the last path component of RTMP URLs: never log or report them whole.
+public func redactedURL(_ url: String) -> String {
+    guard OutputURL.scheme(of: url).hasPrefix("rtmp"), let slash = url.lastIndex(of: "/") else { return url }
+    let key = url[url.index(after: slash)...]
+    guard key.count > 4 else { return url }
+    return String(url[...slash]) + key.prefix(2) + "…"
+}
+
+/// URL checks shared by the outputs and `makeOutput`.
+enum OutputURL {
+    /// Lower-cased scheme ("" when there is none).
+    static func scheme(of url: String) -> String {
+        guard let range = url.range(of: "://") else { return "" }
+        return url[..<range.lowerBound].lowercased()
+    }
+
+    /// Why an rtmp:// URL cannot be published to, nil when it looks usable.
+    static func rtmpProblem(_ url: String) -> String? {
+        guard scheme(of: url) == "rtmp", let range = url.range(of: "://") else { return "not an rtmp:// URL" }
+        let rest = url[range.upperBound...]
+        let parts = rest.split(separator: "/", omittingEmptySubsequences: false)
+        guard let host = parts.first, !host.isEmpty else { return "no host" }
+        guard parts.count >= 3, !parts[1].isEmpty, !(parts.last ?? "").isEmpty else {
+            return "needs an application and a stream name (rtmp://host/app/stream)"
+        }
+        guard url.utf8.count < 2048, !url.contains(where: { $0.isWhitespace || $0.asciiValue == 0 }) else {
+            return "contains whitespace or is too long"
+        }
+        return nil
+    }
+
+    /// The application part of an rtmp:// URL (between the host and the stream name), as librtmp
+    /// sends it in `connect`: "live" for rtmp://host/live/key, "app/inst" for rtmp://host/app/inst/key.
+    static func rtmpApplication(_ url: String) -> String {
+        guard let range = url.range(of: "://") else { return "" }
+        let parts = url[range.upperBound...].split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count >= 3 else { return "" }
+        return parts.dropFirst().dropLast().joined(separator: "/")
+    }
+
+    /// The absolute path of a file:// URL.
+    static func filePath(_ url: String) -> Result<String, OutputError> {
+        guard scheme(of: url) == "file", let range = url.range(of: "://") else { return .failure(.unsupportedScheme(url: url)) }
+        let raw = String(url[range.upperBound...])
+        let path = raw.removingPercentEncodingIfValid
+        guard path.hasPrefix("/"), path.count > 1, !path.hasSuffix("/"), !path.contains("\0") else {
+            return .failure(.invalidURL(url: url, reason: "a file URL needs an absolute path (file:///dir/name.flv)"))
+        }
+        return .success(path)
+    }
+}
+
+extension String {
+    /// Decodes %XX escapes; returns the string unchanged when an escape is malformed.
+    var removingPercentEncodingIfValid: String {
+        guard contains("%") else { return self }
+        var bytes: [UInt8] = []
+        var iterator = utf8.makeIterator()
+        while let byte = iterator.next() {
+            if byte == UInt8(ascii: "%") {
+                guard let high = iterator.next(), let low = iterator.next(),
+                      let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) else { return self }
+                bytes.append(value)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self) ?? self
+    }
+}

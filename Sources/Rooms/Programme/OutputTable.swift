@@ -1,0 +1,93 @@
+import Logging
+import Publishing
+
+/// A programme's outputs in creation order, each with its rate meter and last status.
+///
+/// Confined to the room's queue, like the programme that owns it.
+struct OutputTable {
+    struct Entry {
+        let output: any Output
+        var meter: OutputRateMeter
+        /// The status of the last interval (zero until the first status tick).
+        var lastStatus = OutputStatus()
+        /// Video dropped by the queue policy as of the last control tick.
+        var droppedVideoAtLastTick = 0
+    }
+
+    /// In creation order; iterated per tag by the programme (an array, so no lookups on the hot path).
+    private(set) var entries: [Entry] = []
+    private var nextNumber = 1
+
+    var count: Int { entries.count }
+
+    /// Creates and registers the output for `spec` (not started yet); ids are o1, o2, … per room.
+    mutating func add(_ spec: OutputSpec, logger: Logger, nowMs: Int64,
+                      onKeyframeNeeded: @escaping KeyframeRequestHandler,
+                      onStateChange: @escaping @Sendable (String, String, OutputStateChange) -> Void) throws(RoomError) -> any Output {
+        guard entries.count < RoomLimits.maxOutputs else {
+            throw .badRequest("limit_exceeded", "at most \(RoomLimits.maxOutputs) outputs per room")
+        }
+        let id = "o\(nextNumber)"
+        let url = spec.url
+        let output: any Output
+        do {
+            output = try makeOutput(id: id, url: url, options: spec.options, logger: logger, onKeyframeNeeded: onKeyframeNeeded) { change in
+                onStateChange(id, url, change)
+            }
+        } catch {
+            throw .badRequest("invalid_output", error.description)
+        }
+        nextNumber += 1
+        entries.append(Entry(output: output, meter: OutputRateMeter(startMs: nowMs)))
+        return output
+    }
+
+    /// Unregisters an output (the caller stops it).
+    mutating func remove(id: String) -> (any Output)? {
+        guard let index = entries.firstIndex(where: { $0.output.id == id }) else { return nil }
+        return entries.remove(at: index).output
+    }
+
+    mutating func removeAll() -> [any Output] {
+        defer { entries.removeAll() }
+        return entries.map(\.output)
+    }
+
+    /// Samples every output's rates since the previous call.
+    mutating func sampleStatuses(nowMs: Int64) -> [(output: any Output, status: OutputStatus)] {
+        var out: [(output: any Output, status: OutputStatus)] = []
+        out.reserveCapacity(entries.count)
+        for i in entries.indices {
+            let status = entries[i].meter.sample(entries[i].output.stats, nowMs: nowMs)
+            entries[i].lastStatus = status
+            out.append((entries[i].output, status))
+        }
+        return out
+    }
+
+    /// What the adaptive controllers react to, once per control tick: the largest queue span among
+    /// connected outputs, where an output that dropped video since the last tick counts as full (its drops
+    /// keep its queue short, which would otherwise hide the congestion). Nil when no output is connected:
+    /// a reconnecting output's queue says nothing about the link.
+    mutating func connectedPressureMs() -> Int? {
+        var deepest: Int?
+        for i in entries.indices {
+            let output = entries[i].output
+            let stats = output.stats
+            let dropped = stats.droppedVideoTags > entries[i].droppedVideoAtLastTick
+            entries[i].droppedVideoAtLastTick = stats.droppedVideoTags
+            guard output.state == .connected else { continue }
+            let queueMs = dropped ? max(stats.queueMs, output.options.queueLimitMs) : stats.queueMs
+            deepest = max(deepest ?? 0, queueMs)
+        }
+        return deepest
+    }
+
+    func infos(bitrateKbps: Int) -> [RoomInfo.OutputInfo] {
+        entries.map { RoomInfo.OutputInfo($0.output, status: $0.lastStatus, bitrateKbps: bitrateKbps) }
+    }
+
+    func info(id: String, bitrateKbps: Int) -> RoomInfo.OutputInfo? {
+        entries.first { $0.output.id == id }.map { RoomInfo.OutputInfo($0.output, status: $0.lastStatus, bitrateKbps: bitrateKbps) }
+    }
+}

@@ -1,0 +1,170 @@
+import Foundation
+import Logging
+import Metrics
+import Rooms
+
+/// POSTs every room event to each configured webhook URL (protocol/webhooks.md).
+///
+/// Publishing only appends to a bounded per-URL `WebhookQueue` under a lock and wakes that URL's
+/// worker task, so a room or HTTP handler never waits for a receiver. Each worker sends its queue in
+/// order, one request at a time, and retries failures on the queue's schedule. Results are counted in
+/// `cohost_webhook_deliveries_total{result="ok|failed|dropped"}`.
+public final class WebhookDispatcher: RoomEventSink, @unchecked Sendable {
+    /// What to deliver where, and how hard to try.
+    public struct Configuration: Sendable {
+        public var urls: [URL]
+        /// The secret of the API key the deliveries are signed with.
+        public var secret: String
+        /// The API key whose secret signs (sent as `X-Cohost-Key`, so a receiver can pick the secret).
+        public var keyID: String
+        public var queueCapacity: Int
+        public var retry: WebhookRetryPolicy
+        public var requestTimeoutSeconds: Double
+
+        public init(urls: [URL], keyID: String, secret: String, queueCapacity: Int = 1000,
+                    retry: WebhookRetryPolicy = .standard, requestTimeoutSeconds: Double = 10) {
+            self.urls = urls; self.keyID = keyID; self.secret = secret; self.queueCapacity = queueCapacity
+            self.retry = retry; self.requestTimeoutSeconds = requestTimeoutSeconds
+        }
+    }
+
+    public let configuration: Configuration
+    private let targets: [Target]
+    private let logger: Logger
+
+    public init(configuration: Configuration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+        let sender = WebhookSender(timeoutSeconds: configuration.requestTimeoutSeconds)
+        targets = configuration.urls.map { url in
+            Target(url: url, queue: WebhookQueue(capacity: configuration.queueCapacity, policy: configuration.retry),
+                   sender: sender, keyID: configuration.keyID, secret: configuration.secret, logger: logger)
+        }
+    }
+
+    deinit { stop() }
+
+    /// Queues `eventJSON` for every URL under one fresh event id; never blocks.
+    public func receive(eventJSON: String, room: String) {
+        let delivery = WebhookDelivery(id: UUID().uuidString.lowercased(), body: Array(eventJSON.utf8))
+        for target in targets { target.enqueue(delivery) }
+    }
+
+    /// Totals over every URL since start.
+    public var counts: WebhookQueue.Counts {
+        targets.reduce(into: WebhookQueue.Counts()) { sum, t in
+            let c = t.counts
+            sum.delivered += c.delivered; sum.failed += c.failed; sum.dropped += c.dropped
+        }
+    }
+
+    /// Deliveries not yet finished (in flight or waiting), over every URL.
+    public var pending: Int { targets.reduce(0) { $0 + $1.pending } }
+
+    /// Waits until every queue is empty or `timeout` seconds passed (shutdown: the last events,
+    /// `room_closed` among them, get a bounded chance to leave). Returns whether all were finished.
+    @discardableResult
+    public func drain(timeout: Double) async -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while pending > 0 && Date() < deadline {
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return pending == 0
+    }
+
+    /// Stops the workers; what is still queued is abandoned.
+    public func stop() { for target in targets { target.stop() } }
+}
+
+/// One URL: its queue, its worker task and the wake-up signal between them.
+private final class Target: @unchecked Sendable {
+    let url: URL
+    private let lock = NSLock()
+    private var queue: WebhookQueue
+    private let wake: AsyncStream<Void>.Continuation
+    private var worker: Task<Void, Never>?
+
+    init(url: URL, queue: WebhookQueue, sender: WebhookSender, keyID: String, secret: String, logger: Logger) {
+        self.url = url
+        self.queue = queue
+        let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        self.wake = wake
+        worker = Task { [weak self] in
+            var wakeups = wakes.makeAsyncIterator()
+            while !Task.isCancelled {
+                guard let action = self?.next() else { return }
+                switch action {
+                case .idle:
+                    // A wake-up that came while sending is buffered (newest 1), so none is lost.
+                    guard await wakeups.next() != nil else { return }
+                case let .wait(untilMs):
+                    try? await Task.sleep(for: .milliseconds(max(1, untilMs - MonotonicTime.nowMs())))
+                case let .send(delivery):
+                    let result = await sender.send(delivery, to: url, keyID: keyID, secret: secret)
+                    guard let self else { return }
+                    let outcome = self.finish(success: result.isSuccess)
+                    Self.report(outcome, delivery: delivery, result: result, url: url, logger: logger)
+                }
+            }
+        }
+    }
+
+    func enqueue(_ delivery: WebhookDelivery) {
+        let accepted = lock.withLock { queue.enqueue(delivery) }
+        if accepted {
+            wake.yield()
+        } else {
+            WebhookMetrics.dropped.increment()
+        }
+    }
+
+    var counts: WebhookQueue.Counts { lock.withLock { queue.counts } }
+    var pending: Int { lock.withLock { queue.count } }
+
+    func stop() {
+        worker?.cancel()
+        wake.finish()
+    }
+
+    private func next() -> WebhookQueue.Action { lock.withLock { queue.next(nowMs: MonotonicTime.nowMs()) } }
+
+    private func finish(success: Bool) -> WebhookQueue.Outcome {
+        lock.withLock { queue.finish(success: success, nowMs: MonotonicTime.nowMs()) }
+    }
+
+    private static func report(_ outcome: WebhookQueue.Outcome, delivery: WebhookDelivery, result: WebhookSender.Result,
+                               url: URL, logger: Logger) {
+        let metadata: Logger.Metadata = ["url": "\(redacted(url))", "eventId": "\(delivery.id)",
+                                         "attempt": "\(delivery.attempts)", "result": "\(result)"]
+        switch outcome {
+        case .delivered:
+            WebhookMetrics.ok.increment()
+        case .retry:
+            logger.debug("webhook delivery failed, will retry", metadata: metadata)
+        case .gaveUp:
+            WebhookMetrics.failed.increment()
+            logger.warning("webhook delivery given up", metadata: metadata)
+        }
+    }
+
+    /// Scheme, host and path only: query strings and user info may carry credentials.
+    static func redacted(_ url: URL) -> String {
+        "\(url.scheme ?? "?")://\(url.host ?? "?")\(url.port.map { ":\($0)" } ?? "")\(url.path)"
+    }
+}
+
+enum WebhookMetrics {
+    static let label = "cohost_webhook_deliveries_total"
+    static var ok: Counter { Counter(label: label, dimensions: [("result", "ok")]) }
+    static var failed: Counter { Counter(label: label, dimensions: [("result", "failed")]) }
+    static var dropped: Counter { Counter(label: label, dimensions: [("result", "dropped")]) }
+}
+
+/// Monotonic milliseconds (the retry schedule must not jump with the wall clock).
+enum MonotonicTime {
+    static func nowMs() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+    }
+}

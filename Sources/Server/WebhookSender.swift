@@ -1,0 +1,67 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Rooms
+
+/// One webhook POST over URLSession: the signed headers, the body, and whether a 2xx came back.
+/// Everything about when and whether to try again lives in `WebhookQueue`.
+struct WebhookSender: Sendable {
+    enum Result: Sendable, CustomStringConvertible {
+        case status(Int)
+        case transportError(String)
+
+        var isSuccess: Bool { if case let .status(code) = self { (200...299).contains(code) } else { false } }
+
+        var description: String {
+            switch self {
+            case let .status(code): "HTTP \(code)"
+            case let .transportError(message): message
+            }
+        }
+    }
+
+    let session: URLSession
+
+    init(timeoutSeconds: Double) {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = timeoutSeconds
+        configuration.timeoutIntervalForResource = timeoutSeconds
+        // Receivers answer with a status; nothing is worth caching or storing.
+        configuration.urlCache = nil
+        configuration.httpCookieStorage = nil
+        session = URLSession(configuration: configuration)
+    }
+
+    /// The headers of a delivery, as protocol/webhooks.md lists them.
+    static func headers(for delivery: WebhookDelivery, keyID: String, secret: String) -> [String: String] {
+        [
+            "Content-Type": "application/json",
+            WebhookSignature.header: WebhookSignature.sign(delivery.body, secret: secret),
+            "X-Cohost-Event-Id": delivery.id,
+            "X-Cohost-Key": keyID,
+            "X-Cohost-Attempt": "\(delivery.attempts)",
+            "User-Agent": "cohost-webhook",
+        ]
+    }
+
+    func send(_ delivery: WebhookDelivery, to url: URL, keyID: String, secret: String) async -> Result {
+        var request = URLRequest(url: url)
+        request.httpMethod = "POST"
+        for (name, value) in Self.headers(for: delivery, keyID: keyID, secret: secret) {
+            request.setValue(value, forHTTPHeaderField: name)
+        }
+        request.httpBody = Data(delivery.body)
+        return await withCheckedContinuation { continuation in
+            session.dataTask(with: request) { _, response, error in
+                if let error {
+                    continuation.resume(returning: .transportError(error.localizedDescription))
+                } else if let http = response as? HTTPURLResponse {
+                    continuation.resume(returning: .status(http.statusCode))
+                } else {
+                    continuation.resume(returning: .transportError("no HTTP response"))
+                }
+            }.resume()
+        }
+    }
+}

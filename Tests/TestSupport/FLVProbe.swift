@@ -1,0 +1,133 @@
+import Foundation
+
+/// One FLV tag as read back from a file or an RTMP capture: type (8 audio, 9 video, 18 script),
+/// timestamp and body, with the flags tests ask about.
+public struct FLVTagInfo: Sendable, Equatable {
+    public var typeId: UInt8
+    public var timestampMs: UInt32
+    public var body: [UInt8]
+    /// Where the tag ends in its source (file offset, or offset in an RTMP capture).
+    public var endOffset: Int
+
+    public init(typeId: UInt8, timestampMs: UInt32, body: [UInt8], endOffset: Int = 0) {
+        self.typeId = typeId
+        self.timestampMs = timestampMs
+        self.body = body
+        self.endOffset = endOffset
+    }
+
+    public var isAudio: Bool { typeId == 8 }
+    public var isVideo: Bool { typeId == 9 }
+    public var isScript: Bool { typeId == 18 }
+
+    /// The AVC decoder configuration (codec 7, packet type 0) or the AAC AudioSpecificConfig (format 10, packet type 0).
+    public var isSequenceHeader: Bool {
+        guard body.count >= 2 else { return false }
+        if isVideo { return body[0] & 0x0F == 7 && body[1] == 0 }
+        if isAudio { return body[0] >> 4 == 10 && body[1] == 0 }
+        return false
+    }
+
+    /// Audio or video that is not a sequence header: what a player decodes and presents.
+    public var isMedia: Bool { (isAudio || isVideo) && !isSequenceHeader }
+
+    /// A video tag whose frame type is 1 (keyframe).
+    public var isKeyframe: Bool { isVideo && (body.first ?? 0) >> 4 == 1 }
+
+    /// A script tag whose first AMF0 value is the string "onMetaData".
+    public var isMetadata: Bool { isScript && body.starts(with: [0x02, 0x00, 0x0A] + Array("onMetaData".utf8)) }
+}
+
+/// Reads FLV files (FLV spec v10.1, annex E): a 9-byte header, PreviousTagSize0, then tags of an
+/// 11-byte header, the body and a 4-byte PreviousTagSize. More exact than ffprobe: timestamps come
+/// back in the file's own milliseconds, and sequence headers and script tags are not hidden.
+public enum FLVProbe {
+    public static func tags(path: String) throws -> [FLVTagInfo] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw TestSupportError.failed("cannot read \(path)")
+        }
+        return try tags(bytes: [UInt8](data))
+    }
+
+    /// The complete tags in `bytes`; a tag cut off by the end of the file is left out.
+    public static func tags(bytes: [UInt8]) throws -> [FLVTagInfo] {
+        guard bytes.count >= 9, bytes.starts(with: Array("FLV".utf8)), bytes[3] == 1 else {
+            throw TestSupportError.failed("not an FLV file (\(bytes.count) bytes)")
+        }
+        var reader = ByteReader(bytes: bytes, offset: 5)
+        guard let headerSize = reader.u32(), headerSize >= 9, Int(headerSize) + 4 <= bytes.count else {
+            throw TestSupportError.failed("FLV header size is wrong")
+        }
+        reader.offset = Int(headerSize) + 4  // skip PreviousTagSize0
+        var out: [FLVTagInfo] = []
+        while reader.remaining >= 11 {
+            let start = reader.offset
+            guard let type = reader.u8(), let size = reader.u24(), let low = reader.u24(), let high = reader.u8(),
+                  reader.u24() != nil else { break }
+            guard type & 0x20 == 0 else { throw TestSupportError.failed("encrypted FLV tag at byte \(start)") }
+            guard let body = reader.bytes(Int(size)), let previous = reader.u32() else { break }
+            guard previous == size + 11 else {
+                throw TestSupportError.failed("PreviousTagSize \(previous) after a tag of \(size) bytes at byte \(start)")
+            }
+            out.append(FLVTagInfo(typeId: type & 0x1F, timestampMs: UInt32(high) << 24 | low, body: Array(body),
+                                  endOffset: reader.offset))
+        }
+        return out
+    }
+}
+
+/// Timeline checks over a sequence of tags (one file, or one RTMP connection).
+public enum FLVTimeline {
+    /// Places where a media tag's timestamp is below the one before it (audio and video share one clock).
+    public static func regressions(_ tags: [FLVTagInfo]) -> [(index: Int, previousMs: UInt32, ms: UInt32)] {
+        var out: [(Int, UInt32, UInt32)] = []
+        var last: UInt32?
+        for (index, tag) in tags.enumerated() where tag.isMedia {
+            if let last, tag.timestampMs < last { out.append((index, last, tag.timestampMs)) }
+            last = tag.timestampMs
+        }
+        return out
+    }
+
+    /// The largest |last audio timestamp − last video timestamp| seen after each media tag, once both
+    /// kinds have started: how far one kind ever ran ahead of the other in the stream. Nil when one is missing.
+    public static func maxInterleaveSkewMs(_ tags: [FLVTagInfo]) -> Int? {
+        var audio: UInt32?, video: UInt32?
+        var worst: Int?
+        for tag in tags where tag.isMedia {
+            if tag.isAudio { audio = tag.timestampMs } else { video = tag.timestampMs }
+            if let audio, let video { worst = max(worst ?? 0, abs(Int(audio) - Int(video))) }
+        }
+        return worst
+    }
+
+    /// First media timestamp of each kind.
+    public static func firstTimestamps(_ tags: [FLVTagInfo]) -> (audio: UInt32?, video: UInt32?) {
+        (tags.first { $0.isMedia && $0.isAudio }?.timestampMs, tags.first { $0.isMedia && $0.isVideo }?.timestampMs)
+    }
+
+    /// Last media timestamp of each kind.
+    public static func lastTimestamps(_ tags: [FLVTagInfo]) -> (audio: UInt32?, video: UInt32?) {
+        (tags.last { $0.isMedia && $0.isAudio }?.timestampMs, tags.last { $0.isMedia && $0.isVideo }?.timestampMs)
+    }
+
+    /// Video frames with a timestamp in [fromMs, fromMs + durationMs).
+    public static func videoFrames(_ tags: [FLVTagInfo], fromMs: UInt32, durationMs: UInt32) -> Int {
+        tags.filter { $0.isMedia && $0.isVideo && $0.timestampMs >= fromMs && $0.timestampMs - fromMs < durationMs }.count
+    }
+
+    /// How far delivery fell behind the media clock: for each media tag, its arrival time minus its
+    /// timestamp; the spread (max − min) of that, in seconds. A stream delivered in real time stays near
+    /// 0; a backlog anywhere between encoder and receiver (queues, socket buffers) shows as its length.
+    public static func deliveryLagSpreadSeconds(_ tags: [FLVTagInfo], arrival: (FLVTagInfo) -> Double?) -> Double? {
+        let lags = tags.filter(\.isMedia).compactMap { tag in arrival(tag).map { $0 - Double(tag.timestampMs) / 1000 } }
+        guard let low = lags.min(), let high = lags.max() else { return nil }
+        return high - low
+    }
+
+    /// The longest gap between consecutive media timestamps of one kind (e.g. audio dropped by a queue).
+    public static func longestGapMs(_ tags: [FLVTagInfo], audio: Bool) -> Int {
+        let times = tags.filter { $0.isMedia && $0.isAudio == audio }.map(\.timestampMs)
+        return zip(times, times.dropFirst()).map { Int($1) - Int($0) }.max() ?? 0
+    }
+}
