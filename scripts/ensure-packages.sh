@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Cohost needs, only when some are missing.
 #   scripts/ensure-packages.sh          libraries for building and running
-#   scripts/ensure-packages.sh --test   plus ffmpeg and nginx with the RTMP module (tests, demo)
+#   scripts/ensure-packages.sh --test   plus ffmpeg, openssl and nginx with the RTMP and stream modules (tests, demo)
 set -euo pipefail
 packages=(libsrtp2-dev libopus-dev libvpx-dev libx264-dev librtmp-dev libavcodec-dev libyuv-dev pkg-config)
-if [[ "${1:-}" == "--test" ]]; then packages+=(ffmpeg nginx libnginx-mod-rtmp); fi
+if [[ "${1:-}" == "--test" ]]; then packages+=(ffmpeg nginx libnginx-mod-rtmp libnginx-mod-stream openssl); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -49,10 +49,8 @@ public typealias KeyframeRequestHandler = @Sendable () -> Void
 
 /// Why an output could not be created.
 public enum OutputError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// A scheme other than rtmp:// or file://.
+    /// A scheme other than rtmp://, rtmps:// or file://.
     case unsupportedScheme(url: String)
-    /// rtmps:// (TLS), not offered.
-    case tlsNotSupported(url: String)
     /// The URL has a supported scheme but cannot be used (no host, relative file path).
     case invalidURL(url: String, reason: String)
     /// An option is out of range (see `OutputOptions.validate`).
@@ -61,9 +59,7 @@ public enum OutputError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .unsupportedScheme(let url):
-            "unsupported output URL \(redactedURL(url)): use rtmp://host[:port]/app/stream or file:///absolute/path.flv"
-        case .tlsNotSupported(let url):
-            "rtmps:// is not supported by this librtmp build (TLS publishing is unverified here): \(redactedURL(url)); use rtmp:// or a local TLS proxy"
+            "unsupported output URL \(redactedURL(url)): use rtmp[s]://host[:port]/app/stream or file:///absolute/path.flv"
         case .invalidURL(let url, let reason):
             "invalid output URL \(redactedURL(url)): \(reason)"
         case .invalidOptions(let error):
@@ -72,14 +68,16 @@ public enum OutputError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-/// Creates the output for `url`: rtmp:// publishes with librtmp, file:// writes an FLV file.
+/// Creates the output for `url`: rtmp:// and rtmps:// publish with librtmp, file:// writes an FLV file.
+/// rtmps:// is TLS through Debian's librtmp (GnuTLS), which neither verifies the server's certificate
+/// nor sends SNI: the stream is encrypted but the server is not authenticated (logged as a warning).
 /// Nothing happens until `start`.
 public func makeOutput(id: String, url: String, options: OutputOptions = OutputOptions(), logger: Logger,
                        onKeyframeNeeded: @escaping KeyframeRequestHandler = {},
                        onStateChange: @escaping OutputStateHandler) throws(OutputError) -> any Output {
     do { try options.validate() } catch { throw .invalidOptions(error) }
     switch OutputURL.scheme(of: url) {
-    case "rtmp":
+    case "rtmp", "rtmps":
         if let reason = OutputURL.rtmpProblem(url) { throw .invalidURL(url: url, reason: reason) }
         return RTMPPublisher(id: id, url: url, options: options, logger: logger, onKeyframeNeeded: onKeyframeNeeded,
                              onStateChange: onStateChange)
@@ -89,8 +87,6 @@ public func makeOutput(id: String, url: String, options: OutputOptions = OutputO
         }
         return FileOutput(id: id, url: url, options: options, logger: logger, onKeyframeNeeded: onKeyframeNeeded,
                           onStateChange: onStateChange)
-    case "rtmps":
-        throw .tlsNotSupported(url: url)
     default:
         throw .unsupportedScheme(url: url)
     }

@@ -14,9 +14,11 @@ enum OutputURL {
         return url[..<range.lowerBound].lowercased()
     }
 
-    /// Why an rtmp:// URL cannot be published to, nil when it looks usable.
+    /// Why an rtmp:// or rtmps:// URL cannot be published to, nil when it looks usable.
     static func rtmpProblem(_ url: String) -> String? {
-        guard scheme(of: url) == "rtmp", let range = url.range(of: "://") else { return "not an rtmp:// URL" }
+        guard ["rtmp", "rtmps"].contains(scheme(of: url)), let range = url.range(of: "://") else {
+            return "not an rtmp:// or rtmps:// URL"
+        }
         let rest = url[range.upperBound...]
         let parts = rest.split(separator: "/", omittingEmptySubsequences: false)
         guard let host = parts.first, !host.isEmpty else { return "no host" }

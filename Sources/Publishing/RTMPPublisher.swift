@@ -44,6 +44,9 @@ public final class RTMPPublisher: Output {
         if let problem = OutputURL.rtmpProblem(url) {
             initial = OutputStateChange(state: .error, message: "cannot publish to \(redactedURL(url)): \(problem)")
         } else {
+            if OutputURL.scheme(of: url) == "rtmps" {
+                logger.warning("rtmps: the stream is encrypted, but librtmp does not verify the server's certificate")
+            }
             do { try options.validate() } catch { initial = OutputStateChange(state: .error, message: error.description) }
         }
         core = OutputCore(logger: logger, options: options, initial: initial, onKeyframeNeeded: onKeyframeNeeded,

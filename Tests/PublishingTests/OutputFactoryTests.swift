@@ -16,12 +16,15 @@ struct OutputFactoryTests {
         #expect(file.state == .disconnected)
     }
 
-    @Test("rtmps:// is refused with an explanation about this librtmp build")
-    func rtmps() {
-        #expect(throws: OutputError.tlsNotSupported(url: "rtmps://example.com/live/key")) {
-            try makeOutput(id: "a", url: "rtmps://example.com/live/key", logger: logger) { _ in }
+    @Test("rtmps:// makes an RTMPPublisher too (TLS through librtmp), with the same URL checks")
+    func rtmps() throws {
+        let output = try makeOutput(id: "a", url: "rtmps://example.com:443/live/key", logger: logger) { _ in }
+        #expect(output is RTMPPublisher)
+        #expect(output.state == .disconnected)
+        #expect(throws: OutputError.invalidURL(url: "rtmps://example.com/live",
+                                               reason: "needs an application and a stream name (rtmp://host/app/stream)")) {
+            try makeOutput(id: "a", url: "rtmps://example.com/live", logger: logger) { _ in }
         }
-        #expect(OutputError.tlsNotSupported(url: "rtmps://h/app/k").description.contains("not supported by this librtmp build"))
     }
 
     @Test("other schemes, missing parts and relative paths are refused")

@@ -13,7 +13,7 @@ struct RTMPPublisherStateTests {
         let recorder = StateRecorder()
         let publisher = RTMPPublisher(id: "x", url: "http://127.0.0.1/live/x", logger: logger, onStateChange: recorder.handler)
         #expect(publisher.state == .error)
-        #expect(publisher.lastMessage == "cannot publish to http://127.0.0.1/live/x: not an rtmp:// URL")
+        #expect(publisher.lastMessage == "cannot publish to http://127.0.0.1/live/x: not an rtmp:// or rtmps:// URL")
         publisher.start(headers: [])
         publisher.send(FLVMuxer.audioTag(aac: [0x21], timestampMs: 0))
         publisher.stop()

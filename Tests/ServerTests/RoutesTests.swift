@@ -194,7 +194,7 @@ import Rooms
                 #expect(String(buffer: response.body).contains("queueMs must be within 100...10000, got 20000"))
             }
             try await client.execute(uri: "/v1/rooms/out/outputs", method: .post, headers: auth,
-                                     body: ByteBuffer(string: #"{"url":"rtmps://h/live/key"}"#)) { #expect(errorCode($0) == "invalid_output") }
+                                     body: ByteBuffer(string: #"{"url":"srt://h:9000?streamid=key"}"#)) { #expect(errorCode($0) == "invalid_output") }
 
             let events = try #require(manager.room("out")).events.subscribe()
             let path = NSTemporaryDirectory() + "cohost-routes-\(UUID().uuidString).flv"
