@@ -20,13 +20,13 @@ extension InboundStream {
     /// whose retransmission can still arrive before the jitter buffer gives their gap up (within
     /// its current depth, one round trip from now) are asked for.
     public func nacks(nowMs: Int64) -> [UInt16] {
-        guard var generator = nack else { return [] }
-        if let next = buffer.nextExpectedSequence { generator.forget(below: next) }
+        guard let maxAgeMs = nack?.configuration.maxAgeMs else { return [] }
+        // The generator is mutated in place (`nack?.…`), so its missing-packet list is never copied.
+        if let next = buffer.nextExpectedSequence { nack?.forget(below: next) }
         // A gap is waited for `currentDelayMs` from the arrival of the packet that revealed it,
         // which is when the generator saw it too.
-        generator.maxAgeMs = min(generator.configuration.maxAgeMs, buffer.currentDelayMs)
-        let list = generator.poll(nowMs: nowMs)
-        nack = generator
+        nack?.maxAgeMs = min(maxAgeMs, buffer.currentDelayMs)
+        let list = nack?.poll(nowMs: nowMs) ?? []
         counters.nacksSent += list.count
         return list
     }
@@ -37,10 +37,9 @@ extension InboundStream {
     /// Sets the spacing between repeated NACKs of one packet to a measured round-trip time; an
     /// adaptive jitter buffer's depth then leaves room for the NACK delay, this round trip and a margin.
     public func setRoundTripTime(ms: Int64) {
-        guard var generator = nack else { return }
-        generator.rttMs = max(0, ms)
-        buffer.setRetransmissionAllowance(Self.retransmissionAllowance(generator.configuration, rttMs: generator.rttMs))
-        nack = generator
+        guard let configuration = nack?.configuration else { return }
+        nack?.rttMs = max(0, ms)
+        buffer.setRetransmissionAllowance(Self.retransmissionAllowance(configuration, rttMs: max(0, ms)))
     }
 
     /// Time the sender's pacer and resend handling add to a retransmission beyond the round trip.

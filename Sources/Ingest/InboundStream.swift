@@ -141,13 +141,11 @@ public final class InboundStream: @unchecked Sendable {
         if let extended = buffer.lastExtendedSequence {
             reception.packetReceived(extendedSequence: extended, rtpTimestamp: packet.timestamp, arrivalMs: nowMs,
                                      measuresJitter: !retransmitted)
-            if var generator = nack {
-                let rtt = generator.rttMs
-                generator.packetReceived(extendedSequence: extended, nowMs: nowMs)
-                nack = generator
-                if generator.rttMs != rtt {
-                    buffer.setRetransmissionAllowance(Self.retransmissionAllowance(generator.configuration, rttMs: generator.rttMs))
-                }
+            // Mutated in place: a copy of the generator would copy its missing-packet list on every packet.
+            let rttBefore = nack?.rttMs
+            nack?.packetReceived(extendedSequence: extended, nowMs: nowMs)
+            if let nack, nack.rttMs != rttBefore {
+                buffer.setRetransmissionAllowance(Self.retransmissionAllowance(nack.configuration, rttMs: nack.rttMs))
             }
         }
         return depacketize(released)

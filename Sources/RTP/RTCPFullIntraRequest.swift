@@ -48,12 +48,9 @@ public struct FullIntraRequest: Equatable, Sendable {
 
     init(_ header: RTCPHeader, _ b: [UInt8], _ body: Range<Int>) throws(RTCPError) {
         let pt = RTCPHeader.payloadFeedbackType
-        guard header.packetType == pt else { throw .wrongPacketType(expected: pt, got: header.packetType) }
-        guard header.count == Self.formatType else {
-            throw .wrongFeedbackType(expected: Self.formatType, got: header.count)
-        }
+        try header.checkFeedback(packetType: pt, format: Self.formatType, body: body)
         // Common feedback header, then whole 8-byte FCI entries.
-        guard body.count >= 8, (body.count - 8) % 8 == 0 else { throw .truncatedBody(packetType: pt) }
+        guard (body.count - 8) % 8 == 0 else { throw .truncatedBody(packetType: pt) }
         let entries = stride(from: body.lowerBound + 8, to: body.upperBound, by: 8).map {
             Entry(ssrc: readUInt32(b, $0), sequenceNumber: b[$0 + 4])
         }

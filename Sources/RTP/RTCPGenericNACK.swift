@@ -80,12 +80,9 @@ public struct GenericNACK: Equatable, Sendable {
 
     init(_ header: RTCPHeader, _ b: [UInt8], _ body: Range<Int>) throws(RTCPError) {
         let pt = RTCPHeader.transportFeedbackType
-        guard header.packetType == pt else { throw .wrongPacketType(expected: pt, got: header.packetType) }
-        guard header.count == Self.formatType else {
-            throw .wrongFeedbackType(expected: Self.formatType, got: header.count)
-        }
+        try header.checkFeedback(packetType: pt, format: Self.formatType, body: body)
         // The body is whole words (length field), so after the 8-byte common part come whole entries.
-        guard body.count >= 8, body.count % 4 == 0 else { throw .truncatedBody(packetType: pt) }
+        guard body.count % 4 == 0 else { throw .truncatedBody(packetType: pt) }
         let entries = stride(from: body.lowerBound + 8, to: body.upperBound, by: 4).map {
             Entry(packetID: readUInt16(b, $0), lostBitmask: readUInt16(b, $0 + 2))
         }

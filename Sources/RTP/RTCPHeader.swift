@@ -66,6 +66,14 @@ public struct RTCPHeader: Equatable, Sendable {
         return (header, offset + 4..<bodyEnd, end)
     }
 
+    /// Checks the common part of a feedback message (RFC 4585 §6.1): the packet type, the message
+    /// type carried in the count field (FMT), and room for the sender and media SSRCs in `body`.
+    func checkFeedback(packetType expected: UInt8, format: UInt8, body: Range<Int>) throws(RTCPError) {
+        guard packetType == expected else { throw .wrongPacketType(expected: expected, got: packetType) }
+        guard count == format else { throw .wrongFeedbackType(expected: format, got: count) }
+        guard body.count >= 8 else { throw .truncatedBody(packetType: expected) }
+    }
+
     /// The length field for a packet whose body is `bodyBytes` long (a multiple of 4).
     static func lengthField(bodyBytes: Int) -> UInt16 {
         UInt16(clamping: bodyBytes / 4)

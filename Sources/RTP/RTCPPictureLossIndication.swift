@@ -29,13 +29,8 @@ public struct PictureLossIndication: Equatable, Sendable {
     }
 
     init(_ header: RTCPHeader, _ b: [UInt8], _ body: Range<Int>) throws(RTCPError) {
-        let pt = RTCPHeader.payloadFeedbackType
-        guard header.packetType == pt else { throw .wrongPacketType(expected: pt, got: header.packetType) }
         // For feedback packets the count field is the message type; anything but 1 is another message.
-        guard header.count == Self.formatType else {
-            throw .wrongFeedbackType(expected: Self.formatType, got: header.count)
-        }
-        guard body.count >= 8 else { throw .truncatedBody(packetType: pt) }
+        try header.checkFeedback(packetType: RTCPHeader.payloadFeedbackType, format: Self.formatType, body: body)
         self.init(senderSSRC: readUInt32(b, body.lowerBound), mediaSSRC: readUInt32(b, body.lowerBound + 4))
     }
 

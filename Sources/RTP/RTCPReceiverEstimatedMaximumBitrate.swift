@@ -68,13 +68,9 @@ public struct ReceiverEstimatedMaximumBitrate: Equatable, Sendable {
 
     init(_ header: RTCPHeader, _ b: [UInt8], _ body: Range<Int>) throws(RTCPError) {
         let pt = RTCPHeader.payloadFeedbackType
-        guard header.packetType == pt else { throw .wrongPacketType(expected: pt, got: header.packetType) }
-        guard header.count == Self.formatType else {
-            throw .wrongFeedbackType(expected: Self.formatType, got: header.count)
-        }
         // The common feedback header, then the identifier: anything else is another application's
         // feedback (possibly shorter than a REMB), which a compound parser keeps rather than refuses.
-        guard body.count >= 8 else { throw .truncatedBody(packetType: pt) }
+        try header.checkFeedback(packetType: pt, format: Self.formatType, body: body)
         guard Self.hasIdentifier(b, body) else { throw .wrongApplicationIdentifier }
         guard body.count >= 16 else { throw .truncatedBody(packetType: pt) }
         let at = body.lowerBound + 12
