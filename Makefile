@@ -28,5 +28,15 @@ demo: test-packages build
 fuzz: test-packages
 	scripts/fuzz.sh
 
+# Benchmarks (issue 7; BENCHMARKS.md): Cohost vs an ffmpeg mixer, latency, voice rooms, memory, allocations.
+# Writes bench/results.json. BENCH_QUICK=1 for a short smoke run. Takes about 25 minutes in full.
+bench: test-packages build
+	python3 bench/bench.py
+
+# RSS of one steady 720p room over SOAK_MINUTES (default 10); not part of `make test`. Writes bench/soak.json.
+.PHONY: soak
+soak: test-packages build
+	python3 bench/soak.py
+
 clean:
 	rm -rf .build .build-fuzz demo

@@ -25,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/swift-websocket.git", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit.git", .upToNextMinor(from: "0.6.0")),
     ],
     targets: [
         // C libraries: module map + shim header per library.
@@ -64,8 +65,13 @@ let package = Package(
             .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
+        // `cohost serve` settings: flags, COHOST_* environment and the TOML config file, merged (no server code).
+        .target(name: "ServeConfig", dependencies: [
+            .product(name: "TOMLKit", package: "TOMLKit"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .executableTarget(name: "cohost", dependencies: [
-            "Server", "Rooms",
+            "Server", "Rooms", "ServeConfig",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -79,6 +85,7 @@ let package = Package(
         .testTarget(name: "MixingTests", dependencies: ["Mixing", "Media"]),
         .testTarget(name: "PublishingTests", dependencies: ["Publishing", "Codecs", "Media", "TestSupport"]),
         .testTarget(name: "RoomsTests", dependencies: ["Rooms"]),
+        .testTarget(name: "ServeConfigTests", dependencies: ["ServeConfig"]),
         .testTarget(name: "ServerTests", dependencies: [
             "Server", "Rooms",
             .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Cohost needs, only when some are missing.
 #   scripts/ensure-packages.sh          libraries for building and running
-#   scripts/ensure-packages.sh --test   plus ffmpeg, openssl and nginx with the RTMP and stream modules (tests, demo)
+#   scripts/ensure-packages.sh --test   plus ffmpeg, openssl and nginx with the RTMP and stream modules (tests, demo),
+#                                       and the Python packages of scripts/validate-contract.py (contract tests)
 set -euo pipefail
 packages=(libsrtp2-dev libopus-dev libvpx-dev libx264-dev librtmp-dev libavcodec-dev libyuv-dev pkg-config)
 if [[ "${1:-}" == "--test" ]]; then packages+=(ffmpeg nginx libnginx-mod-rtmp libnginx-mod-stream openssl); fi
@@ -14,5 +15,15 @@ if ((${#missing[@]})); then
   sudo_cmd=""; [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+if [[ "${1:-}" == "--test" ]]; then
+  # scripts/validate-contract.py: jsonschema (2020-12), openapi-spec-validator (OpenAPI 3.1), pyyaml.
+  command -v python3 >/dev/null || { sudo_cmd=""; [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"
+    $sudo_cmd apt-get update -qq; DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends python3 python3-pip; }
+  if ! python3 -c 'import jsonschema, openapi_spec_validator, yaml' 2>/dev/null; then
+    echo "installing Python packages: jsonschema openapi-spec-validator pyyaml"
+    python3 -m pip install --quiet jsonschema openapi-spec-validator pyyaml 2>/dev/null \
+      || python3 -m pip install --quiet --break-system-packages jsonschema openapi-spec-validator pyyaml
+  fi
 fi
 command -v swift >/dev/null || { echo "swift is not on PATH: install the Swift 6 toolchain (https://swift.org/install)"; exit 1; }

@@ -13,19 +13,8 @@ public enum ImageOps {
     /// from the matching part of `crop` (so a tile sliding off the canvas is cut, not squeezed).
     /// Empty rectangles do nothing.
     public static func scale(_ src: VideoFrame, crop: Rect, into dst: inout VideoFrame, at rect: Rect) {
-        guard isSane(crop), isSane(rect) else { return }
-        let source = crop.intersection(Rect(x: 0, y: 0, width: src.width, height: src.height))
-        guard !source.isEmpty, !rect.isEmpty else { return }
-        let visible = rect.intersection(Rect(x: 0, y: 0, width: dst.width, height: dst.height))
-        // Map the visible part of the destination back onto the crop proportionally.
-        let sx = Double(source.width) / Double(rect.width), sy = Double(source.height) / Double(rect.height)
-        let cx0 = source.x + Int((Double(visible.x - rect.x) * sx).rounded())
-        let cy0 = source.y + Int((Double(visible.y - rect.y) * sy).rounded())
-        let cx1 = source.x + Int((Double(visible.maxX - rect.x) * sx).rounded())
-        let cy1 = source.y + Int((Double(visible.maxY - rect.y) * sy).rounded())
-        let from = aligned(Rect(x: cx0, y: cy0, width: cx1 - cx0, height: cy1 - cy0), width: src.width, height: src.height)
-        let to = aligned(visible, width: dst.width, height: dst.height)
-        guard !from.isEmpty, !to.isEmpty else { return }
+        guard let (from, to) = mapping(crop: crop, sourceWidth: src.width, sourceHeight: src.height,
+                                       rect: rect, destWidth: dst.width, destHeight: dst.height) else { return }
 
         let srcStrideY = src.strideY, srcStrideUV = src.strideUV
         let dstStrideY = dst.strideY, dstStrideUV = dst.strideUV
@@ -55,6 +44,27 @@ public enum ImageOps {
                 }
             }
         }
+    }
+
+    /// The source and destination rects `scale` works on: `crop` clipped to the source, the visible part of
+    /// `rect` in the destination, and the matching part of the crop, both even-aligned. nil when nothing shows.
+    /// Shared by the I420 and single-plane (alpha) scalers so a picture and its alpha land on the same pixels.
+    static func mapping(crop: Rect, sourceWidth: Int, sourceHeight: Int,
+                        rect: Rect, destWidth: Int, destHeight: Int) -> (from: Rect, to: Rect)? {
+        guard isSane(crop), isSane(rect) else { return nil }
+        let source = crop.intersection(Rect(x: 0, y: 0, width: sourceWidth, height: sourceHeight))
+        guard !source.isEmpty, !rect.isEmpty else { return nil }
+        let visible = rect.intersection(Rect(x: 0, y: 0, width: destWidth, height: destHeight))
+        // Map the visible part of the destination back onto the crop proportionally.
+        let sx = Double(source.width) / Double(rect.width), sy = Double(source.height) / Double(rect.height)
+        let cx0 = source.x + Int((Double(visible.x - rect.x) * sx).rounded())
+        let cy0 = source.y + Int((Double(visible.y - rect.y) * sy).rounded())
+        let cx1 = source.x + Int((Double(visible.maxX - rect.x) * sx).rounded())
+        let cy1 = source.y + Int((Double(visible.maxY - rect.y) * sy).rounded())
+        let from = aligned(Rect(x: cx0, y: cy0, width: cx1 - cx0, height: cy1 - cy0), width: sourceWidth, height: sourceHeight)
+        let to = aligned(visible, width: destWidth, height: destHeight)
+        guard !from.isEmpty, !to.isEmpty else { return nil }
+        return (from, to)
     }
 
     /// Fills `rect` (clipped to `dst`, snapped to even coordinates) with `color` (libyuv `I420Rect`).
@@ -96,14 +106,14 @@ public enum ImageOps {
     }
 
     /// Coordinates far beyond any frame would overflow the arithmetic above; such rects draw nothing.
-    static func isSane(_ r: Rect) -> Bool {
+    public static func isSane(_ r: Rect) -> Bool {
         let range = -(1 << 30)..<(1 << 30)  // not abs(): abs(Int.min) traps
         return range.contains(r.x) && range.contains(r.y) && range.contains(r.width) && range.contains(r.height)
     }
 
     /// `rect` clipped to a `width`×`height` frame with an even origin and even size; an edge that reaches
     /// an odd frame border keeps the border, since the last chroma column/row still lies inside the plane.
-    static func aligned(_ rect: Rect, width: Int, height: Int) -> Rect {
+    public static func aligned(_ rect: Rect, width: Int, height: Int) -> Rect {
         let r = rect.intersection(Rect(x: 0, y: 0, width: width, height: height))
         guard !r.isEmpty else { return Rect(x: 0, y: 0, width: 0, height: 0) }
         let x0 = r.x & ~1, y0 = r.y & ~1

@@ -11,6 +11,10 @@ public enum FitMode: String, Codable, Sendable, CaseIterable {
 }
 
 /// Where one participant appears on the canvas, in canvas pixels (`z` higher = on top).
+///
+/// JSON: `{"userId","x","y","width","height","z","fit","alpha","border":{"color":"#RRGGBB","width":N}}`.
+/// Encoding always writes `z`, `fit` and `alpha` (their defaults included) and writes `border` only when
+/// there is one, so a decoded region encodes back to JSON that decodes to the same value.
 public struct Region: Codable, Equatable, Sendable {
     public var userId: String
     public var x: Int
@@ -21,20 +25,31 @@ public struct Region: Codable, Equatable, Sendable {
     public var z: Int
     /// Default `.cover`.
     public var fit: FitMode
+    /// Opacity of the tile, 0.0 (invisible) … 1.0 (opaque, the default).
+    public var alpha: Double
+    /// A solid frame drawn inside the tile's edge; default none.
+    public var border: RegionBorder?
 
-    public init(userId: String, x: Int, y: Int, width: Int, height: Int, z: Int = 0, fit: FitMode = .cover) {
+    public init(userId: String, x: Int, y: Int, width: Int, height: Int, z: Int = 0, fit: FitMode = .cover,
+                alpha: Double = 1, border: RegionBorder? = nil) {
         self.userId = userId
         self.x = x; self.y = y; self.width = width; self.height = height
         self.z = z
         self.fit = fit
+        self.alpha = alpha
+        self.border = border
     }
 
     /// The region as a rectangle, before clipping and snapping.
     public var rect: Rect { Rect(x: x, y: y, width: width, height: height) }
 
-    enum CodingKeys: String, CodingKey { case userId, x, y, width, height, z, fit }
+    /// The border as the compositor draws it; nil without a border (or with a colour that does not parse,
+    /// which only a region built in code can have and `Layout.validate` refuses).
+    public var tileBorder: TileBorder? { border?.tileBorder }
 
-    /// Decodes and checks the region's own rules (userId, sizes, ranges); unknown keys are ignored.
+    enum CodingKeys: String, CodingKey { case userId, x, y, width, height, z, fit, alpha, border }
+
+    /// Decodes and checks the region's own rules (userId, sizes, ranges, alpha, border); unknown keys are ignored.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         userId = try c.decode(String.self, forKey: .userId)
@@ -51,7 +66,22 @@ public struct Region: Codable, Equatable, Sendable {
         } else {
             fit = .cover
         }
+        alpha = try c.decodeIfPresent(Double.self, forKey: .alpha) ?? 1
+        border = try c.decodeIfPresent(RegionBorder.self, forKey: .border)
         try LayoutRules.check(self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(userId, forKey: .userId)
+        try c.encode(x, forKey: .x)
+        try c.encode(y, forKey: .y)
+        try c.encode(width, forKey: .width)
+        try c.encode(height, forKey: .height)
+        try c.encode(z, forKey: .z)
+        try c.encode(fit, forKey: .fit)
+        try c.encode(alpha, forKey: .alpha)
+        try c.encodeIfPresent(border, forKey: .border)
     }
 }
 
@@ -61,14 +91,19 @@ public enum LayoutMode: String, Codable, Sendable, CaseIterable {
     case custom
     /// Equal tiles in join order (`regions` ignored).
     case grid
+    /// The anchor fills the canvas, everyone else is a small tile stacked from the bottom-right corner
+    /// (`regions` ignored). See `LayoutEngine.placements` for the exact geometry.
+    case pip
 }
 
 /// The JSON of `PUT /v1/rooms/{room}/layout` and of a room's `"layout"`:
-/// `{"mode":"custom"|"grid", "regions":[{"userId","x","y","width","height","z","fit"}]}`.
+/// `{"mode":"custom"|"grid"|"pip", "anchor":"<userId>", "regions":[{"userId","x","y","width","height","z","fit",
+/// "alpha","border"}]}`.
 ///
 /// Decoding refuses garbage with a `LayoutError` (unknown mode or fit, non-positive size, more than 16
-/// regions, values beyond ±16384, malformed userId); `Layout.decode(from:)` also turns JSON syntax and type
-/// errors into one. Canvas-dependent checks live in `validate(canvasWidth:canvasHeight:)`.
+/// regions, values beyond ±16384, malformed userId or anchor, alpha outside 0…1, bad border); `Layout.decode(from:)`
+/// also turns JSON syntax and type errors into one. Canvas-dependent checks live in `validate(canvasWidth:canvasHeight:)`.
+/// Every mode may carry regions and an anchor: they are checked and kept, and used by the modes that read them.
 public struct Layout: Codable, Equatable, Sendable {
     public static let maxRegions = 16
     /// Bound on every coordinate, size and z, so no arithmetic on them can overflow or allocate hugely.
@@ -77,24 +112,31 @@ public struct Layout: Codable, Equatable, Sendable {
     public var mode: LayoutMode
     /// Default `[]`.
     public var regions: [Region]
+    /// Who fills the canvas in `.pip` when present (see `LayoutEngine.effectiveAnchor`); default none.
+    public var anchor: String?
 
-    public init(mode: LayoutMode, regions: [Region] = []) {
+    public init(mode: LayoutMode, regions: [Region] = [], anchor: String? = nil) {
         self.mode = mode
         self.regions = regions
+        self.anchor = anchor
     }
 
     /// Every participant in an equal tile, in join order.
     public static let grid = Layout(mode: .grid)
+    /// The room's anchor on the whole canvas, everyone else in small tiles.
+    public static let pip = Layout(mode: .pip)
 
-    enum CodingKeys: String, CodingKey { case mode, regions }
+    enum CodingKeys: String, CodingKey { case mode, anchor, regions }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let name = try c.decode(String.self, forKey: .mode)
         guard let mode = LayoutMode(rawValue: name) else {
-            throw LayoutError(.unknownMode, "unknown mode \(quoted(name)) (expected custom or grid)")
+            throw LayoutError(.unknownMode, "unknown mode \(quoted(name)) (expected custom, grid or pip)")
         }
         self.mode = mode
+        anchor = try c.decodeIfPresent(String.self, forKey: .anchor)
+        try LayoutRules.checkAnchor(anchor)
         var regions: [Region] = []
         if c.contains(.regions), try !c.decodeNil(forKey: .regions) {
             // Element by element so a hostile list is refused at the 17th entry, not after decoding all of it.
@@ -111,6 +153,13 @@ public struct Layout: Codable, Equatable, Sendable {
             }
         }
         self.regions = regions
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(mode, forKey: .mode)
+        try c.encodeIfPresent(anchor, forKey: .anchor)
+        try c.encode(regions, forKey: .regions)
     }
 }
 

@@ -21,6 +21,14 @@ public struct LayoutError: Error, Equatable, Sendable, CustomStringConvertible {
         case outsideCanvas
         /// The canvas itself has no pixels (only `validate(canvasWidth:canvasHeight:)`).
         case invalidCanvas
+        /// A region's `alpha` outside 0.0…1.0 or not a finite number.
+        case invalidAlpha
+        /// A region's `border.width` that is odd or outside `RegionBorder.widthRange`.
+        case invalidBorderWidth
+        /// A region's `border.color` that is not `#RRGGBB`.
+        case invalidBorderColor
+        /// The layout's `anchor` does not match `[A-Za-z0-9_.-]{1,64}`.
+        case invalidAnchor
     }
 
     public var kind: Kind

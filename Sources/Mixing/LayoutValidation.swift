@@ -27,6 +27,28 @@ enum LayoutRules {
         guard r.width > 0, r.height > 0 else {
             throw LayoutError(.invalidSize, "size \(r.width)x\(r.height) must be positive")
         }
+        // The negated range test also refuses NaN, which compares false with everything.
+        guard r.alpha.isFinite, r.alpha >= 0, r.alpha <= 1 else {
+            throw LayoutError(.invalidAlpha, "alpha \(r.alpha) must be a number from 0 to 1")
+        }
+        if let border = r.border {
+            let range = RegionBorder.widthRange
+            guard range.contains(border.width), border.width % 2 == 0 else {
+                throw LayoutError(.invalidBorderWidth,
+                                  "border.width \(border.width) must be even and \(range.lowerBound)…\(range.upperBound)")
+            }
+            guard border.tileBorder != nil else {
+                throw LayoutError(.invalidBorderColor, "border.color \(quoted(border.color)) must be #RRGGBB")
+            }
+        }
+    }
+
+    /// The layout's anchor, when given, follows the user id rule.
+    static func checkAnchor(_ anchor: String?) throws(LayoutError) {
+        guard let anchor else { return }
+        guard isValidUserId(anchor) else {
+            throw LayoutError(.invalidAnchor, "anchor \(quoted(anchor)) must match [A-Za-z0-9_.-]{1,64}")
+        }
     }
 
     /// Where a region lands on a canvas: clipped to it, then snapped to even pixels (origin floored to
@@ -39,11 +61,13 @@ enum LayoutRules {
 extension Layout {
     /// Checks everything decoding checks (for layouts built in code) plus the canvas rules: the canvas
     /// has pixels and every region shows at least 2×2 of them once clipped and snapped to even pixels.
+    /// Regions are checked in every mode (a grid or pip layout may carry them; they are kept, not used).
     public func validate(canvasWidth: Int, canvasHeight: Int) throws(LayoutError) {
         let limit = Layout.coordinateLimit
         guard (2...limit).contains(canvasWidth), (2...limit).contains(canvasHeight) else {
             throw LayoutError(.invalidCanvas, "canvas \(canvasWidth)x\(canvasHeight) must be 2…\(limit) pixels each way")
         }
+        try LayoutRules.checkAnchor(anchor)
         guard regions.count <= Layout.maxRegions else {
             throw LayoutError(.tooManyRegions, "\(regions.count) regions, at most \(Layout.maxRegions) allowed")
         }
@@ -95,6 +119,7 @@ extension Layout {
         switch type {
         case is Int.Type: "an integer"
         case is String.Type: "a string"
+        case is Double.Type: "a number"
         default: "a \(type)"
         }
     }

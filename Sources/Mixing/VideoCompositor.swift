@@ -6,26 +6,74 @@ public struct Tile: Sendable {
     /// In canvas pixels; may hang over the canvas edge (the overhang is cut, not squeezed).
     public var rect: Rect
     public var fit: FitMode
-    /// nil → the rect is filled with the placeholder colour (no video yet, or video stalled too long).
+    /// nil → the placeholder: its colour, plus the compositor's placeholder image if one is set
+    /// (no video yet, or video stalled too long).
     public var frame: VideoFrame?
+    /// Opacity 0…1: the whole scaled tile (picture, bars, border) is blended over what is below.
+    /// 0 (or NaN) draws nothing; values outside 0…1 are clamped.
+    public var alpha: Double
+    /// A solid frame drawn inside the tile's rect, over the picture.
+    public var border: TileBorder?
+    /// The participant is talking: a placeholder tile shows the compositor's `speakingBorder`.
+    public var speaking: Bool
 
-    public init(rect: Rect, fit: FitMode, frame: VideoFrame?) {
+    public init(rect: Rect, fit: FitMode, frame: VideoFrame?, alpha: Double = 1, border: TileBorder? = nil,
+                speaking: Bool = false) {
         self.rect = rect
         self.fit = fit
         self.frame = frame
+        self.alpha = alpha
+        self.border = border
+        self.speaking = speaking
     }
 }
 
 /// Owns the canvas and composes tiles onto it each tick (libyuv bilinear scaling via `ImageOps`).
 ///
-/// Allocates nothing per frame once the canvas exists: `compose` writes into the canvas planes in place.
-/// That holds while nobody else keeps a copy of `canvas` across ticks; a held copy shares the planes, so the
-/// next `compose` would copy them first (copy-on-write). Hand the canvas to the encoder, then let it go.
-/// Confined to one room's queue at a time, like any value type.
+/// Per tick: background colour, background image (cover, by its alpha), tiles in order (later = on top;
+/// a tile wholly covered by one opaque tile above it is skipped), watermark (by its alpha × opacity).
+///
+/// Allocates nothing per frame in steady state: `compose` writes into the canvas planes in place; tiles with
+/// alpha < 1 are drawn into one canvas-sized scratch frame (allocated on first need, counted in
+/// `scratchAllocations`) and blended from there; images are scaled once per size/position change and cached
+/// (counted in `imageScalings`). That holds while nobody else keeps a copy of `canvas` across ticks; a held
+/// copy shares the planes, so the next `compose` would copy them first (copy-on-write). Hand the canvas to
+/// the encoder, then let it go. Confined to one room's queue at a time, like any value type.
 public struct VideoCompositor: Sendable {
     public private(set) var canvas: VideoFrame
     public var background: YUVColor
     public var placeholder: YUVColor
+    /// Drawn inside the edge of a placeholder tile whose participant is speaking (width floored to even).
+    public var speakingBorder = TileBorder(color: YUVColor(r: 0x22, g: 0xC5, b: 0x5E), width: 6)
+
+    /// Scaled to the whole canvas with cover, drawn over the background colour by its alpha.
+    public var backgroundImage: AlphaPicture? {
+        didSet { if !Self.sameImage(oldValue, backgroundImage) { backgroundCache = nil } }
+    }
+    /// Drawn over every tile.
+    public var watermark: Watermark? {
+        didSet { if !Self.sameImage(oldValue?.image, watermark?.image) { watermarkCache = nil } }
+    }
+    /// Drawn with contain, centred, on the placeholder colour of every placeholder tile.
+    public var placeholderImage: AlphaPicture? {
+        didSet { if !Self.sameImage(oldValue, placeholderImage) { placeholderCache.removeAll() } }
+    }
+
+    /// Tiles the last `compose` did not draw because one opaque tile above covered them entirely.
+    public private(set) var skippedTiles = 0
+    /// Times the scratch frame for alpha tiles was (re)allocated; 1 after the first alpha tile, then steady.
+    public private(set) var scratchAllocations = 0
+    /// Times an image (background, watermark, placeholder) was scaled; grows only when one changes size,
+    /// position or content.
+    public private(set) var imageScalings = 0
+
+    /// Alpha tiles are drawn here at canvas coordinates, then blended into the canvas. Starts tiny and grows
+    /// to the canvas size on first use; never shrinks.
+    private var scratch = VideoFrame(width: 2, height: 2)
+    private var backgroundCache: ScaledImage?
+    private var watermarkCache: ScaledImage?
+    /// Keyed by the placeholder image's destination rect (one entry per distinct placeholder tile rect).
+    private var placeholderCache: [Rect: ScaledImage] = [:]
 
     public init(width: Int, height: Int, background: YUVColor, placeholder: YUVColor) {
         canvas = VideoFrame(width: width, height: height, color: background)
@@ -35,76 +83,54 @@ public struct VideoCompositor: Sendable {
 
     private var bounds: Rect { Rect(x: 0, y: 0, width: canvas.width, height: canvas.height) }
 
-    /// Background fill, then tiles in the given order (later = on top).
+    /// Background, background image, tiles in the given order (later = on top), watermark.
     ///
     /// cover: scale to fill the rect and crop the source centred (crop even-aligned); contain: fit inside
     /// the rect, the bars painted background (over anything below); stretch: scale to the rect.
     /// A rect partly outside the canvas is clipped; a frame with no pixels draws the placeholder.
     public mutating func compose(_ tiles: [Tile]) {
+        skippedTiles = 0
         ImageOps.fill(&canvas, rect: bounds, color: background)
-        for tile in tiles where !tile.rect.isEmpty {
-            guard let frame = tile.frame else {
-                ImageOps.fill(&canvas, rect: tile.rect, color: placeholder)
+        if let image = backgroundImage {
+            let (crop, dest) = Self.geometry(sourceWidth: image.width, sourceHeight: image.height, rect: bounds, fit: .cover)
+            Self.drawImage(image, crop: crop, dest: dest, opacity: 1, cache: &backgroundCache,
+                           into: &canvas, scalings: &imageScalings)
+        }
+        let style = TileStyle(background: background, placeholder: placeholder, speakingBorder: speakingBorder,
+                              placeholderImage: placeholderImage)
+        for index in tiles.indices {
+            let tile = tiles[index]
+            let alpha = Self.opacity(tile.alpha)
+            guard alpha > 0, !tile.rect.isEmpty else { continue }
+            let region = Self.region(tile.rect, canvasWidth: canvas.width, canvasHeight: canvas.height)
+            guard !region.isEmpty else { continue }
+            if Self.isOccluded(region, by: tiles[(index + 1)...], canvasWidth: canvas.width, canvasHeight: canvas.height) {
+                skippedTiles += 1
                 continue
             }
-            let (crop, dest) = Self.geometry(sourceWidth: frame.width, sourceHeight: frame.height,
-                                             rect: tile.rect, fit: tile.fit)
-            guard !crop.isEmpty, !dest.isEmpty else {
-                ImageOps.fill(&canvas, rect: tile.rect, color: placeholder)
-                continue
+            if alpha >= 1 {
+                Self.draw(tile, style: style, into: &canvas, placeholderCache: &placeholderCache, scalings: &imageScalings)
+            } else {
+                if scratch.width != canvas.width || scratch.height != canvas.height {
+                    scratch = VideoFrame(width: canvas.width, height: canvas.height)
+                    scratchAllocations += 1
+                }
+                // The tile's whole region is repainted in the scratch, so stale pixels there never show.
+                Self.draw(tile, style: style, into: &scratch, placeholderCache: &placeholderCache, scalings: &imageScalings)
+                ImageOps.blend(scratch, into: &canvas, rect: region, alpha: alpha)
             }
-            if dest != tile.rect {
-                ImageOps.fill(&canvas, rect: tile.rect, color: background)
-            }
-            // ImageOps cuts the part of dest beyond the canvas and takes the matching part of crop.
-            ImageOps.scale(frame, crop: crop, into: &canvas, at: dest)
+        }
+        if let watermark {
+            let image = watermark.image
+            let (crop, dest) = Self.geometry(sourceWidth: image.width, sourceHeight: image.height,
+                                             rect: watermark.rect, fit: watermark.fit)
+            Self.drawImage(image, crop: crop, dest: dest, opacity: Self.opacity(watermark.opacity),
+                           cache: &watermarkCache, into: &canvas, scalings: &imageScalings)
         }
     }
 
-    /// Pure geometry used by `compose`: the source crop and the destination rect for a `sourceWidth`×`sourceHeight`
-    /// frame drawn into `rect` with `fit`. Both empty when either size is not positive.
-    ///
-    /// - cover: dest = rect; the crop has the rect's aspect ratio, its long side floored to even
-    ///   (at least 2 px, at most the source), centred with its origin floored to even.
-    /// - contain: crop = the whole source; dest has the source's aspect ratio, its short side floored to even
-    ///   (at least 2 px, at most the rect), centred in rect with the offset floored to even.
-    /// - stretch: crop = the whole source, dest = rect.
-    public static func geometry(sourceWidth sw: Int, sourceHeight sh: Int, rect: Rect,
-                                fit: FitMode) -> (crop: Rect, dest: Rect) {
-        let empty = Rect(x: 0, y: 0, width: 0, height: 0)
-        guard sw > 0, sh > 0, !rect.isEmpty else { return (empty, empty) }
-        let full = Rect(x: 0, y: 0, width: sw, height: sh)
-        let rw = rect.width, rh = rect.height
-        switch fit {
-        case .stretch:
-            return (full, rect)
-        case .cover:
-            if sw * rh > sh * rw {
-                // Source wider than the rect: keep full height, crop the sides.
-                let w = evenSize(sh * rw / rh, limit: sw)
-                return (Rect(x: ((sw - w) / 2) & ~1, y: 0, width: w, height: sh), rect)
-            } else if sw * rh < sh * rw {
-                // Source taller: keep full width, crop top and bottom.
-                let h = evenSize(sw * rh / rw, limit: sh)
-                return (Rect(x: 0, y: ((sh - h) / 2) & ~1, width: sw, height: h), rect)
-            }
-            return (full, rect)
-        case .contain:
-            if sw * rh > sh * rw {
-                // Source wider: full rect width, bars above and below.
-                let h = evenSize(rw * sh / sw, limit: rh)
-                return (full, Rect(x: rect.x, y: rect.y + ((rh - h) / 2) & ~1, width: rw, height: h))
-            } else if sw * rh < sh * rw {
-                // Source taller: full rect height, bars left and right.
-                let w = evenSize(rh * sw / sh, limit: rw)
-                return (full, Rect(x: rect.x + ((rw - w) / 2) & ~1, y: rect.y, width: w, height: rh))
-            }
-            return (full, rect)
-        }
-    }
-
-    /// `value` floored to even, kept within 2…limit (a limit below 2 wins: tiny frames stay drawable).
-    private static func evenSize(_ value: Int, limit: Int) -> Int {
-        min(limit, max(2, value & ~1))
+    /// 0…1; NaN counts as 0 (invisible) so hostile values draw nothing rather than trap.
+    static func opacity(_ value: Double) -> Double {
+        value.isNaN ? 0 : min(1, max(0, value))
     }
 }

@@ -29,6 +29,9 @@ public final class Room: @unchecked Sendable {
     private var layout: Layout
     private var kickedAt: [String: Int64] = [:]
     private var closed = false
+    /// The room's anchor and pictures, as created and then patched (under `lock`).
+    private var anchor: String?
+    private var images: RoomImages
 
     // Confined to `queue`.
     private var compositor: VideoCompositor?
@@ -36,6 +39,13 @@ public final class Room: @unchecked Sendable {
     private var mixBlock = [Float](repeating: 0, count: AudioFormat.blockFrames * 2)
     private var inputBlocks: [[Float]] = []
     private var mixInputs: [MixInput] = []
+    private var tiles: [Tile] = []
+    private var voice = VoiceActivity()
+    /// Users who left since the last audio tick (their meters go on the room queue).
+    private let departedVoices = DepartedList()
+    /// The last reported levels, for GET room (under `lock`).
+    private var publishedLevels: [(userId: String, level: Int)] = []
+    private var publishedSpeaker: String?
     private let programme: Programme
     /// When the last output status and control tick ran (monotonic ms; driven from the audio ticks,
     /// which are never skipped, by elapsed time because tick indices jump when the clock falls behind).
@@ -62,6 +72,8 @@ public final class Room: @unchecked Sendable {
         self.logger = logger
         events = EventHub(room: config.name)
         layout = config.layout
+        anchor = config.anchor
+        images = config.images
         queue = DispatchQueue(label: "cohost.room.\(config.name)", qos: .userInteractive)
         let hub = events
         programme = try Programme(config: config, logger: logger) { id, url, change in
@@ -70,8 +82,10 @@ public final class Room: @unchecked Sendable {
                                      attempt: change.attempt, error: change.message))
         }
         if !config.audioOnly {
-            compositor = VideoCompositor(width: config.canvas.width, height: config.canvas.height,
-                                         background: config.backgroundColor, placeholder: config.placeholderColor)
+            var compositor = VideoCompositor(width: config.canvas.width, height: config.canvas.height,
+                                             background: config.backgroundColor, placeholder: config.placeholderColor)
+            config.images.apply(to: &compositor)
+            self.compositor = compositor
         }
     }
 
@@ -130,6 +144,7 @@ public final class Room: @unchecked Sendable {
         guard let p = members[userId], session == nil || p.sessionID == session else { return nil }
         members[userId] = nil
         joinOrder.removeAll { $0 == userId }
+        departedVoices.append(userId)
         return p
     }
 
@@ -145,6 +160,46 @@ public final class Room: @unchecked Sendable {
     }
 
     public var currentLayout: Layout { lock.withLock { layout } }
+
+    /// Who a pip layout without its own `anchor` puts full-canvas: the room's `anchor`, else the first
+    /// admin present (in join order). Called under `lock`.
+    private var anchorCandidate: String? {
+        if let anchor { return anchor }
+        return joinOrder.first { members[$0]?.isAdmin == true }
+    }
+
+    /// The user a pip layout shows full-canvas now (nil for other layouts or an empty room).
+    public var effectiveAnchor: String? {
+        lock.withLock {
+            guard layout.mode == .pip else { return nil }
+            return LayoutEngine.effectiveAnchor(for: layout, participants: joinOrder, anchor: anchorCandidate)
+        }
+    }
+
+    /// The room's anchor and pictures now.
+    public var appearance: (anchor: String?, images: RoomImages) { lock.withLock { (anchor, images) } }
+
+    /// Changes the anchor and pictures; the compositor takes them at the next frame boundary.
+    public func apply(_ patch: RoomPatch) throws(RoomError) {
+        let (currentAnchor, currentImages) = appearance
+        if config.audioOnly, patch.touchesImages {
+            throw .conflict("audio_only", "room '\(name)' is audio-only: it has no canvas for images")
+        }
+        let (newAnchor, newImages) = try patch.resolve(anchor: currentAnchor, images: currentImages,
+                                                       canvasWidth: config.canvas.width, canvasHeight: config.canvas.height)
+        lock.withLock { anchor = newAnchor; images = newImages }
+        queue.async {
+            guard self.compositor != nil else { return }
+            newImages.apply(to: &self.compositor!)
+        }
+    }
+
+    /// The last `voice_levels` report: each participant's level and the active speaker.
+    public var voiceReport: (levels: [String: Int], activeSpeaker: String?) {
+        lock.withLock {
+            (Dictionary(publishedLevels.map { ($0.userId, $0.level) }, uniquingKeysWith: { a, _ in a }), publishedSpeaker)
+        }
+    }
 
     /// Replaces the layout; the next video tick uses it whole (no half-applied frame).
     public func applyLayout(_ newLayout: Layout) throws(RoomError) {
@@ -176,21 +231,21 @@ public final class Room: @unchecked Sendable {
 
     private func videoTick(_ index: Int64) {
         // Under dynamic frame rate, skipped canvases are not even composed.
-        guard var compositor, programme.wantsCanvas(index: index) else { return }
+        guard compositor != nil, programme.wantsCanvas(index: index) else { return }
         let now = Clock.nowMs()
-        let (currentLayout, order) = lock.withLock { (layout, joinOrder) }
-        let placements = LayoutEngine.placements(for: currentLayout, participants: order,
-                                                 canvasWidth: config.canvas.width, canvasHeight: config.canvas.height)
-        var tiles: [Tile] = []
-        tiles.reserveCapacity(placements.count)
+        let (currentLayout, order, anchor) = lock.withLock { (layout, joinOrder, anchorCandidate) }
+        let placements = LayoutEngine.placements(for: currentLayout, participants: order, canvasWidth: config.canvas.width,
+                                                 canvasHeight: config.canvas.height, anchor: anchor)
+        tiles.removeAll(keepingCapacity: true)
         for placement in placements {
             guard let p = participant(placement.userId) else { continue }
             let frame = p.hasVideo ? p.currentFrame(nowMs: now, holdMs: holdMs) : nil
-            tiles.append(Tile(rect: placement.rect, fit: placement.fit, frame: frame))
+            tiles.append(Tile(rect: placement.rect, fit: placement.fit, frame: frame, alpha: placement.alpha,
+                              border: placement.border, speaking: frame == nil && voice.isSpeaking(p.userId)))
         }
-        compositor.compose(tiles)
-        self.compositor = compositor
-        programme.encodeVideo(compositor.canvas, index: index)
+        // In place through the optional: a local copy would share the canvas planes and make the compose copy them.
+        compositor?.compose(tiles)
+        if let canvas = compositor?.canvas { programme.encodeVideo(canvas, index: index) }
     }
 
     private func audioTick(_ index: Int64) {
@@ -209,11 +264,33 @@ public final class Room: @unchecked Sendable {
             let feedback = p.feedback(nowMs: now, serverSSRC: serverSSRC, reportDue: index % 50 == 0)
             if !feedback.isEmpty { sendFeedback(p, feedback) }
             let (ok, gain) = p.pullAudio(into: &inputBlocks[i], nowMs: now)
-            if ok { mixInputs.append(MixInput(samples: inputBlocks[i], gain: gain)) }
+            if ok {
+                mixInputs.append(MixInput(samples: inputBlocks[i], gain: gain))
+                voice.add(userId: p.userId, block: inputBlocks[i], gain: gain, nowMs: now)
+            } else {
+                voice.addSilence(userId: p.userId, nowMs: now)
+            }
         }
         mixer.mix(mixInputs, into: &mixBlock)
         programme.encodeAudio(mixBlock)
+        voiceTick(present: current, nowMs: now)
         outputTicks(nowMs: now)
+    }
+
+    /// Levels every 200 ms (event + FLV message), `active_speaker` when it changes.
+    private func voiceTick(present: [Participant], nowMs now: Int64) {
+        for userId in departedVoices.take() { voice.remove(userId: userId) }
+        let (report, changed) = voice.endTick(present: present, nowMs: now)
+        if let changed { events.publish(.activeSpeaker(userId: changed)) }
+        // An empty room has no levels to tell: it sends nothing (and costs nothing here).
+        guard report, !present.isEmpty else { return }
+        programme.sendVoiceLevels(voice.levels, activeSpeaker: voice.activeSpeaker)
+        // Nobody listening: skip building the JSON.
+        if events.hasListeners {
+            events.publish(.voiceLevels(voice.levels.map { VoiceLevel(userId: $0.userId, level: $0.level) },
+                                        activeSpeaker: voice.activeSpeaker))
+        }
+        lock.withLock { publishedLevels = voice.levels; publishedSpeaker = voice.activeSpeaker }
     }
 
     /// The adaptive controllers every `controlIntervalMs`, output status events every `statusIntervalMs`.
@@ -253,6 +330,21 @@ public final class Room: @unchecked Sendable {
     }
 
     var isClosed: Bool { lock.withLock { closed } }
+}
+
+/// User ids handed from control calls to the room queue.
+final class DepartedList: @unchecked Sendable {
+    private let lock = NSLock()
+    private var ids: [String] = []
+    func append(_ id: String) { lock.withLock { ids.append(id) } }
+    /// The ids added since the last call (no allocation when there are none).
+    func take() -> [String] {
+        lock.withLock {
+            guard !ids.isEmpty else { return [] }
+            defer { ids.removeAll() }
+            return ids
+        }
+    }
 }
 
 /// A flag shared between threads (the clock thread and a room queue; output threads and the encoder).

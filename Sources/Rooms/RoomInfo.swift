@@ -4,7 +4,15 @@ import Publishing
 
 /// The JSON of `GET /v1/rooms/{room}` and of the 201 after `POST /v1/rooms`.
 public struct RoomInfo: Encodable, Sendable {
-    public struct CanvasInfo: Encodable, Sendable { var width, height, fps: Int; var background, placeholder: String; var holdMs: Int }
+    public struct CanvasInfo: Encodable, Sendable {
+        var width, height, fps: Int; var background, placeholder: String; var holdMs: Int
+        var backgroundImage: ImageInfo?, placeholderImage: ImageInfo?
+    }
+    /// A room picture as reported (never its bytes).
+    public struct ImageInfo: Encodable, Sendable { var width, height, bytes: Int }
+    public struct WatermarkInfo: Encodable, Sendable {
+        var image: ImageInfo; var x, y, width, height: Int; var opacity: Double
+    }
     public struct VideoInfo: Encodable, Sendable {
         var bitrate: Int; var keyint: Int; var profile: String
         var adaptiveBitrate: Bool; var minBitrate: Int; var dynamicFps: Bool
@@ -15,6 +23,10 @@ public struct RoomInfo: Encodable, Sendable {
         var joinedAt: String
         var muted: Bool
         var gain: Float
+        /// Joined with an admin token.
+        var admin: Bool
+        /// The last `voice_levels` value, 0…100.
+        var level: Int
         var streams: [StreamReport]
     }
     /// One output: its state, counters since it started, and the rates of the last status interval.
@@ -56,6 +68,11 @@ public struct RoomInfo: Encodable, Sendable {
     var video: VideoInfo?
     var audio: AudioInfo
     var layout: Layout
+    /// The room's configured anchor (`anchor`), and who a pip layout shows full-canvas now (`pipAnchor`).
+    var anchor: String?
+    var pipAnchor: String?
+    var activeSpeaker: String?
+    var watermark: WatermarkInfo?
     var participants: [ParticipantInfo]
     var outputs: [OutputInfo]
     var statusIntervalMs: Int
@@ -65,8 +82,17 @@ public struct RoomInfo: Encodable, Sendable {
         name = c.name
         audioOnly = c.audioOnly
         maxParticipants = c.maxParticipants
+        let (anchor, images) = room.appearance
         canvas = CanvasInfo(width: c.canvas.width, height: c.canvas.height, fps: c.canvas.fps, background: c.canvas.background,
-                            placeholder: c.canvas.placeholder, holdMs: c.canvas.holdMs)
+                            placeholder: c.canvas.placeholder, holdMs: c.canvas.holdMs,
+                            backgroundImage: images.background?.info, placeholderImage: images.placeholder?.info)
+        self.anchor = anchor
+        pipAnchor = room.effectiveAnchor
+        watermark = images.watermark.map { w in
+            WatermarkInfo(image: w.image.info, x: w.rect.x, y: w.rect.y, width: w.rect.width, height: w.rect.height, opacity: w.opacity)
+        }
+        let voice = room.voiceReport
+        activeSpeaker = voice.activeSpeaker
         video = c.audioOnly ? nil : VideoInfo(bitrate: c.video.bitrateKbps, keyint: c.video.keyintSeconds, profile: c.video.profile.rawValue,
                                               adaptiveBitrate: c.video.adaptiveBitrate, minBitrate: c.video.minBitrateKbps,
                                               dynamicFps: c.video.dynamicFps)
@@ -75,7 +101,7 @@ public struct RoomInfo: Encodable, Sendable {
         let formatter = ISO8601DateFormatter()
         participants = room.participants.map { p in
             ParticipantInfo(userId: p.userId, joinedAt: formatter.string(from: p.joinedAt), muted: p.muted, gain: p.gain,
-                            streams: p.reports())
+                            admin: p.isAdmin, level: voice.levels[p.userId] ?? 0, streams: p.reports())
         }
         outputs = room.outputs
         statusIntervalMs = c.statusIntervalMs

@@ -152,7 +152,9 @@ public final class RoomManager: @unchecked Sendable {
 
     /// Joins `userId` to `roomName` with an SDP offer; returns the SDP answer.
     /// A room that does not exist is created with the server's defaults.
-    public func join(room roomName: String, userId: String, tokenIssuedAt: Int64?, offer: String) throws(RoomError) -> String {
+    /// `isAdmin`: joined with an admin token (the first admin to join anchors a pip layout without an anchor).
+    public func join(room roomName: String, userId: String, tokenIssuedAt: Int64?, isAdmin: Bool = false,
+                     offer: String) throws(RoomError) -> String {
         let room: Room
         if let existing = self.room(roomName) {
             room = existing
@@ -168,7 +170,7 @@ public final class RoomManager: @unchecked Sendable {
         let participant: Participant
         var entries: [StreamRouter.Entry] = []
         do {
-            participant = try Participant(userId: userId, sessionID: session, audio: negotiation.audio,
+            participant = try Participant(userId: userId, sessionID: session, isAdmin: isAdmin, audio: negotiation.audio,
                                           video: negotiation.video, nowMs: Clock.nowMs(), logger: logger)
             for stream in [negotiation.audio, negotiation.video].compactMap({ $0 }) {
                 let inbound = try stream.srtp.map { try SRTPSession(profile: $0.profile, masterKeyAndSalt: $0.key, direction: .inbound) }

@@ -9,6 +9,8 @@ struct RoomRoutes: Sendable {
     let keys: APIKeys
     static let maxJSONBody = 64 * 1024
     static let maxSDPBody = 16 * 1024
+    /// Room bodies may carry base64 PNGs (background, placeholder, watermark).
+    static let maxRoomBody = 3 * RoomImage.maxBase64Bytes + 64 * 1024
 
     func register<Context: RequestContext>(on router: Router<Context>) {
         let rooms = router.group("v1/rooms")
@@ -16,6 +18,7 @@ struct RoomRoutes: Sendable {
         rooms.get(use: listRooms)
         rooms.get(":room", use: getRoom)
         rooms.delete(":room", use: closeRoom)
+        rooms.patch(":room", use: patchRoom)
         rooms.put(":room/layout", use: putLayout)
         rooms.post(":room/outputs", use: addOutput)
         rooms.delete(":room/outputs/:output", use: removeOutput)
@@ -29,7 +32,7 @@ struct RoomRoutes: Sendable {
 
     func createRoom(_ request: Request, context: some RequestContext) async throws -> Response {
         let caller = try Caller.authenticate(request, keys: keys)
-        let body: RoomConfigRequest = try await decodeJSON(request, context: context)
+        let body: RoomConfigRequest = try await decodeJSON(request, context: context, limit: Self.maxRoomBody)
         guard let name = body.name else { throw APIError.badRequest("invalid_room", "name is required") }
         try caller.requireAdmin(of: name)
         let room = try manager.createRoom(body)
@@ -54,6 +57,16 @@ struct RoomRoutes: Sendable {
         try Caller.authenticate(request, keys: keys).requireAdmin(of: name)
         guard manager.closeRoom(name) else { throw APIError(RoomError.notFound("no room '\(name)'")) }
         return Response(status: .noContent)
+    }
+
+    /// Changes a running room's anchor and pictures; answers with the room.
+    func patchRoom(_ request: Request, context: some RequestContext) async throws -> Response {
+        let name = try roomName(context)
+        try Caller.authenticate(request, keys: keys).requireAdmin(of: name)
+        let patch: RoomPatch = try await decodeJSON(request, context: context, limit: Self.maxRoomBody)
+        let room = try existingRoom(name)
+        try room.apply(patch)
+        return try json(RoomInfo(room))
     }
 
     func putLayout(_ request: Request, context: some RequestContext) async throws -> Response {
@@ -93,7 +106,8 @@ struct RoomRoutes: Sendable {
         }
         let buffer = try await collect(request, limit: Self.maxSDPBody)
         let offer = String(decoding: buffer.readableBytesView, as: UTF8.self)
-        let answer = try manager.join(room: name, userId: caller.claims.sub, tokenIssuedAt: caller.claims.iat, offer: offer)
+        let answer = try manager.join(room: name, userId: caller.claims.sub, tokenIssuedAt: caller.claims.iat,
+                                      isAdmin: caller.claims.admin, offer: offer)
         return Response(status: .created,
                         headers: [.contentType: "application/sdp", .location: "/v1/rooms/\(name)/participants/\(caller.claims.sub)"],
                         body: ResponseBody(byteBuffer: ByteBuffer(string: answer)))
@@ -156,10 +170,15 @@ struct RoomRoutes: Sendable {
         }
     }
 
-    private func decodeJSON<T: Decodable>(_ request: Request, context: some RequestContext) async throws -> T {
-        let buffer = try await collect(request, limit: Self.maxJSONBody)
+    private func decodeJSON<T: Decodable>(_ request: Request, context: some RequestContext,
+                                          limit: Int = maxJSONBody) async throws -> T {
+        let buffer = try await collect(request, limit: limit)
         do { return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView)) } catch let error as DecodingError {
             throw APIError.badRequest("invalid_json", Self.describe(error))
+        } catch let error as LayoutError {
+            // A layout (the body of PUT …/layout, or a room's "layout") breaking its own rules while decoding:
+            // unknown mode or fit, bad region. Its message says which; "malformed JSON body" would hide it.
+            throw APIError.badRequest("invalid_layout", error.message)
         } catch {
             throw APIError.badRequest("invalid_json", "malformed JSON body")
         }

@@ -119,4 +119,60 @@ struct ImageOpsTests {
                     "pixel \(i / 3): \(rgb[i]),\(rgb[i + 1]),\(rgb[i + 2]) vs \(r),\(g),\(b)")
         }
     }
+
+    @Test("uniform blend: below + (src − below)·alpha rounded half up, only inside the rect")
+    func uniformBlend() {
+        let src = VideoFrame(width: 32, height: 16, color: YUVColor(y: 200, u: 60, v: 181))
+        var dst = VideoFrame(width: 32, height: 16, color: YUVColor(y: 100, u: 128, v: 128))
+        let rect = Rect(x: 4, y: 2, width: 10, height: 6)
+        ImageOps.blend(src, into: &dst, rect: rect, alpha: 0.5)
+        // 100 + 50 = 150; 128 − 34 = 94; 128 + 26.5 → 155 (half up).
+        #expect(dst.pixel(x: 4, y: 2) == YUVColor(y: 150, u: 94, v: 155))
+        #expect(dst.pixel(x: 13, y: 7) == YUVColor(y: 150, u: 94, v: 155))
+        #expect(untouchedOutside(dst, rect: rect, color: YUVColor(y: 100, u: 128, v: 128)))
+        ImageOps.blend(src, into: &dst, rect: rect, alpha: 1)
+        #expect(dst.pixel(x: 8, y: 4) == YUVColor(y: 200, u: 60, v: 181))
+        ImageOps.blend(VideoFrame(width: 32, height: 16), into: &dst, rect: rect, alpha: 0)
+        ImageOps.blend(VideoFrame(width: 32, height: 16), into: &dst, rect: rect, alpha: .nan)
+        ImageOps.blend(VideoFrame(width: 30, height: 16), into: &dst, rect: rect, alpha: 1)  // size mismatch
+        #expect(dst.pixel(x: 8, y: 4) == YUVColor(y: 200, u: 60, v: 181))
+    }
+
+    @Test("per-pixel blend weights by alpha × opacity and is cut at the frame edge")
+    func alphaBlend() {
+        let image = VideoFrame(width: 4, height: 4, color: YUVColor(y: 220, u: 20, v: 240))
+        // Columns: 255, 255, 0, 0 → chroma alpha 255 for the left block column, 0 for the right.
+        let alpha: [UInt8] = (0..<4).flatMap { _ -> [UInt8] in [255, 255, 0, 0] }
+        let chroma = ImageOps.chromaAlpha(alpha, width: 4, height: 4)
+        #expect(chroma == [255, 0, 255, 0])
+        var dst = VideoFrame(width: 8, height: 6, color: YUVColor(y: 20, u: 120, v: 120))
+        ImageOps.blend(image, alpha: alpha, chromaAlpha: chroma, opacity: 0.5, into: &dst, x: 6, y: 4)
+        // Only the 2×2 corner (image columns 0…1, rows 0…1) is on the frame: opaque × 0.5.
+        #expect(dst.pixel(x: 6, y: 4) == YUVColor(y: 120, u: 70, v: 180))
+        #expect(dst.pixel(x: 7, y: 5) == YUVColor(y: 120, u: 70, v: 180))
+        #expect(untouchedOutside(dst, rect: Rect(x: 6, y: 4, width: 2, height: 2), color: YUVColor(y: 20, u: 120, v: 120)))
+        var whole = VideoFrame(width: 8, height: 8, color: YUVColor(y: 20, u: 120, v: 120))
+        ImageOps.blend(image, alpha: alpha, chromaAlpha: chroma, opacity: 1, into: &whole, x: 2, y: 2)
+        #expect(whole.pixel(x: 3, y: 3) == YUVColor(y: 220, u: 20, v: 240))
+        #expect(whole.pixel(x: 4, y: 3) == YUVColor(y: 20, u: 120, v: 120))
+        // Mismatched alpha planes draw nothing.
+        ImageOps.blend(image, alpha: [1, 2, 3], chromaAlpha: chroma, opacity: 1, into: &whole, x: 0, y: 0)
+        #expect(whole.pixel(x: 0, y: 0) == YUVColor(y: 20, u: 120, v: 120))
+    }
+
+    @Test("scalePlane lines up with scale: the same crop lands on the same pixels")
+    func scalePlaneMatchesScale() {
+        // A 16×16 plane, 0 in the left half, 255 in the right; crop the right 8 columns, 1:1 into (2, 2).
+        let plane: [UInt8] = (0..<16).flatMap { _ -> [UInt8] in [UInt8](repeating: 0, count: 8) + [UInt8](repeating: 255, count: 8) }
+        var out = [UInt8](repeating: 7, count: 12 * 12)
+        ImageOps.scalePlane(plane, width: 16, height: 16, crop: Rect(x: 8, y: 0, width: 8, height: 16),
+                            into: &out, width: 12, height: 12, at: Rect(x: 2, y: 2, width: 8, height: 16))
+        #expect(out[2 * 12 + 2] == 255 && out[11 * 12 + 9] == 255)
+        #expect(out[1 * 12 + 2] == 7 && out[2 * 12 + 10] == 7 && out[2 * 12 + 1] == 7)
+        // Too-small buffers are refused, not overrun.
+        var tiny = [UInt8](repeating: 7, count: 4)
+        ImageOps.scalePlane(plane, width: 16, height: 16, crop: Rect(x: 0, y: 0, width: 16, height: 16),
+                            into: &tiny, width: 12, height: 12, at: Rect(x: 0, y: 0, width: 12, height: 12))
+        #expect(tiny == [7, 7, 7, 7])
+    }
 }

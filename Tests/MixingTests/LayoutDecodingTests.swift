@@ -46,7 +46,8 @@ struct LayoutDecodingTests {
     }
 
     @Test func unknownModeIsRefused() {
-        #expect(failure(#"{"mode":"pip"}"#) == LayoutError(.unknownMode, #"unknown mode "pip" (expected custom or grid)"#))
+        #expect(failure(#"{"mode":"spotlight"}"#)
+            == LayoutError(.unknownMode, #"unknown mode "spotlight" (expected custom, grid or pip)"#))
     }
 
     @Test func unknownFitIsRefused() {

@@ -36,6 +36,56 @@ struct LayoutEngineTests {
                                    r(0, 360, 426, 360), r(426, 360, 426, 360)])
     }
 
+    @Test func gridOfSixFillsThreeByTwo() {
+        #expect(rects(grid: 6) == [r(0, 0, 426, 360), r(426, 0, 426, 360), r(852, 0, 428, 360),
+                                   r(0, 360, 426, 360), r(426, 360, 426, 360), r(852, 360, 428, 360)])
+    }
+
+    @Test func gridOfSevenIsThreeByThreeWithOneInTheLastRow() {
+        // Row edges floorEven(720·i/3) = 0, 240, 480, 720.
+        #expect(rects(grid: 7) == [r(0, 0, 426, 240), r(426, 0, 426, 240), r(852, 0, 428, 240),
+                                   r(0, 240, 426, 240), r(426, 240, 426, 240), r(852, 240, 428, 240),
+                                   r(0, 480, 426, 240)])
+    }
+
+    @Test func gridOfEightLeavesTheLastCellEmpty() {
+        #expect(rects(grid: 8) == [r(0, 0, 426, 240), r(426, 0, 426, 240), r(852, 0, 428, 240),
+                                   r(0, 240, 426, 240), r(426, 240, 426, 240), r(852, 240, 428, 240),
+                                   r(0, 480, 426, 240), r(426, 480, 426, 240)])
+    }
+
+    @Test func gridReflowsWhenSomeoneLeaves() {
+        // Five users, the second leaves: the other four close up into 2×2 in join order.
+        let placements = LayoutEngine.placements(for: .grid, participants: ["a", "c", "d", "e"], canvasWidth: 1280, canvasHeight: 720)
+        #expect(placements == [
+            Placement(userId: "a", rect: r(0, 0, 640, 360), z: 0, fit: .contain),
+            Placement(userId: "c", rect: r(640, 0, 640, 360), z: 0, fit: .contain),
+            Placement(userId: "d", rect: r(0, 360, 640, 360), z: 0, fit: .contain),
+            Placement(userId: "e", rect: r(640, 360, 640, 360), z: 0, fit: .contain),
+        ])
+    }
+
+    @Test func gridTilesAreOpaqueWithoutBorder() {
+        let placements = LayoutEngine.placements(for: Layout(mode: .grid, regions: [
+            Region(userId: "a", x: 0, y: 0, width: 2, height: 2, alpha: 0.5, border: RegionBorder(color: "#FFFFFF", width: 2)),
+        ]), participants: ["a"], canvasWidth: 1280, canvasHeight: 720)
+        #expect(placements == [Placement(userId: "a", rect: r(0, 0, 1280, 720), z: 0, fit: .contain, alpha: 1, border: nil)])
+    }
+
+    @Test func customPlacementsCarryAlphaAndBorder() {
+        let layout = Layout(mode: .custom, regions: [
+            Region(userId: "a", x: 0, y: 0, width: 1280, height: 720),
+            Region(userId: "b", x: 960, y: 540, width: 320, height: 180, z: 1, alpha: 0.75,
+                   border: RegionBorder(color: "#FFFFFF", width: 4)),
+        ])
+        let placements = LayoutEngine.placements(for: layout, participants: ["a", "b"], canvasWidth: 1280, canvasHeight: 720)
+        #expect(placements == [
+            Placement(userId: "a", rect: r(0, 0, 1280, 720), z: 0, fit: .cover, alpha: 1, border: nil),
+            Placement(userId: "b", rect: r(960, 540, 320, 180), z: 1, fit: .cover, alpha: 0.75,
+                      border: TileBorder(color: YUVColor(y: 235, u: 128, v: 128), width: 4)),
+        ])
+    }
+
     @Test func gridOfNineIsThreeByThree() {
         #expect(rects(grid: 9) == [r(0, 0, 426, 240), r(426, 0, 426, 240), r(852, 0, 428, 240),
                                    r(0, 240, 426, 240), r(426, 240, 426, 240), r(852, 240, 428, 240),

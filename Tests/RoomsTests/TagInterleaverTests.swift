@@ -19,6 +19,19 @@ import Publishing
         #expect(out.map(\.kind) == [.audio, .video, .audio, .video])
     }
 
+    /// Found end to end: a data tag stamped after the AAC tag pushed before it made `newest − first` underflow
+    /// and trap. An out-of-order lane must only delay tags, never crash the room.
+    @Test func aLaneOutOfOrderDoesNotTrapAndNeverGoesBackwards() {
+        var i = TagInterleaver(hasVideo: true, maxWaitMs: 200)
+        var out: [FLVTag] = []
+        i.push(audio(1216), into: &out)
+        i.push(audio(1200), into: &out)
+        i.push(video(1000), into: &out)
+        i.push(video(1500), into: &out)
+        i.push(video(1700), into: &out)
+        #expect(out.map(\.timestampMs) == [1000, 1216, 1216])
+    }
+
     @Test func aKindThatStopsDoesNotHoldTheOtherBackPastTheWait() {
         var i = TagInterleaver(hasVideo: true, maxWaitMs: 200)
         var out: [FLVTag] = []

@@ -101,9 +101,15 @@ import Rooms
                 #expect(errorCode($0) == "limit_exceeded")
                 #expect(String(buffer: $0.body).contains("canvas.fps must be within 1...60"))
             }
-            let huge = String(repeating: " ", count: 70_000)
+            // Room bodies may carry base64 PNGs, so their cap is larger than other JSON bodies' 64 KB.
+            let huge = String(repeating: " ", count: RoomRoutes.maxRoomBody + 1)
             try await client.execute(uri: "/v1/rooms", method: .post, headers: [.authorization: "Bearer \(admin)"],
                                      body: ByteBuffer(string: huge)) { #expect($0.status == .contentTooLarge) }
+            try await client.execute(uri: "/v1/rooms/r1/layout", method: .put, headers: [.authorization: "Bearer \(admin)"],
+                                     body: ByteBuffer(string: String(repeating: " ", count: 70_000))) {
+                #expect($0.status == .contentTooLarge)
+                #expect(errorCode($0) == "body_too_large")
+            }
         }
     }
 

@@ -15,6 +15,11 @@ public struct RoomConfig: Sendable, Equatable {
     public var outputs: [OutputSpec]
     /// How often each output's `output_status` event (and its metrics) is published.
     public var statusIntervalMs: Int = 3000
+    /// The user a pip layout puts full-canvas when the layout names none; nil = the first admin to join,
+    /// else the first participant.
+    public var anchor: String?
+    /// Background, placeholder and watermark pictures (none by default).
+    public var images = RoomImages()
 
     public struct Canvas: Sendable, Equatable {
         public var width: Int

@@ -14,11 +14,17 @@ public struct RoomConfigRequest: Decodable, Sendable {
     public var outputs: [OutputRequest]?
     /// Milliseconds between `output_status` events.
     public var statusIntervalMs: Int?
+    /// The pip layout's full-canvas user when the layout names none.
+    public var anchor: String?
+    /// A PNG over every tile.
+    public var watermark: WatermarkRequest?
 
     public struct CanvasRequest: Decodable, Sendable {
         public var width: Int?, height: Int?, fps: Int?
         public var background: String?, placeholder: String?
         public var holdMs: Int?
+        /// Base64 PNGs: under every tile (cover), and inside placeholders (contain).
+        public var backgroundImage: String?, placeholderImage: String?
     }
     public struct VideoRequest: Decodable, Sendable {
         public var preset: String?
@@ -66,6 +72,8 @@ public struct RoomConfigRequest: Decodable, Sendable {
             if let v = c.background { config.canvas.background = v }
             if let v = c.placeholder { config.canvas.placeholder = v }
             if let v = c.holdMs { config.canvas.holdMs = v }
+            if let v = c.backgroundImage { config.images.background = try RoomImage(base64: v, field: "canvas.backgroundImage") }
+            if let v = c.placeholderImage { config.images.placeholder = try RoomImage(base64: v, field: "canvas.placeholderImage") }
         }
         if let v = video?.bitrate { config.video.bitrateKbps = v }
         if let v = video?.keyint { config.video.keyintSeconds = v }
@@ -82,12 +90,21 @@ public struct RoomConfigRequest: Decodable, Sendable {
         if let v = audio?.bitrate { config.audio.bitrateKbps = v }
         if let v = audio?.channels { config.audio.channels = v }
         if let layout { config.layout = layout }
+        if let anchor {
+            guard Identifier.isValid(anchor) else {
+                throw .badRequest("invalid_room", "anchor must be a user id matching [A-Za-z0-9_.-]{1,64}")
+            }
+            config.anchor = anchor
+        }
         if let outputs {
             guard outputs.count <= RoomLimits.maxOutputs else {
                 throw .badRequest("limit_exceeded", "at most \(RoomLimits.maxOutputs) outputs per room")
             }
             config.outputs = []
             for output in outputs { config.outputs.append(try output.resolve()) }
+        }
+        if let watermark {
+            config.images.watermark = try watermark.resolve(canvasWidth: config.canvas.width, canvasHeight: config.canvas.height)
         }
         try RoomLimits.check(config)
         return config

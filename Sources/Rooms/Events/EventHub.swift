@@ -38,6 +38,9 @@ public final class EventHub: @unchecked Sendable {
 
     public var subscriberCount: Int { lock.withLock { subscribers.count } }
 
+    /// Whether any WebSocket is subscribed (webhooks do not take high-rate events).
+    public var hasListeners: Bool { lock.withLock { !subscribers.isEmpty } }
+
     /// Adds a receiver of every event published from now on, in publishing order.
     public func attach(_ sink: any RoomEventSink) { lock.withLock { sinks.append(sink) } }
 
@@ -47,7 +50,7 @@ public final class EventHub: @unchecked Sendable {
         let targets = subscribers
         let sinks = self.sinks
         lock.unlock()
-        for sink in sinks { sink.receive(eventJSON: text, room: room) }
+        if !event.isHighRate { for sink in sinks { sink.receive(eventJSON: text, room: room) } }
         for (id, continuation) in targets {
             if case .dropped = continuation.yield(text) {
                 continuation.finish()

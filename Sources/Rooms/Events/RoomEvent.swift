@@ -6,6 +6,14 @@ public enum LeaveReason: String, Sendable, Codable {
     case left, kicked, timeout, replaced, roomClosed = "room_closed"
 }
 
+/// One participant's voice level in a `voice_levels` event.
+public struct VoiceLevel: Sendable, Equatable {
+    public var userId: String
+    /// 0…100, linear in dBov from −60 to 0 (design.md §6).
+    public var level: Int
+    public init(userId: String, level: Int) { self.userId = userId; self.level = level }
+}
+
 /// One room event; `json` is the exact text sent on the events WebSocket and to webhooks.
 public enum RoomEvent: Sendable, Equatable {
     case participantJoined(userId: String)
@@ -17,6 +25,13 @@ public enum RoomEvent: Sendable, Equatable {
     /// An output's rates over the last status interval; `bitrate` is the encoder's current target (kbps).
     case outputStatus(output: String, url: String, status: OutputStatus, bitrate: Int)
     case roomClosed
+    /// Every participant's level 0…100 (join order) and the active speaker, every 200 ms.
+    case voiceLevels([VoiceLevel], activeSpeaker: String?)
+    /// The active speaker changed (300 ms of lead, see `ActiveSpeakerDetector`).
+    case activeSpeaker(userId: String)
+
+    /// Events too frequent for webhooks (5 a second per room): they go to the events WebSocket only.
+    public var isHighRate: Bool { if case .voiceLevels = self { true } else { false } }
 
     public var type: String {
         switch self {
@@ -27,6 +42,8 @@ public enum RoomEvent: Sendable, Equatable {
         case .outputState: "output_state"
         case .outputStatus: "output_status"
         case .roomClosed: "room_closed"
+        case .voiceLevels: "voice_levels"
+        case .activeSpeaker: "active_speaker"
         }
     }
 
@@ -46,6 +63,10 @@ public enum RoomEvent: Sendable, Equatable {
             payload.droppedVideoFrames = status.droppedVideoFrames; payload.droppedAudioFrames = status.droppedAudioFrames
             payload.queueMs = status.queueMs
         case .roomClosed: break
+        case let .voiceLevels(levels, speaker):
+            payload.levels = Dictionary(levels.map { ($0.userId, $0.level) }, uniquingKeysWith: { first, _ in first })
+            payload.activeSpeaker = speaker
+        case let .activeSpeaker(userId): payload.userId = userId
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -74,6 +95,8 @@ public enum RoomEvent: Sendable, Equatable {
         var droppedAudioFrames: Int?
         var queueMs: Int?
         var bitrate: Int?
+        var levels: [String: Int]?
+        var activeSpeaker: String?
     }
 
     nonisolated(unsafe) private static let timeFormatter: ISO8601DateFormatter = {

@@ -58,6 +58,8 @@ public final class Participant: @unchecked Sendable {
     public let userId: String
     public let sessionID: Int
     public let joinedAt: Date
+    /// Joined with an admin token.
+    public let isAdmin: Bool
     let audioSSRC: UInt32?
     let videoSSRC: UInt32?
     /// RFC 4588 retransmissions of the video stream, on their own SSRC and payload type.
@@ -112,8 +114,10 @@ public final class Participant: @unchecked Sendable {
     /// Something the room should announce after a packet was handled.
     enum Signal { case firstVideoFrame(width: Int, height: Int) }
 
-    init(userId: String, sessionID: Int, audio: NegotiatedStream?, video: NegotiatedStream?, nowMs: Int64, logger: Logger) throws {
+    init(userId: String, sessionID: Int, isAdmin: Bool = false, audio: NegotiatedStream?, video: NegotiatedStream?,
+         nowMs: Int64, logger: Logger) throws {
         self.userId = userId
+        self.isAdmin = isAdmin
         self.sessionID = sessionID
         self.joinedAt = Date()
         self.logger = logger

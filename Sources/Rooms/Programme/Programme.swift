@@ -24,6 +24,13 @@ final class Programme {
     private let keyframeRequest = ManagedFlag()
     private var adaptation: StreamAdaptation
     private var lastKeyframeIndex: Int64?
+    /// The newest AAC tag's timestamp, and a voice-levels message waiting until audio has reached its time
+    /// (the AAC encoder hands frames out a little late; the audio lane of the interleaver must stay in order).
+    private var lastAudioMs: Int64 = -1
+    private var pendingLevels: FLVTag?
+    /// The same levels as an SEI NAL for the next video frame (see `VoiceLevelsSEI`).
+    private var pendingSEI: [UInt8]?
+    private var audioBlocksIn: Int64 = 0
     let headers: [FLVTag]
     private(set) var videoFramesEncoded = 0
     private(set) var audioFramesEncoded = 0
@@ -128,7 +135,12 @@ final class Programme {
             let primingMs = Int64(audio.primingSamples) * 1000 / Int64(AudioFormat.sampleRate)
             let dtsMs = encoded.dts * 1000 / fps + primingMs
             let ptsMs = encoded.pts * 1000 / fps + primingMs
-            let tag = FLVMuxer.videoTag(avcc: encoded.data, isKeyframe: encoded.isKeyframe,
+            var avcc = encoded.data
+            if let sei = pendingSEI {
+                pendingSEI = nil
+                avcc = VoiceLevelsSEI.inserting(sei, into: avcc)
+            }
+            let tag = FLVMuxer.videoTag(avcc: avcc, isKeyframe: encoded.isKeyframe,
                                         timestampMs: UInt32(clamping: max(0, dtsMs)),
                                         compositionTimeMs: Int32(clamping: ptsMs - dtsMs))
             interleaver.push(tag, into: &ready)
@@ -148,15 +160,36 @@ final class Programme {
 
     /// Encodes one 20 ms mixed block.
     func encodeAudio(_ block: [Float]) {
+        audioBlocksIn += 1
         do {
             for frame in try audio.encode(block) {
                 audioFramesEncoded += 1
                 let ms = frame.pts * 1000 / Int64(AudioFormat.sampleRate)
+                lastAudioMs = ms
                 interleaver.push(FLVMuxer.audioTag(aac: frame.data, timestampMs: UInt32(clamping: max(0, ms))), into: &ready)
+            }
+            if var tag = pendingLevels, Int64(tag.timestampMs) <= lastAudioMs {
+                pendingLevels = nil
+                // Stamped with the newest audio tag: the audio lane must never go backwards (a few ms late
+                // at most; the message's own `time` keeps the exact block time).
+                tag.timestampMs = UInt32(clamping: lastAudioMs)
+                interleaver.push(tag, into: &ready)
             }
             deliver()
         } catch {
             logger.error("AAC encode failed", metadata: ["room": "\(config.name)", "error": "\(error)"])
+        }
+    }
+
+    /// Carries the voice levels of the block just encoded in the programme (`onVoiceLevels`, see
+    /// protocol/flv-voice-levels.md), stamped with that block's time. A message still waiting is replaced.
+    func sendVoiceLevels(_ levels: [(userId: String, level: Int)], activeSpeaker: String?) {
+        let ms = max(0, (audioBlocksIn - 1) * Int64(AudioFormat.blockMilliseconds))
+        pendingLevels = FLVMuxer.voiceLevelsTag(levels: levels, activeSpeaker: activeSpeaker,
+                                                timestampMs: UInt32(clamping: ms))
+        if video != nil {
+            pendingSEI = VoiceLevelsSEI.nal(payload: VoiceLevelsSEI.json(levels: levels, activeSpeaker: activeSpeaker,
+                                                                         timeMs: UInt32(clamping: ms)))
         }
     }
 

@@ -21,6 +21,7 @@ struct TagInterleaver {
     }
 
     /// Adds a tag and appends every tag now safe to send, in timestamp order, to `out`.
+    /// Each lane is expected in timestamp order; a tag out of order is released late rather than trap.
     mutating func push(_ tag: FLVTag, into out: inout [FLVTag]) {
         if tag.kind == .video { video.append(tag) } else { audio.append(tag) }
         guard interleavesVideo else {
@@ -33,9 +34,9 @@ struct TagInterleaver {
             if let a = audio.first, let v = video.first {
                 if a.timestampMs <= v.timestampMs { release(audio.removeFirst(), into: &out) }
                 else { release(video.removeFirst(), into: &out) }
-            } else if let a = audio.first, newest - a.timestampMs > maxWaitMs {
+            } else if let a = audio.first, newest > a.timestampMs, newest - a.timestampMs > maxWaitMs {
                 release(audio.removeFirst(), into: &out)
-            } else if let v = video.first, newest - v.timestampMs > maxWaitMs {
+            } else if let v = video.first, newest > v.timestampMs, newest - v.timestampMs > maxWaitMs {
                 release(video.removeFirst(), into: &out)
             } else {
                 return

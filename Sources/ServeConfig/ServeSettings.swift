@@ -1,0 +1,222 @@
+import Logging
+
+/// The values of `cohost serve` given on its command line; nil (or an empty list) = not given.
+public struct ServeFlags: Sendable, Equatable {
+    public var http: String?
+    public var rtpPort: Int?
+    public var publicIP: String?
+    public var keys: String?
+    public var participantTimeout: Int?
+    public var emptyRoomTimeout: Int?
+    public var webhookURLs: [String]
+    public var webhookKey: String?
+    public var logLevel: String?
+
+    public init(http: String? = nil, rtpPort: Int? = nil, publicIP: String? = nil, keys: String? = nil,
+                participantTimeout: Int? = nil, emptyRoomTimeout: Int? = nil, webhookURLs: [String] = [],
+                webhookKey: String? = nil, logLevel: String? = nil) {
+        self.http = http; self.rtpPort = rtpPort; self.publicIP = publicIP; self.keys = keys
+        self.participantTimeout = participantTimeout; self.emptyRoomTimeout = emptyRoomTimeout
+        self.webhookURLs = webhookURLs; self.webhookKey = webhookKey; self.logLevel = logLevel
+    }
+}
+
+/// The merged, validated settings of `cohost serve`, each with the place its value came from.
+///
+/// Precedence, per setting: command-line flag > environment variable > config file > built-in default.
+/// A list (`webhook_url`) is taken whole from the first source that has it; lists never merge.
+public struct ServeSettings: Sendable, Equatable {
+    /// HTTP API listener.
+    public var http: HostPort
+    /// UDP media port; RTCP also on the port above.
+    public var rtpPort: Int
+    /// IPv4 address written into SDP answers.
+    public var publicIP: String
+    /// `KEY:SECRET[,KEY2:SECRET2]`, or nil for dev mode. Checked by `APIKeys.parse` in the executable.
+    public var keys: String?
+    /// Seconds without packets before a participant times out.
+    public var participantTimeout: Int
+    /// Seconds an empty room lives; 0 = forever.
+    public var emptyRoomTimeout: Int
+    /// Webhook receivers, in the order given.
+    public var webhookURLs: [String]
+    /// The API key whose secret signs webhooks; nil = the first of `keys`.
+    public var webhookKey: String?
+    /// The log level.
+    public var logLevel: Logger.Level
+    /// Where each setting's value came from.
+    public var origins: [SettingKey: SettingOrigin]
+
+    /// Built-in defaults: what `cohost serve` with no flags, no environment and no file uses (dev mode).
+    public enum Defaults {
+        public static let http = "127.0.0.1:7880"
+        public static let rtpPort = 7882
+        public static let publicIP = "127.0.0.1"
+        public static let participantTimeout = 10
+        public static let emptyRoomTimeout = 300
+        public static let logLevel = "info"
+    }
+
+    /// Where `key`'s value came from.
+    public func origin(of key: SettingKey) -> SettingOrigin { origins[key] ?? .builtInDefault(key) }
+
+    /// The config file to read: `--config`, else `COHOST_CONFIG`, else none.
+    public static func configPath(flag: String?, env: [String: String]) -> String? {
+        if let flag, !flag.isEmpty { return flag }
+        if let value = env[SettingKey.configEnvVar], !value.isEmpty { return value }
+        return nil
+    }
+
+    /// Merges the three sources and applies the `serve` rules to the result.
+    ///
+    /// Pure: reads no file and no process state. An empty environment variable counts as unset (compose
+    /// and systemd write `VAR=` for "nothing"). Throws naming the source of the first refused value.
+    public static func resolve(flags: ServeFlags, env: [String: String], file: ConfigFile?) throws(ServeConfigError) -> ServeSettings {
+        let sources = Sources(flags: flags, env: env, file: file)
+        try sources.checkFileKeys()
+
+        let http = try sources.string(.http, flags.http)
+        let rtpPort = try sources.integer(.rtpPort, flags.rtpPort)
+        let publicIP = try sources.string(.publicIP, flags.publicIP)
+        let keys = try sources.string(.keys, flags.keys)
+        let participantTimeout = try sources.integer(.participantTimeout, flags.participantTimeout)
+        let emptyRoomTimeout = try sources.integer(.emptyRoomTimeout, flags.emptyRoomTimeout)
+        let webhookURLs = try sources.list(.webhookURL, flags.webhookURLs)
+        let webhookKey = try sources.string(.webhookKey, flags.webhookKey)
+        let logLevel = try sources.string(.logLevel, flags.logLevel)
+
+        var origins: [SettingKey: SettingOrigin] = [:]
+        for key in SettingKey.allCases { origins[key] = sources.origin(key) }
+        func refuse(_ key: SettingKey, _ rule: String) -> ServeConfigError {
+            ServeConfigError("\(origins[key] ?? .builtInDefault(key)) \(rule)")
+        }
+
+        // The rules `serve` always had, now applied whatever the source.
+        let httpValue = http ?? Defaults.http
+        guard let endpoint = HostPort(httpValue) else {
+            throw refuse(.http, "must be HOST:PORT with a port in 1...65535, got '\(httpValue)'")
+        }
+        let port = rtpPort ?? Defaults.rtpPort
+        guard (1...65534).contains(port) else {
+            throw refuse(.rtpPort, "must be within 1...65534 (RTCP uses the port above), got \(port)")
+        }
+        let ip = publicIP ?? Defaults.publicIP
+        guard isIPv4(ip) else { throw refuse(.publicIP, "must be an IPv4 address, got '\(ip)'") }
+        let timeout = participantTimeout ?? Defaults.participantTimeout
+        guard (1...3600).contains(timeout) else {
+            throw refuse(.participantTimeout, "must be within 1...3600 s, got \(timeout)")
+        }
+        let levelName = logLevel ?? Defaults.logLevel
+        guard let level = Logger.Level(rawValue: levelName) else {
+            throw refuse(.logLevel, "must be one of trace, debug, info, notice, warning, error, critical, got '\(levelName)'")
+        }
+        let emptyTimeout = emptyRoomTimeout ?? Defaults.emptyRoomTimeout
+        guard (0...86_400).contains(emptyTimeout) else {
+            throw refuse(.emptyRoomTimeout, "must be within 0...86400 s (0 = never), got \(emptyTimeout)")
+        }
+        let urls = webhookURLs ?? []
+        for url in urls where WebhookURL.parse(url) == nil {
+            throw refuse(.webhookURL, "must be an absolute http:// or https:// URL with a host, got '\(url)'")
+        }
+        if webhookKey != nil && urls.isEmpty {
+            throw refuse(.webhookKey, "needs at least one webhook URL (--webhook-url, COHOST_WEBHOOK_URL or webhook_url)")
+        }
+        return ServeSettings(http: endpoint, rtpPort: port, publicIP: ip, keys: keys, participantTimeout: timeout,
+                             emptyRoomTimeout: emptyTimeout, webhookURLs: urls, webhookKey: webhookKey,
+                             logLevel: level, origins: origins)
+    }
+}
+
+/// The three sources side by side, taking each setting from the first that has it.
+private struct Sources {
+    let flags: ServeFlags
+    let env: [String: String]
+    let file: ConfigFile?
+
+    /// The source `key`'s value is taken from: the first that has one.
+    func origin(_ key: SettingKey) -> SettingOrigin {
+        if flagGiven(key) { return .flag(key) }
+        if envValue(key) != nil { return .environment(key) }
+        if let file, let entry = file.entries[key.fileKey] { return .file(key, path: file.path, line: entry.line) }
+        return .builtInDefault(key)
+    }
+
+    private func flagGiven(_ key: SettingKey) -> Bool {
+        switch key {
+        case .http: flags.http != nil
+        case .rtpPort: flags.rtpPort != nil
+        case .publicIP: flags.publicIP != nil
+        case .keys: flags.keys != nil
+        case .participantTimeout: flags.participantTimeout != nil
+        case .emptyRoomTimeout: flags.emptyRoomTimeout != nil
+        case .webhookURL: !flags.webhookURLs.isEmpty
+        case .webhookKey: flags.webhookKey != nil
+        case .logLevel: flags.logLevel != nil
+        }
+    }
+
+    private func envValue(_ key: SettingKey) -> String? {
+        guard let value = env[key.envVar], !value.isEmpty else { return nil }
+        return value
+    }
+
+    /// Unknown keys are refused, first by line, so a typo never silently falls back to a default.
+    func checkFileKeys() throws(ServeConfigError) {
+        guard let file else { return }
+        let unknown = file.entries.filter { SettingKey(fileKey: $0.key) == nil }
+            .sorted { ($0.value.line ?? .max, $0.key) < ($1.value.line ?? .max, $1.key) }
+        guard let (key, entry) = unknown.first else { return }
+        let place = entry.line.map { " (line \($0))" } ?? ""
+        let known = SettingKey.allCases.map(\.fileKey).joined(separator: ", ")
+        throw ServeConfigError("unknown key '\(key)' in config file \(file.path)\(place); known keys: \(known)")
+    }
+
+    private func typeError(_ key: SettingKey, _ entry: ConfigFile.Entry) -> ServeConfigError {
+        ServeConfigError("\(origin(key)) must be \(key.kind.description), found \(entry.value.typeName)")
+    }
+
+    func string(_ key: SettingKey, _ flag: String?) throws(ServeConfigError) -> String? {
+        if let flag { return flag }
+        if let value = envValue(key) { return value }
+        guard let entry = file?.entries[key.fileKey] else { return nil }
+        guard case .string(let value) = entry.value else { throw typeError(key, entry) }
+        return value
+    }
+
+    func integer(_ key: SettingKey, _ flag: Int?) throws(ServeConfigError) -> Int? {
+        if let flag { return flag }
+        if let text = envValue(key) {
+            guard let value = Int(text.trimmingWhitespace) else {
+                throw ServeConfigError("\(origin(key)) must be an integer, got '\(text)'")
+            }
+            return value
+        }
+        guard let entry = file?.entries[key.fileKey] else { return nil }
+        guard case .integer(let value) = entry.value else { throw typeError(key, entry) }
+        return value
+    }
+
+    /// Lists: the environment variable is comma separated (blanks around items ignored).
+    func list(_ key: SettingKey, _ flag: [String]) throws(ServeConfigError) -> [String]? {
+        if !flag.isEmpty { return flag }
+        if let text = envValue(key) {
+            return text.split(separator: ",").map { String($0).trimmingWhitespace }.filter { !$0.isEmpty }
+        }
+        guard let entry = file?.entries[key.fileKey] else { return nil }
+        guard case .array(let items) = entry.value else { throw typeError(key, entry) }
+        var strings: [String] = []
+        for item in items {
+            guard case .string(let value) = item else {
+                throw ServeConfigError("\(origin(key)) must be an array of strings, found an item of type \(item.typeName)")
+            }
+            strings.append(value)
+        }
+        return strings
+    }
+}
+
+extension String {
+    fileprivate var trimmingWhitespace: String {
+        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+    }
+}

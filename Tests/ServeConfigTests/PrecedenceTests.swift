@@ -1,0 +1,134 @@
+import Testing
+import Logging
+@testable import ServeConfig
+
+/// Every key given in every source, each source with its own values, so each winner is visible.
+enum Fixture {
+    static let flags = ServeFlags(
+        http: "0.0.0.0:8001", rtpPort: 9001, publicIP: "10.0.0.1", keys: "flag:s1", participantTimeout: 11,
+        emptyRoomTimeout: 12, webhookURLs: ["http://flag.example/hook"], webhookKey: "flag", logLevel: "debug")
+
+    static let env = [
+        "COHOST_HTTP": "0.0.0.0:8002", "COHOST_RTP_PORT": "9002", "COHOST_PUBLIC_IP": "10.0.0.2", "COHOST_KEYS": "env:s2",
+        "COHOST_PARTICIPANT_TIMEOUT": "21", "COHOST_EMPTY_ROOM_TIMEOUT": "22",
+        "COHOST_WEBHOOK_URL": "http://env.example/a, https://env.example/b", "COHOST_WEBHOOK_KEY": "env",
+        "COHOST_LOG_LEVEL": "warning",
+    ]
+
+    static let fileText = """
+        # every key
+        http = "0.0.0.0:8003"
+        rtp_port = 9003
+        public_ip = "10.0.0.3"
+        keys = "file:s3"
+        participant_timeout = 31
+        empty_room_timeout = 32
+        webhook_url = ["http://file.example/hook"]
+        webhook_key = "file"
+        log_level = "error"
+        """
+
+    static func file() throws -> ConfigFile { try ConfigFile.parse(fileText, path: "/etc/cohost/cohost.toml") }
+}
+
+@Suite struct PrecedenceTests {
+    @Test func aFlagBeatsTheEnvironmentAndTheFileForEveryKey() throws {
+        let s = try ServeSettings.resolve(flags: Fixture.flags, env: Fixture.env, file: try Fixture.file())
+        #expect(s.http == HostPort("0.0.0.0:8001"))
+        #expect(s.rtpPort == 9001)
+        #expect(s.publicIP == "10.0.0.1")
+        #expect(s.keys == "flag:s1")
+        #expect(s.participantTimeout == 11)
+        #expect(s.emptyRoomTimeout == 12)
+        #expect(s.webhookURLs == ["http://flag.example/hook"])
+        #expect(s.webhookKey == "flag")
+        #expect(s.logLevel == .debug)
+        for key in SettingKey.allCases { #expect(s.origin(of: key) == .flag(key)) }
+    }
+
+    @Test func theEnvironmentBeatsTheFileForEveryKey() throws {
+        let s = try ServeSettings.resolve(flags: ServeFlags(), env: Fixture.env, file: try Fixture.file())
+        #expect(s.http == HostPort("0.0.0.0:8002"))
+        #expect(s.rtpPort == 9002)
+        #expect(s.publicIP == "10.0.0.2")
+        #expect(s.keys == "env:s2")
+        #expect(s.participantTimeout == 21)
+        #expect(s.emptyRoomTimeout == 22)
+        #expect(s.webhookURLs == ["http://env.example/a", "https://env.example/b"])
+        #expect(s.webhookKey == "env")
+        #expect(s.logLevel == .warning)
+        for key in SettingKey.allCases { #expect(s.origin(of: key) == .environment(key)) }
+    }
+
+    @Test func theFileBeatsTheDefaultsForEveryKeyAndRecordsItsLine() throws {
+        let s = try ServeSettings.resolve(flags: ServeFlags(), env: [:], file: try Fixture.file())
+        #expect(s.http == HostPort("0.0.0.0:8003"))
+        #expect(s.rtpPort == 9003)
+        #expect(s.publicIP == "10.0.0.3")
+        #expect(s.keys == "file:s3")
+        #expect(s.participantTimeout == 31)
+        #expect(s.emptyRoomTimeout == 32)
+        #expect(s.webhookURLs == ["http://file.example/hook"])
+        #expect(s.webhookKey == "file")
+        #expect(s.logLevel == .error)
+        // The fixture's keys sit on lines 2...10 in declaration order.
+        for (index, key) in SettingKey.allCases.enumerated() {
+            #expect(s.origin(of: key) == .file(key, path: "/etc/cohost/cohost.toml", line: index + 2))
+        }
+    }
+
+    @Test func nothingGivenMeansTheBuiltInDevDefaults() throws {
+        let s = try ServeSettings.resolve(flags: ServeFlags(), env: [:], file: nil)
+        #expect(s == ServeSettings(
+            http: HostPort("127.0.0.1:7880")!, rtpPort: 7882, publicIP: "127.0.0.1", keys: nil, participantTimeout: 10,
+            emptyRoomTimeout: 300, webhookURLs: [], webhookKey: nil, logLevel: .info,
+            origins: Dictionary(uniqueKeysWithValues: SettingKey.allCases.map { ($0, .builtInDefault($0)) })))
+    }
+
+    @Test func eachSettingIsTakenFromItsOwnHighestSource() throws {
+        let file = try ConfigFile.parse("rtp_port = 9003\nlog_level = \"error\"\nhttp = \"0.0.0.0:8003\"\n", path: "c.toml")
+        let s = try ServeSettings.resolve(flags: ServeFlags(http: "127.0.0.1:8001"), env: ["COHOST_RTP_PORT": "9002"], file: file)
+        #expect(s.http == HostPort("127.0.0.1:8001"))
+        #expect(s.rtpPort == 9002)
+        #expect(s.logLevel == .error)
+        #expect(s.publicIP == "127.0.0.1")
+        #expect(s.origin(of: .http) == .flag(.http))
+        #expect(s.origin(of: .rtpPort) == .environment(.rtpPort))
+        #expect(s.origin(of: .logLevel) == .file(.logLevel, path: "c.toml", line: 2))
+        #expect(s.origin(of: .publicIP) == .builtInDefault(.publicIP))
+    }
+
+    @Test func anEmptyEnvironmentVariableCountsAsUnset() throws {
+        let file = try ConfigFile.parse("keys = \"file:s3\"\nrtp_port = 9003\n", path: "c.toml")
+        let s = try ServeSettings.resolve(flags: ServeFlags(), env: ["COHOST_KEYS": "", "COHOST_RTP_PORT": ""], file: file)
+        #expect(s.keys == "file:s3")
+        #expect(s.rtpPort == 9003)
+    }
+
+    @Test func aWebhookListIsTakenWholeFromOneSourceNeverMerged() throws {
+        let file = try ConfigFile.parse("webhook_url = [\"http://a.example/1\", \"http://a.example/2\"]\n", path: "c.toml")
+        let fromEnv = try ServeSettings.resolve(flags: ServeFlags(), env: ["COHOST_WEBHOOK_URL": "http://b.example/3"], file: file)
+        #expect(fromEnv.webhookURLs == ["http://b.example/3"])
+        let fromFlags = try ServeSettings.resolve(flags: ServeFlags(webhookURLs: ["http://c.example/4", "http://c.example/5"]),
+                                                  env: ["COHOST_WEBHOOK_URL": "http://b.example/3"], file: file)
+        #expect(fromFlags.webhookURLs == ["http://c.example/4", "http://c.example/5"])
+    }
+
+    @Test func theConfigPathComesFromTheFlagThenCohostConfig() {
+        #expect(ServeSettings.configPath(flag: "/a.toml", env: ["COHOST_CONFIG": "/b.toml"]) == "/a.toml")
+        #expect(ServeSettings.configPath(flag: nil, env: ["COHOST_CONFIG": "/b.toml"]) == "/b.toml")
+        #expect(ServeSettings.configPath(flag: nil, env: ["COHOST_CONFIG": ""]) == nil)
+        #expect(ServeSettings.configPath(flag: nil, env: [:]) == nil)
+    }
+
+    @Test func namesFollowOneRuleAcrossFileEnvironmentAndFlags() {
+        #expect(SettingKey.allCases.map(\.fileKey) == [
+            "http", "rtp_port", "public_ip", "keys", "participant_timeout", "empty_room_timeout", "webhook_url", "webhook_key", "log_level"])
+        #expect(SettingKey.allCases.map(\.envVar) == [
+            "COHOST_HTTP", "COHOST_RTP_PORT", "COHOST_PUBLIC_IP", "COHOST_KEYS", "COHOST_PARTICIPANT_TIMEOUT",
+            "COHOST_EMPTY_ROOM_TIMEOUT", "COHOST_WEBHOOK_URL", "COHOST_WEBHOOK_KEY", "COHOST_LOG_LEVEL"])
+        #expect(SettingKey.allCases.map(\.flag) == [
+            "--http", "--rtp-port", "--public-ip", "--keys", "--participant-timeout", "--empty-room-timeout",
+            "--webhook-url", "--webhook-key", "--log-level"])
+    }
+}

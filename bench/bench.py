@@ -1,0 +1,87 @@
+"""`make bench`: every benchmark of issue 7, a table on stdout and bench/results.json.
+
+Environment: BENCH_QUICK=1 (short windows, N=2, R=5,10: a smoke run, not figures to quote); BENCH_PARTS
+(comma list of video,latency,voice,alloc; default all); BENCH_WARMUP / BENCH_WINDOW (seconds);
+BENCH_SIZES (e.g. 2,4,9); BENCH_VOICE_STEPS (e.g. 10,25,50,75,100); COHOST_BIN (default .build/release/cohost).
+"""
+import datetime
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import alloc  # noqa: E402
+import latency  # noqa: E402
+import media  # noqa: E402
+import report  # noqa: E402
+import video  # noqa: E402
+import voice  # noqa: E402
+from lib import COHOST_BIN, QUICK, ROOT, log, machine_info  # noqa: E402
+
+CACHE = os.environ.get("BENCH_CACHE", "/tmp/cohost-bench-cache")
+
+
+def _ints(name, default):
+    value = os.environ.get(name)
+    return [int(x) for x in value.split(",") if x.strip()] if value else default
+
+
+def config():
+    return {
+        "quick": QUICK,
+        "warmup_s": float(os.environ.get("BENCH_WARMUP", 3 if QUICK else 10)),
+        "window_s": float(os.environ.get("BENCH_WINDOW", 5 if QUICK else 20)),
+        "video_sizes": _ints("BENCH_SIZES", [2] if QUICK else [2, 4, 9]),
+        "voice_steps": _ints("BENCH_VOICE_STEPS", [5, 10] if QUICK else [10, 25, 50, 75, 100]),
+        "parts": os.environ.get("BENCH_PARTS", "video,latency,voice,alloc").split(","),
+    }
+
+
+def main():
+    if not os.path.exists(COHOST_BIN):
+        sys.exit(f"{COHOST_BIN} missing: swift build -c release --product cohost")
+    cfg = config()
+    workdir = tempfile.mkdtemp(prefix="cohost-bench-")
+    ivf, opus = media.prepare(CACHE)
+    ctx = {"workdir": workdir, "ivf": ivf, "opus": opus, "bench_dir": os.path.dirname(os.path.abspath(__file__)),
+           "warmup": cfg["warmup_s"], "window": cfg["window_s"]}
+    started = time.monotonic()
+    results = {"schema": 1, "generated": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+               "machine": machine_info(), "config": cfg,
+               "video": None, "latency": None, "voice": None, "alloc": None, "errors": {}}
+    steps = [("video", lambda: video.run(ctx, cfg["video_sizes"])),
+             ("latency", lambda: latency.run(ctx, load=1 if QUICK else 3)),
+             ("voice", lambda: voice.run(ctx, cfg["voice_steps"])),
+             ("alloc", lambda: alloc.run(ctx, n=2 if QUICK else 4))]
+    for name, fn in steps:
+        if name not in cfg["parts"]:
+            continue
+        log(f"== {name}")
+        try:
+            results[name] = fn()
+        except Exception as e:  # one failed part must not lose the others' figures
+            traceback.print_exc()
+            results["errors"][name] = f"{type(e).__name__}: {e}"
+    results["memory"] = report.memory(results)
+    results["targets"] = report.targets(results)
+    results["machine"]["load_avg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    results["duration_s"] = round(time.monotonic() - started)
+    out = os.path.join(ROOT, "bench", "results.json")
+    with open(out, "w") as f:
+        json.dump(results, f, indent=2, sort_keys=True)
+        f.write("\n")
+    print(report.table(results))
+    print(f"\nwrote {os.path.relpath(out, ROOT)} in {results['duration_s']} s")
+    if results["errors"] or os.environ.get("BENCH_KEEP"):
+        print(f"logs kept in {workdir}")
+    else:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return 1 if results["errors"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

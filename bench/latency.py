@@ -1,0 +1,222 @@
+"""Part 2: glass-to-glass added latency and join-to-first-frame.
+
+One live sender: Python draws 640x360 gray frames with the wall clock (ms since the run's epoch) as 32 black/white
+blocks (and their complement, as a check) and pipes them to one ffmpeg that sends VP8 + Opus RTP to Cohost and,
+from the same frames, H.264 (ultrafast, zerolatency, video only) straight to nginx: the direct path. Cohost's room
+holds that participant 1:1 at the canvas's top-left (plus replayed participants for load) and pushes to nginx.
+Two pullers (ffmpeg, 1 decoder thread, low_delay) read both streams back as raw gray; each decoded frame's age is
+now minus its code. Added latency = Cohost path minus direct path, at p50 and p95."""
+import os
+import queue
+import subprocess
+import threading
+import time
+
+from lib import Cohost, Nginx, Procs, grid_regions, log
+from video import _replayer
+
+W, H, BITS, BW = 640, 360, 32, 20
+ROW1, ROW2, RH = 20, 60, 28
+WHITE, BLACK, GRAY = 235, 16, 128
+
+
+class Clock:
+    def __init__(self):
+        self.epoch = time.time()
+
+    def ms(self):
+        return int((time.time() - self.epoch) * 1000)
+
+
+def draw(value, base):
+    frame = bytearray(base)
+    for i in range(BITS):
+        bit = (value >> (BITS - 1 - i)) & 1
+        on, off = bytes([WHITE]) * BW, bytes([BLACK]) * BW
+        a, b = (on, off) if bit else (off, on)
+        for y in range(ROW1, ROW1 + RH):
+            frame[y * W + i * BW:y * W + (i + 1) * BW] = a
+        for y in range(ROW2, ROW2 + RH):
+            frame[y * W + i * BW:y * W + (i + 1) * BW] = b
+    return bytes(frame)
+
+
+def read_code(frame):
+    """The ms value a frame carries, or None when the two rows do not disagree everywhere (not our picture)."""
+    value = 0
+    for i in range(BITS):
+        x = i * BW + BW // 2
+        a = sum(frame[(ROW1 + RH // 2 + d) * W + x + d] for d in (-4, 0, 4)) / 3
+        b = sum(frame[(ROW2 + RH // 2 + d) * W + x + d] for d in (-4, 0, 4)) / 3
+        if (a > GRAY) == (b > GRAY) or abs(a - b) < 60:
+            return None
+        value = value << 1 | (1 if a > b else 0)
+    return value
+
+
+class Puller:
+    """ffmpeg reading an RTMP stream to raw gray 640x360 (cropped from the top-left); a thread decodes codes."""
+
+    def __init__(self, procs, name, url, clock, crop):
+        vf = "crop=640:360:0:0" if crop else "null"
+        self.proc = procs.start(name, [
+            "ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error", "-fflags", "nobuffer", "-flags", "low_delay",
+            "-threads", "1", "-analyzeduration", "3000000", "-rw_timeout", "30000000", "-i", url, "-map", "0:v", "-vf", vf, "-fps_mode", "passthrough",
+            "-pix_fmt", "gray", "-f", "rawvideo", "-"], stdout=subprocess.PIPE)
+        self.clock = clock
+        self.samples = []   # (arrival ms, age ms)
+        self.frames = 0
+        self.first_valid_ms = None
+        self.last_code = None
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        size = W * H
+        out = self.proc.stdout
+        while True:
+            frame = out.read(size)
+            if len(frame) < size:
+                return
+            now = self.clock.ms()
+            self.frames += 1
+            code = read_code(frame)
+            if code is None or code == self.last_code:
+                continue   # not our picture, or a repeat of one already seen: its first sighting is its age
+            self.last_code = code
+            if self.first_valid_ms is None:
+                self.first_valid_ms = now
+            self.samples.append((now, now - code))
+
+
+def percentile(values, p):
+    if not values:
+        return None
+    v = sorted(values)
+    return v[min(len(v) - 1, int(round(p / 100 * (len(v) - 1))))]
+
+
+def run(ctx, load=3):
+    workdir = os.path.join(ctx["workdir"], "latency")
+    os.makedirs(workdir, exist_ok=True)
+    procs = Procs(workdir)
+    clock = Clock()
+    stop = threading.Event()
+    try:
+        nginx = Nginx(procs, workdir)
+        cohost = Cohost(procs)
+        n = load + 1
+        regions = [(0, 0, 640, 360)] + grid_regions(n)[1:]
+        cohost.create_room({
+            "name": "lat", "canvas": {"width": 1280, "height": 720, "fps": 30, "background": "#202040"},
+            "video": {"bitrate": 2000, "keyint": 2}, "audio": {"bitrate": 128, "channels": 2},
+            "layout": {"mode": "custom", "regions": [
+                {"userId": "live" if i == 0 else f"p{i}", "x": x, "y": y, "width": w, "height": h, "fit": "stretch"}
+                for i, (x, y, w, h) in enumerate(regions)]},
+            "outputs": [{"url": nginx.url("lat")}]})
+        streams = []
+        for i in range(1, n):
+            cohost.join("lat", f"p{i}", 1000 + i, 2000 + i)
+            dest = ["127.0.0.1", cohost.rtp_port]
+            streams += [{"kind": "video", "ssrc": 2000 + i, "pt": 96, "dest": dest, "start": 60 * (i % 5)},
+                        {"kind": "audio", "ssrc": 1000 + i, "pt": 111, "dest": dest, "track": "tone"}]
+        if streams:
+            _replayer(procs, workdir, ctx, streams)
+        via = Puller(procs, "pull-cohost", nginx.url("lat"), clock, crop=True)
+        direct = Puller(procs, "pull-direct", nginx.url("direct"), clock, crop=False)
+        # The Cohost puller must be showing the room (without our participant) before the join.
+        end = time.monotonic() + 15
+        while via.frames < 15 and time.monotonic() < end:
+            time.sleep(0.1)
+        if via.frames < 15:
+            raise RuntimeError("no programme frames from Cohost before the join")
+
+        join_ms = clock.ms()
+        cohost.join("lat", "live", 1101, 2101)
+        rtp = f"rtp://127.0.0.1:{cohost.rtp_port}?pkt_size=1200"
+        raw_in = ["ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error",
+                  "-f", "rawvideo", "-pix_fmt", "gray", "-s", f"{W}x{H}", "-r", "30", "-i", "-", "-pix_fmt", "yuv420p"]
+        # Three processes so that no output waits on another input's pacing (one ffmpeg with a -re audio input
+        # and the piped video would interleave them and hold frames back).
+        senders = [
+            procs.start("sender-vp8", raw_in + [
+                "-c:v", "libvpx", "-deadline", "realtime", "-cpu-used", "8", "-b:v", "800k", "-g", "60",
+                "-auto-alt-ref", "0", "-lag-in-frames", "0", "-threads", "1",
+                "-ssrc", str(2101), "-payload_type", "96", "-f", "rtp", rtp], stdin=subprocess.PIPE),
+            procs.start("sender-h264", raw_in + [
+                "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-b:v", "1500k", "-g", "30",
+                "-threads", "1", "-f", "flv", nginx.url("direct")], stdin=subprocess.PIPE)]
+        procs.start("sender-opus", ["ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error", "-re", "-f", "lavfi",
+                                    "-i", "sine=frequency=440:sample_rate=48000", "-c:a", "libopus", "-b:a", "64k",
+                                    "-ssrc", str(1101), "-payload_type", "111", "-f", "rtp", rtp])
+        base = bytes([GRAY]) * (W * H)
+        first_sent = []
+
+        queues = [queue.Queue(maxsize=3) for _ in senders]
+        dropped = [0] * len(senders)
+
+        def write(sender, q):
+            # One writer per sender, so a sender that stops reading for a while cannot stall the other path.
+            try:
+                while True:
+                    frame = q.get()
+                    if frame is None:
+                        return
+                    sender.stdin.write(frame)
+                    sender.stdin.flush()
+            except (BrokenPipeError, ValueError):
+                pass
+
+        for sender, q in zip(senders, queues):
+            threading.Thread(target=write, args=(sender, q), daemon=True).start()
+
+        def generate():
+            k, t0 = 0, time.monotonic()
+            while not stop.is_set():
+                ms = clock.ms()
+                if not first_sent:
+                    first_sent.append(ms)
+                frame = draw(ms, base)
+                for i, q in enumerate(queues):
+                    try:
+                        q.put_nowait(frame)
+                    except queue.Full:
+                        dropped[i] += 1
+                k += 1
+                delay = t0 + k / 30 - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+            for q in queues:
+                q.put(None)
+        threading.Thread(target=generate, daemon=True).start()
+
+        time.sleep(max(3.0, ctx["warmup"]))
+        procs.check_alive()
+        start = clock.ms()
+        time.sleep(ctx["window"])
+        stop_ms = clock.ms()
+        info = cohost.room("lat") or {}
+        live = next((p for p in info.get("participants", []) if p.get("userId") == "live"), None)
+        ages = {name: [a for t, a in p.samples if start <= t < stop_ms] for name, p in (("cohost", via), ("direct", direct))}
+        out = {"window_s": ctx["window"], "load_participants": load}
+        for name, values in ages.items():
+            out[name] = {"frames": len(values), "p50_ms": percentile(values, 50), "p95_ms": percentile(values, 95)}
+        out["cohost"]["frames_pulled"], out["direct"]["frames_pulled"] = via.frames, direct.frames
+        if ages["cohost"] and ages["direct"]:
+            out["added_p50_ms"] = out["cohost"]["p50_ms"] - out["direct"]["p50_ms"]
+            out["added_p95_ms"] = out["cohost"]["p95_ms"] - out["direct"]["p95_ms"]
+        else:
+            out["added_p50_ms"] = out["added_p95_ms"] = None
+        out["sender_frames_dropped"] = dropped
+        out["cohost_live_participant"] = live   # Cohost's own view of the stream: buffer depth, lip-sync delay
+        out["join_to_first_frame_ms"] = via.first_valid_ms - join_ms if via.first_valid_ms else None
+        out["join_to_first_sent_frame_ms"] = first_sent[0] - join_ms if first_sent else None
+        if os.environ.get("BENCH_DEBUG"):
+            for name, p in (("cohost", via), ("direct", direct)):
+                per = {}
+                for t, a in p.samples:
+                    per.setdefault(t // 1000, []).append(a)
+                log(name, [(k, len(v), min(v), max(v)) for k, v in sorted(per.items())])
+        return out
+    finally:
+        stop.set()
+        procs.stop()

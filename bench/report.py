@@ -1,0 +1,99 @@
+"""Derived figures (memory, targets) and the printed table of a bench run."""
+
+
+def _get(d, *path):
+    for key in path:
+        if not isinstance(d, dict) or key not in d:
+            return None
+        d = d[key]
+    return d
+
+
+def memory(r):
+    per_720p = {}
+    for key, value in (r.get("video") or {}).items():
+        if key.startswith("n") and isinstance(value, dict):
+            per_720p[key] = _get(value, "cohost", "rss_room_mib")
+    return {"rss_per_720p_room_mib": per_720p or None,
+            "rss_per_voice_room_mib": _get(r, "voice", "rss_per_voice_room_mib")}
+
+
+def _check(value, limit, higher_is_better=False):
+    if value is None:
+        return {"target": limit, "value": None, "met": None}
+    return {"target": limit, "value": value, "met": value >= limit if higher_is_better else value <= limit}
+
+
+def targets(r):
+    out = {}
+    for n in (4, 9):
+        out[f"cohost_over_ffmpeg_n{n}"] = _check(_get(r, "video", f"n{n}", "cohost_over_ffmpeg"), 0.7)
+        out[f"cohost_over_floor_n{n}"] = _check(_get(r, "video", f"n{n}", "cohost_over_floor"), 1.15)
+    out["added_latency_p50_ms"] = _check(_get(r, "latency", "added_p50_ms"), 50)
+    out["added_latency_p95_ms"] = _check(_get(r, "latency", "added_p95_ms"), 80)
+    out["join_to_first_frame_ms"] = _check(_get(r, "latency", "join_to_first_frame_ms"), 1500)
+    out["voice_rooms_held"] = _check(_get(r, "voice", "max_rooms_held"), 50, higher_is_better=True)
+    out["cpu_per_speaker_pct"] = _check(_get(r, "voice", "cores_per_speaker_pct"), 0.5)
+    return out
+
+
+def _f(v, digits=2):
+    if v is None:
+        return "-"
+    return f"{v:.{digits}f}" if isinstance(v, float) else str(v)
+
+
+def table(r):
+    m = r["machine"]
+    lines = [f"machine: {m['nproc']} x {m['cpu_model']}; load avg {m['load_avg_at_start']} -> {m.get('load_avg_at_end')}"
+             f"; window {r['config']['window_s']} s after {r['config']['warmup_s']} s warm-up"
+             + ("  [BENCH_QUICK: smoke run]" if r["config"]["quick"] else "")]
+    v = r.get("video")
+    if v:
+        lines += ["", "1. video room, 1280x720@30 x264 veryfast 2 Mb/s (cores = CPU seconds per second)",
+                  f"   x264 floor: {_f(v['x264_floor']['cores'], 3)} cores "
+                  f"(testsrc2+x264 {_f(v['x264_floor']['with_source_cores'], 3)} - testsrc2 {_f(v['x264_floor']['source_cores'], 3)})",
+                  "   N | cohost | ffmpeg | ratio | VP8 dec | floor | cohost/floor | out fps cohost/ffmpeg | box busy",
+                  "   --|--------|--------|-------|---------|-------|--------------|----------------------|---------"]
+        for key in sorted((k for k in v if k.startswith("n")), key=lambda k: int(k[1:])):
+            x = v[key]
+            lines.append(f"   {key[1:]:>1} | {_f(x['cohost']['cores'], 3):>6} | {_f(x['ffmpeg']['cores'], 3):>6} | "
+                         f"{_f(x['cohost_over_ffmpeg']):>5} | {_f(x['vp8_decode_floor']['cores'], 3):>7} | "
+                         f"{_f(x['codec_floor_cores'], 3):>5} | {_f(x['cohost_over_floor']):>12} | "
+                         f"{_f(x['cohost']['output_video_fps'], 1):>10}/{_f(x['ffmpeg']['output_fps'], 1):<10} | "
+                         f"{_f(x['cohost']['machine_busy_cores']):>4}/{_f(x['ffmpeg']['machine_busy_cores'])}")
+    lat = r.get("latency")
+    if lat:
+        lines += ["", "2. latency (age of each new pulled frame; cohost path vs direct sender->nginx path)",
+                  f"   cohost p50/p95 {_f(_get(lat, 'cohost', 'p50_ms'))}/{_f(_get(lat, 'cohost', 'p95_ms'))} ms, "
+                  f"direct {_f(_get(lat, 'direct', 'p50_ms'))}/{_f(_get(lat, 'direct', 'p95_ms'))} ms, "
+                  f"added {_f(lat['added_p50_ms'])}/{_f(lat['added_p95_ms'])} ms; "
+                  f"join -> first output frame {_f(lat['join_to_first_frame_ms'])} ms"]
+    vo = r.get("voice")
+    if vo:
+        lines += ["", "3. voice rooms (6 Opus speakers each, 3 with DTX; AAC 64k mono out)",
+                  "   R | speakers | cohost cores | % core/speaker | min room AAC fps | behind | RSS/room MiB | held",
+                  "   --|----------|--------------|----------------|------------------|--------|--------------|-----"]
+        for s in vo["steps"]:
+            lines.append(f"   {s['rooms']} | {s['speakers']} | {_f(s['cores'], 3)} | {_f(s['cores_per_speaker_pct'], 3)} | "
+                         f"{_f(s['min_room_audio_fps'])} | {s['rooms_behind']}/{s['rooms_reporting']} | "
+                         f"{_f(s['rss_per_room_mib'])} | {s['held']}")
+        lines.append(f"   largest R held: {vo['max_rooms_held']}; Janus AudioBridge: {vo['janus']}")
+    mem = r.get("memory") or {}
+    lines += ["", "4. memory", f"   RSS per 720p room (MiB, by N): {mem.get('rss_per_720p_room_mib')}; "
+              f"per voice room: {_f(mem.get('rss_per_voice_room_mib'))} MiB (make soak: RSS over 10 min)"]
+    al = r.get("alloc")
+    if al:
+        lines += ["", "5. heap allocations in the steady state (LD_PRELOAD counter in the real process)"]
+        for name, a in al.items():
+            lines.append(f"   {name}: {_f(a['allocs_per_s_room_only'], 1)}/s room alone, "
+                         f"{_f(a['allocs_per_s_with_participants'], 1)}/s with {a['participants']} participants -> "
+                         f"{_f(a['allocs_per_s_per_participant'], 1)}/s per participant, "
+                         f"{_f(a['allocs_per_datagram'])} per datagram ({_f(a['datagrams_per_s'], 1)} datagrams/s)")
+    lines += ["", "targets:"]
+    for name, t in r["targets"].items():
+        verdict = {True: "met", False: "MISSED", None: "not measured"}[t["met"]]
+        lines.append(f"   {name}: {_f(t['value'])} (target {t['target']}) {verdict}")
+    if r["errors"]:
+        lines += ["", "errors:"] + [f"   {k}: {v}" for k, v in r["errors"].items()]
+    return "\n".join(lines)

@@ -1,0 +1,116 @@
+"""One sender process for many participants: replays pre-encoded VP8 and Opus as RTP, each stream with its
+own SSRC, sequence numbers and timestamps, paced in real time (video every 1/30 s, audio every 20 ms), with an
+RTCP sender report per stream every second. Runs until SIGTERM.
+
+    python3 bench/rtp_replay.py CONFIG.json
+
+CONFIG: {"ivf": path, "opus": path, "streams": [{"kind": "video"|"audio", "ssrc": int, "pt": int,
+         "dest": [host, port], "rtcp": [host, port] (optional, default dest), "track": "tone"|"voice"|"voice_dtx"
+         (audio), "start": frame offset}]}
+Opus packets of at most 2 bytes are DTX frames: they are not sent (timestamps still advance, sequence
+numbers do not), as WebRTC senders do.
+"""
+import json
+import os
+import signal
+import socket
+import struct
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import media  # noqa: E402
+
+NTP_EPOCH = 2208988800
+
+
+class Stream:
+    def __init__(self, spec):
+        self.kind = spec["kind"]
+        self.ssrc = spec["ssrc"] & 0xFFFFFFFF
+        self.pt = spec["pt"]
+        self.dest = tuple(spec["dest"])
+        self.rtcp = tuple(spec.get("rtcp", spec["dest"]))
+        self.track = spec.get("track", "tone")
+        self.index = spec.get("start", 0)
+        self.seq = (self.ssrc * 7919) & 0xFFFF
+        self.ts0 = (self.ssrc * 104729) & 0xFFFFFFFF
+        self.ticks = 0
+        self.packets = 0
+        self.octets = 0
+
+
+def main():
+    cfg = json.load(open(sys.argv[1]))
+    frames = [(media.vp8_packets(f), key) for f, key in media.read_ivf(cfg["ivf"])] if cfg.get("ivf") else []
+    opus = media.read_opus(cfg["opus"]) if cfg.get("opus") else {}
+    streams = [Stream(s) for s in cfg["streams"]]
+    video = [s for s in streams if s.kind == "video"]
+    audio = [s for s in streams if s.kind == "audio"]
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
+    sock.setblocking(True)
+    sendto = sock.sendto
+    pack = struct.pack
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    signal.signal(signal.SIGINT, lambda *_: stop.append(1))
+
+    t0 = time.monotonic()
+    wall0 = time.time()
+    next_v, next_a, next_sr = t0, t0, t0 + 0.5
+    vtick = atick = 0
+    late_max = 0.0
+    while not stop:
+        now = time.monotonic()
+        if now >= next_a:
+            late_max = max(late_max, now - next_a)
+            for s in audio:
+                packets = opus[s.track]
+                payload = packets[s.index % len(packets)]
+                s.index += 1
+                ts = (s.ts0 + s.ticks * 960) & 0xFFFFFFFF
+                s.ticks += 1
+                if len(payload) <= 2:
+                    continue
+                sendto(pack("!BBHII", 0x80, s.pt, s.seq, ts, s.ssrc) + payload, s.dest)
+                s.seq = (s.seq + 1) & 0xFFFF
+                s.packets += 1
+                s.octets += len(payload)
+            atick += 1
+            next_a = t0 + atick * 0.02
+        if now >= next_v:
+            late_max = max(late_max, now - next_v)
+            for s in video:
+                chunks, _ = frames[s.index % len(frames)]
+                s.index += 1
+                ts = (s.ts0 + s.ticks * 3000) & 0xFFFFFFFF
+                s.ticks += 1
+                last = len(chunks) - 1
+                for i, chunk in enumerate(chunks):
+                    sendto(pack("!BBHII", 0x80, s.pt | (0x80 if i == last else 0), s.seq, ts, s.ssrc) + chunk, s.dest)
+                    s.seq = (s.seq + 1) & 0xFFFF
+                    s.packets += 1
+                    s.octets += len(chunk)
+            vtick += 1
+            next_v = t0 + vtick / 30
+        if now >= next_sr:
+            wall = time.time()
+            ntp = wall + NTP_EPOCH
+            sec, frac = int(ntp), int((ntp % 1) * (1 << 32))
+            for s in streams:
+                rate = 90000 if s.kind == "video" else 48000
+                rtp = (s.ts0 + int((wall - wall0) * rate)) & 0xFFFFFFFF
+                sr = pack("!BBHIIIIII", 0x80, 200, 6, s.ssrc, sec, frac, rtp, s.packets & 0xFFFFFFFF,
+                          s.octets & 0xFFFFFFFF)
+                sendto(sr, s.rtcp)
+            next_sr += 1.0
+        delay = min(next_a, next_v, next_sr) - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+    print(json.dumps({"late_max_ms": round(late_max * 1000, 1),
+                      "packets": sum(s.packets for s in streams)}), file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":
+    main()

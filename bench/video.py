@@ -1,0 +1,191 @@
+"""Part 1: a 720p video room in Cohost vs the same mix done by one ffmpeg (filter_complex), same inputs
+(N replayed VP8 640x360@30 + Opus participants), same output (1280x720@30 x264 veryfast zerolatency 2 Mb/s,
+keyint 60, 1 thread; AAC 128k; FLV to nginx-rtmp), and the codec floor (x264 alone + N VP8 decodes)."""
+import json
+import os
+import re
+import time
+
+from lib import (Cohost, Nginx, Procs, cpu_window, free_port, grid_regions, log, machine_load_window,
+                 metric_values, rss_mib)
+
+X264_ARGS = ["-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency", "-profile:v", "high",
+             "-b:v", "2000k", "-maxrate", "2000k", "-bufsize", "2000k", "-g", "60", "-keyint_min", "60",
+             "-sc_threshold", "0", "-threads", "1"]
+BG = "0x202040"
+
+
+def _replayer(procs, workdir, ctx, streams, name="replay"):
+    cfg = os.path.join(workdir, f"{name}.json")
+    json.dump({"ivf": ctx["ivf"], "opus": ctx["opus"], "streams": streams}, open(cfg, "w"))
+    return procs.start(name, ["python3", os.path.join(ctx["bench_dir"], "rtp_replay.py"), cfg])
+
+
+def measure(procs, pids, ctx, poll=None):
+    """Warm up, then cores per pid over the steady window, plus how busy the whole machine was."""
+    time.sleep(ctx["warmup"])
+    procs.check_alive()
+    cores, busy = machine_load_window(lambda: cpu_window(pids, ctx["window"], poll))
+    return cores, round(busy, 2)
+
+
+def cohost_room(ctx, n, extra_env=None, name="cohost", keep=None):
+    """Cohost with one 720p room of n replayed participants. Returns figures; `keep(cohost, procs)` may
+    measure more while it runs (used by the allocation and soak steps)."""
+    workdir = os.path.join(ctx["workdir"], f"{name}-n{n}")
+    os.makedirs(workdir, exist_ok=True)
+    procs = Procs(workdir)
+    try:
+        nginx = Nginx(procs, workdir)
+        cohost = Cohost(procs, env=extra_env)
+        time.sleep(1.0)
+        rss_idle = rss_mib(cohost.pid)
+        regions = grid_regions(n)
+        room = f"video{n}"
+        cohost.create_room({
+            "name": room, "maxParticipants": max(16, n),
+            "canvas": {"width": 1280, "height": 720, "fps": 30, "background": "#202040"},
+            "video": {"bitrate": 2000, "keyint": 2}, "audio": {"bitrate": 128, "channels": 2},
+            "layout": {"mode": "custom", "regions": [
+                {"userId": f"p{i}", "x": x, "y": y, "width": w, "height": h, "fit": "stretch"}
+                for i, (x, y, w, h) in enumerate(regions)]},
+            "outputs": [{"url": nginx.url(room)}]})
+        if keep and keep.get("before_join"):
+            keep["before_join"](cohost, procs)
+        streams = []
+        for i in range(n):
+            cohost.join(room, f"p{i}", 1000 + i, 2000 + i)
+            dest = ["127.0.0.1", cohost.rtp_port]
+            streams.append({"kind": "video", "ssrc": 2000 + i, "pt": 96, "dest": dest, "start": 60 * (i % 5)})
+            streams.append({"kind": "audio", "ssrc": 1000 + i, "pt": 111, "dest": dest, "track": "tone",
+                            "start": 37 * i})
+        replay = _replayer(procs, workdir, ctx, streams)
+        if keep and keep.get("steady"):
+            return keep["steady"](cohost, procs)
+        cores, busy = measure(procs, [cohost.pid, replay.pid, nginx.proc.pid], ctx)
+        metrics = cohost.metrics()
+        vfps = [v for _, v in metric_values(metrics, "cohost_output_video_fps")]
+        afps = [v for _, v in metric_values(metrics, "cohost_output_audio_fps")]
+        decoded = sum(v for _, v in metric_values(metrics, "cohost_stream_frames_decoded"))
+        return {"cores": round(cores[cohost.pid], 3), "sender_cores": round(cores[replay.pid], 3),
+                "nginx_cores": round(cores[nginx.proc.pid], 3), "machine_busy_cores": busy,
+                "output_video_fps": vfps[0] if vfps else None, "output_audio_fps": afps[0] if afps else None,
+                "frames_decoded": decoded, "rss_idle_mib": round(rss_idle, 1),
+                "rss_room_mib": round(rss_mib(cohost.pid) - rss_idle, 1)}
+    finally:
+        procs.stop()
+
+
+def _sdp(vport, aport):
+    return ("v=0\r\no=- 0 0 IN IP4 127.0.0.1\r\ns=bench\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
+            f"m=video {vport} RTP/AVP 96\r\na=rtpmap:96 VP8/90000\r\n"
+            f"m=audio {aport} RTP/AVP 111\r\na=rtpmap:111 opus/48000/2\r\n")
+
+
+def ffmpeg_mixer(ctx, n):
+    """One ffmpeg: N RTP inputs (SDP), scale + overlay onto 1280x720@30, amix, x264 + AAC, FLV to nginx."""
+    workdir = os.path.join(ctx["workdir"], f"ffmpeg-n{n}")
+    os.makedirs(workdir, exist_ok=True)
+    procs = Procs(workdir)
+    try:
+        nginx = Nginx(procs, workdir)
+        import socket
+        argv = ["ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "warning", "-stats", "-stats_period", "1"]
+        streams = []
+        for i in range(n):
+            vport = free_port(socket.SOCK_DGRAM, pair=True)
+            aport = free_port(socket.SOCK_DGRAM, pair=True)
+            while aport == vport:
+                aport = free_port(socket.SOCK_DGRAM, pair=True)
+            sdp = os.path.join(workdir, f"p{i}.sdp")
+            open(sdp, "w").write(_sdp(vport, aport))
+            # Inputs are opened and probed one after another: big socket buffers and a short probe keep the
+            # first ones from overflowing (and losing keyframes) while the last ones are still being probed.
+            argv += ["-threads", "1", "-protocol_whitelist", "file,udp,rtp", "-use_wallclock_as_timestamps", "1",
+                     "-buffer_size", str(4 << 20), "-analyzeduration", "500000", "-probesize", "100000",
+                     "-thread_queue_size", "1024", "-i", sdp]
+            streams.append({"kind": "video", "ssrc": 2000 + i, "pt": 96, "dest": ["127.0.0.1", vport],
+                            "rtcp": ["127.0.0.1", vport + 1], "start": 60 * (i % 5)})
+            streams.append({"kind": "audio", "ssrc": 1000 + i, "pt": 111, "dest": ["127.0.0.1", aport],
+                            "rtcp": ["127.0.0.1", aport + 1], "track": "tone", "start": 37 * i})
+        parts = []
+        regions = grid_regions(n)
+        x, y, w, h = regions[0]
+        parts.append(f"[0:v]scale={w}:{h}:flags=bilinear,pad=1280:720:{x}:{y}:color={BG}[b0]")
+        for i in range(1, n):
+            x, y, w, h = regions[i]
+            parts.append(f"[{i}:v]scale={w}:{h}:flags=bilinear[s{i}]")
+            parts.append(f"[b{i - 1}][s{i}]overlay={x}:{y}:eof_action=repeat[b{i}]")
+        parts.append(f"[b{n - 1}]fps=30,format=yuv420p[vout]")
+        parts.append("".join(f"[{i}:a]" for i in range(n)) + f"amix=inputs={n}:normalize=0:dropout_transition=0[aout]")
+        argv += ["-filter_complex", ";".join(parts), "-map", "[vout]", "-map", "[aout]"] + X264_ARGS + \
+                ["-c:a", "aac", "-b:a", "128k", "-ar", "48000", "-ac", "2", "-f", "flv", nginx.url(f"ffmpeg{n}")]
+        mixer = procs.start("ffmpeg-mixer", argv)
+        time.sleep(0.5)
+        replay = _replayer(procs, workdir, ctx, streams)
+        cores, busy = measure(procs, [mixer.pid, replay.pid], ctx)
+        stats = open(os.path.join(workdir, "ffmpeg-mixer.log"), "rb").read().decode(errors="replace")
+        speeds = re.findall(r"speed=\s*([\d.]+)x", stats)
+        frames = [int(x) for x in re.findall(r"frame=\s*(\d+)", stats)]
+        # Stats come once a second: the frame count's growth over the last 5 is the steady output rate.
+        fps = [(frames[-1] - frames[-6]) / 5] if len(frames) >= 6 else []
+        return {"cores": round(cores[mixer.pid], 3), "sender_cores": round(cores[replay.pid], 3),
+                "machine_busy_cores": busy, "speed": float(speeds[-1]) if speeds else None,
+                "output_fps": fps[-1] if fps else None,
+                "log_lines_lost_packets": len(re.findall(r"missed \d+ packets", stats))}
+    finally:
+        procs.stop()
+
+
+def _one_ffmpeg(ctx, name, argv):
+    workdir = os.path.join(ctx["workdir"], name)
+    os.makedirs(workdir, exist_ok=True)
+    procs = Procs(workdir)
+    try:
+        p = procs.start(name, argv)
+        cores, busy = measure(procs, [p.pid], ctx)
+        return cores[p.pid], busy
+    finally:
+        procs.stop()
+
+
+def x264_floor(ctx):
+    """x264 alone on a 1280x720@30 canvas: (testsrc2 + x264) minus (testsrc2 alone), both paced with -re."""
+    src = ["ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error", "-re", "-f", "lavfi",
+           "-i", "testsrc2=s=1280x720:r=30,format=yuv420p"]
+    with_enc, busy = _one_ffmpeg(ctx, "floor-x264", src + X264_ARGS + ["-f", "null", "-"])
+    gen, _ = _one_ffmpeg(ctx, "floor-testsrc2", src + ["-f", "null", "-"])
+    return {"cores": round(max(0.0, with_enc - gen), 3), "with_source_cores": round(with_enc, 3),
+            "source_cores": round(gen, 3), "machine_busy_cores": busy}
+
+
+def vp8_floor(ctx, n, decoder="libvpx"):
+    """N single-threaded VP8 decodes of the senders' own bitstream, paced in real time. `libvpx` is the decoder
+    Cohost uses; `vp8` is ffmpeg's native one, which the ffmpeg mixer uses by default."""
+    argv = ["ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error"]
+    for _ in range(n):
+        argv += ["-threads", "1", "-re", "-stream_loop", "-1", "-c:v", decoder, "-i", ctx["ivf"]]
+    for i in range(n):
+        argv += ["-map", f"{i}:v", "-f", "null", "-"]
+    cores, busy = _one_ffmpeg(ctx, f"floor-{decoder}-n{n}", argv)
+    return {"cores": round(cores, 3), "machine_busy_cores": busy}
+
+
+def run(ctx, sizes):
+    out = {"x264_floor": x264_floor(ctx)}
+    log(f"  x264 floor: {out['x264_floor']}")
+    for n in sizes:
+        c = cohost_room(ctx, n)
+        log(f"  N={n} cohost: {c}")
+        f = ffmpeg_mixer(ctx, n)
+        log(f"  N={n} ffmpeg: {f}")
+        d = vp8_floor(ctx, n)
+        log(f"  N={n} vp8 decode floor (libvpx): {d}")
+        native = vp8_floor(ctx, n, decoder="vp8")
+        log(f"  N={n} vp8 decode (ffmpeg native, for reference): {native}")
+        floor = out["x264_floor"]["cores"] + d["cores"]
+        out[f"n{n}"] = {"cohost": c, "ffmpeg": f, "vp8_decode_floor": d,
+                        "vp8_decode_ffmpeg_native_cores": native["cores"], "codec_floor_cores": round(floor, 3),
+                        "cohost_over_ffmpeg": round(c["cores"] / f["cores"], 3) if f["cores"] else None,
+                        "cohost_over_floor": round(c["cores"] / floor, 3) if floor else None}
+    return out

@@ -1,0 +1,83 @@
+"""Part 3: voice rooms. R audio-only rooms x 6 Opus speakers (3 with DTX), each room pushing AAC to nginx-rtmp.
+R grows in steps (rooms are added, never restarted) until a room's output falls behind real time or Cohost passes
+1.6 cores. Speakers are replayed by one Python process per step (not counted in Cohost's CPU)."""
+import json
+import os
+import shutil
+import time
+
+from lib import Cohost, Nginx, Procs, cpu_window, log, machine_load_window, metric_values, rss_mib
+
+SPEAKERS = 6
+AAC_FPS = 48000 / 1024          # AAC frames per second at 48 kHz
+REALTIME = 0.97                 # a room keeps real time when its output sends at least 97 % of that
+CPU_LIMIT = 1.6
+
+
+def _add_rooms(ctx, procs, workdir, cohost, nginx, first, last):
+    streams = []
+    for r in range(first, last):
+        room = f"voice{r}"
+        cohost.create_room({"name": room, "audioOnly": True, "maxParticipants": SPEAKERS,
+                            "audio": {"bitrate": 64, "channels": 1}, "outputs": [{"url": nginx.url(room)}]})
+        for k in range(SPEAKERS):
+            ssrc = 100000 + r * 10 + k
+            cohost.join(room, f"s{k}", ssrc)
+            streams.append({"kind": "audio", "ssrc": ssrc, "pt": 111, "dest": ["127.0.0.1", cohost.rtp_port],
+                            "track": "voice_dtx" if k < SPEAKERS // 2 else "voice", "start": 37 * k + 11 * r})
+    cfg = os.path.join(workdir, f"replay-{first}-{last}.json")
+    json.dump({"opus": ctx["opus"], "streams": streams}, open(cfg, "w"))
+    return procs.start(f"replay-{first}-{last}", ["python3", os.path.join(ctx["bench_dir"], "rtp_replay.py"), cfg])
+
+
+def _room_rates(cohost, rooms, seconds):
+    """AAC frames per second each room's output sent over `seconds`, from successive GET /v1/rooms/{room}
+    readings of the output's sent bytes is too coarse; the metrics' output audio fps gauge is used when present."""
+    text = cohost.metrics()
+    fps = {labels.get("room"): v for labels, v in metric_values(text, "cohost_output_audio_fps")}
+    return {r: fps.get(r) for r in rooms}
+
+
+def run(ctx, steps):
+    workdir = os.path.join(ctx["workdir"], "voice")
+    os.makedirs(workdir, exist_ok=True)
+    procs = Procs(workdir)
+    results = []
+    try:
+        nginx = Nginx(procs, workdir)
+        cohost = Cohost(procs)
+        time.sleep(1.0)
+        rss0 = rss_mib(cohost.pid)
+        have = 0
+        replayers = []
+        for target in steps:
+            replayers.append(_add_rooms(ctx, procs, workdir, cohost, nginx, have, target))
+            have = target
+            time.sleep(ctx["warmup"])
+            procs.check_alive()
+            pids = [cohost.pid] + [p.pid for p in replayers]
+            cores, busy = machine_load_window(lambda: cpu_window(pids, ctx["window"]))
+            rooms = [f"voice{r}" for r in range(have)]
+            rates = _room_rates(cohost, rooms, ctx["window"])
+            known = [v for v in rates.values() if v is not None]
+            slow = [r for r, v in rates.items() if v is not None and v < REALTIME * AAC_FPS]
+            c = cores[cohost.pid]
+            step = {"rooms": have, "speakers": have * SPEAKERS, "cores": round(c, 3),
+                    "cores_per_speaker_pct": round(100 * c / (have * SPEAKERS), 3),
+                    "sender_cores": round(sum(cores[p.pid] for p in replayers), 3), "machine_busy_cores": busy,
+                    "rss_per_room_mib": round((rss_mib(cohost.pid) - rss0) / have, 2),
+                    "min_room_audio_fps": round(min(known), 2) if known else None,
+                    "rooms_behind": len(slow), "rooms_reporting": len(known)}
+            step["held"] = bool(known) and not slow and c <= CPU_LIMIT
+            log(f"  voice R={have}: {step}")
+            results.append(step)
+            if not step["held"]:
+                break
+    finally:
+        procs.stop()
+    held = [s for s in results if s["held"]]
+    best = held[-1] if held else None
+    return {"steps": results, "max_rooms_held": best["rooms"] if best else 0,
+            "cores_per_speaker_pct": best["cores_per_speaker_pct"] if best else None,
+            "rss_per_voice_room_mib": best["rss_per_room_mib"] if best else None,
+            "janus": "installed but not benchmarked" if shutil.which("janus") else "janus not installed"}
