@@ -68,6 +68,7 @@ class Puller:
         self.frames = 0
         self.first_valid_ms = None
         self.last_code = None
+        self.last_frame = None
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self):
@@ -79,6 +80,7 @@ class Puller:
                 return
             now = self.clock.ms()
             self.frames += 1
+            self.last_frame = frame
             code = read_code(frame)
             if code is None or code == self.last_code:
                 continue   # not our picture, or a repeat of one already seen: its first sighting is its age
@@ -211,6 +213,11 @@ def run(ctx, load=3):
         out["join_to_first_frame_ms"] = via.first_valid_ms - join_ms if via.first_valid_ms else None
         out["join_to_first_sent_frame_ms"] = first_sent[0] - join_ms if first_sent else None
         if os.environ.get("BENCH_DEBUG"):
+            import urllib.request
+            req = urllib.request.Request(f"{cohost.base}/v1/rooms/lat/snapshot", headers={"Authorization": f"Bearer {cohost.admin}"})
+            open(os.path.join(workdir, "snapshot.png"), "wb").write(urllib.request.urlopen(req).read())
+            open(os.path.join(workdir, "last-cohost.gray"), "wb").write(via.last_frame or b"")
+            log("debug files in", workdir)
             for name, p in (("cohost", via), ("direct", direct)):
                 per = {}
                 for t, a in p.samples:

@@ -50,6 +50,20 @@ struct AudioFIFO {
         if count > maxFrames * 2 { drop(count - startFrames * 2) }
     }
 
+    /// Appends `frames` of silence (a DTX frame), as `write` would zeros, without a source buffer.
+    mutating func writeSilence(frames: Int) {
+        let n = min(frames * 2, ring.count)
+        if count + n > ring.count { drop(count + n - ring.count) }
+        var write = (readIndex + count) % ring.count
+        for _ in 0..<n {
+            ring[write] = 0
+            write += 1
+            if write == ring.count { write = 0 }
+        }
+        count += n
+        if count > maxFrames * 2 { drop(count - startFrames * 2) }
+    }
+
     /// Fills one block; returns false (and leaves `output` untouched) when nothing is ready.
     mutating func read(into output: inout [Float], frames: Int) -> Bool {
         let n = frames * 2

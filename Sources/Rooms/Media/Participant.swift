@@ -87,6 +87,10 @@ public final class Participant: @unchecked Sendable {
         /// Where the next packet should start (RTP time at 48 kHz), to size the concealment of a gap.
         var expectedTimestamp: UInt32?
         var concealedFrames = 0
+        /// The last packet was a DTX frame: the timestamp gap before the next one is a pause.
+        var afterDTX = false
+        /// DTX frames taken as silence without decoding.
+        var silentFrames = 0
         /// Concealment allowed (frames), earned at the rate of wall-clock time: a sender whose timestamps
         /// leap ahead on every packet cannot make the decoder synthesise more audio than time passes.
         var concealCredit = 0
@@ -217,13 +221,24 @@ public final class Participant: @unchecked Sendable {
         path.concealCredit = Int(min(Int64(Self.maxConcealedFrames),
                                      Int64(path.concealCredit) + elapsedMs * Int64(AudioFormat.sampleRate) / 1000))
         do {
-            if let expected = path.expectedTimestamp {
+            // Opus DTX: a sender that stops talking sends a 1–2 byte "no speech" frame and then nothing until
+            // speech resumes. That frame becomes silence without waking the decoder, and the gap after it is
+            // a pause, not loss: nothing to conceal (PLC over seconds of DTX was the cost of a quiet speaker).
+            if let frames = OpusSilence.frames(of: frame.data) {
+                path.fifo.writeSilence(frames: frames)
+                path.expectedTimestamp = frame.rtpTimestamp &+ UInt32(frames)
+                path.afterDTX = true
+                path.silentFrames += 1
+                return
+            }
+            if let expected = path.expectedTimestamp, !path.afterDTX {
                 let gap = Int(Int32(bitPattern: frame.rtpTimestamp &- expected))
                 if gap > 0 && gap <= path.concealCredit {
                     path.concealCredit -= gap
                     try conceal(gap, before: frame.data, path: &path)
                 }
             }
+            path.afterDTX = false
             let frames = try path.decoder.decode(frame.data, into: &path.scratch)
             path.fifo.write(path.scratch, frames: frames)
             path.expectedTimestamp = frame.rtpTimestamp &+ UInt32(frames)
