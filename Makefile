@@ -29,7 +29,7 @@ fuzz: test-packages
 	scripts/fuzz.sh
 
 # Benchmarks (issue 7; BENCHMARKS.md): Cohost vs an ffmpeg mixer, latency, voice rooms, memory, allocations.
-# Writes bench/results.json. BENCH_QUICK=1 for a short smoke run. Takes about 25 minutes in full.
+# Writes bench/results.json. BENCH_QUICK=1 for a short smoke run (~2 min); in full about 13 minutes.
 bench: test-packages build
 	python3 bench/bench.py
 

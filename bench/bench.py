@@ -1,8 +1,9 @@
-"""`make bench`: every benchmark of issue 7, a table on stdout and bench/results.json.
+"""`make bench`: every benchmark of issue 7, a table on stdout and bench/results.json (full runs only).
 
 Environment: BENCH_QUICK=1 (short windows, N=2, R=5,10: a smoke run, not figures to quote); BENCH_PARTS
 (comma list of video,latency,voice,alloc; default all); BENCH_WARMUP / BENCH_WINDOW (seconds);
-BENCH_SIZES (e.g. 2,4,9); BENCH_VOICE_STEPS (e.g. 10,25,50,75,100); COHOST_BIN (default .build/release/cohost).
+BENCH_SIZES (e.g. 2,4,9); BENCH_VOICE_STEPS (e.g. 10,25,50,75,100); COHOST_BIN (default .build/release/cohost); BENCH_OUT (where to write
+the JSON; default bench/results.json for a full run, else the run's work directory); BENCH_KEEP=1 (keep logs).
 """
 import datetime
 import json
@@ -13,6 +14,7 @@ import tempfile
 import time
 import traceback
 
+sys.dont_write_bytecode = True  # no __pycache__ in the tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import alloc  # noqa: E402
 import latency  # noqa: E402
@@ -36,7 +38,7 @@ def config():
         "warmup_s": float(os.environ.get("BENCH_WARMUP", 3 if QUICK else 10)),
         "window_s": float(os.environ.get("BENCH_WINDOW", 5 if QUICK else 20)),
         "video_sizes": _ints("BENCH_SIZES", [2] if QUICK else [2, 4, 9]),
-        "voice_steps": _ints("BENCH_VOICE_STEPS", [5, 10] if QUICK else [10, 25, 50, 75, 100]),
+        "voice_steps": _ints("BENCH_VOICE_STEPS", [5, 10] if QUICK else [10, 25, 35, 50, 60, 75, 100]),
         "parts": os.environ.get("BENCH_PARTS", "video,latency,voice,alloc").split(","),
     }
 
@@ -70,13 +72,18 @@ def main():
     results["targets"] = report.targets(results)
     results["machine"]["load_avg_at_end"] = [round(x, 2) for x in os.getloadavg()]
     results["duration_s"] = round(time.monotonic() - started)
-    out = os.path.join(ROOT, "bench", "results.json")
+    # Only a full run of every part replaces the committed bench/results.json; smoke and partial runs write
+    # into their work directory (or BENCH_OUT).
+    complete = not QUICK and all(p in cfg["parts"] for p in ("video", "latency", "voice", "alloc"))
+    keep = bool(results["errors"] or os.environ.get("BENCH_KEEP") or not complete)
+    out = os.environ.get("BENCH_OUT") or (os.path.join(ROOT, "bench", "results.json") if complete
+                                          else os.path.join(workdir, "results.json"))
     with open(out, "w") as f:
         json.dump(results, f, indent=2, sort_keys=True)
         f.write("\n")
     print(report.table(results))
-    print(f"\nwrote {os.path.relpath(out, ROOT)} in {results['duration_s']} s")
-    if results["errors"] or os.environ.get("BENCH_KEEP"):
+    print(f"\nwrote {out} in {results['duration_s']} s")
+    if keep:
         print(f"logs kept in {workdir}")
     else:
         shutil.rmtree(workdir, ignore_errors=True)

@@ -5,9 +5,8 @@ blocks (and their complement, as a check) and pipes them to one ffmpeg that send
 from the same frames, H.264 (ultrafast, zerolatency, video only) straight to nginx: the direct path. Cohost's room
 holds that participant 1:1 at the canvas's top-left (plus replayed participants for load) and pushes to nginx.
 Two pullers (ffmpeg, 1 decoder thread, low_delay) read both streams back as raw gray; each decoded frame's age is
-now minus its code. Added latency = Cohost path minus direct path, at p50 and p95."""
+now minus its code. The live participant's Opus comes from the replayer. Added latency = Cohost path minus direct path, at p50 and p95."""
 import os
-import queue
 import subprocess
 import threading
 import time
@@ -121,8 +120,12 @@ def run(ctx, load=3):
             dest = ["127.0.0.1", cohost.rtp_port]
             streams += [{"kind": "video", "ssrc": 2000 + i, "pt": 96, "dest": dest, "start": 60 * (i % 5)},
                         {"kind": "audio", "ssrc": 1000 + i, "pt": 111, "dest": dest, "track": "tone"}]
-        if streams:
-            _replayer(procs, workdir, ctx, streams)
+        # The live participant's voice comes from the replayer, whose sender reports map RTP time to the wall
+        # clock exactly; a separate ffmpeg's reports are only right to within its start-up, and Cohost's lip-sync
+        # would then (rightly) hold the picture back for that error. Its packets are dropped until the join.
+        streams.append({"kind": "audio", "ssrc": 1101, "pt": 111, "dest": ["127.0.0.1", cohost.rtp_port],
+                        "track": "tone"})
+        _replayer(procs, workdir, ctx, streams)
         via = Puller(procs, "pull-cohost", nginx.url("lat"), clock, crop=True)
         direct = Puller(procs, "pull-direct", nginx.url("direct"), clock, crop=False)
         # The Cohost puller must be showing the room (without our participant) before the join.
@@ -147,49 +150,36 @@ def run(ctx, load=3):
             procs.start("sender-h264", raw_in + [
                 "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-b:v", "1500k", "-g", "30",
                 "-threads", "1", "-f", "flv", nginx.url("direct")], stdin=subprocess.PIPE)]
-        procs.start("sender-opus", ["ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error", "-re", "-f", "lavfi",
-                                    "-i", "sine=frequency=440:sample_rate=48000", "-c:a", "libopus", "-b:a", "64k",
-                                    "-ssrc", str(1101), "-payload_type", "111", "-f", "rtp", rtp])
         base = bytes([GRAY]) * (W * H)
         first_sent = []
 
-        queues = [queue.Queue(maxsize=3) for _ in senders]
         dropped = [0] * len(senders)
 
-        def write(sender, q):
-            # One writer per sender, so a sender that stops reading for a while cannot stall the other path.
+        def feed(i, sender):
+            # One thread per sender, each stamping a frame with the clock just before handing it over: a
+            # shared queue would let a backlog in front of one sender count as latency of its path. A sender
+            # that falls behind skips ticks (counted) instead of building a backlog.
+            k, t0 = 0, time.monotonic()
             try:
-                while True:
-                    frame = q.get()
-                    if frame is None:
-                        return
-                    sender.stdin.write(frame)
+                while not stop.is_set():
+                    ms = clock.ms()
+                    if not first_sent:
+                        first_sent.append(ms)
+                    sender.stdin.write(draw(ms, base))
                     sender.stdin.flush()
-            except (BrokenPipeError, ValueError):
+                    k += 1
+                    late = int((time.monotonic() - t0) * 30) - k
+                    if late > 0:
+                        dropped[i] += late
+                        k += late
+                    delay = t0 + k / 30 - time.monotonic()
+                    if delay > 0:
+                        time.sleep(delay)
+            except (BrokenPipeError, ValueError, OSError):
                 pass
 
-        for sender, q in zip(senders, queues):
-            threading.Thread(target=write, args=(sender, q), daemon=True).start()
-
-        def generate():
-            k, t0 = 0, time.monotonic()
-            while not stop.is_set():
-                ms = clock.ms()
-                if not first_sent:
-                    first_sent.append(ms)
-                frame = draw(ms, base)
-                for i, q in enumerate(queues):
-                    try:
-                        q.put_nowait(frame)
-                    except queue.Full:
-                        dropped[i] += 1
-                k += 1
-                delay = t0 + k / 30 - time.monotonic()
-                if delay > 0:
-                    time.sleep(delay)
-            for q in queues:
-                q.put(None)
-        threading.Thread(target=generate, daemon=True).start()
+        for i, sender in enumerate(senders):
+            threading.Thread(target=feed, args=(i, sender), daemon=True).start()
 
         time.sleep(max(3.0, ctx["warmup"]))
         procs.check_alive()

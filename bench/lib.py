@@ -222,16 +222,17 @@ def wait_tcp(port, timeout=10):
 
 
 class Cohost:
-    """`cohost serve` on free loopback ports with a random API key; `env` may add LD_PRELOAD."""
+    """`cohost serve` on free loopback ports with a random API key; `env` may add LD_PRELOAD, `wrapper` is a
+    command to run it under (valgrind, heaptrack, ...)."""
 
-    def __init__(self, procs, name="cohost", env=None, wrapper=(), start_timeout=20, binary=None):
+    def __init__(self, procs, name="cohost", env=None, wrapper=(), start_timeout=20):
         self.http_port = free_port()
         self.rtp_port = free_port(socket.SOCK_DGRAM, pair=True)
         self.key = "bench"
         self.secret = os.urandom(12).hex()
         full_env = dict(os.environ)
         full_env.update(env or {})
-        self.proc = procs.start(name, list(wrapper) + [binary or COHOST_BIN, "serve", "--http", f"127.0.0.1:{self.http_port}",
+        self.proc = procs.start(name, list(wrapper) + [COHOST_BIN, "serve", "--http", f"127.0.0.1:{self.http_port}",
                                        "--rtp-port", str(self.rtp_port), "--keys", f"{self.key}:{self.secret}",
                                        "--log-level", "warning"], env=full_env)
         self.pid = self.proc.pid

@@ -11,6 +11,7 @@ import sys
 import tempfile
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ in the tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import media  # noqa: E402
 from lib import Cohost, Nginx, Procs, grid_regions  # noqa: E402

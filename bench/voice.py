@@ -31,8 +31,7 @@ def _add_rooms(ctx, procs, workdir, cohost, nginx, first, last):
 
 
 def _room_rates(cohost, rooms, seconds):
-    """AAC frames per second each room's output sent over `seconds`, from successive GET /v1/rooms/{room}
-    readings of the output's sent bytes is too coarse; the metrics' output audio fps gauge is used when present."""
+    """Each room's output AAC frames per second, from the `cohost_output_audio_fps` gauge (None if missing)."""
     text = cohost.metrics()
     fps = {labels.get("room"): v for labels, v in metric_values(text, "cohost_output_audio_fps")}
     return {r: fps.get(r) for r in rooms}

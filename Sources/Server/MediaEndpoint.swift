@@ -31,6 +31,11 @@ public final class MediaEndpoint: Service, @unchecked Sendable {
             let channel = try await DatagramBootstrap(group: group)
                 .channelOption(.socketOption(.so_reuseaddr), value: 1)
                 .channelOption(.socketOption(.so_rcvbuf), value: 4 << 20)
+                // recvmmsg: up to 16 datagrams per system call (the kernel was 13 % of a voice room's CPU,
+                // one recvmsg per 20 ms packet). NIO splits the buffer evenly between the messages, so it is
+                // a fixed 16 × 2 KB: every datagram up to 2048 bytes arrives whole (RTP stays under the MTU).
+                .channelOption(.datagramVectorReadMessageCount, value: 16)
+                .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 16 * 2048))
                 .channelInitializer { $0.pipeline.addHandler(handler) }
                 .bind(host: host, port: p).get()
             channels.append(channel)

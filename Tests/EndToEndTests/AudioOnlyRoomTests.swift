@@ -33,7 +33,11 @@ import TestSupport
         #expect(try cohost.call("GET", "/v1/rooms/\(room)", token: admin).status == 404)
 
         let streams = try ffprobeStreams(url: file)
-        #expect(streams.map(\.codec) == ["aac"], "\(streams)")
+        // Audio only: one AAC stream, no video; the onVoiceLevels script tags show up as a data stream.
+        #expect(streams.filter { $0.type != "data" }.map(\.codec) == ["aac"], "\(streams)")
+        #expect(streams.filter { $0.type == "data" }.count == 1, "\(streams)")
+        let levels = try FLVProbe.tags(path: file).filter { $0.isScript && !$0.isMetadata }
+        #expect(levels.count >= 15, "only \(levels.count) onVoiceLevels tags in 4 s")
         let pcm = try decodeAudioS16Mono(url: file, seconds: 3).map { Float($0) / 32768 }
         #expect(pcm.count > 48_000 * 2)
         let off = Goertzel.power(samples: pcm, sampleRate: 48_000, frequency: 900)

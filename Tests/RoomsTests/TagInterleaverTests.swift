@@ -81,6 +81,25 @@ import Publishing
         #expect(out[0] == 0.25)
     }
 
+    /// The ring is 40 blocks: 100 blocks through it wrap it twice, with odd-sized writes straddling the end.
+    @Test func samplesComeOutInOrderAcrossTheRingsWrap() {
+        var fifo = AudioFIFO()
+        var out = block(0)
+        var next: Float = 0, expected: Float = 0
+        for round in 0..<100 {
+            let frames = round % 3 == 0 ? 700 : 1100
+            fifo.write((0..<(frames * 2)).map { Float($0) + next }, frames: frames)
+            next += Float(frames * 2)
+            while fifo.bufferedFrames >= 3 * 960, fifo.read(into: &out, frames: 960) {
+                #expect(out == (0..<1920).map { Float($0) + expected }, "round \(round)")
+                expected += 1920
+            }
+        }
+        #expect(expected > 1920 * 90)
+        fifo.writeSilence(frames: 960)
+        #expect(fifo.bufferedFrames >= 960)
+    }
+
     @Test func anUnderrunRestartsThePrebuffer() {
         var fifo = AudioFIFO()
         var out = block(0)

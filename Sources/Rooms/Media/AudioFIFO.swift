@@ -38,13 +38,18 @@ struct AudioFIFO {
     var bufferedFrames: Int { count / 2 }
 
     mutating func write(_ samples: [Float], frames: Int) {
-        let n = min(frames * 2, samples.count)
+        let n = min(frames * 2, samples.count, ring.count)
         if count + n > ring.count { drop(count + n - ring.count) }
-        var write = (readIndex + count) % ring.count
-        for i in 0..<n {
-            ring[write] = samples[i]
-            write += 1
-            if write == ring.count { write = 0 }
+        let start = (readIndex + count) % ring.count
+        // Two bulk copies (up to the end of the ring, then from its start): this runs per packet per
+        // speaker, and an element loop with bounds checks showed up at 4 % of a voice room's CPU.
+        samples.withUnsafeBufferPointer { src in
+            ring.withUnsafeMutableBufferPointer { dst in
+                guard let from = src.baseAddress, let to = dst.baseAddress else { return }
+                let first = min(n, dst.count - start)
+                (to + start).update(from: from, count: first)
+                if n > first { to.update(from: from + first, count: n - first) }
+            }
         }
         count += n
         if count > maxFrames * 2 { drop(count - startFrames * 2) }
@@ -54,11 +59,12 @@ struct AudioFIFO {
     mutating func writeSilence(frames: Int) {
         let n = min(frames * 2, ring.count)
         if count + n > ring.count { drop(count + n - ring.count) }
-        var write = (readIndex + count) % ring.count
-        for _ in 0..<n {
-            ring[write] = 0
-            write += 1
-            if write == ring.count { write = 0 }
+        let start = (readIndex + count) % ring.count
+        ring.withUnsafeMutableBufferPointer { dst in
+            guard let to = dst.baseAddress else { return }
+            let first = min(n, dst.count - start)
+            (to + start).update(repeating: 0, count: first)
+            if n > first { to.update(repeating: 0, count: n - first) }
         }
         count += n
         if count > maxFrames * 2 { drop(count - startFrames * 2) }
@@ -77,13 +83,17 @@ struct AudioFIFO {
             underruns += 1
             return false
         }
-        var read = readIndex
-        for i in 0..<n {
-            output[i] = ring[read]
-            read += 1
-            if read == ring.count { read = 0 }
+        guard output.count >= n else { return false }
+        let start = readIndex
+        ring.withUnsafeBufferPointer { src in
+            output.withUnsafeMutableBufferPointer { dst in
+                guard let from = src.baseAddress, let to = dst.baseAddress else { return }
+                let first = min(n, src.count - start)
+                to.update(from: from + start, count: first)
+                if n > first { (to + first).update(from: from, count: n - first) }
+            }
         }
-        readIndex = read
+        readIndex = (start + n) % ring.count
         count -= n
         lowestFill = min(lowestFill, count)
         windowReads += 1
