@@ -71,7 +71,7 @@ struct ScaledImage {
 
 extension VideoCompositor {
     /// Most distinct placeholder rects kept scaled; beyond this the cache starts over (a layout change).
-    static let placeholderCacheLimit = 32
+    static let placeholderCacheLimit = 8
 
     /// Draws one tile opaquely into `target` (the canvas, or the scratch frame for alpha tiles):
     /// picture (or placeholder), then the tile's border, then the speaking indicator of a placeholder.

@@ -90,8 +90,11 @@ public struct VideoCompositor: Sendable {
     /// A rect partly outside the canvas is clipped; a frame with no pixels draws the placeholder.
     public mutating func compose(_ tiles: [Tile]) {
         skippedTiles = 0
-        ImageOps.fill(&canvas, rect: bounds, color: background)
-        if let image = backgroundImage {
+        // The background (colour and image) only shows where no opaque tile covers the whole canvas
+        // (a pip anchor, a full grid cell layout of one): otherwise it is not painted at all.
+        let hidden = Self.isOccluded(bounds, by: tiles[...], canvasWidth: canvas.width, canvasHeight: canvas.height)
+        if !hidden { ImageOps.fill(&canvas, rect: bounds, color: background) }
+        if !hidden, let image = backgroundImage {
             let (crop, dest) = Self.geometry(sourceWidth: image.width, sourceHeight: image.height, rect: bounds, fit: .cover)
             Self.drawImage(image, crop: crop, dest: dest, opacity: 1, cache: &backgroundCache,
                            into: &canvas, scalings: &imageScalings)

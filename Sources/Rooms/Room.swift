@@ -24,6 +24,7 @@ public final class Room: @unchecked Sendable {
     private let logger: Logger
 
     private let lock = NSLock()
+    private let patchLock = NSLock()
     private var members: [String: Participant] = [:]
     private var joinOrder: [String] = []
     private var layout: Layout
@@ -164,7 +165,7 @@ public final class Room: @unchecked Sendable {
     /// Who a pip layout without its own `anchor` puts full-canvas: the room's `anchor`, else the first
     /// admin present (in join order). Called under `lock`.
     private var anchorCandidate: String? {
-        if let anchor { return anchor }
+        if let anchor, members[anchor] != nil { return anchor }
         return joinOrder.first { members[$0]?.isAdmin == true }
     }
 
@@ -181,16 +182,22 @@ public final class Room: @unchecked Sendable {
 
     /// Changes the anchor and pictures; the compositor takes them at the next frame boundary.
     public func apply(_ patch: RoomPatch) throws(RoomError) {
-        let (currentAnchor, currentImages) = appearance
         if config.audioOnly, patch.touchesImages {
             throw .conflict("audio_only", "room '\(name)' is audio-only: it has no canvas for images")
         }
+        // One patch at a time (decoding pictures is slow, so not under `lock`): two concurrent patches of
+        // different pictures must not undo each other.
+        patchLock.lock()
+        defer { patchLock.unlock() }
+        let (currentAnchor, currentImages) = appearance
         let (newAnchor, newImages) = try patch.resolve(anchor: currentAnchor, images: currentImages,
                                                        canvasWidth: config.canvas.width, canvasHeight: config.canvas.height)
         lock.withLock { anchor = newAnchor; images = newImages }
+        // Whatever is current when the queue gets to it, so the canvas always ends as GET reports.
         queue.async {
+            let current = self.lock.withLock { self.images }
             guard self.compositor != nil else { return }
-            newImages.apply(to: &self.compositor!)
+            current.apply(to: &self.compositor!)
         }
     }
 

@@ -22,7 +22,7 @@ import Testing
             Self.http("DELETE", "/v1/rooms/r1", 204, ""),
             Self.event(#"{"type":"participant_left","room":"r1","time":"\#(Self.time)","userId":"a","reason":"kicked"}"#),
             Self.event(#"{"type":"voice_levels","room":"r1","time":"\#(Self.time)","levels":{"a":40,"b":0},"activeSpeaker":"a"}"#),
-            Self.event(#"{"type":"active_speaker","room":"r1","time":"\#(Self.time)","userId":null}"#),
+            Self.event(#"{"type":"active_speaker","room":"r1","time":"\#(Self.time)","userId":"alice"}"#),
         ])
         #expect(outcome.status == 0, "\(outcome.stderr)")
         #expect(outcome.stdout.contains("contract ok: 3 responses, 3 events"))
@@ -33,6 +33,7 @@ import Testing
         (ContractValidatorTests.event(#"{"type":"participant_left","room":"r1","time":"\#(ContractValidatorTests.time)","userId":"a","reason":"bored"}"#), "'bored' is not one of"),
         (ContractValidatorTests.event(#"{"type":"voice_levels","room":"r1","time":"\#(ContractValidatorTests.time)","levels":{"a":101}}"#), "101 is greater than the maximum of 100"),
         (ContractValidatorTests.event(#"{"type":"room_closed","room":"r1","time":"yesterday"}"#), "'yesterday' does not match"),
+        (ContractValidatorTests.event(#"{"type":"active_speaker","room":"r1","time":"\#(ContractValidatorTests.time)","userId":null}"#), "None is not of type 'string'"),
         (ContractValidatorTests.event(#"{"type":"party_started","room":"r1","time":"\#(ContractValidatorTests.time)"}"#), "is not valid under any of the given schemas"),
         (ContractValidatorTests.http("PUT", "/v1/rooms/r1/layout", 200, #"{"mode":"grid","regions":"none"}"#), "'none' is not of type 'array'"),
         (ContractValidatorTests.http("GET", "/v1/rooms/r1", 418, "{}"), "status 418 is not documented"),

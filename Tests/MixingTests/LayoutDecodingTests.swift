@@ -4,11 +4,12 @@ import Testing
 
 @Suite("Layout JSON")
 struct LayoutDecodingTests {
-    private func decode(_ json: String) throws(LayoutError) -> Layout {
+    static func decode(_ json: String) throws(LayoutError) -> Layout {
         try Layout.decode(from: Data(json.utf8))
     }
 
-    private func failure(_ json: String) -> LayoutError? {
+    /// The error decoding `json` throws, nil when it decodes.
+    static func failure(_ json: String) -> LayoutError? {
         do {
             _ = try decode(json)
             return nil
@@ -16,6 +17,9 @@ struct LayoutDecodingTests {
             return error
         }
     }
+
+    private func decode(_ json: String) throws(LayoutError) -> Layout { try Self.decode(json) }
+    private func failure(_ json: String) -> LayoutError? { Self.failure(json) }
 
     @Test func gridWithoutRegionsDecodesToTheGridLayout() throws {
         #expect(try decode(#"{"mode":"grid"}"#) == .grid)

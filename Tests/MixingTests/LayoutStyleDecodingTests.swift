@@ -6,18 +6,8 @@ import Testing
 /// The JSON added for pip and tile styling: `mode: "pip"`, `anchor`, a region's `alpha` and `border`.
 @Suite("Layout JSON: pip, anchor, alpha, border")
 struct LayoutStyleDecodingTests {
-    private func decode(_ json: String) throws(LayoutError) -> Layout {
-        try Layout.decode(from: Data(json.utf8))
-    }
-
-    private func failure(_ json: String) -> LayoutError? {
-        do {
-            _ = try decode(json)
-            return nil
-        } catch {
-            return error
-        }
-    }
+    private func decode(_ json: String) throws(LayoutError) -> Layout { try LayoutDecodingTests.decode(json) }
+    private func failure(_ json: String) -> LayoutError? { LayoutDecodingTests.failure(json) }
 
     /// One region for user "a" with `extra` spliced in after its required keys.
     private func region(_ extra: String) -> String {

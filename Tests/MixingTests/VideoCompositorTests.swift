@@ -27,27 +27,12 @@ struct VideoCompositorTests {
         return f
     }
 
-    /// Every canvas pixel equals `expected(x, y)`; reports the first mismatch only.
-    private func expectCanvas(_ canvas: VideoFrame, _ expected: (Int, Int) -> YUVColor,
-                              sourceLocation: SourceLocation = #_sourceLocation) {
-        for y in 0..<canvas.height {
-            for x in 0..<canvas.width where canvas.pixel(x: x, y: y) != expected(x, y) {
-                Issue.record("pixel (\(x), \(y)) is \(canvas.pixel(x: x, y: y)), expected \(expected(x, y))",
-                             sourceLocation: sourceLocation)
-                return
-            }
-        }
-    }
-
-    private func inside(_ rect: Rect, _ x: Int, _ y: Int) -> Bool {
-        x >= rect.x && x < rect.maxX && y >= rect.y && y < rect.maxY
-    }
 
     @Test func solidFrameLandsExactlyInItsRect() {
         var c = compositor()
         let rect = r(20, 10, 40, 30)
         c.compose([Tile(rect: rect, fit: .stretch, frame: frame(32, 18, left: Self.red))])
-        expectCanvas(c.canvas) { x, y in inside(rect, x, y) ? Self.red : Self.background }
+        CompositorCheck.expectCanvas(c.canvas) { x, y in CompositorCheck.inside(rect, x, y) ? Self.red : Self.background }
     }
 
     @Test func coverShowsTheCentreOfAWideFrame() {
@@ -58,7 +43,7 @@ struct VideoCompositorTests {
         var c = compositor()
         let rect = r(40, 20, 36, 36)
         c.compose([Tile(rect: rect, fit: .cover, frame: f)])
-        expectCanvas(c.canvas) { x, y in inside(rect, x, y) ? Self.red : Self.background }
+        CompositorCheck.expectCanvas(c.canvas) { x, y in CompositorCheck.inside(rect, x, y) ? Self.red : Self.background }
     }
 
     @Test func containPaintsBackgroundBarsOverLowerTiles() {
@@ -69,8 +54,8 @@ struct VideoCompositorTests {
         let dest = r(10, 18, 40, 22)
         c.compose([Tile(rect: under, fit: .stretch, frame: frame(16, 16, left: Self.green)),
                    Tile(rect: rect, fit: .contain, frame: frame(64, 36, left: Self.blue))])
-        expectCanvas(c.canvas) { x, y in
-            inside(dest, x, y) ? Self.blue : inside(rect, x, y) ? Self.background : Self.green
+        CompositorCheck.expectCanvas(c.canvas) { x, y in
+            CompositorCheck.inside(dest, x, y) ? Self.blue : CompositorCheck.inside(rect, x, y) ? Self.background : Self.green
         }
     }
 
@@ -79,8 +64,8 @@ struct VideoCompositorTests {
         let low = r(0, 0, 64, 40), high = r(32, 20, 64, 40)
         c.compose([Tile(rect: low, fit: .stretch, frame: frame(8, 8, left: Self.red)),
                    Tile(rect: high, fit: .stretch, frame: frame(8, 8, left: Self.blue))])
-        expectCanvas(c.canvas) { x, y in
-            inside(high, x, y) ? Self.blue : inside(low, x, y) ? Self.red : Self.background
+        CompositorCheck.expectCanvas(c.canvas) { x, y in
+            CompositorCheck.inside(high, x, y) ? Self.blue : CompositorCheck.inside(low, x, y) ? Self.red : Self.background
         }
     }
 
@@ -88,7 +73,7 @@ struct VideoCompositorTests {
         var c = compositor()
         let rect = r(64, 36, 32, 18)
         c.compose([Tile(rect: rect, fit: .cover, frame: nil)])
-        expectCanvas(c.canvas) { x, y in inside(rect, x, y) ? Self.placeholder : Self.background }
+        CompositorCheck.expectCanvas(c.canvas) { x, y in CompositorCheck.inside(rect, x, y) ? Self.placeholder : Self.background }
     }
 
     @Test func tilePartlyOutsideIsCutNotSqueezed() {
@@ -96,8 +81,8 @@ struct VideoCompositorTests {
         var c = compositor()
         c.compose([Tile(rect: r(-20, 0, 40, 40), fit: .stretch, frame: frame(40, 40, left: Self.red, right: Self.green, split: 20)),
                    Tile(rect: r(112, 60, 32, 32), fit: .stretch, frame: frame(8, 8, left: Self.blue))])
-        expectCanvas(c.canvas) { x, y in
-            inside(r(0, 0, 20, 40), x, y) ? Self.green : inside(r(112, 60, 16, 12), x, y) ? Self.blue : Self.background
+        CompositorCheck.expectCanvas(c.canvas) { x, y in
+            CompositorCheck.inside(r(0, 0, 20, 40), x, y) ? Self.green : CompositorCheck.inside(r(112, 60, 16, 12), x, y) ? Self.blue : Self.background
         }
     }
 
@@ -106,6 +91,6 @@ struct VideoCompositorTests {
         c.compose([Tile(rect: r(0, 0, 128, 72), fit: .stretch, frame: frame(8, 8, left: Self.red))])
         c.background = Self.blue
         c.compose([])
-        expectCanvas(c.canvas) { _, _ in Self.blue }
+        CompositorCheck.expectCanvas(c.canvas) { _, _ in Self.blue }
     }
 }

@@ -184,7 +184,9 @@ final class Programme {
     /// Carries the voice levels of the block just encoded in the programme (`onVoiceLevels`, see
     /// protocol/flv-voice-levels.md), stamped with that block's time. A message still waiting is replaced.
     func sendVoiceLevels(_ levels: [(userId: String, level: Int)], activeSpeaker: String?) {
-        let ms = max(0, (audioBlocksIn - 1) * Int64(AudioFormat.blockMilliseconds))
+        // On the programme's clock, where the AAC priming shifts every sound (and so every picture) later.
+        let primingMs = Int64(audio.primingSamples) * 1000 / Int64(AudioFormat.sampleRate)
+        let ms = max(0, (audioBlocksIn - 1) * Int64(AudioFormat.blockMilliseconds)) + primingMs
         pendingLevels = FLVMuxer.voiceLevelsTag(levels: levels, activeSpeaker: activeSpeaker,
                                                 timestampMs: UInt32(clamping: ms))
         if video != nil {
