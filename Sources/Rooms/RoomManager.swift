@@ -79,6 +79,8 @@ public final class RoomManager: @unchecked Sendable {
     public func room(_ name: String) -> Room? { lock.withLock { rooms[name] } }
     public var allRooms: [Room] { lock.withLock { rooms.values.sorted { $0.name < $1.name } } }
     public var ingestCounters: IngestCounters { router.snapshot }
+    /// Entries in the server's SSRC table (each participant's media SSRCs, and RTX ones).
+    public var ssrcBindings: Int { router.bindingCount }
 
     /// Creates a room from a request; 409 when the name is taken.
     @discardableResult

@@ -35,6 +35,7 @@ struct MetricsEndpoint: Sendable {
         let rooms = manager.allRooms
         Gauge(label: "cohost_rooms").record(rooms.count)
         Gauge(label: "cohost_participants").record(rooms.reduce(0) { $0 + $1.participantCount })
+        Gauge(label: "cohost_ssrc_bindings").record(manager.ssrcBindings)
         let c = manager.ingestCounters
         Gauge(label: "cohost_udp_datagrams").record(c.datagrams)
         Gauge(label: "cohost_udp_dropped", dimensions: [("reason", "malformed")]).record(c.malformed)

@@ -4,7 +4,7 @@ import Rooms
 import TestSupport
 
 /// 50 joins and leaves leave nothing behind: no participant (admin API, metrics), no SSRC binding
-/// (every SSRC can be joined again, and packets for them count as unknown), no file descriptor and no
+/// (`cohost_ssrc_bindings` back where it was, every SSRC can be joined again, packets for them count as unknown), no file descriptor and no
 /// thread of the server process beyond a small margin.
 extension ContractTests {
     static let loopSSRCBase: UInt32 = 20_000
@@ -25,6 +25,8 @@ extension ContractTests {
         #expect(try s.call("DELETE", "/v1/rooms/churn/participants/warm", token: warm).status == 204)
         try await Task.sleep(for: .milliseconds(500))
         let before = try Self.processCounts(s.pid)
+        let bindingsBefore = Self.metric("cohost_ssrc_bindings", in: try s.call("GET", "/metrics").text)
+        #expect(bindingsBefore != nil)
 
         var kicked = 0
         for i in 0..<50 {
@@ -47,6 +49,8 @@ extension ContractTests {
         let metrics = try s.call("GET", "/metrics").text
         #expect(Self.metric("cohost_participants", in: metrics) == Double(present), "\(metrics.prefix(1500))")
         #expect(!metrics.contains(#"room="churn""#), "per-stream gauges of departed participants remain")
+        // The SSRC table, counted: back to its size before the loop (other suites' rooms may hold some).
+        #expect(Self.metric("cohost_ssrc_bindings", in: metrics) == bindingsBefore)
 
         // The SSRC table: packets for every SSRC the loop used are now unknown ...
         let unknownBefore = Self.metric("cohost_udp_dropped", labels: #"reason="unknown_ssrc""#, in: metrics) ?? 0

@@ -43,6 +43,8 @@ final class StreamRouter: @unchecked Sendable {
     private(set) var counters = IngestCounters()
 
     var snapshot: IngestCounters { lock.withLock { counters } }
+    /// SSRCs bound to a participant now (media, and RTX where offered).
+    var bindingCount: Int { lock.withLock { bindings.count } }
 
     func isInUse(_ ssrc: UInt32) -> Bool { lock.withLock { bindings[ssrc] != nil } }
 
