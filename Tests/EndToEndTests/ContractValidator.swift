@@ -133,8 +133,9 @@ struct ContractServerTrait: SuiteTrait, TestScoping {
         guard outcome.status == 0 else {
             throw ContractViolation(description: "validate-contract.py exited \(outcome.status) on \(responses) responses and \(events) events:\n\(outcome.stderr)")
         }
-        // Nothing received would make the check vacuous.
-        guard responses > 50, events > 10 else {
+        // Nothing received would make the check vacuous. (A whole run validates ~450 answers and ~170 events;
+        // a run filtered to one test may see no event at all.)
+        guard responses > 0 else {
             throw ContractViolation(description: "only \(responses) responses and \(events) events were validated: \(outcome.stdout)")
         }
     }

@@ -13,14 +13,7 @@ struct AudioMixerLoudnessTests {
 
     /// One block of a cosine (all of them peak together at t = 0: the worst start), interleaved stereo.
     private func cosine(frequency: Double, amplitude: Double, block: Int) -> [Float] {
-        var out = [Float](repeating: 0, count: 1920)
-        for i in 0..<960 {
-            let t = Double(block * 960 + i) / 48_000
-            let s = Float(amplitude * cos(2 * .pi * frequency * t))
-            out[2 * i] = s
-            out[2 * i + 1] = s
-        }
-        return out
+        VoiceMeterTests.sine(frequency: frequency, amplitude: amplitude, block: block, cosine: true)
     }
 
     /// Mixes one second (50 blocks) of full-scale cosines; returns every output block.

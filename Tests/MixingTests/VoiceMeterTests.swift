@@ -4,12 +4,13 @@ import Testing
 
 @Suite("VoiceMeter")
 struct VoiceMeterTests {
-    /// One 20 ms interleaved stereo block of a sine, `block` blocks from the start.
-    static func sine(frequency: Double, amplitude: Double, block: Int) -> [Float] {
+    /// One 20 ms interleaved stereo block of a sine (or a cosine, which peaks at t = 0), `block` blocks from the start.
+    static func sine(frequency: Double, amplitude: Double, block: Int, cosine: Bool = false) -> [Float] {
         var out = [Float](repeating: 0, count: 1920)
         for i in 0..<960 {
             let t = Double(block * 960 + i) / 48_000
-            let s = Float(amplitude * sin(2 * .pi * frequency * t))
+            let phase = 2 * .pi * frequency * t
+            let s = Float(amplitude * (cosine ? cos(phase) : sin(phase)))
             out[2 * i] = s
             out[2 * i + 1] = s
         }
