@@ -81,13 +81,13 @@ let package = Package(
         .testTarget(name: "RTPTests", dependencies: ["RTP"]),
         .testTarget(name: "SRTPTests", dependencies: ["SRTP", "RTP"]),
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "RTP"]),
-        .testTarget(name: "CodecsTests", dependencies: ["Codecs", "Media"]),
+        .testTarget(name: "CodecsTests", dependencies: ["Codecs", "Media", "TestSupport"]),
         .testTarget(name: "MixingTests", dependencies: ["Mixing", "Media"]),
         .testTarget(name: "PublishingTests", dependencies: ["Publishing", "Codecs", "Media", "TestSupport"]),
         .testTarget(name: "RoomsTests", dependencies: ["Rooms"]),
         .testTarget(name: "ServeConfigTests", dependencies: ["ServeConfig"]),
         .testTarget(name: "ServerTests", dependencies: [
-            "Server", "Rooms",
+            "Server", "Rooms", "TestSupport",
             .product(name: "HummingbirdTesting", package: "hummingbird"),
         ]),
         .testTarget(name: "EndToEndTests", dependencies: [

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Codecs
 import Media
+import TestSupport
 
 /// PNG snapshots: the container bytes checked by hand, the pixels decoded back by ffmpeg (lossless, so exact).
 @Suite struct PNGEncoderTests {
@@ -19,23 +20,6 @@ import Media
         return out
     }
 
-    /// ffmpeg's decode of `png` as packed RGB24.
-    static func decodeWithFFmpeg(_ png: [UInt8]) throws -> [UInt8] {
-        let path = NSTemporaryDirectory() + "cohost-png-\(UUID().uuidString).png"
-        try Data(png).write(to: URL(fileURLWithPath: path))
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["ffmpeg", "-hide_banner", "-loglevel", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        return Array(data)
-    }
 
     static func bigEndian32(_ bytes: [UInt8], at i: Int) -> Int {
         Int(bytes[i]) << 24 | Int(bytes[i + 1]) << 16 | Int(bytes[i + 2]) << 8 | Int(bytes[i + 3])
@@ -57,7 +41,7 @@ import Media
         let rgb = Self.pattern(width: 33, height: 17)
         let encoder = try PNGEncoder(width: 33, height: 17)
         let png = try encoder.encode(rgb: rgb)
-        #expect(try Self.decodeWithFFmpeg(png) == rgb)
+        #expect(try decodePNGWithFFmpeg(png) == rgb)
         // The encoder is reusable: the same input gives the same file.
         #expect(try encoder.encode(rgb: rgb) == png)
     }
@@ -66,7 +50,7 @@ import Media
         var frame = VideoFrame(width: 64, height: 48, color: YUVColor(r: 128, g: 128, b: 128))
         ImageOps.fill(&frame, rect: Rect(x: 0, y: 0, width: 32, height: 24), color: YUVColor(r: 255, g: 0, b: 0))
         let png = try PNGEncoder.encode(frame)
-        let decoded = try Self.decodeWithFFmpeg(png)
+        let decoded = try decodePNGWithFFmpeg(png)
         #expect(decoded == ImageOps.rgb(frame))
         func pixel(_ x: Int, _ y: Int) -> [UInt8] { Array(decoded[(y * 64 + x) * 3..<(y * 64 + x) * 3 + 3]) }
         // BT.601 limited range round trip of pure red and mid grey (libyuv's fixed point gives 254 for red).

@@ -152,30 +152,53 @@ enum UDPPortPair {
         let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = in_port_t(UInt16(port).bigEndian)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
+        return Loopback.bind(fd, port: port)
     }
 }
 
 /// An ffmpeg participant: a solid colour and a sine tone as VP8 + Opus over RTP.
 func startFFmpegParticipant(rtpPort: Int, colour: String, toneHz: Int, audioSSRC: UInt32, videoSSRC: UInt32?) throws -> ManagedProcess {
-    var args = ["-hide_banner", "-loglevel", "error", "-re",
-                "-f", "lavfi", "-i", "sine=frequency=\(toneHz):sample_rate=48000"]
-    if videoSSRC != nil { args += ["-f", "lavfi", "-i", "color=c=\(colour):s=320x180:r=15"] }
-    if let videoSSRC {
-        args += ["-map", "1:v", "-c:v", "libvpx", "-deadline", "realtime", "-cpu-used", "8", "-b:v", "200k", "-g", "15",
-                 "-ssrc", "\(videoSSRC)", "-payload_type", "96", "-f", "rtp", "rtp://127.0.0.1:\(rtpPort)?pkt_size=1200"]
+    try FFmpegSender(audio: "sine=frequency=\(toneHz):sample_rate=48000",
+                     video: videoSSRC.map { _ in "color=c=\(colour):s=320x180:r=15" },
+                     audioSSRC: audioSSRC, videoSSRC: videoSSRC, port: rtpPort).start()
+}
+
+/// An ffmpeg participant: lavfi `audio` (and `video`) sources sent as Opus (PT 111) and VP8 (PT 96) over RTP,
+/// the way every end-to-end test's senders are made.
+struct FFmpegSender {
+    var audio: String
+    var video: String?
+    var audioSSRC: UInt32
+    var videoSSRC: UInt32?
+    /// Where both streams go, unless `videoURL` sends video elsewhere (a relay).
+    var port: Int
+    var videoURL: String?
+    var videoBitrate = "200k"
+    var gop = 15
+    /// Options for each RTP output (e.g. SRTP keys), placed before its URL; `scheme` rtp or srtp.
+    var outputOptions: [String] = []
+    var scheme = "rtp"
+    /// Extra options of the video output only (e.g. `-seq`).
+    var videoOptions: [String] = []
+
+    var arguments: [String] {
+        var args = ["-hide_banner", "-loglevel", "error", "-re", "-f", "lavfi", "-i", audio]
+        let url = "\(scheme)://127.0.0.1:\(port)?pkt_size=1200"
+        if let video, let videoSSRC {
+            args += ["-f", "lavfi", "-i", video,
+                     "-map", "1:v", "-c:v", "libvpx", "-deadline", "realtime", "-cpu-used", "8", "-b:v", videoBitrate,
+                     "-g", "\(gop)", "-ssrc", "\(videoSSRC)", "-payload_type", "96"] + videoOptions
+                + ["-f", "rtp"] + outputOptions + [videoURL ?? url]
+        }
+        return args + ["-map", "0:a", "-c:a", "libopus", "-b:a", "64k", "-application", "audio",
+                       "-ssrc", "\(audioSSRC)", "-payload_type", "111", "-f", "rtp"] + outputOptions + [url]
     }
-    args += ["-map", "0:a", "-c:a", "libopus", "-b:a", "64k", "-application", "audio",
-             "-ssrc", "\(audioSSRC)", "-payload_type", "111", "-f", "rtp", "rtp://127.0.0.1:\(rtpPort)?pkt_size=1200"]
-    let p = ManagedProcess(executable: "ffmpeg", arguments: args, captureOutput: true)
-    try p.start()
-    return p
+
+    func start() throws -> ManagedProcess {
+        let p = ManagedProcess(executable: "ffmpeg", arguments: arguments, captureOutput: true)
+        try p.start()
+        return p
+    }
 }
 
 /// Sends raw datagrams to a loopback UDP port from a fresh socket (so from an address no stream latched).
@@ -183,17 +206,9 @@ func sendDatagrams(_ datagrams: [[UInt8]], toPort port: Int) {
     let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
     guard fd >= 0 else { return }
     defer { close(fd) }
-    var addr = sockaddr_in()
-    addr.sin_family = sa_family_t(AF_INET)
-    addr.sin_port = in_port_t(UInt16(port).bigEndian)
-    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
     for d in datagrams {
         _ = d.withUnsafeBytes { bytes in
-            withUnsafePointer(to: &addr) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    sendto(fd, bytes.baseAddress, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
+            Loopback.withSockaddr(port: port) { sendto(fd, bytes.baseAddress, bytes.count, 0, $0, $1) }
         }
     }
 }

@@ -31,17 +31,11 @@ import TestSupport
         // A moving white box, so a frozen tile shows as identical consecutive frames. ffmpeg ignores NACK
         // and PLI, so after a lost packet the tile can only come back at ffmpeg's next keyframe: one-packet
         // frames and a keyframe every 5 frames keep that within what a sender answering PLI would achieve.
-        let sender = ManagedProcess(executable: "ffmpeg", arguments: [
-            "-hide_banner", "-loglevel", "error", "-re",
-            "-f", "lavfi", "-i", "sine=frequency=600:sample_rate=48000",
-            "-f", "lavfi", "-i", "color=c=blue:s=160x90:r=15[bg];color=c=white:s=20x20:r=15[box];"
+        let sender = try FFmpegSender(
+            audio: "sine=frequency=600:sample_rate=48000",
+            video: "color=c=blue:s=160x90:r=15[bg];color=c=white:s=20x20:r=15[box];"
                 + "[bg][box]overlay=x='mod(t*80\\,140)':y=35:format=yuv420,format=yuv420p[out0]",
-            "-map", "1:v", "-c:v", "libvpx", "-deadline", "realtime", "-cpu-used", "8", "-b:v", "150k", "-g", "5",
-            "-ssrc", "3001", "-payload_type", "96", "-f", "rtp", "rtp://127.0.0.1:\(relay.port)?pkt_size=1200",
-            "-map", "0:a", "-c:a", "libopus", "-b:a", "64k", "-application", "audio",
-            "-ssrc", "3000", "-payload_type", "111", "-f", "rtp", "rtp://127.0.0.1:\(relay.port)?pkt_size=1200",
-        ], captureOutput: true)
-        try sender.start()
+            audioSSRC: 3000, videoSSRC: 3001, port: relay.port, videoBitrate: "150k", gop: 5).start()
         defer { sender.terminate() }
 
         try await Task.sleep(for: .seconds(3))

@@ -56,16 +56,10 @@ import TestSupport
         let videoURL = relay.map { "rtp://127.0.0.1:\($0.port)?pkt_size=1200&rtcpport=\($0.port)" }
             ?? "rtp://127.0.0.1:\(cohost.rtpPort)?pkt_size=1200"
         // Both generated from the same clock t: white for 100 ms and a 1 kHz beep for 100 ms every second.
-        let sender = ManagedProcess(executable: "ffmpeg", arguments: [
-            "-hide_banner", "-loglevel", "error", "-re",
-            "-f", "lavfi", "-i", "aevalsrc=if(lt(mod(t\\,1)\\,0.1)\\,0.5*sin(2*PI*1000*t)\\,0):s=48000",
-            "-f", "lavfi", "-i", "color=c=black:s=160x90:r=60,format=yuv420p,geq=lum=if(lt(mod(T\\,1)\\,0.1)\\,235\\,16):cb=128:cr=128",
-            "-map", "1:v", "-c:v", "libvpx", "-deadline", "realtime", "-cpu-used", "8", "-b:v", "300k", "-g", "60",
-            "-ssrc", "4001", "-payload_type", "96", "-f", "rtp", videoURL,
-            "-map", "0:a", "-c:a", "libopus", "-b:a", "64k", "-application", "audio",
-            "-ssrc", "4000", "-payload_type", "111", "-f", "rtp", "rtp://127.0.0.1:\(cohost.rtpPort)?pkt_size=1200",
-        ], captureOutput: true)
-        try sender.start()
+        let sender = try FFmpegSender(
+            audio: "aevalsrc=if(lt(mod(t\\,1)\\,0.1)\\,0.5*sin(2*PI*1000*t)\\,0):s=48000",
+            video: "color=c=black:s=160x90:r=60,format=yuv420p,geq=lum=if(lt(mod(T\\,1)\\,0.1)\\,235\\,16):cb=128:cr=128",
+            audioSSRC: 4000, videoSSRC: 4001, port: cohost.rtpPort, videoURL: videoURL, videoBitrate: "300k", gop: 60).start()
         defer { sender.terminate() }
 
         // Long enough for two sender reports per stream (ffmpeg sends one about every 5 s after the

@@ -108,17 +108,9 @@ func joinRoom(_ cohost: CohostHarness, room: String, user: String, audioSSRC: UI
 /// An ffmpeg participant whose picture is fresh random noise every frame (so the room's encoder needs
 /// its whole bitrate) and whose sound is a sine tone, as VP8 + Opus over RTP.
 func startNoisyParticipant(rtpPort: Int, toneHz: Int, audioSSRC: UInt32, videoSSRC: UInt32) throws -> ManagedProcess {
-    let p = ManagedProcess(executable: "ffmpeg", arguments: [
-        "-hide_banner", "-loglevel", "error", "-re",
-        "-f", "lavfi", "-i", "sine=frequency=\(toneHz):sample_rate=48000",
-        "-f", "lavfi", "-i", "color=c=gray:s=320x180:r=30,noise=alls=80:allf=t+u",
-        "-map", "1:v", "-c:v", "libvpx", "-deadline", "realtime", "-cpu-used", "8", "-b:v", "1500k", "-g", "30",
-        "-ssrc", "\(videoSSRC)", "-payload_type", "96", "-f", "rtp", "rtp://127.0.0.1:\(rtpPort)?pkt_size=1200",
-        "-map", "0:a", "-c:a", "libopus", "-b:a", "64k", "-application", "audio",
-        "-ssrc", "\(audioSSRC)", "-payload_type", "111", "-f", "rtp", "rtp://127.0.0.1:\(rtpPort)?pkt_size=1200",
-    ], captureOutput: true)
-    try p.start()
-    return p
+    try FFmpegSender(audio: "sine=frequency=\(toneHz):sample_rate=48000",
+                     video: "color=c=gray:s=320x180:r=30,noise=alls=80:allf=t+u",
+                     audioSSRC: audioSSRC, videoSSRC: videoSSRC, port: rtpPort, videoBitrate: "1500k", gop: 30).start()
 }
 
 /// The RMS of the quietest 100 ms window of `pcm` (48 kHz mono): near 0 when the sound dropped out.

@@ -261,18 +261,10 @@ extension SecureAndH264IngestTests {
     /// Like `startFFmpegParticipant`, but every output is SRTP under `key` (base64 master key + salt).
     static func startSRTPParticipant(rtpPort: Int, colour: String, toneHz: Int, key: String,
                                      audioSSRC: UInt32, videoSSRC: UInt32, videoSeq: Int) throws -> ManagedProcess {
-        let srtp = ["-srtp_out_suite", suite, "-srtp_out_params", key]
-        let args = ["-hide_banner", "-loglevel", "error", "-re",
-                    "-f", "lavfi", "-i", "sine=frequency=\(toneHz):sample_rate=48000",
-                    "-f", "lavfi", "-i", "color=c=\(colour):s=320x180:r=15",
-                    "-map", "1:v", "-c:v", "libvpx", "-deadline", "realtime", "-cpu-used", "8", "-b:v", "200k", "-g", "15",
-                    "-ssrc", "\(videoSSRC)", "-payload_type", "96", "-seq", "\(videoSeq)", "-f", "rtp"]
-            + srtp + ["srtp://127.0.0.1:\(rtpPort)?pkt_size=1200",
-                      "-map", "0:a", "-c:a", "libopus", "-b:a", "64k", "-application", "audio",
-                      "-ssrc", "\(audioSSRC)", "-payload_type", "111", "-f", "rtp"]
-            + srtp + ["srtp://127.0.0.1:\(rtpPort)?pkt_size=1200"]
-        let p = ManagedProcess(executable: "ffmpeg", arguments: args, captureOutput: true)
-        try p.start()
+        let p = try FFmpegSender(audio: "sine=frequency=\(toneHz):sample_rate=48000",
+                                 video: "color=c=\(colour):s=320x180:r=15", audioSSRC: audioSSRC, videoSSRC: videoSSRC,
+                                 port: rtpPort, outputOptions: ["-srtp_out_suite", suite, "-srtp_out_params", key],
+                                 scheme: "srtp", videoOptions: ["-seq", "\(videoSeq)"]).start()
         return p
     }
 
@@ -316,14 +308,7 @@ extension SecureAndH264IngestTests {
     static func boundSocket(port: Int) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
         guard fd >= 0 else { throw HarnessError("socket() failed") }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = in_port_t(UInt16(port).bigEndian)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0 else { close(fd); throw HarnessError("cannot bind UDP 127.0.0.1:\(port)") }
+        guard Loopback.bind(fd, port: port) else { close(fd); throw HarnessError("cannot bind UDP 127.0.0.1:\(port)") }
         var timeout = timeval(tv_sec: 0, tv_usec: 300_000)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         return fd

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// A minimal HTTP/1.1 listener on a free loopback port that records webhook POSTs and answers 204
 /// (plain sockets on one thread: requests arrive one at a time, and the test only needs what came).
@@ -20,18 +21,11 @@ final class WebhookReceiver: @unchecked Sendable {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard listener >= 0 else { throw HarnessError("socket() failed") }
         self.listener = listener
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = 0
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, length) == 0 && listen(listener, 16) == 0 && getsockname(listener, $0, &length) == 0
-            }
+        guard Loopback.bind(listener, port: 0), listen(listener, 16) == 0, let port = Loopback.localPort(listener) else {
+            close(listener)
+            throw HarnessError("could not listen on loopback")
         }
-        guard bound else { close(listener); throw HarnessError("could not listen on loopback") }
-        port = Int(UInt16(bigEndian: addr.sin_port))
+        self.port = port
         let thread = Thread { [listener] in
             while true {
                 let fd = accept(listener, nil, nil)

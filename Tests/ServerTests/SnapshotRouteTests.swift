@@ -5,6 +5,7 @@ import HummingbirdTesting
 import Logging
 import Prometheus
 import Rooms
+import TestSupport
 @testable import Server
 
 /// `GET /v1/rooms/{room}/snapshot`, in-process: real RoomManager and PNG encoder, ffmpeg decodes the answer.
@@ -34,22 +35,6 @@ import Rooms
                                  body: ByteBuffer(string: json)) { #expect($0.status == .created) }
     }
 
-    /// ffmpeg's decode of a PNG as packed RGB24.
-    static func decodeRGB(_ png: [UInt8]) throws -> [UInt8] {
-        let path = NSTemporaryDirectory() + "cohost-snapshot-\(UUID().uuidString).png"
-        try Data(png).write(to: URL(fileURLWithPath: path))
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["ffmpeg", "-hide_banner", "-loglevel", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Array(data)
-    }
 
     static func bigEndian32(_ b: [UInt8], at i: Int) -> Int { Int(b[i]) << 24 | Int(b[i + 1]) << 16 | Int(b[i + 2]) << 8 | Int(b[i + 3]) }
 
@@ -66,7 +51,7 @@ import Rooms
                 guard png.count > 24 else { Issue.record("PNG of \(png.count) bytes"); return }
                 #expect(Self.bigEndian32(png, at: 16) == 320 && Self.bigEndian32(png, at: 20) == 180)
                 // Nobody is in the room: the whole canvas is the background, grey 128 after YUV and back.
-                let rgb = try Self.decodeRGB(png)
+                let rgb = try decodePNGWithFFmpeg(png)
                 #expect(rgb.count == 320 * 180 * 3)
                 #expect(rgb.allSatisfy { $0 == 128 })
             }

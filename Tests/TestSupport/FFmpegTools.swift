@@ -63,3 +63,16 @@ public func decodeVideoFramesRGB(path: String, width: Int, height: Int, fps: Int
     let size = width * height * 3
     return stride(from: 0, to: result.stdout.count - size + 1, by: size).map { Array(result.stdout[$0..<$0 + size]) }
 }
+
+/// ffmpeg's decode of PNG bytes as packed RGB24 at the picture's own size (an independent decoder to check ours).
+public func decodePNGWithFFmpeg(_ png: [UInt8], timeout: Double = 15) throws -> [UInt8] {
+    let path = NSTemporaryDirectory() + "cohost-png-\(UUID().uuidString).png"
+    try Data(png).write(to: URL(fileURLWithPath: path))
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let result = try run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-nostdin", "-i", path,
+                                    "-f", "rawvideo", "-pix_fmt", "rgb24", "-"], timeout: timeout)
+    guard result.status == 0 else {
+        throw TestSupportError.failed("ffmpeg could not decode the PNG (status \(result.status)): \(result.stderr)")
+    }
+    return result.stdout
+}

@@ -11,20 +11,9 @@ public enum FreePort {
         let fd = socket(AF_INET, type, 0)
         guard fd >= 0 else { throw TestSupportError.system("socket", errno) }
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0 else { throw TestSupportError.system("bind", errno) }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        guard named == 0 else { throw TestSupportError.system("getsockname", errno) }
-        return Int(UInt16(bigEndian: address.sin_port))
+        guard Loopback.bind(fd, port: 0) else { throw TestSupportError.system("bind", errno) }
+        guard let port = Loopback.localPort(fd) else { throw TestSupportError.system("getsockname", errno) }
+        return port
     }
 
     /// True when something accepts TCP connections on 127.0.0.1:`port`.
@@ -32,13 +21,7 @@ public enum FreePort {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        } == 0
+        return Loopback.connect(fd, port: port)
     }
 }
 

@@ -58,13 +58,7 @@ public final class ImpairedRelay: @unchecked Sendable {
         Thread.sleep(forTimeInterval: 0.05)
     }
 
-    private static func loopback(port: Int) -> sockaddr_in {
-        var a = sockaddr_in()
-        a.sin_family = sa_family_t(AF_INET)
-        a.sin_port = in_port_t(UInt16(port).bigEndian)
-        a.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return a
-    }
+    private static func loopback(port: Int) -> sockaddr_in { Loopback.address(port: port) }
 
     private func loop() {
         var pending: [(due: Double, bytes: [UInt8])] = []

@@ -286,13 +286,7 @@ public struct RelayCapture: Sendable {
     }
 }
 
-private func loopbackAddress(port: Int) -> sockaddr_in {
-    var a = sockaddr_in()
-    a.sin_family = sa_family_t(AF_INET)
-    a.sin_port = in_port_t(UInt16(port).bigEndian)
-    a.sin_addr.s_addr = inet_addr("127.0.0.1")
-    return a
-}
+private func loopbackAddress(port: Int) -> sockaddr_in { Loopback.address(port: port) }
 
 func monotonicSeconds() -> Double {
     var t = timespec()

@@ -72,8 +72,6 @@ public struct RoomConfigRequest: Decodable, Sendable {
             if let v = c.background { config.canvas.background = v }
             if let v = c.placeholder { config.canvas.placeholder = v }
             if let v = c.holdMs { config.canvas.holdMs = v }
-            if let v = c.backgroundImage { config.images.background = try RoomImage(base64: v, field: "canvas.backgroundImage") }
-            if let v = c.placeholderImage { config.images.placeholder = try RoomImage(base64: v, field: "canvas.placeholderImage") }
         }
         if let v = video?.bitrate { config.video.bitrateKbps = v }
         if let v = video?.keyint { config.video.keyintSeconds = v }
@@ -103,10 +101,13 @@ public struct RoomConfigRequest: Decodable, Sendable {
             config.outputs = []
             for output in outputs { config.outputs.append(try output.resolve()) }
         }
+        try RoomLimits.check(config)
+        // Pictures last: decoding a PNG is the expensive part, so a body refused for anything else never gets here.
+        if let v = canvas?.backgroundImage { config.images.background = try RoomImage(base64: v, field: "canvas.backgroundImage") }
+        if let v = canvas?.placeholderImage { config.images.placeholder = try RoomImage(base64: v, field: "canvas.placeholderImage") }
         if let watermark {
             config.images.watermark = try watermark.resolve(canvasWidth: config.canvas.width, canvasHeight: config.canvas.height)
         }
-        try RoomLimits.check(config)
         return config
     }
 }
