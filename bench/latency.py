@@ -5,8 +5,15 @@ blocks (and their complement, as a check) and pipes them to one ffmpeg that send
 from the same frames, H.264 (ultrafast, zerolatency, video only) straight to nginx: the direct path. Cohost's room
 holds that participant 1:1 at the canvas's top-left (plus replayed participants for load) and pushes to nginx.
 Two pullers (ffmpeg, 1 decoder thread, low_delay) read both streams back as raw gray; each decoded frame's age is
-now minus its code. The live participant's Opus comes from the replayer. Added latency = Cohost path minus direct path, at p50 and p95."""
+now minus its code. The live participant's Opus comes from the replayer. Added latency = Cohost path minus direct path, at p50 and p95.
+
+Both of the live participant's streams carry sender reports that map RTP time to the wall clock at capture, as a
+WebRTC sender's do: the replayer's for the voice, and for the picture a relay in front of ffmpeg (ffmpeg's own map RTP
+time to its start-up, tens of ms after the first frame was drawn; Cohost's lip-sync would rightly hold every picture
+back by that error)."""
 import os
+import socket
+import struct
 import subprocess
 import threading
 import time
@@ -89,6 +96,59 @@ class Puller:
             self.samples.append((now, now - code))
 
 
+NTP_EPOCH = 2208988800
+
+
+class VideoRelay:
+    """Forwards the live VP8 sender's RTP to Cohost and sends the stream's RTCP sender reports itself (ffmpeg runs
+    with -rtpflags skip_rtcp): frame k has RTP time base + 3000 k (ffmpeg stamps piped frames by their index at
+    30 fps) and was drawn at `first_wall` + k/30, so a report at wall time w says RTP base + (w - first_wall) x 90 kHz."""
+
+    def __init__(self, dest, ssrc):
+        self.dest, self.ssrc = tuple(dest), ssrc
+        self.rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.rx.bind(("127.0.0.1", 0))
+        self.rx.settimeout(0.2)
+        self.port = self.rx.getsockname()[1]
+        self.tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.base = None
+        self.first_wall = None   # set by the feeder when frame 0 is drawn
+        self.packets = self.octets = 0
+        self.stop = threading.Event()
+        threading.Thread(target=self._forward, daemon=True).start()
+        threading.Thread(target=self._reports, daemon=True).start()
+
+    def _forward(self):
+        while not self.stop.is_set():
+            try:
+                data = self.rx.recv(2048)
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            if len(data) >= 12 and self.base is None:
+                self.base = struct.unpack("!I", data[4:8])[0]
+            self.tx.sendto(data, self.dest)
+            self.packets += 1
+            self.octets += max(0, len(data) - 12)
+
+    def _reports(self):
+        while not self.stop.wait(0.5):
+            if self.base is None or self.first_wall is None:
+                continue
+            wall = time.time()
+            ntp = wall + NTP_EPOCH
+            rtp = (self.base + int((wall - self.first_wall) * 90000)) & 0xFFFFFFFF
+            sr = struct.pack("!BBHIIIIII", 0x80, 200, 6, self.ssrc, int(ntp), int((ntp % 1) * (1 << 32)), rtp,
+                             self.packets & 0xFFFFFFFF, self.octets & 0xFFFFFFFF)
+            self.tx.sendto(sr, self.dest)
+
+    def close(self):
+        self.stop.set()
+        self.rx.close()
+        self.tx.close()
+
+
 def percentile(values, p):
     if not values:
         return None
@@ -102,6 +162,7 @@ def run(ctx, load=3):
     procs = Procs(workdir)
     clock = Clock()
     stop = threading.Event()
+    stop_relay = []
     try:
         nginx = Nginx(procs, workdir)
         cohost = Cohost(procs)
@@ -137,7 +198,9 @@ def run(ctx, load=3):
 
         join_ms = clock.ms()
         cohost.join("lat", "live", 1101, 2101)
-        rtp = f"rtp://127.0.0.1:{cohost.rtp_port}?pkt_size=1200"
+        relay = VideoRelay(["127.0.0.1", cohost.rtp_port], 2101)
+        stop_relay.append(relay)
+        rtp = f"rtp://127.0.0.1:{relay.port}?pkt_size=1200"
         raw_in = ["ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error",
                   "-f", "rawvideo", "-pix_fmt", "gray", "-s", f"{W}x{H}", "-r", "30", "-i", "-", "-pix_fmt", "yuv420p"]
         # Three processes so that no output waits on another input's pacing (one ffmpeg with a -re audio input
@@ -146,7 +209,8 @@ def run(ctx, load=3):
             procs.start("sender-vp8", raw_in + [
                 "-c:v", "libvpx", "-deadline", "realtime", "-cpu-used", "8", "-b:v", "800k", "-g", "60",
                 "-auto-alt-ref", "0", "-lag-in-frames", "0", "-threads", "1",
-                "-ssrc", str(2101), "-payload_type", "96", "-f", "rtp", rtp], stdin=subprocess.PIPE),
+                "-ssrc", str(2101), "-payload_type", "96", "-rtpflags", "skip_rtcp", "-f", "rtp", rtp],
+                stdin=subprocess.PIPE),
             procs.start("sender-h264", raw_in + [
                 "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-b:v", "1500k", "-g", "30",
                 "-threads", "1", "-f", "flv", nginx.url("direct")], stdin=subprocess.PIPE)]
@@ -165,6 +229,8 @@ def run(ctx, load=3):
                     ms = clock.ms()
                     if not first_sent:
                         first_sent.append(ms)
+                    if i == 0 and relay.first_wall is None:
+                        relay.first_wall = clock.epoch + ms / 1000
                     sender.stdin.write(draw(ms, base))
                     sender.stdin.flush()
                     k += 1
@@ -216,4 +282,6 @@ def run(ctx, load=3):
         return out
     finally:
         stop.set()
+        for relay in stop_relay:
+            relay.close()
         procs.stop()

@@ -234,7 +234,7 @@ class Cohost:
         full_env.update(env or {})
         self.proc = procs.start(name, list(wrapper) + [COHOST_BIN, "serve", "--http", f"127.0.0.1:{self.http_port}",
                                        "--rtp-port", str(self.rtp_port), "--keys", f"{self.key}:{self.secret}",
-                                       "--log-level", "warning"], env=full_env)
+                                       "--log-level", os.environ.get("BENCH_LOG_LEVEL", "warning")], env=full_env)
         self.pid = self.proc.pid
         end = time.monotonic() + start_timeout
         while time.monotonic() < end:

@@ -59,6 +59,9 @@ public final class InboundStream: @unchecked Sendable {
     /// nil unless created with `nack: true`.
     var nack: NackGenerator?
     private var droppedSeen = 0
+    /// Packets the jitter buffer released during one call, handed back to it afterwards: reused so the
+    /// packet path allocates nothing per packet (its capacity covers everything the buffer can hold).
+    private var released: [ReleasedPacket] = []
     var sawKeyframe = false
     private var keyframeNeeded = true
 
@@ -86,6 +89,7 @@ public final class InboundStream: @unchecked Sendable {
         if nack {
             buffer.setRetransmissionAllowance(Self.retransmissionAllowance(nackConfiguration, rttMs: nackConfiguration.rttMs))
         }
+        released.reserveCapacity(max(1, capacity) + 2)
         keyframeRequester = KeyframeRequester(minIntervalMs: keyframeIntervalMs)
         senderClock = SenderClock(clockRate: clockRate)
     }
@@ -123,15 +127,26 @@ public final class InboundStream: @unchecked Sendable {
     /// feed the jitter estimates, and timing them gives the round trip the NACK pacing and the
     /// jitter buffer's retransmission allowance use.
     public func receive(_ packet: RTPPacket, bytes: Int, nowMs: Int64, isRetransmission: Bool = false) -> [EncodedFrame] {
+        var frames: [EncodedFrame] = []
+        receive(packet, bytes: bytes, nowMs: nowMs, isRetransmission: isRetransmission) { frames.append($0) }
+        return frames
+    }
+
+    /// `receive` for the hot path: each completed frame goes to `frame` as it is depacketized, instead of
+    /// into a returned array, and the packet is copied into the jitter buffer's reused storage, so nothing
+    /// is allocated per packet. A frame's `data` may share storage the stream reuses later: copy it to
+    /// keep it beyond the call (a plain `let` copy is enough; writes then copy on write).
+    public func receive(_ packet: RTPPacket, bytes: Int, nowMs: Int64, isRetransmission: Bool = false,
+                        frame: (EncodedFrame) -> Void) {
         counters.lastPacketMs = nowMs
-        guard packet.ssrc == ssrc else { counters.wrongSSRC += 1; return [] }
-        guard packet.payloadType == payloadType else { counters.wrongPayloadType += 1; return [] }
+        guard packet.ssrc == ssrc else { counters.wrongSSRC += 1; return }
+        guard packet.payloadType == payloadType else { counters.wrongPayloadType += 1; return }
         counters.packets += 1
         counters.bytes += max(0, bytes)
         let retransmitted = isRetransmission || (nack?.isAwaitingRetransmission(sequence: packet.sequenceNumber) ?? false)
         if retransmitted { counters.retransmissions += 1 }
         let resyncs = buffer.stats.resyncs
-        let released = buffer.insert(packet, nowMs: nowMs, measuresJitter: !retransmitted)
+        buffer.insert(packet, nowMs: nowMs, measuresJitter: !retransmitted, into: &released)
         if buffer.stats.resyncs != resyncs {
             // The sender restarted its sequence: loss accounting and NACK tracking start over.
             reception.restartSequence()
@@ -148,19 +163,29 @@ public final class InboundStream: @unchecked Sendable {
                 buffer.setRetransmissionAllowance(Self.retransmissionAllowance(nack.configuration, rttMs: nack.rttMs))
             }
         }
-        return depacketize(released)
+        depacketizeReleased(frame)
     }
 
     /// Gives up gaps that waited too long; call on a timer (see `nextDeadlineMs`).
     public func drain(nowMs: Int64) -> [EncodedFrame] {
-        depacketize(buffer.drain(nowMs: nowMs))
+        var frames: [EncodedFrame] = []
+        drain(nowMs: nowMs) { frames.append($0) }
+        return frames
     }
 
-    private func depacketize(_ released: [ReleasedPacket]) -> [EncodedFrame] {
-        var frames: [EncodedFrame] = []
-        for item in released {
-            if let frame = depacketizer.push(item.packet, afterLoss: item.afterLoss) { accept(frame, into: &frames) }
-            while let frame = depacketizer.takeReadyFrame() { accept(frame, into: &frames) }
+    /// `drain` for the hot path: frames go to `frame` (see `receive(_:bytes:nowMs:isRetransmission:frame:)`).
+    public func drain(nowMs: Int64, frame: (EncodedFrame) -> Void) {
+        buffer.drain(nowMs: nowMs, into: &released)
+        depacketizeReleased(frame)
+    }
+
+    /// Depacketizes what the jitter buffer released into `released`, then hands those packets back to it.
+    private func depacketizeReleased(_ emit: (EncodedFrame) -> Void) {
+        guard !released.isEmpty else { return }
+        for i in released.indices {
+            let item = released[i]
+            if let frame = depacketizer.push(item.packet, afterLoss: item.afterLoss) { accept(frame, emit) }
+            while let frame = depacketizer.takeReadyFrame() { accept(frame, emit) }
             // Checked after this push's frames: if a drop and a keyframe came together we ask for one
             // keyframe too many rather than risk missing the one we need.
             let dropped = depacketizer.droppedFrames
@@ -169,10 +194,11 @@ public final class InboundStream: @unchecked Sendable {
                 keyframeNeeded = true
             }
         }
-        return frames
+        // Frames have been consumed: the packets' storage is only referenced here again, and reusable.
+        buffer.recycle(&released)
     }
 
-    private func accept(_ frame: EncodedFrame, into frames: inout [EncodedFrame]) {
+    private func accept(_ frame: EncodedFrame, _ emit: (EncodedFrame) -> Void) {
         if frame.isKeyframe {
             counters.keyframes += 1
             sawKeyframe = true
@@ -182,6 +208,6 @@ public final class InboundStream: @unchecked Sendable {
             return
         }
         counters.framesEmitted += 1
-        frames.append(frame)
+        emit(frame)
     }
 }

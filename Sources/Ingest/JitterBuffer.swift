@@ -94,6 +94,15 @@ public struct JitterBuffer {
     /// `measuresJitter: false` for retransmissions: they arrive a round trip late by design, and
     /// counting that as jitter would deepen the buffer with every recovered loss.
     public mutating func insert(_ packet: RTPPacket, nowMs: Int64, measuresJitter: Bool = true) -> [ReleasedPacket] {
+        var out: [ReleasedPacket] = []
+        insert(packet, nowMs: nowMs, measuresJitter: measuresJitter, into: &out)
+        return out
+    }
+
+    /// `insert` for the hot path: appends the released packets to `out`, a buffer the caller reuses and
+    /// hands back with `recycle` (no allocation per packet once the stream runs).
+    public mutating func insert(_ packet: RTPPacket, nowMs: Int64, measuresJitter: Bool = true,
+                                into out: inout [ReleasedPacket]) {
         // The estimate (and so the depth) is updated before the packet is placed, so a burst of
         // jitter already widens the wait this packet's own gap gets.
         switch reorder.placement(of: packet.sequenceNumber) {
@@ -108,12 +117,22 @@ public struct JitterBuffer {
             if measuresJitter { estimator.update(rtpTimestamp: packet.timestamp, arrivalMs: nowMs) }
             adapt()
         }
-        return reorder.insert(packet, nowMs: nowMs)
+        reorder.insert(packet, nowMs: nowMs, into: &out)
     }
 
     /// Gives up gaps that waited longer than the current depth.
     public mutating func drain(nowMs: Int64) -> [ReleasedPacket] {
         reorder.drain(nowMs: nowMs)
+    }
+
+    /// `drain` for the hot path: appends to `out` (see `insert(_:nowMs:measuresJitter:into:)`).
+    public mutating func drain(nowMs: Int64, into out: inout [ReleasedPacket]) {
+        reorder.drain(nowMs: nowMs, into: &out)
+    }
+
+    /// Hands released packets back for reuse and empties `released` (see `ReorderBuffer.recycle`).
+    public mutating func recycle(_ released: inout [ReleasedPacket]) {
+        reorder.recycle(&released)
     }
 
     private mutating func adapt() {

@@ -64,6 +64,12 @@ public struct ReorderBuffer {
     private var history: [Int64]
     private var lossBeforeNext = false
     private var probation: UInt16?
+    /// Packets handed back by `recycle`: their arrays keep their capacity, and `insert` copies the next
+    /// packet into one of them instead of keeping the caller's (hot path: no allocation per packet once
+    /// the stream runs). At most `maxSpares`: steady streams hold a few packets at a time, and a rare burst
+    /// beyond that is freed again rather than kept for the stream's lifetime.
+    private var spares: [RTPPacket] = []
+    private var maxSpares: Int { min(capacity + 2, 64) }
 
     /// `maxDelayMs`: e.g. 40 for audio, 80 for video. `capacity` (at least 1) bounds memory.
     public init(maxDelayMs: Int64, capacity: Int) {
@@ -71,6 +77,7 @@ public struct ReorderBuffer {
         self.capacity = max(1, capacity)
         history = Array(repeating: Int64.min, count: Self.historySize)
         pending.reserveCapacity(self.capacity + 1)
+        spares.reserveCapacity(min(self.capacity + 2, 64))
     }
 
     /// The next extended sequence number to release; everything below it was released or given up.
@@ -90,9 +97,17 @@ public struct ReorderBuffer {
     /// Insert a packet received at `nowMs`. Returns packets now releasable in order (including any
     /// whose wait expired). Duplicates and packets older than the last released are dropped (counted).
     public mutating func insert(_ packet: RTPPacket, nowMs: Int64) -> [ReleasedPacket] {
+        var out: [ReleasedPacket] = []
+        insert(packet, nowMs: nowMs, into: &out)
+        return out
+    }
+
+    /// `insert` for the hot path: appends the released packets to `out` (a buffer the caller reuses)
+    /// and keeps a copy of `packet` in a recycled slot, so nothing is allocated per packet once the
+    /// caller hands the released packets back with `recycle`.
+    public mutating func insert(_ packet: RTPPacket, nowMs: Int64, into out: inout [ReleasedPacket]) {
         stats.received += 1
         lastExtendedSequence = nil
-        var out: [ReleasedPacket] = []
         let seq = packet.sequenceNumber
         switch placement(of: seq) {
         case .outOfRange:
@@ -120,7 +135,10 @@ public struct ReorderBuffer {
             return expire(nowMs: nowMs, into: &out)
         }
         if let previousHighest, extended < previousHighest { stats.reordered += 1 }
-        pending.insert(Entry(extended: extended, packet: packet, arrivalMs: nowMs), at: index)
+        // Copied into a recycled packet's storage: the caller's packet (a reused parse buffer) stays its own.
+        var slot = spares.popLast() ?? RTPPacket(payloadType: 0, sequenceNumber: 0, timestamp: 0, ssrc: 0)
+        slot.assign(packet)
+        pending.insert(Entry(extended: extended, packet: slot, arrivalMs: nowMs), at: index)
         releaseContiguous(into: &out)
         while pending.count > capacity { giveUpGap(into: &out) }
         return expire(nowMs: nowMs, into: &out)
@@ -149,8 +167,24 @@ public struct ReorderBuffer {
     /// after it is released with `afterLoss = true`.
     public mutating func drain(nowMs: Int64) -> [ReleasedPacket] {
         var out: [ReleasedPacket] = []
-        return expire(nowMs: nowMs, into: &out)
+        expire(nowMs: nowMs, into: &out)
+        return out
     }
+
+    /// `drain` for the hot path: appends to `out`, a buffer the caller reuses (see `recycle`).
+    public mutating func drain(nowMs: Int64, into out: inout [ReleasedPacket]) {
+        expire(nowMs: nowMs, into: &out)
+    }
+
+    /// Takes back packets this buffer released (once the caller is done with them) and empties `released`,
+    /// keeping its capacity: their storage is reused by the next inserts (no allocation per packet).
+    public mutating func recycle(_ released: inout [ReleasedPacket]) {
+        for item in released where spares.count < maxSpares { spares.append(item.packet) }
+        released.removeAll(keepingCapacity: true)
+    }
+
+    /// Packets kept for reuse (tests pin that the pool stays bounded).
+    var spareCount: Int { spares.count }
 
     private func slot(_ extended: Int64) -> Int {
         Int(extended & Int64(Self.historySize - 1))
@@ -187,9 +221,8 @@ public struct ReorderBuffer {
         releaseContiguous(into: &out)
     }
 
-    private mutating func expire(nowMs: Int64, into out: inout [ReleasedPacket]) -> [ReleasedPacket] {
+    private mutating func expire(nowMs: Int64, into out: inout [ReleasedPacket]) {
         while let deadline = nextDeadlineMs, nowMs >= deadline { giveUpGap(into: &out) }
-        return out
     }
 
     /// The sender restarted its sequence: release what is held, then start over from the next packet.

@@ -9,11 +9,22 @@ public struct OutputOptions: Sendable, Equatable {
     public var maxRetries: Int?
     /// The waits between attempts.
     public var backoff: BackoffOptions
+    /// How audio and video tags are ordered on their way to this output.
+    public var interleave: Interleave
 
-    public init(queueLimitMs: Int = 2000, maxRetries: Int? = nil, backoff: BackoffOptions = BackoffOptions()) {
+    /// `lowLatency` sends each kind as soon as it is encoded (timestamps monotonic per kind, the picture
+    /// reaches the server ≈100 ms sooner); `strict` holds tags until the other kind caught up, so
+    /// timestamps never go backwards across kinds (files, and servers that insist on it).
+    public enum Interleave: String, Sendable, Equatable, CaseIterable {
+        case lowLatency, strict
+    }
+
+    public init(queueLimitMs: Int = 2000, maxRetries: Int? = nil, backoff: BackoffOptions = BackoffOptions(),
+                interleave: Interleave = .lowLatency) {
         self.queueLimitMs = queueLimitMs
         self.maxRetries = maxRetries
         self.backoff = backoff
+        self.interleave = interleave
     }
 
     /// Accepted queue limits: under 100 ms drops frames on any hiccup; over 10 s holds too much memory

@@ -25,8 +25,16 @@ final class RTMPSession: PublishingConnection, @unchecked Sendable {
     private let urlCopy: UnsafeMutablePointer<CChar>
     /// The resolved numeric host librtmp connects to; same lifetime as `urlCopy`.
     private let hostCopy: UnsafeMutablePointer<CChar>?
-    /// Reused for every serialised tag (hot path: one tag per frame).
+    /// Reused for every serialised tag and message (hot path: one tag per frame): the chunk header room
+    /// librtmp writes into, then the body.
     private var buffer: [UInt8] = []
+    /// Chunk streams that carried a message on this connection: later ones send timestamp deltas.
+    private var audioChannelOpen = false
+    private var videoChannelOpen = false
+    /// The chunk streams of the media (as ffmpeg numbers them): audio and data share one, video has its own,
+    /// so each is monotonic on its own even when pictures are sent ahead of their sound.
+    static let audioChannel: Int32 = 4
+    static let videoChannel: Int32 = 6
 
     /// librtmp's one-time TLS/global setup inside `RTMP_Init` is not thread-safe; serialise handle creation.
     private static let setupLock = NSLock()
@@ -101,12 +109,11 @@ final class RTMPSession: PublishingConnection, @unchecked Sendable {
 
     var socket: Int32 { RTMP_Socket(rtmp) }
 
-    /// Writes one tag: media and onMetaData as a whole serialised FLV tag through `RTMP_Write` (which adds
-    /// `@setDataFrame` to script tags), other script tags (voice levels) as plain data messages.
+    /// Writes one tag: onMetaData as a whole serialised FLV tag through `RTMP_Write` (which adds
+    /// `@setDataFrame`, the form servers keep as stream metadata); audio, video and other script tags (voice
+    /// levels, as plain data messages) as messages on their kind's chunk stream.
     func write(_ tag: FLVTag) throws(OutputIOError) {
-        if tag.kind == .script && !tag.isMetadata {
-            return try sendData(body: tag.body, timestampMs: tag.timestampMs)
-        }
+        guard tag.isMetadata else { return try sendMessage(tag) }
         buffer.removeAll(keepingCapacity: true)
         tag.appendSerialized(to: &buffer)
         let written = buffer.withUnsafeBufferPointer { bytes in
@@ -117,10 +124,23 @@ final class RTMPSession: PublishingConnection, @unchecked Sendable {
         }
     }
 
-    /// Sends a script tag's body as a plain data message (no `@setDataFrame`), e.g. voice levels.
-    private func sendData(body: [UInt8], timestampMs: UInt32) throws(OutputIOError) {
-        let ok = body.withUnsafeBufferPointer { cohost_rtmp_send_data(rtmp, $0.baseAddress, UInt32($0.count), timestampMs) }
-        guard ok != 0 else { throw OutputIOError(description: "sending a data message failed\(Self.errnoSuffix())") }
+    /// Sends a tag's body as one RTMP message on its chunk stream; the first message of each stream carries
+    /// its absolute timestamp, later ones the delta (RTMP_SendPacket keeps the previous one per stream).
+    private func sendMessage(_ tag: FLVTag) throws(OutputIOError) {
+        let video = tag.kind == .video
+        let absolute = !(video ? videoChannelOpen : audioChannelOpen)
+        let room = Int(cohost_rtmp_header_room())
+        buffer.removeAll(keepingCapacity: true)
+        buffer.append(contentsOf: repeatElement(0, count: room))
+        buffer.append(contentsOf: tag.body)
+        let ok = buffer.withUnsafeMutableBufferPointer { storage in
+            storage.withMemoryRebound(to: CChar.self) {
+                cohost_rtmp_send_message(rtmp, tag.kind.rawValue, video ? Self.videoChannel : Self.audioChannel,
+                                         absolute ? 1 : 0, $0.baseAddress, UInt32(tag.body.count), tag.timestampMs)
+            }
+        }
+        guard ok != 0 else { throw OutputIOError(description: "sending a \(tag.kind) message failed\(Self.errnoSuffix())") }
+        if video { videoChannelOpen = true } else { audioChannelOpen = true }
     }
 
     /// Handles whatever the server has sent (pings, acknowledgements, status) without blocking when

@@ -18,6 +18,9 @@ struct StartGate {
     private var awaitingKeyframe = true
     private var holdingAudio: Bool
     private var held: [FLVTag] = []
+    /// Once the first keyframe went out: audio and data older than this are skipped. Under the low-latency
+    /// interleave the sound of the keyframe's moment arrives after it, and is written; what came before is not.
+    private var audioFloorMs: UInt32 = 0
 
     /// `hasVideo`: the stream's headers include an AVC sequence header. `queueLimitMs`: the output's
     /// queue limit; audio is held for up to a second of media beyond it.
@@ -38,7 +41,11 @@ struct StartGate {
             out.append(tag)
             return (0, skipped)
         }
-        guard holdingAudio else { out.append(tag); return (0, 0) }
+        guard holdingAudio else {
+            guard tag.timestampMs >= audioFloorMs || tag.isSequenceHeader else { return (0, 1) }
+            out.append(tag)
+            return (0, 0)
+        }
         held.append(tag)
         if let first = held.first, tag.timestampMs > first.timestampMs + holdLimitMs {
             _ = releaseHeld(from: 0, into: &out)  // no keyframe in sight: stop holding sound back
@@ -54,6 +61,8 @@ struct StartGate {
     /// Writes the held tags at or after `keyframeMs − alignmentMs`, skips the rest, and stops holding.
     private mutating func releaseHeld(from keyframeMs: UInt32, into out: inout [FLVTag]) -> Int {
         let earliest = keyframeMs > Self.alignmentMs ? keyframeMs - Self.alignmentMs : 0
+        // Only a gate that was holding sets the floor: sound that already flowed (no keyframe in time) goes on.
+        if holdingAudio { audioFloorMs = earliest }
         var skipped = 0
         for tag in held {
             if tag.timestampMs >= earliest { out.append(tag) } else { skipped += 1 }

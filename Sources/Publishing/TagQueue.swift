@@ -53,10 +53,17 @@ struct TagQueue {
         tags.isEmpty ? nil : tags.removeFirst()
     }
 
-    /// The span from the oldest droppable tag to the newest one, in milliseconds.
+    /// The span from the oldest droppable tag to the newest one, in milliseconds. Under the low-latency
+    /// interleave pictures arrive ahead of the sound of the same instant, so neither end of the queue is
+    /// necessarily the oldest or newest: one pass takes the extremes (a few hundred tags at most).
     var spanMs: Int {
-        guard let last = tags.last, let first = tags.first(where: { !$0.isSequenceHeader }) else { return 0 }
-        return max(0, Int(last.timestampMs) - Int(first.timestampMs))
+        var oldest = UInt32.max
+        var newest: UInt32 = 0
+        for tag in tags where !tag.isSequenceHeader {
+            oldest = min(oldest, tag.timestampMs)
+            newest = max(newest, tag.timestampMs)
+        }
+        return oldest == .max ? 0 : Int(newest) - Int(oldest)
     }
 
     private mutating func dropOldestDependentVideoRun() -> Bool {

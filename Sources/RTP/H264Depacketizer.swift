@@ -26,6 +26,10 @@ public struct H264Depacketizer: Depacketizer {
     private var state = State.idle
     /// The access unit being assembled; cleared with its capacity kept, so appends rarely reallocate.
     private var buffer: [UInt8] = []
+    /// The previous access unit's storage: `closeAccessUnit` hands `buffer` out in the frame and swaps this one in, so
+    /// the next access unit is assembled in storage nobody else holds (hot path: no allocation per frame once the
+    /// consumer has dropped the frame it was given, as the decoder does before the one after next).
+    private var spare: [UInt8] = []
     private var nalUnits = 0
     private var timestamp: UInt32 = 0
     private var keyframe = false
@@ -41,6 +45,7 @@ public struct H264Depacketizer: Depacketizer {
         self.maxAccessUnitBytes = maxAccessUnitBytes
         self.maxNALUnits = maxNALUnits
         buffer.reserveCapacity(64 * 1024)
+        spare.reserveCapacity(64 * 1024)
     }
 
     public mutating func push(_ packet: RTPPacket, afterLoss: Bool) -> EncodedFrame? {
@@ -189,7 +194,9 @@ public struct H264Depacketizer: Depacketizer {
     private mutating func closeAccessUnit() -> EncodedFrame {
         state = .idle
         lastDelivered = true
-        return EncodedFrame(data: buffer, rtpTimestamp: timestamp, isKeyframe: keyframe, precededByLoss: lossBefore)
+        let frame = EncodedFrame(data: buffer, rtpTimestamp: timestamp, isKeyframe: keyframe, precededByLoss: lossBefore)
+        swap(&buffer, &spare)
+        return frame
     }
 
     private mutating func dropAccessUnit() {

@@ -57,6 +57,14 @@ public struct RTPPacket: Equatable, Sendable {
 
     /// Parses one packet; validates the version, every length field and the padding count.
     public init(bytes: [UInt8]) throws(RTPError) {
+        self.init(payloadType: 0, sequenceNumber: 0, timestamp: 0, ssrc: 0)
+        try parse(bytes)
+    }
+
+    /// Parses `bytes` into this packet, reusing the storage of its payload, CSRC and extension arrays:
+    /// no allocation once they are large enough (the per-datagram hot path keeps one packet and parses
+    /// every datagram into it). Same validation as `init(bytes:)`; on a throw the packet is unchanged.
+    public mutating func parse(_ bytes: [UInt8]) throws(RTPError) {
         guard bytes.count >= 12 else { throw .tooShort }
         let version = bytes[0] >> 6
         guard version == 2 else { throw .badVersion(version) }
@@ -64,40 +72,64 @@ public struct RTPPacket: Equatable, Sendable {
         let hasExtension = bytes[0] & 0x10 != 0
         let csrcCount = Int(bytes[0] & 0x0F)
 
+        // Validate every length before writing anything.
         var offset = 12
         guard bytes.count >= offset + 4 * csrcCount else { throw .csrcOverrun }
-        var csrcs: [UInt32] = []
-        csrcs.reserveCapacity(csrcCount)
-        for i in 0..<csrcCount { csrcs.append(readUInt32(bytes, offset + 4 * i)) }
+        let csrcStart = offset
         offset += 4 * csrcCount
-
         var profile: UInt16?
-        var extensionData: [UInt8] = []
+        var extensionRange = 0..<0
         if hasExtension {
             guard bytes.count >= offset + 4 else { throw .extensionOverrun }
             profile = readUInt16(bytes, offset)
             let words = Int(readUInt16(bytes, offset + 2))
             offset += 4
             guard bytes.count >= offset + 4 * words else { throw .extensionOverrun }
-            extensionData = Array(bytes[offset..<offset + 4 * words])
+            extensionRange = offset..<offset + 4 * words
             offset += 4 * words
         }
-
         var end = bytes.count
-        var paddingLength = 0
+        var padding = 0
         if hasPadding {
             // A P bit with nothing after the header has no count byte to read.
             guard end > offset else { throw .badPadding }
-            paddingLength = Int(bytes[end - 1])
-            guard paddingLength > 0, paddingLength <= end - offset else { throw .badPadding }
-            end -= paddingLength
+            padding = Int(bytes[end - 1])
+            guard padding > 0, padding <= end - offset else { throw .badPadding }
+            end -= padding
         }
 
-        self.init(marker: bytes[1] & 0x80 != 0, payloadType: bytes[1] & 0x7F,
-                  sequenceNumber: readUInt16(bytes, 2), timestamp: readUInt32(bytes, 4),
-                  ssrc: readUInt32(bytes, 8), csrcs: csrcs, extensionProfile: profile,
-                  extensionData: extensionData, payload: Array(bytes[offset..<end]),
-                  paddingLength: paddingLength)
+        marker = bytes[1] & 0x80 != 0
+        payloadType = bytes[1] & 0x7F
+        sequenceNumber = readUInt16(bytes, 2)
+        timestamp = readUInt32(bytes, 4)
+        ssrc = readUInt32(bytes, 8)
+        // Cleared keeping capacity, then refilled: in place while this packet's arrays are uniquely held.
+        csrcs.removeAll(keepingCapacity: true)
+        for i in 0..<csrcCount { csrcs.append(readUInt32(bytes, csrcStart + 4 * i)) }
+        extensionProfile = profile
+        extensionData.removeAll(keepingCapacity: true)
+        extensionData.append(contentsOf: bytes[extensionRange])
+        payload.removeAll(keepingCapacity: true)
+        payload.append(contentsOf: bytes[offset..<end])
+        paddingLength = padding
+    }
+
+    /// Makes this packet equal to `other`, copying its arrays into this packet's storage (kept, and grown
+    /// only when too small): how the jitter buffer fills its reused slots without an allocation per packet.
+    public mutating func assign(_ other: RTPPacket) {
+        marker = other.marker
+        payloadType = other.payloadType
+        sequenceNumber = other.sequenceNumber
+        timestamp = other.timestamp
+        ssrc = other.ssrc
+        csrcs.removeAll(keepingCapacity: true)
+        csrcs.append(contentsOf: other.csrcs)
+        extensionProfile = other.extensionProfile
+        extensionData.removeAll(keepingCapacity: true)
+        extensionData.append(contentsOf: other.extensionData)
+        payload.removeAll(keepingCapacity: true)
+        payload.append(contentsOf: other.payload)
+        paddingLength = other.paddingLength
     }
 
     /// Bytes before the payload: fixed header, CSRCs and header extension.

@@ -13,6 +13,10 @@ public struct VP8Depacketizer: Depacketizer {
 
     /// The frame being assembled; cleared with its capacity kept, so appends rarely reallocate.
     private var buffer: [UInt8] = []
+    /// The previous frame's storage: `closeFrame` hands `buffer` out in the frame and swaps this one in, so
+    /// the next frame is assembled in storage nobody else holds (hot path: no allocation per frame once the
+    /// consumer has dropped the frame it was given, as the decoder does before the one after next).
+    private var spare: [UInt8] = []
     private var assembling = false
     private var timestamp: UInt32 = 0
     private var keyframe = false
@@ -22,6 +26,7 @@ public struct VP8Depacketizer: Depacketizer {
     public init(maxFrameBytes: Int = VP8Depacketizer.defaultMaxFrameBytes) {
         self.maxFrameBytes = maxFrameBytes
         buffer.reserveCapacity(64 * 1024)
+        spare.reserveCapacity(64 * 1024)
     }
 
     public mutating func push(_ packet: RTPPacket, afterLoss: Bool) -> EncodedFrame? {
@@ -71,7 +76,9 @@ public struct VP8Depacketizer: Depacketizer {
 
     private mutating func closeFrame() -> EncodedFrame {
         assembling = false
-        return EncodedFrame(data: buffer, rtpTimestamp: timestamp, isKeyframe: keyframe, precededByLoss: lossBefore)
+        let frame = EncodedFrame(data: buffer, rtpTimestamp: timestamp, isKeyframe: keyframe, precededByLoss: lossBefore)
+        swap(&buffer, &spare)
+        return frame
     }
 
     private mutating func dropFrame() {

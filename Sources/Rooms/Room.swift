@@ -41,6 +41,8 @@ public final class Room: @unchecked Sendable {
     private var inputBlocks: [[Float]] = []
     private var mixInputs: [MixInput] = []
     private var tiles: [Tile] = []
+    /// How far ahead of its compose time each canvas is stamped (lip-sync without holding pictures).
+    private var videoLead = VideoLead()
     private var voice = VoiceActivity()
     /// Users who left since the last audio tick (their meters go on the room queue).
     private let departedVoices = DepartedList()
@@ -244,15 +246,25 @@ public final class Room: @unchecked Sendable {
         let placements = LayoutEngine.placements(for: currentLayout, participants: order, canvasWidth: config.canvas.width,
                                                  canvasHeight: config.canvas.height, anchor: anchor)
         tiles.removeAll(keepingCapacity: true)
+        let target = videoLead.targetMs
+        let lead = videoLead.next(nowMs: now)
+        // A canvas stands for half a frame either side of its time: a picture due within that is shown now
+        // rather than a whole frame late (up to half a frame before its sound: far below what anyone notices).
+        let dueAhead = lead + Int64(500 / max(1, config.canvas.fps))
+        if videoLead.targetMs != target {
+            logger.debug("video lead now \(videoLead.targetMs) ms", metadata: ["room": "\(name)"])
+        }
         for placement in placements {
             guard let p = participant(placement.userId) else { continue }
-            let frame = p.hasVideo ? p.currentFrame(nowMs: now, holdMs: holdMs) : nil
+            var spare: Int64?
+            let frame = p.hasVideo ? p.currentFrame(nowMs: now, holdMs: holdMs, leadMs: dueAhead, spareMs: &spare) : nil
+            if let spare { videoLead.observe(spareMs: spare) }
             tiles.append(Tile(rect: placement.rect, fit: placement.fit, frame: frame, alpha: placement.alpha,
                               border: placement.border, speaking: frame == nil && voice.isSpeaking(p.userId)))
         }
         // In place through the optional: a local copy would share the canvas planes and make the compose copy them.
         compositor?.compose(tiles)
-        if let canvas = compositor?.canvas { programme.encodeVideo(canvas, index: index) }
+        if let canvas = compositor?.canvas { programme.encodeVideo(canvas, index: index, leadMs: lead) }
     }
 
     private func audioTick(_ index: Int64) {

@@ -40,6 +40,8 @@ public struct RoomInfo: Encodable, Sendable {
         /// Skipped after (re)connects so each connection starts at a keyframe with the audio of that moment.
         public var skippedVideoTags: Int, skippedAudioTags: Int
         public var queueLimitMs: Int, maxRetries: Int?
+        /// "lowLatency" or "strict" (`OutputOptions.Interleave`).
+        public var interleave: String
         // The last `output_status` numbers (zero before the first interval) and the encoder target now.
         public var videoFps: Double, audioFps: Double, kbps: Int
         public var droppedVideoFrames: Int, droppedAudioFrames: Int, queueMs: Int, bitrate: Int
@@ -53,6 +55,7 @@ public struct RoomInfo: Encodable, Sendable {
             reconnects = stats.reconnects
             skippedVideoTags = stats.skippedVideoTags; skippedAudioTags = stats.skippedAudioTags
             queueLimitMs = output.options.queueLimitMs; maxRetries = output.options.maxRetries
+            interleave = output.options.interleave.rawValue
             videoFps = status.videoFps; audioFps = status.audioFps; kbps = status.kbps
             droppedVideoFrames = status.droppedVideoFrames; droppedAudioFrames = status.droppedAudioFrames
             // The queue as it is now, not as it was at the last interval.

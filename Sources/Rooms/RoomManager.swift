@@ -262,11 +262,18 @@ public final class RoomManager: @unchecked Sendable {
 
     /// Entry point for every UDP datagram (RTP and RTCP, either port).
     public func ingest(_ bytes: [UInt8], from peer: PeerAddress) {
-        switch router.route(bytes, from: peer) {
+        var scratch = DatagramScratch()
+        ingest(bytes, from: peer, scratch: &scratch)
+    }
+
+    /// `ingest` for the UDP hot path: `scratch` is the caller's (one per socket), so parsing and SRTP
+    /// reuse its buffers and a datagram allocates nothing in steady state.
+    public func ingest(_ bytes: [UInt8], from peer: PeerAddress, scratch: inout DatagramScratch) {
+        switch router.route(bytes, from: peer, scratch: &scratch) {
         case .dropped:
             return
-        case let .rtp(participant, packet, size):
-            if case .firstVideoFrame(let w, let h)? = participant.receive(packet, bytes: size, nowMs: Clock.nowMs()),
+        case let .rtp(participant, size):
+            if case .firstVideoFrame(let w, let h)? = participant.receive(scratch.packet, bytes: size, nowMs: Clock.nowMs()),
                let room = roomOf(participant) {
                 room.events.publish(.firstVideoFrame(userId: participant.userId, width: w, height: h))
             }

@@ -89,6 +89,25 @@ public final class SRTPSession: @unchecked Sendable {
         }
     }
 
+    /// `unprotectRTP` into `output`, the caller's reused buffer (hot path: its storage is kept, so nothing
+    /// is allocated per packet once it is large enough). On a throw `output` holds no packet.
+    public func unprotectRTP(_ packet: [UInt8], into output: inout [UInt8]) throws(SRTPError) {
+        try requireDirection(.inbound, "unprotectRTP")
+        try Self.checkRTPHeader(packet)
+        try transform(packet, spare: 0, into: &output, operation: "srtp_unprotect") { ctx, bytes, length in
+            srtp_unprotect(ctx, bytes, length).rawValue
+        }
+    }
+
+    /// `unprotectRTCP` into `output`, the caller's reused buffer (see `unprotectRTP(_:into:)`).
+    public func unprotectRTCP(_ packet: [UInt8], into output: inout [UInt8]) throws(SRTPError) {
+        try requireDirection(.inbound, "unprotectRTCP")
+        try Self.checkRTCPHeader(packet)
+        try transform(packet, spare: 0, into: &output, operation: "srtp_unprotect_rtcp") { ctx, bytes, length in
+            srtp_unprotect_rtcp(ctx, bytes, length).rawValue
+        }
+    }
+
     /// Decrypts and authenticates an SRTCP packet, returning the RTCP compound packet.
     public func unprotectRTCP(_ packet: [UInt8]) throws(SRTPError) -> [UInt8] {
         try requireDirection(.inbound, "unprotectRTCP")
@@ -119,13 +138,23 @@ public final class SRTPSession: @unchecked Sendable {
     }
 
     /// Runs one in-place libsrtp operation on a copy of `packet` with `spare` writable bytes after it.
-    /// Per packet this costs exactly one allocation (the returned array); libsrtp works in place in it.
+    /// Costs one allocation (the returned array); the `into:` form below reuses the caller's buffer.
     private func transform(
         _ packet: [UInt8], spare: Int, operation: String,
         _ call: (OpaquePointer, UnsafeMutableRawPointer, UnsafeMutablePointer<Int32>) -> UInt32
     ) throws(SRTPError) -> [UInt8] {
         var buffer = [UInt8]()
         buffer.reserveCapacity(packet.count + spare)
+        try transform(packet, spare: spare, into: &buffer, operation: operation, call)
+        return buffer
+    }
+
+    /// The operation in `buffer`, emptied first with its capacity kept: libsrtp works in place there.
+    private func transform(
+        _ packet: [UInt8], spare: Int, into buffer: inout [UInt8], operation: String,
+        _ call: (OpaquePointer, UnsafeMutableRawPointer, UnsafeMutablePointer<Int32>) -> UInt32
+    ) throws(SRTPError) {
+        buffer.removeAll(keepingCapacity: true)
         buffer.append(contentsOf: packet)
         buffer.append(contentsOf: repeatElement(0, count: spare))
         var length = Int32(packet.count)
@@ -135,14 +164,15 @@ public final class SRTPSession: @unchecked Sendable {
             return call(ctx, base, &length)
         }
         guard status == srtp_err_status_ok.rawValue else {
+            buffer.removeAll(keepingCapacity: true)
             throw SRTPError(libsrtp: status, during: operation)
         }
         // libsrtp never reports more than it was given room for; check anyway rather than trust it.
         guard length >= 0, Int(length) <= buffer.count else {
+            buffer.removeAll(keepingCapacity: true)
             throw SRTPError(status: SRTPError.fail, message: "\(operation): returned length \(length) outside the buffer")
         }
         buffer.removeLast(buffer.count - Int(length))
-        return buffer
     }
 
     private func requireDirection(_ wanted: Direction, _ call: String) throws(SRTPError) {

@@ -59,18 +59,45 @@ public final class MediaEndpoint: Service, @unchecked Sendable {
     }
 }
 
-private final class DatagramHandler: ChannelInboundHandler, Sendable {
+/// Confined to its channel's event loop (NIO calls a handler on one thread), which is what makes the
+/// reused buffers below safe under `@unchecked Sendable`.
+private final class DatagramHandler: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = AddressedEnvelope<ByteBuffer>
     let manager: RoomManager
+    /// The datagram's bytes, copied out of NIO's buffer into storage kept from one datagram to the next,
+    /// and the parse/SRTP buffers `ingest` reuses: the packet path allocates nothing per datagram.
+    private var bytes: [UInt8] = []
+    private var scratch = DatagramScratch()
 
-    init(manager: RoomManager) { self.manager = manager }
+    init(manager: RoomManager) {
+        self.manager = manager
+        bytes.reserveCapacity(2048)
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let envelope = Self.unwrapInboundIn(data)
-        // Bounded by the datagram size; one copy into the array the parsers take.
-        let bytes = Array(envelope.data.readableBytesView)
-        let peer = PeerAddress(host: envelope.remoteAddress.ipAddress ?? "?", port: envelope.remoteAddress.port ?? 0)
-        manager.ingest(bytes, from: peer)
+        // Bounded by the datagram size (NIO's slices are 2 KB); copied in place while `bytes` is unique.
+        bytes.removeAll(keepingCapacity: true)
+        bytes.append(contentsOf: envelope.data.readableBytesView)
+        manager.ingest(bytes, from: Self.peer(envelope.remoteAddress), scratch: &scratch)
+    }
+
+    /// The sender as a binary address: no address string formatted per datagram.
+    static func peer(_ address: SocketAddress) -> PeerAddress {
+        switch address {
+        case .v4(let v4):
+            return PeerAddress(ipv4: UInt32(bigEndian: v4.address.sin_addr.s_addr),
+                               port: Int(UInt16(bigEndian: v4.address.sin_port)))
+        case .v6(let v6):
+            var raw = v6.address.sin6_addr
+            let (high, low) = withUnsafeBytes(of: &raw) { b in
+                (UInt64(bigEndian: b.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+                 UInt64(bigEndian: b.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+            }
+            return PeerAddress(ipv6High: high, low: low, port: Int(UInt16(bigEndian: v6.address.sin6_port)))
+        case .unixDomainSocket:
+            return PeerAddress(host: "?", port: 0)
+        }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

@@ -15,10 +15,13 @@ import TestSupport
     @Test func outputsReconnectWithinThreeSecondsOfTheServerReturningAndResumeOnOneTimeline() async throws {
         let nginx = try NginxRTMP()
         defer { nginx.stop() }
-        // The second output goes through a pass-through relay that keeps what cohost sent on each
-        // connection, so the timestamps can be read exactly as they left cohost (nginx rebases its recordings).
+        // The second and third outputs go through pass-through relays that keep what cohost sent on each
+        // connection, so the timestamps can be read exactly as they left cohost (nginx rebases its recordings):
+        // one in the strict interleave, one in the low-latency one (the default for RTMP).
         let tap = try ThrottledTCPRelay(targetPort: nginx.port, capture: true)
         defer { tap.stop() }
+        let fastTap = try ThrottledTCPRelay(targetPort: nginx.port, capture: true)
+        defer { fastTap.stop() }
         let cohost = try CohostHarness()
         let room = "comeback"
         let admin = cohost.token(room: room, user: "producer", admin: true)
@@ -27,7 +30,8 @@ import TestSupport
              "video":{"bitrate":800,"keyint":1},
              "layout":{"mode":"custom","regions":[{"userId":"alice","x":0,"y":0,"width":640,"height":360}]},
              "outputs":[{"url":"\#(nginx.url(stream: "direct"))",\#(Self.backoff)},
-                        {"url":"\#(tap.rtmpURL(stream: "tapped"))",\#(Self.backoff)}]}
+                        {"url":"\#(tap.rtmpURL(stream: "tapped"))","interleave":"strict",\#(Self.backoff)},
+                        {"url":"\#(fastTap.rtmpURL(stream: "fast"))",\#(Self.backoff)}]}
             """#)
         let recorder = EventRecorder(url: "ws://127.0.0.1:\(cohost.httpPort)/v1/rooms/\(room)/events?token=\(admin)")
         recorder.start()
@@ -99,5 +103,22 @@ import TestSupport
         let starts = FLVTimeline.firstTimestamps(resumed)
         let startGap = abs(Int(starts.audio ?? 0) - Int(starts.video ?? .max))
         #expect(startGap <= 40, "after the reconnect audio starts at \(starts.audio.map(String.init) ?? "-") ms, video at \(starts.video.map(String.init) ?? "-") ms (last before the cut: \(lastBefore.timestampMs) ms)")
+
+        // Low-latency interleave: each kind on its own timeline, never backwards, across the reconnect too; the
+        // picture runs ahead of its sound (AAC priming and encoder delay, the video lead), never the sound ahead.
+        let fast = try fastTap.capturedStreams.map { try RTMPChunkReader.flvTags(clientBytes: $0) }.filter { $0.contains(where: \.isMedia) }
+        #expect(fast.count == 2, "low-latency connections with media: \(fast.count)")
+        guard fast.count >= 2, let fastBefore = fast.first, let fastResumed = fast.last else { return }
+        #expect(FLVTimeline.regressionsPerKind(fastBefore).isEmpty, "\(FLVTimeline.regressionsPerKind(fastBefore).prefix(5))")
+        #expect(FLVTimeline.regressionsPerKind(fastResumed).isEmpty, "\(FLVTimeline.regressionsPerKind(fastResumed).prefix(5))")
+        #expect(fastResumed.first { $0.isMedia && $0.isVideo }?.isKeyframe == true)
+        let lastFast = FLVTimeline.lastTimestamps(fastBefore), firstFast = FLVTimeline.firstTimestamps(fastResumed)
+        #expect((firstFast.audio ?? 0) >= (lastFast.audio ?? .max) && (firstFast.video ?? 0) >= (lastFast.video ?? .max),
+                "low-latency resumed at \(firstFast) after \(lastFast)")
+        for (name, tags) in [("before", fastBefore), ("after", fastResumed)] {
+            let leads = FLVTimeline.maxLeads(tags)
+            #expect((leads?.audio ?? .max) <= 40 && (leads?.video ?? .max) <= 40 + 21 + 64 + Int(200),
+                    "low-latency \(name): video ran \(leads?.video ?? -1) ms ahead, audio \(leads?.audio ?? -1) ms")
+        }
     }
 }

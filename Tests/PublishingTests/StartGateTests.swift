@@ -54,6 +54,28 @@ struct StartGateTests {
         #expect(result.video == 1 && result.audio == 0)
     }
 
+    @Test("low-latency order: the keyframe's own sound, arriving after it, is written; older sound is not")
+    func soundArrivingAfterTheKeyframe() {
+        var gate = StartGate(hasVideo: true, queueLimitMs: 2000)
+        // Pictures run ≈100 ms ahead of the sound of the same instant.
+        let result = run(&gate, [audio(900), video(1000, key: false), audio(921), video(1033, key: true),
+                                 audio(943), audio(964), audio(985), audio(1006), audio(1028), video(1066, key: false), audio(1049)])
+        // The keyframe at 1033 keeps sound from 993 ms on, whether it came before or after it.
+        #expect(result.written == ["K1033", "A1006", "A1028", "P1066", "A1049"])
+        #expect(result.video == 1 && result.audio == 5)
+    }
+
+    @Test("sound that flowed before a late keyframe keeps flowing after it")
+    func noFloorOnceSoundFlows() {
+        var gate = StartGate(hasVideo: true, queueLimitMs: 100)
+        // No keyframe within the hold limit (1100 ms): sound goes out unheld.
+        var result = run(&gate, [audio(0), audio(1200)])
+        #expect(result.written == ["A0", "A1200"])
+        result = run(&gate, [video(1400, key: true), audio(1221), audio(1242)])
+        #expect(result.written == ["K1400", "A1221", "A1242"])
+        #expect(result.audio == 0)
+    }
+
     @Test("what is still held at stop is written, not lost")
     func flushAtStop() {
         var gate = StartGate(hasVideo: true, queueLimitMs: 2000)

@@ -182,4 +182,14 @@ struct TagQueueTests {
         #expect(describe(queue) == ["A150"])
         #expect(queue.droppedData == 1 && queue.droppedAudio == 1)
     }
+
+    @Test("the span is from the oldest to the newest tag even when pictures run ahead of the sound")
+    func spanUnderLowLatencyOrder() {
+        var queue = TagQueue(limitMs: 2000)
+        queue.push(FLVMuxer.videoTag(avcc: [0, 0, 0, 1, 0x65], isKeyframe: true, timestampMs: 1100, compositionTimeMs: 0))
+        queue.push(FLVMuxer.audioTag(aac: [0x21], timestampMs: 1000))
+        queue.push(FLVMuxer.audioTag(aac: [0x21], timestampMs: 1021))
+        // Newest is the picture, oldest the first sound: neither end of the queue.
+        #expect(queue.spanMs == 100)
+    }
 }

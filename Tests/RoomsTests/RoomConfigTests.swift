@@ -49,9 +49,24 @@ import Publishing
         #expect(c.outputs == [
             OutputSpec(url: "rtmp://h/live/k", options: OutputOptions(queueLimitMs: 3000, maxRetries: 5,
                                                                       backoff: BackoffOptions(initialMaxMs: 1000, maxMs: 20_000))),
-            OutputSpec(url: "file:///tmp/x.flv", options: OutputOptions()),
+            OutputSpec(url: "file:///tmp/x.flv", options: OutputOptions(interleave: .strict)),
         ])
-        #expect(c.outputs[1].options == OutputOptions(queueLimitMs: 2000, maxRetries: nil, backoff: BackoffOptions(initialMaxMs: 2000, maxMs: 10_000)))
+        #expect(c.outputs[1].options == OutputOptions(queueLimitMs: 2000, maxRetries: nil, backoff: BackoffOptions(initialMaxMs: 2000, maxMs: 10_000),
+                                                      interleave: .strict))
+    }
+
+    /// RTMP gets the low-latency order unless told otherwise, a file the strict one; anything else is refused.
+    @Test func interleaveDefaultsByDestinationAndCanBeChosen() throws {
+        let c = try decode(#"{"name":"r1","outputs":[{"url":"rtmp://h/live/a"},{"url":"rtmp://h/live/b","interleave":"strict"},{"url":"FILE:///tmp/x.flv"},{"url":"file:///tmp/y.flv","interleave":"lowLatency"}]}"#).resolve()
+        #expect(c.outputs.map(\.options.interleave) == [.lowLatency, .strict, .strict, .lowLatency])
+        let bad = try decode(#"{"name":"r1","outputs":[{"url":"rtmp://h/live/a","interleave":"fast"}]}"#)
+        do {
+            _ = try bad.resolve()
+            Issue.record("accepted interleave fast")
+        } catch {
+            #expect(error.status == 400 && error.code == "invalid_output")
+            #expect(error.message == #"interleave must be "lowLatency" or "strict", got "fast""#)
+        }
     }
 
     @Test func outputOptionsOutOfRangeAreInvalidOutputNamingTheLimit() throws {

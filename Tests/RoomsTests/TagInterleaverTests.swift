@@ -41,6 +41,23 @@ import Publishing
         #expect(out.map(\.timestampMs) == [0, 100])
     }
 
+    @Test func lowLatencySendsEachKindAtOnceMonotonicPerKind() {
+        var i = TagInterleaver(hasVideo: true, lowLatency: true)
+        var out: [FLVTag] = []
+        i.push(video(100), into: &out)
+        #expect(out.map(\.timestampMs) == [100])
+        i.push(audio(0), into: &out)
+        i.push(audio(21), into: &out)
+        i.push(video(133), into: &out)
+        i.push(audio(15), into: &out)   // late within its own lane: takes that lane's last time
+        i.push(video(120), into: &out)
+        #expect(out.map(\.timestampMs) == [100, 0, 21, 133, 21, 133])
+        #expect(out.map(\.kind) == [.video, .audio, .audio, .video, .audio, .video])
+        var rest: [FLVTag] = []
+        i.flush(into: &rest)
+        #expect(rest.isEmpty)
+    }
+
     @Test func lateTagsAreClampedSoTimestampsNeverGoBack() {
         var i = TagInterleaver(hasVideo: false)
         var out: [FLVTag] = []

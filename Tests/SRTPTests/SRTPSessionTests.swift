@@ -177,3 +177,29 @@ import Testing
         }
     }
 }
+
+/// The hot path unprotects into one kept buffer per socket: no array per packet.
+@Suite struct SRTPReuseTests {
+    @Test func unprotectIntoAKeptBufferReusesItAndMatchesTheReturningForm() throws {
+        let key = SRTPSessionTests.key(for: .aesCm128HmacSha1_80)
+        let sender = try SRTPSession(profile: .aesCm128HmacSha1_80, masterKeyAndSalt: key, direction: .outbound)
+        let receiver = try SRTPSession(profile: .aesCm128HmacSha1_80, masterKeyAndSalt: key, direction: .inbound)
+        let check = try SRTPSession(profile: .aesCm128HmacSha1_80, masterKeyAndSalt: key, direction: .inbound)
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(2048)
+        let storage = buffer.withUnsafeBufferPointer { $0.baseAddress }
+        for seq: UInt16 in 1...5 {
+            let plain = SRTPSessionTests.rtpPacket(seq: seq)
+            let protected = try sender.protectRTP(plain)
+            try receiver.unprotectRTP(protected, into: &buffer)
+            #expect(buffer == plain)
+            #expect(try check.unprotectRTP(protected) == plain)
+            #expect(buffer.withUnsafeBufferPointer { $0.baseAddress } == storage)
+        }
+        // A replay fails with the buffer emptied, not holding a stale packet.
+        let replayed = try sender.protectRTP(SRTPSessionTests.rtpPacket(seq: 9))
+        try receiver.unprotectRTP(replayed, into: &buffer)
+        #expect(throws: SRTPError.self) { try receiver.unprotectRTP(replayed, into: &buffer) }
+        #expect(buffer.isEmpty)
+    }
+}

@@ -89,6 +89,27 @@ public enum FLVTimeline {
         return out
     }
 
+    /// Places where a media tag's timestamp is below the one before it of the same kind (the low-latency
+    /// interleave: each kind monotonic on its own, pictures sent ahead of their sound).
+    public static func regressionsPerKind(_ tags: [FLVTagInfo]) -> [(index: Int, previousMs: UInt32, ms: UInt32)] {
+        regressions(tags.filter { !$0.isMedia || $0.isAudio }) + regressions(tags.filter { !$0.isMedia || $0.isVideo })
+    }
+
+    /// The largest (last video timestamp − last audio timestamp) and (audio − video) seen after each media tag,
+    /// once both kinds have started: how far each kind ran ahead of the other. Nil when one is missing.
+    public static func maxLeads(_ tags: [FLVTagInfo]) -> (video: Int, audio: Int)? {
+        var audio: UInt32?, video: UInt32?
+        var worst: (video: Int, audio: Int)?
+        for tag in tags where tag.isMedia {
+            if tag.isAudio { audio = tag.timestampMs } else { video = tag.timestampMs }
+            if let audio, let video {
+                let d = Int(video) - Int(audio)
+                worst = (max(worst?.video ?? 0, d), max(worst?.audio ?? 0, -d))
+            }
+        }
+        return worst
+    }
+
     /// The largest |last audio timestamp − last video timestamp| seen after each media tag, once both
     /// kinds have started: how far one kind ever ran ahead of the other in the stream. Nil when one is missing.
     public static func maxInterleaveSkewMs(_ tags: [FLVTagInfo]) -> Int? {

@@ -4,25 +4,30 @@
 #include <string.h>
 #include <stdint.h>
 
-// Sends one AMF0 data message (a script tag's body) as-is.
-// RTMP_Write prefixes every script tag with "@setDataFrame", which servers treat as stream metadata;
-// custom data messages (voice levels) must travel without it, so they go through RTMP_SendPacket.
-// Returns 1 on success, 0 on failure (allocation or socket error).
-static inline int cohost_rtmp_send_data(RTMP *r, const uint8_t *body, uint32_t size, uint32_t timestamp) {
+// Bytes a message's storage must keep free before its body: RTMP_SendPacket writes the chunk header there.
+static inline int cohost_rtmp_header_room(void) { return RTMP_MAX_HEADER_SIZE; }
+
+// Sends one message whose body the caller placed at `storage + cohost_rtmp_header_room()`, on chunk stream
+// `channel`, with message type `type` (8 audio, 9 video, 18 data). `absolute`: a type-0 chunk header with the
+// absolute timestamp (the first message of a chunk stream on a connection: the receiver has nothing to add a
+// delta to); otherwise librtmp sends the delta to the previous message of that chunk stream, which must not be
+// later. The storage is the caller's and reused: nothing is allocated per message.
+// RTMP_Write is not used for media: it puts audio and video on one chunk stream, where a picture sent ahead
+// of the sound of the same instant (Cohost's low-latency interleave) would need a negative delta.
+// Returns 1 on success, 0 on a socket error.
+static inline int cohost_rtmp_send_message(RTMP *r, uint8_t type, int channel, int absolute,
+                                           char *storage, uint32_t size, uint32_t timestamp) {
     RTMPPacket packet;
     memset(&packet, 0, sizeof(packet));
-    if (!RTMPPacket_Alloc(&packet, size)) return 0;
-    memcpy(packet.m_body, body, size);
+    packet.m_body = storage + RTMP_MAX_HEADER_SIZE;
     packet.m_nBodySize = size;
-    packet.m_packetType = RTMP_PACKET_TYPE_INFO;
-    packet.m_nChannel = 0x04; // the source channel RTMP_Write uses for media and metadata
-    packet.m_headerType = RTMP_PACKET_SIZE_LARGE;
+    packet.m_packetType = type;
+    packet.m_nChannel = channel;
+    packet.m_headerType = absolute ? RTMP_PACKET_SIZE_LARGE : RTMP_PACKET_SIZE_MEDIUM;
     packet.m_nTimeStamp = timestamp;
     packet.m_hasAbsTimestamp = 0;
     packet.m_nInfoField2 = r->m_stream_id;
-    int ok = RTMP_SendPacket(r, &packet, 0);
-    RTMPPacket_Free(&packet);
-    return ok ? 1 : 0;
+    return RTMP_SendPacket(r, &packet, 0) ? 1 : 0;
 }
 
 // Points the connection at an already resolved numeric host (owned by the caller, alive until RTMP_Free).

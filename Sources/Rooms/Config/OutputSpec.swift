@@ -12,7 +12,7 @@ public struct OutputSpec: Sendable, Equatable {
 }
 
 /// The JSON of one output, in `POST /v1/rooms/{room}/outputs` and in `outputs` of `POST /v1/rooms`:
-/// `{"url", "queueMs"?, "maxRetries"?, "backoff"?: {"initialMaxMs"?, "maxMs"?}}`.
+/// `{"url", "queueMs"?, "maxRetries"?, "backoff"?: {"initialMaxMs"?, "maxMs"?}, "interleave"?}`.
 public struct OutputRequest: Decodable, Sendable {
     public var url: String
     /// Milliseconds of media the output may queue before dropping (video first).
@@ -20,6 +20,8 @@ public struct OutputRequest: Decodable, Sendable {
     /// Retries before giving up with `error`; absent or null never gives up, 0 gives up at once.
     public var maxRetries: Int?
     public var backoff: BackoffRequest?
+    /// "lowLatency" or "strict" (see `OutputOptions.Interleave`); absent: strict for files, lowLatency otherwise.
+    public var interleave: String?
 
     public struct BackoffRequest: Decodable, Sendable {
         /// The first retry waits 0…initialMaxMs; later windows grow by as much.
@@ -33,11 +35,13 @@ public struct OutputRequest: Decodable, Sendable {
         }
     }
 
-    public init(url: String, queueMs: Int? = nil, maxRetries: Int? = nil, backoff: BackoffRequest? = nil) {
+    public init(url: String, queueMs: Int? = nil, maxRetries: Int? = nil, backoff: BackoffRequest? = nil,
+                interleave: String? = nil) {
         self.url = url
         self.queueMs = queueMs
         self.maxRetries = maxRetries
         self.backoff = backoff
+        self.interleave = interleave
     }
 
     /// Fills in the defaults and checks every range; a refusal is 400 `invalid_output` naming the limit.
@@ -47,6 +51,16 @@ public struct OutputRequest: Decodable, Sendable {
         options.maxRetries = maxRetries
         if let v = backoff?.initialMaxMs { options.backoff.initialMaxMs = v }
         if let v = backoff?.maxMs { options.backoff.maxMs = v }
+        if let interleave {
+            guard let mode = OutputOptions.Interleave(rawValue: interleave) else {
+                let known = OutputOptions.Interleave.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")
+                throw .badRequest("invalid_output", "interleave must be \(known), got \"\(interleave.prefix(40))\"")
+            }
+            options.interleave = mode
+        } else {
+            // A file is read and seeked later, not watched live: it gets the conventional order.
+            options.interleave = url.lowercased().hasPrefix("file:") ? .strict : .lowLatency
+        }
         do { try options.validate() } catch { throw .badRequest("invalid_output", error.message) }
         return OutputSpec(url: url, options: options)
     }

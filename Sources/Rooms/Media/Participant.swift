@@ -113,6 +113,8 @@ public final class Participant: @unchecked Sendable {
         var framesDecoded = 0
         var decodeErrors = 0
         var rates = StreamRates()
+        /// The decode time of the picture whose spare was last reported (`currentFrame`).
+        var spareReportedForMs: Int64 = -1
     }
 
     /// Something the room should announce after a packet was handled.
@@ -165,7 +167,10 @@ public final class Participant: @unchecked Sendable {
         // slots stay uniquely referenced: writing them then copies nothing (no copy-on-write per packet).
         if packet.ssrc == audioSSRC, var path = audio {
             audio = nil
-            for frame in path.stream.receive(packet, bytes: bytes, nowMs: nowMs) { decodeAudio(frame, path: &path, nowMs: nowMs) }
+            // Frames are decoded as the stream completes them (a callback, not a returned array: no
+            // allocation per packet on this hot path).
+            let stream = path.stream
+            stream.receive(packet, bytes: bytes, nowMs: nowMs) { frame in decodeAudio(frame, path: &path, nowMs: nowMs) }
             audio = path
             return nil
         }
@@ -183,7 +188,8 @@ public final class Participant: @unchecked Sendable {
         if packet.ssrc == videoSSRC, var path = video {
             video = nil
             var signal: Signal?
-            for frame in path.stream.receive(packet, bytes: bytes, nowMs: nowMs, isRetransmission: isRetransmission) {
+            let stream = path.stream
+            stream.receive(packet, bytes: bytes, nowMs: nowMs, isRetransmission: isRetransmission) { frame in
                 signal = decodeVideo(frame, path: &path, nowMs: nowMs) ?? signal
             }
             video = path
@@ -198,15 +204,16 @@ public final class Participant: @unchecked Sendable {
         defer { lock.unlock() }
         if var path = audio {
             audio = nil
-            for frame in path.stream.drain(nowMs: nowMs) { decodeAudio(frame, path: &path, nowMs: nowMs) }
+            // Callback delivery, as in `receive`: nothing allocated per tick.
+            let stream = path.stream
+            stream.drain(nowMs: nowMs) { frame in decodeAudio(frame, path: &path, nowMs: nowMs) }
             audio = path
         }
         var signal: Signal?
         if var path = video {
             video = nil
-            for frame in path.stream.drain(nowMs: nowMs) {
-                signal = decodeVideo(frame, path: &path, nowMs: nowMs) ?? signal
-            }
+            let stream = path.stream
+            stream.drain(nowMs: nowMs) { frame in signal = decodeVideo(frame, path: &path, nowMs: nowMs) ?? signal }
             video = path
         }
         return signal
@@ -318,15 +325,24 @@ public final class Participant: @unchecked Sendable {
 
     /// The picture to show now: the newest decoded one whose audio is playing (lip-sync, see
     /// VideoPresenter), or nil (placeholder) when there is none or the stream stalled for `holdMs`.
-    func currentFrame(nowMs: Int64, holdMs: Int64) -> VideoFrame? {
+    /// `leadMs`: pictures captured up to that much after the sound being mixed are due (the canvas is stamped
+    /// ahead by the `VideoLead`, plus half a frame of rounding). `spareMs` is set on the first canvas after a new picture was decoded: how
+    /// far that picture is ahead of the sound being mixed (what `VideoLead` may use); nil otherwise.
+    func currentFrame(nowMs: Int64, holdMs: Int64, leadMs: Int64 = 0, spareMs: inout Int64?) -> VideoFrame? {
         lock.lock()
         defer { lock.unlock() }
+        spareMs = nil
         let playout = audioPlayout(nowMs: nowMs)
         // Mutated in place through the optional: no copy of the presenter's queue per tick.
-        let frame = video?.presenter.present(playout: playout, nowMs: nowMs)
-        if let playout, let newest = video?.presenter.newestCapture, let decodedMs = video?.presenter.lastDecodedMs,
-           nowMs - decodedMs <= 50, let delay = video?.sync.observe(lag: playout - newest, nowMs: nowMs) {
-            audio?.fifo.setSyncDelay(frames: delay)
+        let frame = video?.presenter.present(playout: playout.map { $0 + Double(leadMs) / 1000 }, nowMs: nowMs)
+        if let playout, let newest = video?.presenter.newestCapture, let decodedMs = video?.presenter.lastDecodedMs {
+            if video?.spareReportedForMs != decodedMs {
+                video?.spareReportedForMs = decodedMs
+                spareMs = Int64(((newest - playout) * 1000).rounded(.down))
+            }
+            if nowMs - decodedMs <= 50, let delay = video?.sync.observe(lag: playout - newest, nowMs: nowMs) {
+                audio?.fifo.setSyncDelay(frames: delay)
+            }
         }
         guard let frame,
               let decodedMs = video?.presenter.lastDecodedMs, nowMs - decodedMs <= holdMs else { return nil }

@@ -1,13 +1,107 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import RTP
 import SRTP
 
 /// Where a datagram came from; the UDP layer fills it in, Rooms only compares it.
+///
+/// Stored as the binary address (IPv4 or IPv6) and port, not as text: the UDP layer builds one per
+/// datagram, and formatting an address string would allocate on every packet. `host` formats it on
+/// demand. A host that is not a numeric address is kept as given (compared as text).
 public struct PeerAddress: Hashable, Sendable, CustomStringConvertible {
-    public var host: String
+    private enum Host: Hashable, Sendable {
+        /// Host byte order.
+        case v4(UInt32)
+        /// The 16 address bytes, big-endian halves.
+        case v6(UInt64, UInt64)
+        case name(String)
+    }
+
+    private var address: Host
     public var port: Int
-    public init(host: String, port: Int) { self.host = host; self.port = port }
+
+    /// Parses a numeric IPv4 or IPv6 address; anything else is kept as a name.
+    public init(host: String, port: Int) {
+        self.port = port
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 {
+            address = .v4(UInt32(bigEndian: v4.s_addr))
+        } else if inet_pton(AF_INET6, host, &v6) == 1 {
+            let (high, low) = withUnsafeBytes(of: &v6) { raw in
+                (UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+                 UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+            }
+            address = .v6(high, low)
+        } else {
+            address = .name(host)
+        }
+    }
+
+    /// An IPv4 address in host byte order (e.g. 0x7F000001 for 127.0.0.1); no allocation.
+    public init(ipv4 address: UInt32, port: Int) {
+        self.address = .v4(address)
+        self.port = port
+    }
+
+    /// An IPv6 address as its first and last 8 bytes, each read big-endian; no allocation.
+    public init(ipv6High high: UInt64, low: UInt64, port: Int) {
+        address = .v6(high, low)
+        self.port = port
+    }
+
+    /// The address as text ("192.0.2.10", "::1"), formatted on each call.
+    public var host: String {
+        switch address {
+        case .name(let name):
+            return name
+        case .v4(let value):
+            var raw = in_addr(s_addr: value.bigEndian)
+            return Self.format(family: AF_INET, &raw)
+        case .v6(let high, let low):
+            var raw = in6_addr()
+            withUnsafeMutableBytes(of: &raw) { bytes in
+                bytes.storeBytes(of: high.bigEndian, toByteOffset: 0, as: UInt64.self)
+                bytes.storeBytes(of: low.bigEndian, toByteOffset: 8, as: UInt64.self)
+            }
+            return Self.format(family: AF_INET6, &raw)
+        }
+    }
+
+    /// The IPv4 address in host byte order, when it is one.
+    public var ipv4: UInt32? {
+        if case .v4(let value) = address { return value }
+        return nil
+    }
+
+    /// Same host, whatever the port (plain RTCP may come from the port above the RTP one).
+    public func hasSameHost(as other: PeerAddress) -> Bool { address == other.address }
+
     public var description: String { "\(host):\(port)" }
+
+    private static func format<T>(family: Int32, _ raw: inout T) -> String {
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(INET6_ADDRSTRLEN) + 1) { buffer in
+            guard let base = buffer.baseAddress, inet_ntop(family, &raw, base, socklen_t(buffer.count)) != nil else {
+                return "?"
+            }
+            return String(cString: base)
+        }
+    }
+}
+
+/// The buffers one datagram's handling reuses: the parsed RTP packet and the SRTP plaintext. The UDP
+/// layer keeps one per socket and passes it to `RoomManager.ingest`, so a datagram allocates nothing in
+/// steady state (the arrays keep their capacity from one packet to the next). Confined to its caller.
+public struct DatagramScratch: Sendable {
+    var packet = RTPPacket(payloadType: 0, sequenceNumber: 0, timestamp: 0, ssrc: 0)
+    var clear: [UInt8] = []
+
+    public init() {
+        packet.payload.reserveCapacity(2048)
+        clear.reserveCapacity(2048)
+    }
 }
 
 /// Counters for datagrams that never reached a participant; exported as metrics.
@@ -86,7 +180,8 @@ final class StreamRouter: @unchecked Sendable {
     }
 
     enum Routed {
-        case rtp(Participant, RTPPacket, bytes: Int)
+        /// The packet is in the scratch passed to `route`.
+        case rtp(Participant, bytes: Int)
         case rtcp(Participant, [RTCPPacket])
         case dropped
     }
@@ -96,6 +191,13 @@ final class StreamRouter: @unchecked Sendable {
     /// RTP latched (any port: senders such as ffmpeg send RTCP from the port above), so nobody
     /// else can end a plain-RTP participant with a BYE or skew its lip-sync with a sender report.
     func route(_ bytes: [UInt8], from peer: PeerAddress) -> Routed {
+        var scratch = DatagramScratch()
+        return route(bytes, from: peer, scratch: &scratch)
+    }
+
+    /// `route` for the hot path: SRTP plaintext and the parsed packet go into `scratch`'s reused buffers
+    /// (no allocation per datagram; RTCP, a few packets a second, is still parsed into new values).
+    func route(_ bytes: [UInt8], from peer: PeerAddress, scratch: inout DatagramScratch) -> Routed {
         lock.lock()
         defer { lock.unlock() }
         counters.datagrams += 1
@@ -110,9 +212,9 @@ final class StreamRouter: @unchecked Sendable {
             guard let binding = bindings[ssrc] else { counters.unknownSSRC += 1; return .dropped }
             var clear = bytes
             if let srtp = binding.srtp {
-                guard let plain = try? srtp.unprotectRTCP(bytes) else { counters.srtpFailures += 1; return .dropped }
-                clear = plain
-            } else if binding.latched?.host != peer.host {
+                do { try srtp.unprotectRTCP(bytes, into: &scratch.clear) } catch { counters.srtpFailures += 1; return .dropped }
+                clear = scratch.clear
+            } else if !(binding.latched?.hasSameHost(as: peer) ?? false) {
                 counters.wrongSource += 1
                 return .dropped
             }
@@ -127,15 +229,20 @@ final class StreamRouter: @unchecked Sendable {
                 counters.wrongSource += 1
                 return .dropped
             }
-            var clear = bytes
             if let srtp = binding.srtp {
                 // Only an authenticated packet may latch or move the source (design.md §5).
-                guard let plain = try? srtp.unprotectRTP(bytes) else { counters.srtpFailures += 1; return .dropped }
-                clear = plain
+                do { try srtp.unprotectRTP(bytes, into: &scratch.clear) } catch { counters.srtpFailures += 1; return .dropped }
             }
-            guard let packet = try? RTPPacket(bytes: clear) else { counters.malformed += 1; return .dropped }
+            // Parsed into the scratch packet's storage: no payload array per datagram.
+            let parsed: Bool
+            if binding.srtp != nil {
+                parsed = (try? scratch.packet.parse(scratch.clear)) != nil
+            } else {
+                parsed = (try? scratch.packet.parse(bytes)) != nil
+            }
+            guard parsed else { counters.malformed += 1; return .dropped }
             binding.latched = peer
-            return .rtp(binding.participant, packet, bytes: bytes.count)
+            return .rtp(binding.participant, bytes: bytes.count)
         }
     }
 

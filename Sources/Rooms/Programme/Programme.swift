@@ -14,10 +14,13 @@ final class Programme {
     private let config: RoomConfig
     private let video: H264Encoder?
     private let audio: AACEncoder
-    private var interleaver: TagInterleaver
+    /// One per interleave policy (`OutputOptions.Interleave`); each output takes the tags of its own.
+    private var strictInterleaver: TagInterleaver
+    private var lowLatencyInterleaver: TagInterleaver
     private var outputs = OutputTable()
-    /// Tags ready for every output; reused between ticks.
-    private var ready: [FLVTag] = []
+    /// Tags ready for the outputs of each policy; reused between ticks.
+    private var strictReady: [FLVTag] = []
+    private var lowLatencyReady: [FLVTag] = []
     private let logger: Logger
     private let onOutputState: @Sendable (String, String, OutputStateChange) -> Void
     /// Set from output threads, taken by the next video encode.
@@ -42,7 +45,8 @@ final class Programme {
         self.onOutputState = onOutputState
         video = config.audioOnly ? nil : try H264Encoder(config: config.h264Config)
         audio = try AACEncoder(channels: config.audio.channels, bitrate: config.audio.bitrateKbps * 1000)
-        interleaver = TagInterleaver(hasVideo: !config.audioOnly)
+        strictInterleaver = TagInterleaver(hasVideo: !config.audioOnly)
+        lowLatencyInterleaver = TagInterleaver(hasVideo: !config.audioOnly, lowLatency: true)
         adaptation = config.adaptation
         let info = FLVStreamInfo(
             width: config.canvas.width, height: config.canvas.height, fps: config.canvas.fps,
@@ -53,7 +57,8 @@ final class Programme {
         if let video { headers.append(FLVMuxer.avcSequenceHeader(video.decoderConfigurationRecord)) }
         headers.append(FLVMuxer.aacSequenceHeader(audio.audioSpecificConfig))
         self.headers = headers
-        ready.reserveCapacity(64)
+        strictReady.reserveCapacity(64)
+        lowLatencyReady.reserveCapacity(64)
     }
 
     /// The encoder's current target: the video bitrate (lowered by adaptive bitrate), or the audio
@@ -122,8 +127,8 @@ final class Programme {
 
     // MARK: encoding
 
-    /// Encodes canvas number `index` (its time is index / canvas fps).
-    func encodeVideo(_ canvas: VideoFrame, index: Int64) {
+    /// Encodes canvas number `index` (its time is index / canvas fps, plus `leadMs`: see `VideoLead`).
+    func encodeVideo(_ canvas: VideoFrame, index: Int64, leadMs: Int64 = 0) {
         guard let video else { return }
         do {
             guard let encoded = try video.encode(canvas, pts: index, forceKeyframe: keyframeDue(index: index)) else { return }
@@ -133,8 +138,8 @@ final class Programme {
             // Video is stamped later by the AAC priming, as ffmpeg does (avoid_negative_ts): a player that
             // does not trim the priming then hears each sample when it sees the picture taken with it.
             let primingMs = Int64(audio.primingSamples) * 1000 / Int64(AudioFormat.sampleRate)
-            let dtsMs = encoded.dts * 1000 / fps + primingMs
-            let ptsMs = encoded.pts * 1000 / fps + primingMs
+            let dtsMs = encoded.dts * 1000 / fps + primingMs + leadMs
+            let ptsMs = encoded.pts * 1000 / fps + primingMs + leadMs
             var avcc = encoded.data
             if let sei = pendingSEI {
                 pendingSEI = nil
@@ -143,7 +148,7 @@ final class Programme {
             let tag = FLVMuxer.videoTag(avcc: avcc, isKeyframe: encoded.isKeyframe,
                                         timestampMs: UInt32(clamping: max(0, dtsMs)),
                                         compositionTimeMs: Int32(clamping: ptsMs - dtsMs))
-            interleaver.push(tag, into: &ready)
+            push(tag)
             deliver()
         } catch {
             logger.error("H.264 encode failed", metadata: ["room": "\(config.name)", "error": "\(error)"])
@@ -166,14 +171,14 @@ final class Programme {
                 audioFramesEncoded += 1
                 let ms = frame.pts * 1000 / Int64(AudioFormat.sampleRate)
                 lastAudioMs = ms
-                interleaver.push(FLVMuxer.audioTag(aac: frame.data, timestampMs: UInt32(clamping: max(0, ms))), into: &ready)
+                push(FLVMuxer.audioTag(aac: frame.data, timestampMs: UInt32(clamping: max(0, ms))))
             }
             if var tag = pendingLevels, Int64(tag.timestampMs) <= lastAudioMs {
                 pendingLevels = nil
                 // Stamped with the newest audio tag: the audio lane must never go backwards (a few ms late
                 // at most; the message's own `time` keeps the exact block time).
                 tag.timestampMs = UInt32(clamping: lastAudioMs)
-                interleaver.push(tag, into: &ready)
+                push(tag)
             }
             deliver()
         } catch {
@@ -195,17 +200,27 @@ final class Programme {
         }
     }
 
+    private func push(_ tag: FLVTag) {
+        strictInterleaver.push(tag, into: &strictReady)
+        lowLatencyInterleaver.push(tag, into: &lowLatencyReady)
+    }
+
     private func deliver() {
-        guard !ready.isEmpty else { return }
+        guard !strictReady.isEmpty || !lowLatencyReady.isEmpty else { return }
         for entry in outputs.entries {
-            for tag in ready { entry.output.send(tag) }
+            switch entry.output.options.interleave {
+            case .strict: for tag in strictReady { entry.output.send(tag) }
+            case .lowLatency: for tag in lowLatencyReady { entry.output.send(tag) }
+            }
         }
-        ready.removeAll(keepingCapacity: true)
+        strictReady.removeAll(keepingCapacity: true)
+        lowLatencyReady.removeAll(keepingCapacity: true)
     }
 
     /// Sends what is buffered and stops every output cleanly (each flushes its queue, bounded).
     func stop() {
-        interleaver.flush(into: &ready)
+        strictInterleaver.flush(into: &strictReady)
+        lowLatencyInterleaver.flush(into: &lowLatencyReady)
         deliver()
         for output in outputs.removeAll() {
             output.stop()

@@ -2,19 +2,28 @@ import Publishing
 
 /// Orders audio and video tags by timestamp before they reach the outputs.
 ///
-/// The AAC encoder hands out frames a little later than the video encoder does for the same
-/// instant, and RTMP servers want timestamps that never go backwards across both kinds. Tags
-/// wait here until the other kind has caught up, for at most `maxWaitMs` of media, so a stream
-/// that stops (audio-only moments, a stalled encoder) cannot hold the other back.
+/// The AAC encoder hands out frames ≈43 ms after their samples were mixed, and the video is stamped
+/// ahead of its compose time (`VideoLead`), so for the same instant the picture is ready well before
+/// the sound. Two policies (`OutputOptions.Interleave`):
+/// - `strict`: tags wait here until the other kind has caught up, for at most `maxWaitMs` of media (so a
+///   kind that stops cannot hold the other back), and timestamps never go backwards across both kinds.
+///   Files use it (a player seeking in a file expects it), and RTMP servers that insist on it.
+/// - `lowLatency`: each kind leaves as soon as it is encoded and is monotonic on its own, as RTMP allows
+///   (audio and video travel on their own chunk streams, see `RTMPSession`). The picture then reaches the
+///   server ≈100 ms sooner; players still line both up by timestamp.
 struct TagInterleaver {
     private var audio: [FLVTag] = []
     private var video: [FLVTag] = []
     private var lastReleased: UInt32 = 0
+    private var lastAudio: UInt32 = 0
+    private var lastVideo: UInt32 = 0
     let interleavesVideo: Bool
+    let lowLatency: Bool
     let maxWaitMs: UInt32
 
-    init(hasVideo: Bool, maxWaitMs: UInt32 = 200) {
+    init(hasVideo: Bool, lowLatency: Bool = false, maxWaitMs: UInt32 = 200) {
         interleavesVideo = hasVideo
+        self.lowLatency = lowLatency
         self.maxWaitMs = maxWaitMs
         audio.reserveCapacity(64)
         video.reserveCapacity(64)
@@ -23,6 +32,19 @@ struct TagInterleaver {
     /// Adds a tag and appends every tag now safe to send, in timestamp order, to `out`.
     /// Each lane is expected in timestamp order; a tag out of order is released late rather than trap.
     mutating func push(_ tag: FLVTag, into out: inout [FLVTag]) {
+        if lowLatency {
+            // Straight through; only each kind's own order is kept (a late tag takes its lane's last time).
+            var tag = tag
+            if tag.kind == .video {
+                if tag.timestampMs < lastVideo { tag.timestampMs = lastVideo }
+                lastVideo = tag.timestampMs
+            } else {
+                if tag.timestampMs < lastAudio { tag.timestampMs = lastAudio }
+                lastAudio = tag.timestampMs
+            }
+            out.append(tag)
+            return
+        }
         if tag.kind == .video { video.append(tag) } else { audio.append(tag) }
         guard interleavesVideo else {
             while !audio.isEmpty { release(audio.removeFirst(), into: &out) }
