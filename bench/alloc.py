@@ -2,17 +2,58 @@
 gcc) in the real cohost process. Each room is measured twice over the same window: with its output running but
 nobody in it (the mix clock, encoders and output alone), then with its participants sending; the difference,
 per second and per participant, per received datagram and per decoded video frame, is what the packet and
-frame path allocates."""
+frame path allocates.
+
+BENCH_ALLOC_TRACE=DIR also turns on malloc_count.c's trace mode (one stack per MALLOC_COUNT_TRACE_EVERY
+allocations, default 1 here) and writes each measured window's records alone to DIR/<room>-<window>.bin (with its
+.maps), so `python3 bench/alloc_sites.py DIR/voice-base.bin` ranks the sites of exactly that window: the steady
+state, without start-up, joins or the warm-up."""
 import json
 import os
 import struct
 import subprocess
+import shutil
 import time
 
 from lib import Cohost, Nginx, Procs, metric_values
 from video import _replayer, cohost_room
 
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
+TRACE_DIR = os.environ.get("BENCH_ALLOC_TRACE")
+TRACE_HEADER, TRACE_RECORD = 8, 32  # uint64 words (malloc_count.c)
+
+
+def _env(shim, count_file, room):
+    """The shim's environment for one cohost; the trace file (if tracing) is the room's own."""
+    env = {"LD_PRELOAD": shim, "MALLOC_COUNT_FILE": count_file}
+    if TRACE_DIR:
+        os.makedirs(TRACE_DIR, exist_ok=True)
+        env["MALLOC_COUNT_TRACE"] = os.path.join(TRACE_DIR, f"{room}-all.bin")
+        env["MALLOC_COUNT_TRACE_EVERY"] = os.environ.get("MALLOC_COUNT_TRACE_EVERY", "1")
+    return env
+
+
+def _trace_used(room):
+    if not TRACE_DIR:
+        return None
+    return struct.unpack("<2Q", open(os.path.join(TRACE_DIR, f"{room}-all.bin"), "rb").read(16))[1]
+
+
+def _trace_slice(room, window, start):
+    """Copies the records taken since `start` into DIR/<room>-<window>.bin, a trace of its own."""
+    if start is None:
+        return
+    path = os.path.join(TRACE_DIR, f"{room}-all.bin")
+    with open(path, "rb") as f:
+        magic, used, capacity, every = struct.unpack("<4Q", f.read(32))
+        end = min(used, capacity)
+        f.seek((TRACE_HEADER + start * TRACE_RECORD) * 8)
+        records = f.read(max(0, end - start) * TRACE_RECORD * 8)
+    out = os.path.join(TRACE_DIR, f"{room}-{window}.bin")
+    n = len(records) // (TRACE_RECORD * 8)
+    with open(out, "wb") as f:
+        f.write(struct.pack("<8Q", magic, n, n, every, 0, 0, 0, 0) + records)
+    shutil.copy(path + ".maps", out + ".maps")
 
 
 def build_shim(workdir):
@@ -34,12 +75,14 @@ def _counters(cohost):
     return dgrams, frames
 
 
-def _rate(ctx, cohost, count_file):
+def _rate(ctx, cohost, count_file, room=None, window=None):
     """Allocations, datagrams and decoded video frames per second over the window (after the warm-up)."""
     time.sleep(ctx["warmup"])
     a0, (d0, f0), t0 = _allocs(count_file), _counters(cohost), time.monotonic()
+    traced = _trace_used(room)
     time.sleep(ctx["window"])
     a1, (d1, f1), t1 = _allocs(count_file), _counters(cohost), time.monotonic()
+    _trace_slice(room, window, traced)
     dt = t1 - t0
     return {"allocs_per_s": (a1 - a0) / dt, "datagrams_per_s": (d1 - d0) / dt, "video_frames_per_s": (f1 - f0) / dt}
 
@@ -57,10 +100,10 @@ def _summary(base, steady, participants):
 
 def video_room(ctx, shim, n=4):
     count_file = os.path.join(ctx["workdir"], f"malloc-video{n}.bin")
-    env = {"LD_PRELOAD": shim, "MALLOC_COUNT_FILE": count_file}
+    env = _env(shim, count_file, "video")
     got = {}
-    keep = {"before_join": lambda cohost, procs: got.update(base=_rate(ctx, cohost, count_file)),
-            "steady": lambda cohost, procs: _rate(ctx, cohost, count_file)}
+    keep = {"before_join": lambda cohost, procs: got.update(base=_rate(ctx, cohost, count_file, "video", "base")),
+            "steady": lambda cohost, procs: _rate(ctx, cohost, count_file, "video", "steady")}
     steady = cohost_room(ctx, n, extra_env=env, name="alloc", keep=keep)
     return _summary(got["base"], steady, n)
 
@@ -72,17 +115,17 @@ def voice_room(ctx, shim, speakers=6):
     procs = Procs(workdir)
     try:
         nginx = Nginx(procs, workdir)
-        cohost = Cohost(procs, env={"LD_PRELOAD": shim, "MALLOC_COUNT_FILE": count_file})
+        cohost = Cohost(procs, env=_env(shim, count_file, "voice"))
         cohost.create_room({"name": "voice", "audioOnly": True, "audio": {"bitrate": 64, "channels": 1},
                             "outputs": [{"url": nginx.url("voice")}]})
-        base = _rate(ctx, cohost, count_file)
+        base = _rate(ctx, cohost, count_file, "voice", "base")
         streams = []
         for k in range(speakers):
             cohost.join("voice", f"s{k}", 5000 + k)
             streams.append({"kind": "audio", "ssrc": 5000 + k, "pt": 111, "dest": ["127.0.0.1", cohost.rtp_port],
                             "track": "voice_dtx" if k < speakers // 2 else "voice", "start": 37 * k})
         _replayer(procs, workdir, ctx, streams)
-        steady = _rate(ctx, cohost, count_file)
+        steady = _rate(ctx, cohost, count_file, "voice", "steady")
         return _summary(base, steady, speakers)
     finally:
         procs.stop()

@@ -86,9 +86,17 @@ public final class AACEncoder: @unchecked Sendable {
     /// Feeds interleaved stereo frames (normally 960); returns the AAC frames completed, in order.
     /// An odd trailing sample (half a stereo frame) is ignored.
     public func encode(_ interleavedStereo: [Float]) throws(CodecError) -> [EncodedAudio] {
-        guard !flushed else { throw AVError.error("encode after flush") }
-        guard let frame else { return [] }
         var out: [EncodedAudio] = []
+        try encode(interleavedStereo) { data, pts in out.append(EncodedAudio(data: Array(data), pts: pts)) }
+        return out
+    }
+
+    /// Like `encode(_:)`, but hands each completed frame to `each` straight from libavcodec's packet (the bytes
+    /// are valid only during the call) instead of copying it into an array: the programme's per-block path
+    /// (hot path: no allocation in Swift; libavcodec 5.1 itself still allocates per frame, see `send`).
+    public func encode(_ interleavedStereo: [Float], each: (_ data: UnsafeRawBufferPointer, _ pts: Int64) -> Void) throws(CodecError) {
+        guard !flushed else { throw AVError.error("encode after flush") }
+        guard let frame else { return }
         let total = interleavedStereo.count / 2
         var consumed = 0
         while consumed < total {
@@ -102,10 +110,9 @@ public final class AACEncoder: @unchecked Sendable {
             filled += n
             consumed += n
             if filled == frameSize {
-                try send(frame, collecting: &out)
+                try send(frame, each)
             }
         }
-        return out
     }
 
     /// Encodes what is still gathered (a short last frame) and drains the encoder. The encoder is finished afterwards.
@@ -113,11 +120,12 @@ public final class AACEncoder: @unchecked Sendable {
         guard !flushed else { return [] }
         flushed = true
         var out: [EncodedAudio] = []
+        let collect = { (data: UnsafeRawBufferPointer, pts: Int64) in out.append(EncodedAudio(data: Array(data), pts: pts)) }
         if filled > 0, let frame {
             frame.pointee.nb_samples = Int32(filled)  // the aac encoder accepts a small last frame
-            try send(frame, collecting: &out)
+            try send(frame, collect)
         }
-        try send(nil, collecting: &out)
+        try send(nil, collect)
         return out
     }
 
@@ -138,7 +146,12 @@ public final class AACEncoder: @unchecked Sendable {
         }
     }
 
-    private func send(_ frame: UnsafeMutablePointer<AVFrame>?, collecting out: inout [EncodedAudio]) throws(CodecError) {
+    /// Sends one frame (nil: drain) and hands every packet out. libavcodec 5.1 allocates here per frame whatever
+    /// the caller does (4 times mono, 5 stereo): `av_frame_ref` of the input (one `AVBufferRef` per channel plane)
+    /// and, because the native AAC encoder writes into its internal byte buffer, `av_packet_make_refcounted`
+    /// copying each packet (data, `AVBuffer`, `AVBufferRef`).
+    private func send(_ frame: UnsafeMutablePointer<AVFrame>?,
+                      _ each: (_ data: UnsafeRawBufferPointer, _ pts: Int64) -> Void) throws(CodecError) {
         guard let context, let packet else { return }
         if let frame {
             frame.pointee.pts = nextPTS
@@ -153,8 +166,7 @@ public final class AACEncoder: @unchecked Sendable {
             guard status >= 0 else { throw AVError.error(status, "avcodec_receive_packet") }
             defer { av_packet_unref(packet) }
             guard let data = packet.pointee.data, packet.pointee.size > 0 else { continue }
-            let bytes = Array(UnsafeBufferPointer(start: data, count: Int(packet.pointee.size)))
-            out.append(EncodedAudio(data: bytes, pts: max(0, packet.pointee.pts + ptsShift)))
+            each(UnsafeRawBufferPointer(start: data, count: Int(packet.pointee.size)), max(0, packet.pointee.pts + ptsShift))
         }
     }
 }

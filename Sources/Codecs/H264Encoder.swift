@@ -91,6 +91,17 @@ public final class H264Encoder: @unchecked Sendable {
     /// Encodes one canvas. Returns nil when x264 emitted nothing. Output NALs are AVCC (4-byte big-endian
     /// lengths), SEI may be included. The frame must have the configured size.
     public func encode(_ frame: VideoFrame, pts: Int64, forceKeyframe: Bool) throws(CodecError) -> EncodedVideo? {
+        try encode(frame, pts: pts, forceKeyframe: forceKeyframe) { avcc, isKeyframe, pts, dts in
+            EncodedVideo(data: Array(avcc), isKeyframe: isKeyframe, pts: pts, dts: dts)
+        }
+    }
+
+    /// Like `encode(_:pts:forceKeyframe:)`, but hands the AVCC bytes to `body` straight from x264's buffer (valid
+    /// only during the call) instead of copying them into a new array: the programme's per-canvas path (hot path,
+    /// no allocation). Returns what `body` returned, or nil when x264 emitted nothing.
+    public func encode<R>(_ frame: VideoFrame, pts: Int64, forceKeyframe: Bool,
+                          _ body: (_ avcc: UnsafeRawBufferPointer, _ isKeyframe: Bool, _ pts: Int64, _ dts: Int64) -> R)
+        throws(CodecError) -> R? {
         guard frame.width == config.width, frame.height == config.height else {
             throw Self.error("frame is \(frame.width)x\(frame.height), encoder expects \(config.width)x\(config.height)")
         }
@@ -102,14 +113,14 @@ public final class H264Encoder: @unchecked Sendable {
         pic.pointee.img.i_plane = 3
         pic.pointee.img.i_stride = (Int32(frame.strideY), Int32(frame.strideUV), Int32(frame.strideUV), 0)
         // x264 copies the planes into its own frame during the call, so borrowing the arrays is enough.
-        let result: Result<EncodedVideo?, CodecError> = frame.y.withUnsafeBufferPointer { y in
+        let result: Result<R?, CodecError> = frame.y.withUnsafeBufferPointer { y in
             frame.u.withUnsafeBufferPointer { u in
                 frame.v.withUnsafeBufferPointer { v in
                     pic.pointee.img.plane = (UnsafeMutablePointer(mutating: y.baseAddress),
                                              UnsafeMutablePointer(mutating: u.baseAddress),
                                              UnsafeMutablePointer(mutating: v.baseAddress), nil)
                     defer { pic.pointee.img.plane = (nil, nil, nil, nil) }
-                    return encodeCall(pic)
+                    return encodeCall(pic, body)
                 }
             }
         }
@@ -120,7 +131,10 @@ public final class H264Encoder: @unchecked Sendable {
     public func flush() throws(CodecError) -> [EncodedVideo] {
         var out: [EncodedVideo] = []
         while x264_encoder_delayed_frames(handle) > 0 {
-            guard let frame = try encodeCall(nil).get() else { break }
+            let encoded = try encodeCall(nil) { avcc, isKeyframe, pts, dts in
+                EncodedVideo(data: Array(avcc), isKeyframe: isKeyframe, pts: pts, dts: dts)
+            }.get()
+            guard let frame = encoded else { break }
             out.append(frame)
         }
         return out
@@ -138,16 +152,16 @@ public final class H264Encoder: @unchecked Sendable {
         }
     }
 
-    private func encodeCall(_ pic: UnsafeMutablePointer<x264_picture_t>?) -> Result<EncodedVideo?, CodecError> {
+    private func encodeCall<R>(_ pic: UnsafeMutablePointer<x264_picture_t>?,
+                               _ body: (UnsafeRawBufferPointer, Bool, Int64, Int64) -> R) -> Result<R?, CodecError> {
         var nals: UnsafeMutablePointer<x264_nal_t>?
         var count: Int32 = 0
         let size = x264_encoder_encode(handle, &nals, &count, pic, pictureOut)
         guard size >= 0 else { return .failure(Self.error("x264_encoder_encode failed (\(size))")) }
         guard size > 0, count > 0, let first = nals?.pointee.p_payload else { return .success(nil) }
         // x264 guarantees the payloads of one frame's NALs are contiguous, in order.
-        let data = Array(UnsafeBufferPointer(start: first, count: Int(size)))
         let out = pictureOut.pointee
-        return .success(EncodedVideo(data: data, isKeyframe: out.b_keyframe != 0, pts: out.i_pts, dts: out.i_dts))
+        return .success(body(UnsafeRawBufferPointer(start: first, count: Int(size)), out.b_keyframe != 0, out.i_pts, out.i_dts))
     }
 
     private static func setRate(_ param: UnsafeMutablePointer<x264_param_t>, kbps: Int) {

@@ -99,6 +99,31 @@ public enum FLVMuxer {
         return FLVTag(kind: .audio, timestampMs: timestampMs, body: body, isKeyframe: true, isSequenceHeader: false)
     }
 
+    /// `videoTag` with the body built in `bodies` (no allocation once the ring is warm) from bytes the encoder
+    /// still owns; `sei` (a NAL unit without length prefix) goes before the first slice, as `VoiceLevelsSEI.inserting`.
+    public static func videoTag(avcc: UnsafeRawBufferPointer, sei: [UInt8]? = nil, isKeyframe: Bool, timestampMs: UInt32,
+                                compositionTimeMs: Int32, bodies: inout FLVBodyRing) -> FLVTag {
+        let cts = UInt32(bitPattern: max(-0x80_0000, min(0x7F_FFFF, compositionTimeMs)))
+        let body = bodies.build { body in
+            body.append(isKeyframe ? 0x17 : 0x27)
+            body.append(0x01)
+            body.append(UInt8(cts >> 16 & 0xFF)); body.append(UInt8(cts >> 8 & 0xFF)); body.append(UInt8(cts & 0xFF))
+            if let sei { VoiceLevelsSEI.append(sei, insertedInto: avcc, to: &body) } else { body.append(contentsOf: avcc) }
+        }
+        return FLVTag(kind: .video, timestampMs: timestampMs, body: body, isKeyframe: isKeyframe, isSequenceHeader: false)
+    }
+
+    /// `audioTag` with the body built in `bodies` (no allocation once the ring is warm) from bytes the encoder
+    /// still owns.
+    public static func audioTag(aac: UnsafeRawBufferPointer, timestampMs: UInt32, bodies: inout FLVBodyRing) -> FLVTag {
+        let body = bodies.build { body in
+            body.append(aacTagHeader)
+            body.append(0x01)
+            body.append(contentsOf: aac)
+        }
+        return FLVTag(kind: .audio, timestampMs: timestampMs, body: body, isKeyframe: true, isSequenceHeader: false)
+    }
+
     /// A script tag carrying a custom data message: the name, then the values (voice levels).
     public static func dataTag(name: String, values: [AMF0Value], timestampMs: UInt32) -> FLVTag {
         scriptTag(encodeAMF0([.string(name)] + values), timestampMs: timestampMs)

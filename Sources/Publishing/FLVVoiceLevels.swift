@@ -40,23 +40,53 @@ extension FLVMuxer {
     /// (no `@setDataFrame`), a file output writes it as a script tag.
     public static func voiceLevelsTag(levels: [(userId: String, level: Int)], activeSpeaker: String?,
                                       timestampMs: UInt32) -> FLVTag {
-        var members: [AMF0Property] = []
-        members.reserveCapacity(min(levels.count, FLVVoiceLevels.maxUsers))
-        var seen = Set<String>(minimumCapacity: min(levels.count, FLVVoiceLevels.maxUsers))
-        for entry in levels where members.count < FLVVoiceLevels.maxUsers {
-            guard FLVVoiceLevels.isWritable(entry.userId), seen.insert(entry.userId).inserted else { continue }
-            let level = min(100, max(0, entry.level))
-            members.append(AMF0Property(entry.userId, .number(Double(level))))
+        var bodies = FLVBodyRing(slots: 1, reserve: 0)
+        return voiceLevelsTag(levels: levels, activeSpeaker: activeSpeaker, timestampMs: timestampMs, bodies: &bodies)
+    }
+
+    /// `voiceLevelsTag` with the body written straight as AMF0 bytes into a body of `bodies` (every 200 ms per
+    /// room: no value tree, no set of ids, no allocation once the ring is warm).
+    public static func voiceLevelsTag(levels: [(userId: String, level: Int)], activeSpeaker: String?,
+                                      timestampMs: UInt32, bodies: inout FLVBodyRing) -> FLVTag {
+        let body = bodies.build { out in
+            appendAMF0Name(FLVVoiceLevels.name, marker: true, to: &out)
+            out.append(AMF0Marker.ecmaArray.rawValue)
+            AMF0Writer.appendBigEndian(UInt32(3), to: &out)
+            appendAMF0Name("levels", to: &out)
+            out.append(AMF0Marker.object.rawValue)
+            var written = 0
+            for i in levels.indices where written < FLVVoiceLevels.maxUsers {
+                let id = levels[i].userId
+                // The first of repeated ids wins (a linear scan: at most 64 short ids, every 200 ms).
+                guard FLVVoiceLevels.isWritable(id), !levels[..<i].contains(where: { $0.userId == id }) else { continue }
+                appendAMF0Name(id, to: &out)
+                appendAMF0Number(Double(min(100, max(0, levels[i].level))), to: &out)
+                written += 1
+            }
+            out.append(contentsOf: [0x00, 0x00, AMF0Marker.objectEnd.rawValue])
+            appendAMF0Name("activeSpeaker", to: &out)
+            if let activeSpeaker, FLVVoiceLevels.isWritable(activeSpeaker) {
+                appendAMF0Name(activeSpeaker, marker: true, to: &out)
+            } else {
+                out.append(AMF0Marker.null.rawValue)
+            }
+            appendAMF0Name("time", to: &out)
+            appendAMF0Number(Double(timestampMs), to: &out)
+            out.append(contentsOf: [0x00, 0x00, AMF0Marker.objectEnd.rawValue])
         }
-        let speaker: AMF0Value = if let activeSpeaker, FLVVoiceLevels.isWritable(activeSpeaker) {
-            .string(activeSpeaker)
-        } else {
-            .null
-        }
-        return dataTag(name: FLVVoiceLevels.name, values: [.ecmaArray([
-            AMF0Property("levels", .object(members)),
-            AMF0Property("activeSpeaker", speaker),
-            AMF0Property("time", .number(Double(timestampMs))),
-        ])], timestampMs: timestampMs)
+        return FLVTag(kind: .script, timestampMs: timestampMs, body: body, isKeyframe: true, isSequenceHeader: false)
+    }
+
+    /// A short UTF-8 string with its 16-bit length (a member name, or with `marker` an AMF0 string value).
+    /// Only for strings known to be under 64 KiB (ids are at most 64 bytes).
+    private static func appendAMF0Name(_ string: String, marker: Bool = false, to out: inout [UInt8]) {
+        if marker { out.append(AMF0Marker.string.rawValue) }
+        AMF0Writer.appendBigEndian(UInt16(string.utf8.count), to: &out)
+        out.append(contentsOf: string.utf8)
+    }
+
+    private static func appendAMF0Number(_ number: Double, to out: inout [UInt8]) {
+        out.append(AMF0Marker.number.rawValue)
+        AMF0Writer.appendBigEndian(number.bitPattern, to: &out)
     }
 }

@@ -12,65 +12,107 @@ public enum VoiceLevelsSEI {
     /// The JSON payload: `{"levels":{"alice":67},"activeSpeaker":"alice"|null,"time":1200}`, ids as given
     /// (they match `[A-Za-z0-9_.-]{1,64}`, so they need no escaping; anything else is left out).
     public static func json(levels: [(userId: String, level: Int)], activeSpeaker: String?, timeMs: UInt32) -> [UInt8] {
-        var out = Array(#"{"levels":{"#.utf8)
+        var out: [UInt8] = []
+        appendJSON(levels: levels, activeSpeaker: activeSpeaker, timeMs: timeMs, to: &out)
+        return out
+    }
+
+    /// Appends what `json` returns to `out` (the programme reuses one buffer: every 200 ms per video room).
+    public static func appendJSON(levels: [(userId: String, level: Int)], activeSpeaker: String?, timeMs: UInt32,
+                                  to out: inout [UInt8]) {
+        out.append(contentsOf: #"{"levels":{"#.utf8)
         var first = true
         for entry in levels.prefix(FLVVoiceLevels.maxUsers) where isPlain(entry.userId) {
             if !first { out.append(UInt8(ascii: ",")) }
             first = false
-            out += Array("\"\(entry.userId)\":\(min(100, max(0, entry.level)))".utf8)
+            out.append(UInt8(ascii: "\""))
+            out.append(contentsOf: entry.userId.utf8)
+            out.append(contentsOf: "\":".utf8)
+            appendDecimal(min(100, max(0, entry.level)), to: &out)
         }
-        out += Array(#"},"activeSpeaker":"#.utf8)
-        if let activeSpeaker, isPlain(activeSpeaker) { out += Array("\"\(activeSpeaker)\"".utf8) } else { out += Array("null".utf8) }
-        out += Array(",\"time\":\(timeMs)}".utf8)
-        return out
+        out.append(contentsOf: #"},"activeSpeaker":"#.utf8)
+        if let activeSpeaker, isPlain(activeSpeaker) {
+            out.append(UInt8(ascii: "\""))
+            out.append(contentsOf: activeSpeaker.utf8)
+            out.append(UInt8(ascii: "\""))
+        } else {
+            out.append(contentsOf: "null".utf8)
+        }
+        out.append(contentsOf: ",\"time\":".utf8)
+        appendDecimal(Int(timeMs), to: &out)
+        out.append(UInt8(ascii: "}"))
+    }
+
+    /// A non-negative integer's decimal digits, without going through a String.
+    private static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
+        var divisor = 1
+        while divisor <= value / 10 { divisor *= 10 }
+        var rest = value
+        while divisor > 0 {
+            out.append(UInt8(ascii: "0") + UInt8(rest / divisor))
+            rest %= divisor
+            divisor /= 10
+        }
     }
 
     /// The SEI NAL unit (header byte included, emulation-prevented, no length prefix).
     public static func nal(payload: [UInt8]) -> [UInt8] {
-        var rbsp: [UInt8] = [5]                       // payloadType 5: user_data_unregistered
-        var size = uuid.count + payload.count
-        while size >= 255 { rbsp.append(255); size -= 255 }
-        rbsp.append(UInt8(size))
-        rbsp += uuid
-        rbsp += payload
-        rbsp.append(0x80)                             // rbsp_trailing_bits
-        var nal: [UInt8] = [0x06]                     // nal_ref_idc 0, type 6 (SEI)
-        nal.reserveCapacity(rbsp.count + rbsp.count / 64 + 2)
+        var nal: [UInt8] = []
+        appendNAL(payload: payload, to: &nal)
+        return nal
+    }
+
+    /// Appends what `nal` returns to `out`, escaping as it goes (no intermediate RBSP array).
+    public static func appendNAL(payload: [UInt8], to out: inout [UInt8]) {
+        out.append(0x06)                              // nal_ref_idc 0, type 6 (SEI)
         var zeros = 0
-        for byte in rbsp {
+        func put(_ byte: UInt8) {
             if zeros >= 2 && byte <= 3 {
-                nal.append(3)                         // emulation_prevention_three_byte
+                out.append(3)                         // emulation_prevention_three_byte
                 zeros = 0
             }
-            nal.append(byte)
+            out.append(byte)
             zeros = byte == 0 ? zeros + 1 : 0
         }
-        return nal
+        put(5)                                        // payloadType 5: user_data_unregistered
+        var size = uuid.count + payload.count
+        while size >= 255 { put(255); size -= 255 }
+        put(UInt8(size))
+        for byte in uuid { put(byte) }
+        for byte in payload { put(byte) }
+        put(0x80)                                     // rbsp_trailing_bits
     }
 
     /// `avcc` (4-byte length-prefixed NAL units, one access unit) with `nal` inserted before the first slice,
     /// where the standard wants SEI; appended at the end of the non-VCL units when the frame has no slice.
     /// A malformed `avcc` is returned unchanged.
     public static func inserting(_ nal: [UInt8], into avcc: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(avcc.count + 4 + nal.count)
+        avcc.withUnsafeBytes { append(nal, insertedInto: $0, to: &out) }
+        return out
+    }
+
+    /// Appends what `inserting` returns to `out`, reading `avcc` in place (the programme builds each video tag
+    /// body this way, straight from the encoder's buffer).
+    public static func append(_ nal: [UInt8], insertedInto avcc: UnsafeRawBufferPointer, to out: inout [UInt8]) {
         var offset = 0
         var insertAt: Int?
         while offset + 4 <= avcc.count {
             let length = Int(avcc[offset]) << 24 | Int(avcc[offset + 1]) << 16 | Int(avcc[offset + 2]) << 8 | Int(avcc[offset + 3])
-            guard length > 0, offset + 4 + length <= avcc.count else { return avcc }
+            guard length > 0, offset + 4 + length <= avcc.count else { out.append(contentsOf: avcc); return }
             let type = avcc[offset + 4] & 0x1F
             if (1...5).contains(type) { insertAt = offset; break }
             offset += 4 + length
         }
-        guard offset <= avcc.count else { return avcc }
+        guard offset <= avcc.count else { out.append(contentsOf: avcc); return }
         let at = insertAt ?? offset
         let n = nal.count
-        var out: [UInt8] = []
-        out.reserveCapacity(avcc.count + 4 + n)
-        out += avcc[..<at]
-        out += [UInt8(n >> 24 & 0xFF), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)]
-        out += nal
-        out += avcc[at...]
-        return out
+        out.append(contentsOf: UnsafeRawBufferPointer(rebasing: avcc[..<at]))
+        out.append(UInt8(n >> 24 & 0xFF)); out.append(UInt8(n >> 16 & 0xFF))
+        out.append(UInt8(n >> 8 & 0xFF)); out.append(UInt8(n & 0xFF))
+        out.append(contentsOf: nal)
+        out.append(contentsOf: UnsafeRawBufferPointer(rebasing: avcc[at...]))
     }
 
     private static func isPlain(_ id: String) -> Bool {

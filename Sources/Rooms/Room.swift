@@ -29,6 +29,8 @@ public final class Room: @unchecked Sendable {
     private var joinOrder: [String] = []
     private var layout: Layout
     private var kickedAt: [String: Int64] = [:]
+    /// Bumped (under `lock`) whenever the layout, the participants or the anchor change: what placements depend on.
+    private var placementInputsVersion: UInt64 = 0
     private var closed = false
     /// The room's anchor and pictures, as created and then patched (under `lock`).
     private var anchor: String?
@@ -40,7 +42,12 @@ public final class Room: @unchecked Sendable {
     private var mixBlock = [Float](repeating: 0, count: AudioFormat.blockFrames * 2)
     private var inputBlocks: [[Float]] = []
     private var mixInputs: [MixInput] = []
+    /// The participants of the current audio tick, in join order (storage reused between ticks).
+    private var tickParticipants: [Participant] = []
     private var tiles: [Tile] = []
+    /// The placements of `placedVersion` of the layout inputs (confined to `queue`; nil version: none yet).
+    private var placements: [Placement] = []
+    private var placedVersion: UInt64?
     /// How far ahead of its compose time each canvas is stamped (lip-sync without holding pictures).
     private var videoLead = VideoLead()
     private var voice = VoiceActivity()
@@ -59,6 +66,8 @@ public final class Room: @unchecked Sendable {
 
     private var clock: MixClock?
     private var clockTokens: [MixClock.Token] = []
+    /// Kept for the room's lifetime (a relay that goes away cancels its pending ticks).
+    private var relays: [TickRelay] = []
     private let videoTickPending = ManagedFlag()
     /// How long a stalled participant's last picture stays before the placeholder replaces it.
     var holdMs: Int64 { Int64(config.canvas.holdMs) }
@@ -96,21 +105,25 @@ public final class Room: @unchecked Sendable {
     func start(clock: MixClock) throws(RoomError) {
         self.clock = clock
         for spec in config.outputs { _ = try startOutput(spec) }
-        let audioToken = clock.schedule(intervalNanoseconds: UInt64(AudioFormat.blockMilliseconds) * 1_000_000) { [weak self] tick in
-            guard let self else { return }
-            self.queue.async { self.audioTick(tick) }
+        // Ticks reach the queue through relays, not `queue.async` (hot path: no allocation per tick).
+        let audioRelay = TickRelay(queue: queue) { [weak self] tick in self?.audioTick(tick) }
+        relays.append(audioRelay)
+        let audioToken = clock.schedule(intervalNanoseconds: UInt64(AudioFormat.blockMilliseconds) * 1_000_000) { tick in
+            audioRelay.post(tick)
         }
         clockTokens.append(audioToken)
         if !config.audioOnly {
             let interval = 1_000_000_000 / UInt64(config.canvas.fps)
-            let videoToken = clock.schedule(intervalNanoseconds: interval) { [weak self] tick in
-                guard let self else { return }
+            let pending = videoTickPending
+            let videoRelay = TickRelay(queue: queue) { [weak self] tick in
+                self?.videoTick(tick)
+                pending.clear()
+            }
+            relays.append(videoRelay)
+            let videoToken = clock.schedule(intervalNanoseconds: interval) { tick in
                 // Skipped when the previous canvas is still being made: lower fps, no backlog.
-                guard self.videoTickPending.setIfClear() else { return }
-                self.queue.async {
-                    self.videoTick(tick)
-                    self.videoTickPending.clear()
-                }
+                guard pending.setIfClear() else { return }
+                videoRelay.post(tick)
             }
             clockTokens.append(videoToken)
         }
@@ -137,6 +150,7 @@ public final class Room: @unchecked Sendable {
             throw .conflict("room_full", "room '\(name)' is full (\(config.maxParticipants) participants)")
         }
         members[participant.userId] = participant
+        placementInputsVersion &+= 1
         if previous == nil { joinOrder.append(participant.userId) }
         return previous
     }
@@ -146,6 +160,7 @@ public final class Room: @unchecked Sendable {
         defer { lock.unlock() }
         guard let p = members[userId], session == nil || p.sessionID == session else { return nil }
         members[userId] = nil
+        placementInputsVersion &+= 1
         joinOrder.removeAll { $0 == userId }
         departedVoices.append(userId)
         return p
@@ -194,7 +209,7 @@ public final class Room: @unchecked Sendable {
         let (currentAnchor, currentImages) = appearance
         let (newAnchor, newImages) = try patch.resolve(anchor: currentAnchor, images: currentImages,
                                                        canvasWidth: config.canvas.width, canvasHeight: config.canvas.height)
-        lock.withLock { anchor = newAnchor; images = newImages }
+        lock.withLock { anchor = newAnchor; images = newImages; placementInputsVersion &+= 1 }
         // Whatever is current when the queue gets to it, so the canvas always ends as GET reports.
         queue.async {
             let current = self.lock.withLock { self.images }
@@ -215,7 +230,7 @@ public final class Room: @unchecked Sendable {
         do { try newLayout.validate(canvasWidth: config.canvas.width, canvasHeight: config.canvas.height) } catch {
             throw .badRequest("invalid_layout", error.message)
         }
-        lock.withLock { layout = newLayout }
+        lock.withLock { layout = newLayout; placementInputsVersion &+= 1 }
     }
 
     // MARK: outputs
@@ -242,9 +257,16 @@ public final class Room: @unchecked Sendable {
         // Under dynamic frame rate, skipped canvases are not even composed.
         guard compositor != nil, programme.wantsCanvas(index: index) else { return }
         let now = Clock.nowMs()
-        let (currentLayout, order, anchor) = lock.withLock { (layout, joinOrder, anchorCandidate) }
-        let placements = LayoutEngine.placements(for: currentLayout, participants: order, canvasWidth: config.canvas.width,
-                                                 canvasHeight: config.canvas.height, anchor: anchor)
+        // Placed again only when the layout, the participants or the anchor changed (hot path: computing them
+        // allocates a few arrays, and they stay the same for thousands of frames).
+        let changed: (layout: Layout, order: [String], anchor: String?, version: UInt64)? = lock.withLock {
+            placementInputsVersion == placedVersion ? nil : (layout, joinOrder, anchorCandidate, placementInputsVersion)
+        }
+        if let changed {
+            placements = LayoutEngine.placements(for: changed.layout, participants: changed.order, canvasWidth: config.canvas.width,
+                                                 canvasHeight: config.canvas.height, anchor: changed.anchor)
+            placedVersion = changed.version
+        }
         tiles.removeAll(keepingCapacity: true)
         let target = videoLead.targetMs
         let lead = videoLead.next(nowMs: now)
@@ -269,13 +291,19 @@ public final class Room: @unchecked Sendable {
 
     private func audioTick(_ index: Int64) {
         let now = Clock.nowMs()
-        let current = participants
-        if inputBlocks.count < current.count {
+        // Refilled in place every tick (hot path: the `participants` getter builds a new array).
+        lock.withLock {
+            tickParticipants.removeAll(keepingCapacity: true)
+            for userId in joinOrder { if let p = members[userId] { tickParticipants.append(p) } }
+        }
+        let count = tickParticipants.count
+        if inputBlocks.count < count {
             inputBlocks.append(contentsOf: Array(repeating: [Float](repeating: 0, count: AudioFormat.blockFrames * 2),
-                                                 count: current.count - inputBlocks.count))
+                                                 count: count - inputBlocks.count))
         }
         mixInputs.removeAll(keepingCapacity: true)
-        for (i, p) in current.enumerated() {
+        for i in 0..<count {
+            let p = tickParticipants[i]
             if case .firstVideoFrame(let w, let h)? = p.drain(nowMs: now) {
                 events.publish(.firstVideoFrame(userId: p.userId, width: w, height: h))
             }
@@ -292,8 +320,10 @@ public final class Room: @unchecked Sendable {
         }
         mixer.mix(mixInputs, into: &mixBlock)
         programme.encodeAudio(mixBlock)
-        voiceTick(present: current, nowMs: now)
+        voiceTick(present: tickParticipants, nowMs: now)
         outputTicks(nowMs: now)
+        // No participant is kept past its tick (the storage is: no local copy shares it, so this is in place).
+        tickParticipants.removeAll(keepingCapacity: true)
     }
 
     /// Levels every 200 ms (event + FLV message), `active_speaker` when it changes.
@@ -309,7 +339,12 @@ public final class Room: @unchecked Sendable {
             events.publish(.voiceLevels(voice.levels.map { VoiceLevel(userId: $0.userId, level: $0.level) },
                                         activeSpeaker: voice.activeSpeaker))
         }
-        lock.withLock { publishedLevels = voice.levels; publishedSpeaker = voice.activeSpeaker }
+        // Copied into the room's own storage: sharing `voice.levels` would make its next in-place refill copy.
+        lock.withLock {
+            publishedLevels.removeAll(keepingCapacity: true)
+            publishedLevels.append(contentsOf: voice.levels)
+            publishedSpeaker = voice.activeSpeaker
+        }
     }
 
     /// The adaptive controllers every `controlIntervalMs`, output status events every `statusIntervalMs`.
@@ -344,6 +379,7 @@ public final class Room: @unchecked Sendable {
         }
         for token in clockTokens { clock?.cancel(token) }
         clockTokens.removeAll()
+        // The relays stay: a tick already posted still runs before the stop below, as it did through `queue.async`.
         queue.sync { programme.stop() }
         return present
     }

@@ -110,3 +110,25 @@ struct H264EncoderTests {
         }
     }
 }
+
+@Suite("H264Encoder without copies")
+struct H264EncoderInPlaceTests {
+    @Test("access units handed out in place are the ones `encode` returns (single-threaded x264 is deterministic)")
+    func inPlaceAccessUnitsMatch() throws {
+        var config = H264EncoderTests.config(.high)
+        config.threads = 1
+        let copying = try H264Encoder(config: config)
+        let inPlace = try H264Encoder(config: config)
+        var frames = 0
+        for i in 0..<20 {
+            let frame = TestFrames.noise(width: 320, height: 240, seed: UInt32(i))
+            let expected = try copying.encode(frame, pts: Int64(i), forceKeyframe: i == 10)
+            let got = try inPlace.encode(frame, pts: Int64(i), forceKeyframe: i == 10) { avcc, isKeyframe, pts, dts in
+                EncodedVideo(data: Array(avcc), isKeyframe: isKeyframe, pts: pts, dts: dts)
+            }
+            #expect(got == expected)
+            if got != nil { frames += 1 }
+        }
+        #expect(frames == 20)
+    }
+}

@@ -68,10 +68,8 @@ public enum RoomEvent: Sendable, Equatable {
             payload.activeSpeaker = speaker
         case let .activeSpeaker(userId): payload.userId = userId
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Encoding a struct of strings and numbers (all finite) cannot fail.
-        return (try? String(decoding: encoder.encode(payload), as: UTF8.self)) ?? "{}"
+        return (try? String(decoding: Self.encoder.encode(payload), as: UTF8.self)) ?? "{}"
     }
 
     private struct Payload: Encodable {
@@ -98,6 +96,13 @@ public enum RoomEvent: Sendable, Equatable {
         var levels: [String: Int]?
         var activeSpeaker: String?
     }
+
+    /// One encoder for every event (made once, not per event; never reconfigured, so shared safely).
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
 
     nonisolated(unsafe) private static let timeFormatter: ISO8601DateFormatter = {
         let f = ISO8601DateFormatter()

@@ -386,6 +386,8 @@ public final class Participant: @unchecked Sendable {
         var blocks: [ReceptionReport] = []
         var requests: [RTCPPacket] = []
         if reportDue {
+            // At most an audio and a video block: one allocation per report, not one per block.
+            blocks.reserveCapacity(2)
             if var a = audio {
                 a.rates.update(nowMs: nowMs, bytes: a.stream.stats.bytes, frames: a.framesDecoded)
                 audio = a

@@ -18,18 +18,29 @@ enum OutputMetrics {
     /// 1 while connected, 0 otherwise.
     static let connectedGauge = "cohost_output_connected"
 
-    static func record(room: String, output: any Output, status: OutputStatus, bitrateKbps: Int) {
-        let dimensions = [("room", room), ("output", output.id)]
-        let stats = output.stats
-        for gauge in gauges {
-            Gauge(label: gauge.name, dimensions: dimensions).record(gauge.value(status, stats, bitrateKbps))
-        }
-        Gauge(label: connectedGauge, dimensions: dimensions).record(output.state == .connected ? 1 : 0)
-    }
-
     static func remove(room: String, output: String) {
         let dimensions = [("room", room), ("output", output)]
         for gauge in gauges { Gauge(label: gauge.name, dimensions: dimensions).destroy() }
         Gauge(label: connectedGauge, dimensions: dimensions).destroy()
+    }
+}
+
+/// One output's gauges, made once and kept by the programme: making a `Gauge` goes through the metrics
+/// factory (a registry lookup, label arrays and a handle) every time, which `record` at each status interval
+/// would otherwise repeat for all ten gauges.
+struct OutputGauges {
+    private let values: [Gauge]
+    private let connected: Gauge
+
+    init(room: String, output: String) {
+        let dimensions = [("room", room), ("output", output)]
+        values = OutputMetrics.gauges.map { Gauge(label: $0.name, dimensions: dimensions) }
+        connected = Gauge(label: OutputMetrics.connectedGauge, dimensions: dimensions)
+    }
+
+    func record(output: any Output, status: OutputStatus, bitrateKbps: Int) {
+        let stats = output.stats
+        for (gauge, metric) in zip(values, OutputMetrics.gauges) { gauge.record(metric.value(status, stats, bitrateKbps)) }
+        connected.record(output.state == .connected ? 1 : 0)
     }
 }

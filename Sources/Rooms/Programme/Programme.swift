@@ -31,9 +31,22 @@ final class Programme {
     /// (the AAC encoder hands frames out a little late; the audio lane of the interleaver must stay in order).
     private var lastAudioMs: Int64 = -1
     private var pendingLevels: FLVTag?
-    /// The same levels as an SEI NAL for the next video frame (see `VoiceLevelsSEI`).
-    private var pendingSEI: [UInt8]?
+    /// The same levels as an SEI NAL for the next video frame (see `VoiceLevelsSEI`), while `seiPending`.
+    /// Both buffers are rebuilt in place every 200 ms (the video tag copies the NAL, so nothing else holds them).
+    private var seiNAL: [UInt8] = []
+    private var seiPayload: [UInt8] = []
+    private var seiPending = false
+    /// Bodies of the `onVoiceLevels` tags (every 200 ms; see `FLVBodyRing`).
+    private var levelBodies = FLVBodyRing(slots: 8, reserve: 256)
     private var audioBlocksIn: Int64 = 0
+    /// Each output's gauges, made at its first status (see `OutputGauges`).
+    private var outputGauges: [String: OutputGauges] = [:]
+    /// Tag bodies reused once every output has written them (hot path: one per AAC frame and per canvas; see
+    /// `FLVBodyRing`). More slots than tags normally in flight: the strict interleaver holds up to its
+    /// `maxWaitMs` (400 ms) of one kind, an output's queue what it has not written yet; a ring too small only
+    /// costs allocations again, never a tag.
+    private var audioBodies = FLVBodyRing(slots: 32, reserve: 2 + 768 * 2)  // AAC-LC: at most 6144 bits per channel
+    private var videoBodies: FLVBodyRing
     let headers: [FLVTag]
     private(set) var videoFramesEncoded = 0
     private(set) var audioFramesEncoded = 0
@@ -57,6 +70,8 @@ final class Programme {
         if let video { headers.append(FLVMuxer.avcSequenceHeader(video.decoderConfigurationRecord)) }
         headers.append(FLVMuxer.aacSequenceHeader(audio.audioSpecificConfig))
         self.headers = headers
+        // Room for an average frame and a half; keyframes grow a slot once and it keeps that size.
+        videoBodies = FLVBodyRing(slots: max(8, config.canvas.fps * 3 / 5 + 4), reserve: 5 + config.video.bitrateKbps * 1000 / 8 / max(1, config.canvas.fps) * 3 / 2)
         strictReady.reserveCapacity(64)
         lowLatencyReady.reserveCapacity(64)
     }
@@ -87,6 +102,7 @@ final class Programme {
     func removeOutput(id: String) -> Bool {
         guard let output = outputs.remove(id: id) else { return false }
         output.stop()
+        outputGauges[id] = nil
         OutputMetrics.remove(room: config.name, output: id)
         return true
     }
@@ -97,7 +113,10 @@ final class Programme {
     func sampleStatuses(nowMs: Int64) -> [(output: any Output, status: OutputStatus)] {
         let samples = outputs.sampleStatuses(nowMs: nowMs)
         for sample in samples {
-            OutputMetrics.record(room: config.name, output: sample.output, status: sample.status, bitrateKbps: currentBitrateKbps)
+            let id = sample.output.id
+            let gauges = outputGauges[id] ?? OutputGauges(room: config.name, output: id)
+            outputGauges[id] = gauges
+            gauges.record(output: sample.output, status: sample.status, bitrateKbps: currentBitrateKbps)
         }
         return samples
     }
@@ -131,23 +150,23 @@ final class Programme {
     func encodeVideo(_ canvas: VideoFrame, index: Int64, leadMs: Int64 = 0) {
         guard let video else { return }
         do {
-            guard let encoded = try video.encode(canvas, pts: index, forceKeyframe: keyframeDue(index: index)) else { return }
-            videoFramesEncoded += 1
-            if encoded.isKeyframe { lastKeyframeIndex = encoded.pts }
             let fps = Int64(config.canvas.fps)
             // Video is stamped later by the AAC priming, as ffmpeg does (avoid_negative_ts): a player that
             // does not trim the priming then hears each sample when it sees the picture taken with it.
             let primingMs = Int64(audio.primingSamples) * 1000 / Int64(AudioFormat.sampleRate)
-            let dtsMs = encoded.dts * 1000 / fps + primingMs + leadMs
-            let ptsMs = encoded.pts * 1000 / fps + primingMs + leadMs
-            var avcc = encoded.data
-            if let sei = pendingSEI {
-                pendingSEI = nil
-                avcc = VoiceLevelsSEI.inserting(sei, into: avcc)
+            // The tag body is built straight from x264's buffer into a reused body (hot path: no allocation).
+            let tag = try video.encode(canvas, pts: index, forceKeyframe: keyframeDue(index: index)) { avcc, isKeyframe, pts, dts in
+                let dtsMs = dts * 1000 / fps + primingMs + leadMs
+                let ptsMs = pts * 1000 / fps + primingMs + leadMs
+                if isKeyframe { lastKeyframeIndex = pts }
+                let sei = seiPending ? seiNAL : nil
+                seiPending = false
+                return FLVMuxer.videoTag(avcc: avcc, sei: sei, isKeyframe: isKeyframe,
+                                         timestampMs: UInt32(clamping: max(0, dtsMs)),
+                                         compositionTimeMs: Int32(clamping: ptsMs - dtsMs), bodies: &videoBodies)
             }
-            let tag = FLVMuxer.videoTag(avcc: avcc, isKeyframe: encoded.isKeyframe,
-                                        timestampMs: UInt32(clamping: max(0, dtsMs)),
-                                        compositionTimeMs: Int32(clamping: ptsMs - dtsMs))
+            guard let tag else { return }
+            videoFramesEncoded += 1
             push(tag)
             deliver()
         } catch {
@@ -167,11 +186,12 @@ final class Programme {
     func encodeAudio(_ block: [Float]) {
         audioBlocksIn += 1
         do {
-            for frame in try audio.encode(block) {
+            // Each AAC frame goes from libavcodec's packet straight into a reused tag body (hot path: no allocation).
+            try audio.encode(block) { data, pts in
                 audioFramesEncoded += 1
-                let ms = frame.pts * 1000 / Int64(AudioFormat.sampleRate)
+                let ms = pts * 1000 / Int64(AudioFormat.sampleRate)
                 lastAudioMs = ms
-                push(FLVMuxer.audioTag(aac: frame.data, timestampMs: UInt32(clamping: max(0, ms))))
+                push(FLVMuxer.audioTag(aac: data, timestampMs: UInt32(clamping: max(0, ms)), bodies: &audioBodies))
             }
             if var tag = pendingLevels, Int64(tag.timestampMs) <= lastAudioMs {
                 pendingLevels = nil
@@ -193,10 +213,13 @@ final class Programme {
         let primingMs = Int64(audio.primingSamples) * 1000 / Int64(AudioFormat.sampleRate)
         let ms = max(0, (audioBlocksIn - 1) * Int64(AudioFormat.blockMilliseconds)) + primingMs
         pendingLevels = FLVMuxer.voiceLevelsTag(levels: levels, activeSpeaker: activeSpeaker,
-                                                timestampMs: UInt32(clamping: ms))
+                                                timestampMs: UInt32(clamping: ms), bodies: &levelBodies)
         if video != nil {
-            pendingSEI = VoiceLevelsSEI.nal(payload: VoiceLevelsSEI.json(levels: levels, activeSpeaker: activeSpeaker,
-                                                                         timeMs: UInt32(clamping: ms)))
+            seiPayload.removeAll(keepingCapacity: true)
+            VoiceLevelsSEI.appendJSON(levels: levels, activeSpeaker: activeSpeaker, timeMs: UInt32(clamping: ms), to: &seiPayload)
+            seiNAL.removeAll(keepingCapacity: true)
+            VoiceLevelsSEI.appendNAL(payload: seiPayload, to: &seiNAL)
+            seiPending = true
         }
     }
 
@@ -224,6 +247,7 @@ final class Programme {
         deliver()
         for output in outputs.removeAll() {
             output.stop()
+            outputGauges[output.id] = nil
             OutputMetrics.remove(room: config.name, output: output.id)
         }
     }

@@ -21,7 +21,10 @@ struct TagInterleaver {
     let lowLatency: Bool
     let maxWaitMs: UInt32
 
-    init(hasVideo: Bool, lowLatency: Bool = false, maxWaitMs: UInt32 = 200) {
+    /// The default wait covers the largest video lead (`VideoLead.maxLeadMs`, 200 ms) plus the AAC encoder's
+    /// delay (≈64 ms with priming) and a 20 ms block: a shorter one would let a picture stamped ahead go out
+    /// before the sound of its time, and that sound would then be clamped later.
+    init(hasVideo: Bool, lowLatency: Bool = false, maxWaitMs: UInt32 = 400) {
         interleavesVideo = hasVideo
         self.lowLatency = lowLatency
         self.maxWaitMs = maxWaitMs
