@@ -51,11 +51,26 @@ public struct VoiceMeter: Sendable {
         if gain > 0, gain.isFinite {
             let count = min(block.count, AudioMixer.blockSamples)
             // Accumulate the block in Float (1920 terms cannot lose meaningful precision for a meter),
-            // then scale by gain² once.
-            var blockSum: Float = 0
-            for i in 0..<count {
+            // then scale by gain² once. Eight lanes at a time: this runs per participant per 20 ms block,
+            // and the one-by-one sum with its finiteness test was 2 % of a voice room's CPU (the compiler
+            // cannot vectorise a sequential float sum). NaN and ±∞ samples are masked out, as before.
+            var lanes = SIMD8<Float>()
+            let limit = SIMD8<Float>(repeating: .greatestFiniteMagnitude)
+            var i = 0
+            if let base = block.baseAddress {
+                let raw = UnsafeRawPointer(base)
+                while i + 8 <= count {
+                    let v = raw.loadUnaligned(fromByteOffset: i * MemoryLayout<Float>.stride, as: SIMD8<Float>.self)
+                    let finite = (v .<= limit) .& (v .>= -limit)  // false for NaN and ±∞
+                    lanes += (v * v).replacing(with: 0, where: .!finite)
+                    i += 8
+                }
+            }
+            var blockSum = lanes.sum()
+            while i < count {
                 let x = block[i]
                 if x.isFinite { blockSum += x * x }
+                i += 1
             }
             sumOfSquares += Double(blockSum) * Double(gain) * Double(gain)
         }
