@@ -38,7 +38,7 @@ def config():
         "warmup_s": float(os.environ.get("BENCH_WARMUP", 3 if QUICK else 10)),
         "window_s": float(os.environ.get("BENCH_WINDOW", 5 if QUICK else 20)),
         "video_sizes": _ints("BENCH_SIZES", [2] if QUICK else [2, 4, 9]),
-        "voice_steps": _ints("BENCH_VOICE_STEPS", [5, 10] if QUICK else [10, 25, 35, 50, 60, 75, 100]),
+        "voice_steps": _ints("BENCH_VOICE_STEPS", [5, 10] if QUICK else [10, 25, 35, 40, 45, 50, 55, 60, 75, 100]),
         "parts": os.environ.get("BENCH_PARTS", "video,latency,voice,alloc").split(","),
     }
 

@@ -86,7 +86,12 @@ public final class Room: @unchecked Sendable {
         layout = config.layout
         anchor = config.anchor
         images = config.images
-        queue = DispatchQueue(label: "cohost.room.\(config.name)", qos: .userInteractive)
+        // On the global (non-overcommit) pool, which runs as many threads as there are cores: a serial queue
+        // of its own targets the overcommit pool, where every room with a tick pending got a thread of its
+        // own; at 50 voice rooms that was 50 runnable threads on 2 cores, and the context switches cost more
+        // CPU than the rooms' work (the voice-room benchmark fell off a cliff between 45 and 50 rooms).
+        queue = DispatchQueue(label: "cohost.room.\(config.name)", qos: .userInteractive,
+                              target: .global(qos: .userInteractive))
         let hub = events
         programme = try Programme(config: config, logger: logger) { id, url, change in
             // Events reach participants too: never the whole stream key.
