@@ -113,6 +113,7 @@ class VideoRelay:
         self.tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.base = None
         self.first_wall = None   # set by the feeder when frame 0 is drawn
+        self.skipped = lambda: 0  # set by the run: ticks the VP8 feeder skipped so far
         self.packets = self.octets = 0
         self.stop = threading.Event()
         threading.Thread(target=self._forward, daemon=True).start()
@@ -138,7 +139,9 @@ class VideoRelay:
                 continue
             wall = time.time()
             ntp = wall + NTP_EPOCH
-            rtp = (self.base + int((wall - self.first_wall) * 90000)) & 0xFFFFFFFF
+            # Ticks the feeder skipped were never written: ffmpeg numbered the next frame on, so RTP time
+            # runs that many frames behind the drawing clock.
+            rtp = (self.base + int((wall - self.first_wall - self.skipped() / 30) * 90000)) & 0xFFFFFFFF
             sr = struct.pack("!BBHIIIIII", 0x80, 200, 6, self.ssrc, int(ntp), int((ntp % 1) * (1 << 32)), rtp,
                              self.packets & 0xFFFFFFFF, self.octets & 0xFFFFFFFF)
             self.tx.sendto(sr, self.dest)
@@ -218,6 +221,7 @@ def run(ctx, load=3):
         first_sent = []
 
         dropped = [0] * len(senders)
+        relay.skipped = lambda: dropped[0]
 
         def feed(i, sender):
             # One thread per sender, each stamping a frame with the clock just before handing it over: a

@@ -17,6 +17,12 @@ public struct OutputOptions: Sendable, Equatable {
     /// timestamps never go backwards across kinds (files, and servers that insist on it).
     public enum Interleave: String, Sendable, Equatable, CaseIterable {
         case lowLatency, strict
+
+        /// `strict` for a file (read and seeked later, not watched live: it gets the conventional order),
+        /// `lowLatency` for everything else.
+        public static func `default`(for url: String) -> Interleave {
+            url.lowercased().hasPrefix("file:") ? .strict : .lowLatency
+        }
     }
 
     public init(queueLimitMs: Int = 2000, maxRetries: Int? = nil, backoff: BackoffOptions = BackoffOptions(),

@@ -276,8 +276,9 @@ public final class Room: @unchecked Sendable {
         let target = videoLead.targetMs
         let lead = videoLead.next(nowMs: now)
         // A canvas stands for half a frame either side of its time: a picture due within that is shown now
-        // rather than a whole frame late (up to half a frame before its sound: far below what anyone notices).
-        let dueAhead = lead + Int64(500 / max(1, config.canvas.fps))
+        // rather than a whole frame late. Capped at 20 ms, so at low frame rates no picture is shown more than
+        // 20 ms before its sound (far below what anyone notices; up to 45 ms is not detectable, BT.1359).
+        let dueAhead = lead + Int64(min(20, 500 / max(1, config.canvas.fps)))
         if videoLead.targetMs != target {
             logger.debug("video lead now \(videoLead.targetMs) ms", metadata: ["room": "\(name)"])
         }

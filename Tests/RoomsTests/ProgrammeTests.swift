@@ -33,7 +33,10 @@ private func flvTags(_ bytes: [UInt8]) -> [(type: UInt8, ms: UInt32, first: UInt
 
         let path = NSTemporaryDirectory() + "cohost-programme-\(UUID().uuidString).flv"
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let info = try programme.addOutput(OutputSpec(url: "file://" + path), nowMs: 0)
+        // No audio is encoded here, so a strict interleave would hold the pictures for up to 400 ms waiting for
+        // sound (canvases from before the output existed included): this output takes each tag as it comes.
+        let info = try programme.addOutput(OutputSpec(url: "file://" + path, options: OutputOptions(interleave: .lowLatency)),
+                                           nowMs: 0)
         #expect(info.id == "o1" && info.attempt == 0 && info.bitrate == 300 && info.queueLimitMs == 2000 && info.maxRetries == nil)
         let deadline = Date().addingTimeInterval(5)
         while programme.outputInfos.first?.state != "connected" && Date() < deadline { usleep(10_000) }

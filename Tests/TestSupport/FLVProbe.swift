@@ -91,8 +91,20 @@ public enum FLVTimeline {
 
     /// Places where a media tag's timestamp is below the one before it of the same kind (the low-latency
     /// interleave: each kind monotonic on its own, pictures sent ahead of their sound).
+    /// Data messages (script tags) share the audio lane, as they share its RTMP chunk stream.
     public static func regressionsPerKind(_ tags: [FLVTagInfo]) -> [(index: Int, previousMs: UInt32, ms: UInt32)] {
-        regressions(tags.filter { !$0.isMedia || $0.isAudio }) + regressions(tags.filter { !$0.isMedia || $0.isVideo })
+        var out: [(Int, UInt32, UInt32)] = []
+        var lastAudio: UInt32?, lastVideo: UInt32?
+        for (index, tag) in tags.enumerated() {
+            if tag.isVideo, tag.isMedia {
+                if let last = lastVideo, tag.timestampMs < last { out.append((index, last, tag.timestampMs)) }
+                lastVideo = tag.timestampMs
+            } else if (tag.isAudio && tag.isMedia) || tag.typeId == 18 {
+                if let last = lastAudio, tag.timestampMs < last { out.append((index, last, tag.timestampMs)) }
+                lastAudio = tag.timestampMs
+            }
+        }
+        return out
     }
 
     /// The largest (last video timestamp − last audio timestamp) and (audio − video) seen after each media tag,

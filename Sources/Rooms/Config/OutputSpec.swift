@@ -5,9 +5,10 @@ public struct OutputSpec: Sendable, Equatable {
     public var url: String
     public var options: OutputOptions
 
-    public init(url: String, options: OutputOptions = OutputOptions()) {
+    /// Without `options`, the defaults, with the interleave that suits the destination (`Interleave.default(for:)`).
+    public init(url: String, options: OutputOptions? = nil) {
         self.url = url
-        self.options = options
+        self.options = options ?? OutputOptions(interleave: .default(for: url))
     }
 }
 
@@ -58,8 +59,7 @@ public struct OutputRequest: Decodable, Sendable {
             }
             options.interleave = mode
         } else {
-            // A file is read and seeked later, not watched live: it gets the conventional order.
-            options.interleave = url.lowercased().hasPrefix("file:") ? .strict : .lowLatency
+            options.interleave = .default(for: url)
         }
         do { try options.validate() } catch { throw .badRequest("invalid_output", error.message) }
         return OutputSpec(url: url, options: options)

@@ -336,7 +336,9 @@ public final class Participant: @unchecked Sendable {
         // Mutated in place through the optional: no copy of the presenter's queue per tick.
         let frame = video?.presenter.present(playout: playout.map { $0 + Double(leadMs) / 1000 }, nowMs: nowMs)
         if let playout, let newest = video?.presenter.newestCapture, let decodedMs = video?.presenter.lastDecodedMs {
-            if video?.spareReportedForMs != decodedMs {
+            // Only a fresh picture says how far ahead pictures run: an old one (a stalled camera, a tile placed
+            // again) would read as seconds behind and pull everyone's lead to zero.
+            if video?.spareReportedForMs != decodedMs, nowMs - decodedMs <= 50 {
                 video?.spareReportedForMs = decodedMs
                 spareMs = Int64(((newest - playout) * 1000).rounded(.down))
             }

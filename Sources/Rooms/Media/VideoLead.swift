@@ -11,8 +11,8 @@
 /// ahead of the sound being mixed. More would show that picture late against its voice. So the lead
 /// follows the smallest spare seen over a second (every participant with sender reports on both streams),
 /// minus a margin; it moves at most `stepMs` per canvas, so canvas timestamps stay evenly spaced (33 ± 4 ms
-/// at 30 fps) and never go back, and changes under `hysteresisMs` are ignored so it does not wander with
-/// arrival jitter. Without observations it keeps its value. Confined to the room's queue.
+/// at 30 fps) and never go back; decreases are always taken, increases under `hysteresisMs` are ignored so it
+/// does not wander with arrival jitter. Without observations it keeps its value. Confined to the room's queue.
 struct VideoLead {
     static let windowMs: Int64 = 1000
     static let marginMs: Int64 = 5
@@ -40,8 +40,9 @@ struct VideoLead {
             windowStart = nowMs
             if smallestSpare != .max {
                 let target = max(0, min(Self.maxLeadMs, smallestSpare - Self.marginMs))
-                // A drop to zero is always taken: someone's picture trails its sound.
-                if abs(target - targetMs) >= Self.hysteresisMs || target == 0 { targetMs = target }
+                // Decreases are always taken (a lead above someone's spare shows their pictures late); only
+                // small increases are ignored, so the lead does not wander with arrival jitter.
+                if target < targetMs || target - targetMs >= Self.hysteresisMs { targetMs = target }
             }
             smallestSpare = .max
         }
