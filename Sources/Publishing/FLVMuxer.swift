@@ -79,12 +79,9 @@ public enum FLVMuxer {
     /// One H.264 access unit in AVCC form (4-byte length-prefixed NAL units).
     /// `compositionTimeMs` is pts − dts, written as a signed 24-bit big-endian value.
     public static func videoTag(avcc: [UInt8], isKeyframe: Bool, timestampMs: UInt32, compositionTimeMs: Int32) -> FLVTag {
-        let cts = UInt32(bitPattern: max(-0x80_0000, min(0x7F_FFFF, compositionTimeMs)))
         var body: [UInt8] = []
         body.reserveCapacity(5 + avcc.count)
-        body.append(isKeyframe ? 0x17 : 0x27)
-        body.append(0x01)
-        body.append(UInt8(cts >> 16 & 0xFF)); body.append(UInt8(cts >> 8 & 0xFF)); body.append(UInt8(cts & 0xFF))
+        appendVideoHeader(isKeyframe: isKeyframe, compositionTimeMs: compositionTimeMs, to: &body)
         body.append(contentsOf: avcc)
         return FLVTag(kind: .video, timestampMs: timestampMs, body: body, isKeyframe: isKeyframe, isSequenceHeader: false)
     }
@@ -93,8 +90,7 @@ public enum FLVMuxer {
     public static func audioTag(aac: [UInt8], timestampMs: UInt32) -> FLVTag {
         var body: [UInt8] = []
         body.reserveCapacity(2 + aac.count)
-        body.append(aacTagHeader)
-        body.append(0x01)
+        appendAudioHeader(to: &body)
         body.append(contentsOf: aac)
         return FLVTag(kind: .audio, timestampMs: timestampMs, body: body, isKeyframe: true, isSequenceHeader: false)
     }
@@ -103,11 +99,8 @@ public enum FLVMuxer {
     /// still owns; `sei` (a NAL unit without length prefix) goes before the first slice, as `VoiceLevelsSEI.inserting`.
     public static func videoTag(avcc: UnsafeRawBufferPointer, sei: [UInt8]? = nil, isKeyframe: Bool, timestampMs: UInt32,
                                 compositionTimeMs: Int32, bodies: inout FLVBodyRing) -> FLVTag {
-        let cts = UInt32(bitPattern: max(-0x80_0000, min(0x7F_FFFF, compositionTimeMs)))
         let body = bodies.build { body in
-            body.append(isKeyframe ? 0x17 : 0x27)
-            body.append(0x01)
-            body.append(UInt8(cts >> 16 & 0xFF)); body.append(UInt8(cts >> 8 & 0xFF)); body.append(UInt8(cts & 0xFF))
+            appendVideoHeader(isKeyframe: isKeyframe, compositionTimeMs: compositionTimeMs, to: &body)
             if let sei { VoiceLevelsSEI.append(sei, insertedInto: avcc, to: &body) } else { body.append(contentsOf: avcc) }
         }
         return FLVTag(kind: .video, timestampMs: timestampMs, body: body, isKeyframe: isKeyframe, isSequenceHeader: false)
@@ -117,11 +110,24 @@ public enum FLVMuxer {
     /// still owns.
     public static func audioTag(aac: UnsafeRawBufferPointer, timestampMs: UInt32, bodies: inout FLVBodyRing) -> FLVTag {
         let body = bodies.build { body in
-            body.append(aacTagHeader)
-            body.append(0x01)
+            appendAudioHeader(to: &body)
             body.append(contentsOf: aac)
         }
         return FLVTag(kind: .audio, timestampMs: timestampMs, body: body, isKeyframe: true, isSequenceHeader: false)
+    }
+
+    /// VideoTagHeader: frame type + codec id 7 (AVC), AVCPacketType 1 (NALU), 24-bit composition time.
+    private static func appendVideoHeader(isKeyframe: Bool, compositionTimeMs: Int32, to body: inout [UInt8]) {
+        let cts = UInt32(bitPattern: max(-0x80_0000, min(0x7F_FFFF, compositionTimeMs)))
+        body.append(isKeyframe ? 0x17 : 0x27)
+        body.append(0x01)
+        body.append(UInt8(cts >> 16 & 0xFF)); body.append(UInt8(cts >> 8 & 0xFF)); body.append(UInt8(cts & 0xFF))
+    }
+
+    /// AudioTagHeader for AAC, AACPacketType 1 (raw frame).
+    private static func appendAudioHeader(to body: inout [UInt8]) {
+        body.append(aacTagHeader)
+        body.append(0x01)
     }
 
     /// A script tag carrying a custom data message: the name, then the values (voice levels).

@@ -89,12 +89,7 @@ private final class DatagramHandler: ChannelInboundHandler, @unchecked Sendable 
             return PeerAddress(ipv4: UInt32(bigEndian: v4.address.sin_addr.s_addr),
                                port: Int(UInt16(bigEndian: v4.address.sin_port)))
         case .v6(let v6):
-            var raw = v6.address.sin6_addr
-            let (high, low) = withUnsafeBytes(of: &raw) { b in
-                (UInt64(bigEndian: b.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
-                 UInt64(bigEndian: b.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
-            }
-            return PeerAddress(ipv6High: high, low: low, port: Int(UInt16(bigEndian: v6.address.sin6_port)))
+            return PeerAddress(ipv6: v6.address.sin6_addr, port: Int(UInt16(bigEndian: v6.address.sin6_port)))
         case .unixDomainSocket:
             return PeerAddress(host: "?", port: 0)
         }

@@ -1,0 +1,100 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where a datagram came from; the UDP layer fills it in, Rooms only compares it.
+///
+/// Stored as the binary address (IPv4 or IPv6) and port, not as text: the UDP layer builds one per
+/// datagram, and formatting an address string would allocate on every packet. `host` formats it on
+/// demand. A host that is not a numeric address is kept as given (compared as text).
+public struct PeerAddress: Hashable, Sendable, CustomStringConvertible {
+    private enum Host: Hashable, Sendable {
+        /// Host byte order.
+        case v4(UInt32)
+        /// The 16 address bytes, big-endian halves.
+        case v6(UInt64, UInt64)
+        case name(String)
+    }
+
+    private var address: Host
+    public var port: Int
+
+    /// Parses a numeric IPv4 or IPv6 address; anything else is kept as a name.
+    public init(host: String, port: Int) {
+        self.port = port
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 {
+            address = .v4(UInt32(bigEndian: v4.s_addr))
+        } else if inet_pton(AF_INET6, host, &v6) == 1 {
+            address = Self.host(v6)
+        } else {
+            address = .name(host)
+        }
+    }
+
+    /// An IPv4 address in host byte order (e.g. 0x7F000001 for 127.0.0.1); no allocation.
+    public init(ipv4 address: UInt32, port: Int) {
+        self.address = .v4(address)
+        self.port = port
+    }
+
+    /// An IPv6 address as its first and last 8 bytes, each read big-endian; no allocation.
+    public init(ipv6High high: UInt64, low: UInt64, port: Int) {
+        address = .v6(high, low)
+        self.port = port
+    }
+
+    /// An IPv6 address as the socket layer holds it (network byte order); no allocation.
+    public init(ipv6 raw: in6_addr, port: Int) {
+        address = Self.host(raw)
+        self.port = port
+    }
+
+    private static func host(_ raw: in6_addr) -> Host {
+        var raw = raw
+        return withUnsafeBytes(of: &raw) { bytes in
+            .v6(UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+                UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+        }
+    }
+
+    /// The address as text ("192.0.2.10", "::1"), formatted on each call.
+    public var host: String {
+        switch address {
+        case .name(let name):
+            return name
+        case .v4(let value):
+            var raw = in_addr(s_addr: value.bigEndian)
+            return Self.format(family: AF_INET, &raw)
+        case .v6(let high, let low):
+            var raw = in6_addr()
+            withUnsafeMutableBytes(of: &raw) { bytes in
+                bytes.storeBytes(of: high.bigEndian, toByteOffset: 0, as: UInt64.self)
+                bytes.storeBytes(of: low.bigEndian, toByteOffset: 8, as: UInt64.self)
+            }
+            return Self.format(family: AF_INET6, &raw)
+        }
+    }
+
+    /// The IPv4 address in host byte order, when it is one.
+    public var ipv4: UInt32? {
+        if case .v4(let value) = address { return value }
+        return nil
+    }
+
+    /// Same host, whatever the port (plain RTCP may come from the port above the RTP one).
+    public func hasSameHost(as other: PeerAddress) -> Bool { address == other.address }
+
+    public var description: String { "\(host):\(port)" }
+
+    private static func format<T>(family: Int32, _ raw: inout T) -> String {
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(INET6_ADDRSTRLEN) + 1) { buffer in
+            guard let base = buffer.baseAddress, inet_ntop(family, &raw, base, socklen_t(buffer.count)) != nil else {
+                return "?"
+            }
+            return String(cString: base)
+        }
+    }
+}
