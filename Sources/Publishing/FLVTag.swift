@@ -19,6 +19,10 @@ public struct FLVTag: Sendable, Equatable {
     public var isKeyframe: Bool
     /// True for the AVC decoder configuration and the AAC AudioSpecificConfig tags.
     public var isSequenceHeader: Bool
+    /// How far `timestampMs` runs ahead of the programme clock at the time the tag was made (the video
+    /// lead; 0 for audio and data). Not written to the wire: output queues subtract it, so pictures stamped
+    /// ahead of their sound are not counted as queued media.
+    public var leadMs: UInt32 = 0
 
     public init(kind: Kind, timestampMs: UInt32, body: [UInt8], isKeyframe: Bool, isSequenceHeader: Bool) {
         self.kind = kind
@@ -26,6 +30,12 @@ public struct FLVTag: Sendable, Equatable {
         self.body = body
         self.isKeyframe = isKeyframe
         self.isSequenceHeader = isSequenceHeader
+    }
+
+    /// Equal when the bytes on the wire are: `leadMs` is bookkeeping, not content.
+    public static func == (lhs: FLVTag, rhs: FLVTag) -> Bool {
+        lhs.kind == rhs.kind && lhs.timestampMs == rhs.timestampMs && lhs.body == rhs.body
+            && lhs.isKeyframe == rhs.isKeyframe && lhs.isSequenceHeader == rhs.isSequenceHeader
     }
 
     /// Number of bytes `serialized()` produces.

@@ -53,17 +53,19 @@ struct TagQueue {
         tags.isEmpty ? nil : tags.removeFirst()
     }
 
-    /// The span from the oldest droppable tag to the newest one, in milliseconds. Under the low-latency
-    /// interleave pictures arrive ahead of the sound of the same instant, so neither end of the queue is
-    /// necessarily the oldest or newest: one pass takes the extremes (a few hundred tags at most).
+    /// The span from the oldest droppable tag to the newest one, in milliseconds of the programme clock:
+    /// each tag's timestamp less its `leadMs`, so pictures stamped ahead of their sound (the video lead) do
+    /// not count as backlog. Under the low-latency interleave neither end of the queue is necessarily the
+    /// oldest or newest: one pass takes the extremes (a few hundred tags at most).
     var spanMs: Int {
-        var oldest = UInt32.max
-        var newest: UInt32 = 0
+        var oldest = Int.max
+        var newest = Int.min
         for tag in tags where !tag.isSequenceHeader {
-            oldest = min(oldest, tag.timestampMs)
-            newest = max(newest, tag.timestampMs)
+            let clockMs = Int(tag.timestampMs) - Int(tag.leadMs)
+            oldest = min(oldest, clockMs)
+            newest = max(newest, clockMs)
         }
-        return oldest == .max ? 0 : Int(newest) - Int(oldest)
+        return oldest == .max ? 0 : newest - oldest
     }
 
     private mutating func dropOldestDependentVideoRun() -> Bool {

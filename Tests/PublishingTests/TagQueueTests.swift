@@ -192,4 +192,31 @@ struct TagQueueTests {
         // Newest is the picture, oldest the first sound: neither end of the queue.
         #expect(queue.spanMs == 100)
     }
+
+    @Test("pictures stamped ahead of their sound by the video lead are not counted as queued media")
+    func videoLeadIsNotBacklog() {
+        // A healthy link under the low-latency order: 60 ms of sound and the pictures of the same instants,
+        // stamped 150 ms ahead. Without the lead the span would be 210 ms, over the 100 ms video limit.
+        var queue = TagQueue(limitMs: 200)
+        for ms: UInt32 in [0, 20, 40, 60] {
+            var picture = video(ms + 150, key: ms == 0)
+            picture.leadMs = 150
+            queue.push(picture)
+            queue.push(audio(ms))
+        }
+        #expect(queue.spanMs == 60)
+        #expect(queue.droppedVideo == 0 && queue.droppedAudio == 0)
+        #expect(describe(queue) == ["K150", "A0", "P170", "A20", "P190", "A40", "P210", "A60"])
+        // A real backlog still drops video: sound 120 ms on makes the span 120 ms (> 100).
+        queue.push(audio(120))
+        #expect(queue.droppedVideo == 4)
+        #expect(describe(queue) == ["A0", "A20", "A40", "A60", "A120"])
+    }
+
+    @Test("the lead is bookkeeping: tags that differ only in it are equal")
+    func leadIsNotPartOfEquality() {
+        var ahead = video(40, key: true)
+        ahead.leadMs = 100
+        #expect(ahead == video(40, key: true))
+    }
 }

@@ -161,9 +161,11 @@ final class Programme {
                 if isKeyframe { lastKeyframeIndex = pts }
                 let sei = seiPending ? seiNAL : nil
                 seiPending = false
-                return FLVMuxer.videoTag(avcc: avcc, sei: sei, isKeyframe: isKeyframe,
-                                         timestampMs: UInt32(clamping: max(0, dtsMs)),
-                                         compositionTimeMs: Int32(clamping: ptsMs - dtsMs), bodies: &videoBodies)
+                var tag = FLVMuxer.videoTag(avcc: avcc, sei: sei, isKeyframe: isKeyframe,
+                                            timestampMs: UInt32(clamping: max(0, dtsMs)),
+                                            compositionTimeMs: Int32(clamping: ptsMs - dtsMs), bodies: &videoBodies)
+                tag.leadMs = UInt32(clamping: max(0, leadMs))  // output queues measure backlog without it
+                return tag
             }
             guard let tag else { return }
             videoFramesEncoded += 1
