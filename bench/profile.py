@@ -3,7 +3,7 @@ participants, default 2) sampled for PROFILE_SECONDS (default 30) with `perf rec
 clock: this machine has no hardware counters), then the self-time top of `perf report` by shared object and symbol.
 (valgrind 3.19's callgrind crashes in cohost here, and cannot read the DWARF 5 swiftc writes.)
 
-    python3 bench/profile.py voice|video [N]
+    python3 bench/profile.py voice|video [N]      (PROFILE_ROOMS=R: R voice rooms of N speakers)
 """
 import os
 import subprocess
@@ -32,12 +32,14 @@ def main():
         cohost = Cohost(procs)
         streams = []
         if kind == "voice":
-            cohost.create_room({"name": "v", "audioOnly": True, "audio": {"bitrate": 64, "channels": 1},
-                                "outputs": [{"url": nginx.url("v")}]})
-            for k in range(n):
-                cohost.join("v", f"s{k}", 5000 + k)
-                streams.append({"kind": "audio", "ssrc": 5000 + k, "pt": 111, "dest": ["127.0.0.1", cohost.rtp_port],
-                                "track": "voice_dtx" if k < n // 2 else "voice", "start": 37 * k})
+            for r in range(int(os.environ.get("PROFILE_ROOMS", "1"))):
+                cohost.create_room({"name": f"v{r}", "audioOnly": True, "audio": {"bitrate": 64, "channels": 1},
+                                    "outputs": [{"url": nginx.url(f"v{r}")}]})
+                for k in range(n):
+                    ssrc = 5000 + 100 * r + k
+                    cohost.join(f"v{r}", f"s{k}", ssrc)
+                    streams.append({"kind": "audio", "ssrc": ssrc, "pt": 111, "dest": ["127.0.0.1", cohost.rtp_port],
+                                    "track": "voice_dtx" if k < n // 2 else "voice", "start": 37 * k + 7 * r})
         else:
             cohost.create_room({"name": "v", "canvas": {"width": 1280, "height": 720, "fps": 30},
                                 "video": {"bitrate": 2000, "keyint": 2},
@@ -52,7 +54,7 @@ def main():
                             {"kind": "audio", "ssrc": 1000 + i, "pt": 111, "dest": dest, "track": "tone"}]
         _replayer(procs, workdir, ctx, streams)
         time.sleep(8)
-        subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", "999", "-p", str(cohost.pid), "-o", out,
+        subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", *os.environ.get("PROFILE_PERF_ARGS", "").split(), "-F", "999", "-p", str(cohost.pid), "-o", out,
                         "--", "sleep", str(seconds)], check=True, capture_output=True)
     finally:
         procs.stop()

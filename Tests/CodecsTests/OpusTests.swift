@@ -56,6 +56,27 @@ struct OpusTests {
         #expect(abs(energy / n - 0.125) < 0.03, "mean square \(energy / n)")
     }
 
+    @Test("a mono decoder gives one sample per frame: a mono stream as sent, a stereo one downmixed")
+    func monoDecoder() throws {
+        let stereoEncoder = try OpusEncoder(channels: 2, bitrate: 64_000)
+        let stereo = try OpusDecoder(channels: 2)
+        let mono = try OpusDecoder(channels: 1)
+        #expect(mono.channels == 1)
+        var both: [Float] = [], one: [Float] = []
+        var maxDifference: Float = 0
+        for b in 0..<10 {
+            let packet = try stereoEncoder.encode(Self.sineBlock(b, channels: 2))
+            #expect(try stereo.decode(packet, into: &both) == 960 && both.count == 1920)
+            #expect(try mono.decode(packet, into: &one) == 960 && one.count == 960)
+            if b >= 5 {  // past the start-up: the downmix is the mean of the two channels, to coding noise
+                for i in 0..<960 { maxDifference = max(maxDifference, abs(one[i] - (both[2 * i] + both[2 * i + 1]) / 2)) }
+            }
+        }
+        #expect(maxDifference < 0.05, "largest difference \(maxDifference)")
+        #expect(try mono.conceal(frames: 960, into: &one) == 960 && one.count == 960)
+        #expect(throws: CodecError.self) { try OpusDecoder(channels: 3) }
+    }
+
     @Test("packet loss concealment returns the requested frames in stereo")
     func concealment() throws {
         let encoder = try OpusEncoder(channels: 1, bitrate: 32_000)

@@ -11,12 +11,13 @@ import RTP
     static let videoSSRC: UInt32 = 5000
     static let rtxSSRC: UInt32 = 5001
 
-    func participant(fir: Bool = false, rtx: Bool = false, audio: Bool = false) throws -> Participant {
+    func participant(fir: Bool = false, rtx: Bool = false, audio: Bool = false, decodeChannels: Int = 2) throws -> Participant {
         var video = NegotiatedStream(kind: .video, ssrc: Self.videoSSRC, payloadType: 96, clockRate: 90_000, codec: "VP8", srtp: nil)
         if fir { video.keyframeRequest = .fir }
         if rtx { video.retransmission = (Self.rtxSSRC, 97) }
         let opus = audio ? NegotiatedStream(kind: .audio, ssrc: 0xA0D1, payloadType: 111, clockRate: 48_000, codec: "opus", srtp: nil) : nil
-        return try Participant(userId: "u", sessionID: 1, audio: opus, video: video, nowMs: 0, logger: Logger(label: "t"))
+        return try Participant(userId: "u", sessionID: 1, audio: opus, video: video, decodeChannels: decodeChannels,
+                               nowMs: 0, logger: Logger(label: "t"))
     }
 
     func vp8(_ seq: UInt16, ssrc: UInt32 = videoSSRC, pt: UInt8 = 96) -> RTPPacket {
@@ -61,8 +62,9 @@ import RTP
                 == .fir(FullIntraRequest(senderSSRC: 7, entries: [.init(ssrc: Self.videoSSRC, sequenceNumber: 2)])))
     }
 
-    @Test func aLostOpusPacketIsConcealedSoTheAudioStaysContinuous() throws {
-        let p = try participant(audio: true)
+    /// Also in a mono room, whose voices are decoded to mono and written to both channels of the FIFO.
+    @Test(arguments: [2, 1]) func aLostOpusPacketIsConcealedSoTheAudioStaysContinuous(decodeChannels: Int) throws {
+        let p = try participant(audio: true, decodeChannels: decodeChannels)
         let encoder = try OpusEncoder(channels: 2, bitrate: 64_000)
         var tone = [Float](repeating: 0, count: AudioFormat.blockFrames * 2)
         var packets: [[UInt8]] = []
@@ -82,8 +84,17 @@ import RTP
         _ = p.drain(nowMs: 1000)  // the jitter buffer gives up on packet 2
         var block = [Float](repeating: 0, count: AudioFormat.blockFrames * 2)
         var blocks = 0
-        while p.pullAudio(into: &block, nowMs: 2000).ok { blocks += 1 }
+        var energy: Float = 0
+        while p.pullAudio(into: &block, nowMs: 2000).ok {
+            blocks += 1
+            for i in 0..<AudioFormat.blockFrames {
+                // Mono decoding writes one sample to both channels; stereo decoding of L = R is equal to rounding.
+                #expect(decodeChannels == 1 ? block[2 * i] == block[2 * i + 1] : abs(block[2 * i] - block[2 * i + 1]) < 1e-5)
+                energy += block[2 * i] * block[2 * i]
+            }
+        }
         #expect(blocks == 5)
+        #expect(energy > 100)  // a 0.3 sine: ≈0.045 per sample over 4800 samples, less the encoder's start-up
         let audio = try #require(p.reports().first { $0.kind == "audio" })
         #expect(audio.concealedMs == 20)
         #expect(audio.framesDecoded == 4)

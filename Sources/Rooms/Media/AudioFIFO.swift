@@ -37,7 +37,10 @@ struct AudioFIFO {
 
     var bufferedFrames: Int { count / 2 }
 
-    mutating func write(_ samples: [Float], frames: Int) {
+    /// Appends `frames` of decoded audio: interleaved stereo, or mono (`channels` 1), which is written to
+    /// both channels so the ring and the mixer keep one format.
+    mutating func write(_ samples: [Float], frames: Int, channels: Int = 2) {
+        guard channels == 2 else { return writeMono(samples, frames: frames) }
         let n = min(frames * 2, samples.count, ring.count)
         if count + n > ring.count { drop(count + n - ring.count) }
         let start = (readIndex + count) % ring.count
@@ -49,6 +52,27 @@ struct AudioFIFO {
                 let first = min(n, dst.count - start)
                 (to + start).update(from: from, count: first)
                 if n > first { to.update(from: from + first, count: n - first) }
+            }
+        }
+        count += n
+        if count > maxFrames * 2 { drop(count - startFrames * 2) }
+    }
+
+    private mutating func writeMono(_ samples: [Float], frames: Int) {
+        let n = min(frames, samples.count, ring.count / 2) * 2
+        if count + n > ring.count { drop(count + n - ring.count) }
+        let start = (readIndex + count) % ring.count
+        samples.withUnsafeBufferPointer { src in
+            ring.withUnsafeMutableBufferPointer { dst in
+                guard let from = src.baseAddress, let to = dst.baseAddress else { return }
+                var at = start
+                for k in 0..<(n / 2) {
+                    let sample = from[k]
+                    to[at] = sample
+                    at = at + 1 == dst.count ? 0 : at + 1
+                    to[at] = sample
+                    at = at + 1 == dst.count ? 0 : at + 1
+                }
             }
         }
         count += n

@@ -120,8 +120,10 @@ public final class Participant: @unchecked Sendable {
     /// Something the room should announce after a packet was handled.
     enum Signal { case firstVideoFrame(width: Int, height: Int) }
 
+    /// `decodeChannels`: 1 when the room's programme is mono, so voices are decoded to mono (cheaper) and
+    /// stereo senders are downmixed by the decoder; 2 otherwise.
     init(userId: String, sessionID: Int, isAdmin: Bool = false, audio: NegotiatedStream?, video: NegotiatedStream?,
-         nowMs: Int64, logger: Logger) throws {
+         decodeChannels: Int = 2, nowMs: Int64, logger: Logger) throws {
         self.userId = userId
         self.isAdmin = isAdmin
         self.sessionID = sessionID
@@ -136,7 +138,7 @@ public final class Participant: @unchecked Sendable {
             let stream = InboundStream(ssrc: audio.ssrc, payloadType: audio.payloadType, clockRate: audio.clockRate,
                                        depacketizer: OpusDepacketizer(), maxDelayMs: 40,
                                        adaptive: true, adaptiveDelay: .audio)
-            self.audio = AudioPath(stream: stream, codec: audio.codec, decoder: try OpusDecoder())
+            self.audio = AudioPath(stream: stream, codec: audio.codec, decoder: try OpusDecoder(channels: decodeChannels))
         }
         if let video {
             let h264 = video.codec.lowercased() == "h264"
@@ -247,7 +249,7 @@ public final class Participant: @unchecked Sendable {
             }
             path.afterDTX = false
             let frames = try path.decoder.decode(frame.data, into: &path.scratch)
-            path.fifo.write(path.scratch, frames: frames)
+            path.fifo.write(path.scratch, frames: frames, channels: path.decoder.channels)
             path.expectedTimestamp = frame.rtpTimestamp &+ UInt32(frames)
             path.framesDecoded += 1
         } catch {
@@ -263,11 +265,11 @@ public final class Participant: @unchecked Sendable {
         while remaining > AudioFormat.blockFrames {
             let chunk = min(remaining - AudioFormat.blockFrames, AudioFormat.blockFrames * 6)
             let n = try path.decoder.conceal(frames: chunk, into: &path.scratch)
-            path.fifo.write(path.scratch, frames: n)
+            path.fifo.write(path.scratch, frames: n, channels: path.decoder.channels)
             remaining -= chunk
         }
         let n = try path.decoder.recover(frames: remaining, from: next, into: &path.scratch)
-        path.fifo.write(path.scratch, frames: n)
+        path.fifo.write(path.scratch, frames: n, channels: path.decoder.channels)
         path.concealedFrames += frames
     }
 

@@ -1,0 +1,125 @@
+import Testing
+import Media
+@testable import Rooms
+
+@Suite struct AudioFIFOTests {
+    func block(_ value: Float, frames: Int = 960) -> [Float] { [Float](repeating: value, count: frames * 2) }
+
+    @Test func prebuffersTwoBlocksBeforeTheFirstRead() {
+        var fifo = AudioFIFO()
+        var out = block(0)
+        fifo.write(block(0.5), frames: 960)
+        #expect(!fifo.read(into: &out, frames: 960))
+        fifo.write(block(0.25), frames: 960)
+        #expect(fifo.read(into: &out, frames: 960))
+        #expect(out[0] == 0.5 && out[1919] == 0.5)
+        #expect(fifo.read(into: &out, frames: 960))
+        #expect(out[0] == 0.25)
+    }
+
+    /// The ring is 40 blocks: 100 blocks through it wrap it twice, with odd-sized writes straddling the end.
+    @Test func samplesComeOutInOrderAcrossTheRingsWrap() {
+        var fifo = AudioFIFO()
+        var out = block(0)
+        var next: Float = 0, expected: Float = 0
+        for round in 0..<100 {
+            let frames = round % 3 == 0 ? 700 : 1100
+            fifo.write((0..<(frames * 2)).map { Float($0) + next }, frames: frames)
+            next += Float(frames * 2)
+            while fifo.bufferedFrames >= 3 * 960, fifo.read(into: &out, frames: 960) {
+                #expect(out == (0..<1920).map { Float($0) + expected }, "round \(round)")
+                expected += 1920
+            }
+        }
+        #expect(expected > 1920 * 90)
+        fifo.writeSilence(frames: 960)
+        #expect(fifo.bufferedFrames >= 960)
+    }
+
+    @Test func anUnderrunRestartsThePrebuffer() {
+        var fifo = AudioFIFO()
+        var out = block(0)
+        fifo.write(block(1), frames: 960); fifo.write(block(1), frames: 960)
+        #expect(fifo.read(into: &out, frames: 960))
+        #expect(fifo.read(into: &out, frames: 960))
+        #expect(!fifo.read(into: &out, frames: 960))
+        #expect(fifo.underruns == 1)
+        fifo.write(block(1), frames: 960)
+        #expect(!fifo.read(into: &out, frames: 960))
+    }
+
+    @Test func aBurstIsTrimmedBackToThePrebufferSoLatencyCannotCreep() {
+        var fifo = AudioFIFO()
+        for _ in 0..<11 { fifo.write(block(1), frames: 960) }
+        #expect(fifo.bufferedFrames == 2 * 960)
+        #expect(fifo.trimmedFrames == 9 * 960)
+    }
+
+    @Test func aStandingSurplusIsDroppedAfterASecondSoTheVoiceDoesNotLag() {
+        var fifo = AudioFIFO()
+        var out = block(0)
+        // Five blocks arrive at once, then one per read: the fill stays at 5 blocks before each read.
+        for _ in 0..<5 { fifo.write(block(1), frames: 960) }
+        for _ in 0..<49 {
+            #expect(fifo.read(into: &out, frames: 960))
+            fifo.write(block(1), frames: 960)
+        }
+        #expect(fifo.bufferedFrames == 5 * 960 && fifo.trimmedFrames == 0)
+        #expect(fifo.read(into: &out, frames: 960))  // the 50th read ends the window: 4 left, 2 kept
+        #expect(fifo.bufferedFrames == 2 * 960)
+        #expect(fifo.trimmedFrames == 2 * 960)
+    }
+
+    @Test func aFillThatTouchesThePrebufferIsLeftAlone() {
+        var fifo = AudioFIFO()
+        var out = block(0)
+        for _ in 0..<3 { fifo.write(block(1), frames: 960) }
+        for _ in 0..<100 {
+            #expect(fifo.read(into: &out, frames: 960))
+            fifo.write(block(1), frames: 960)
+        }
+        #expect(fifo.bufferedFrames == 3 * 960 && fifo.trimmedFrames == 0)
+    }
+
+    @Test func aSyncDelayIsBuiltByPrebufferingAgainAndGivenBackByDropping() {
+        var fifo = AudioFIFO()
+        var out = block(0)
+        for _ in 0..<2 { fifo.write(block(1), frames: 960) }
+        #expect(fifo.read(into: &out, frames: 960))
+        fifo.setSyncDelay(frames: 2 * 960)
+        #expect(!fifo.read(into: &out, frames: 960))  // waits for 4 blocks now
+        for _ in 0..<3 { fifo.write(block(1), frames: 960) }
+        #expect(fifo.bufferedFrames == 4 * 960)
+        #expect(fifo.read(into: &out, frames: 960))
+        fifo.setSyncDelay(frames: 960)
+        #expect(fifo.bufferedFrames == 2 * 960 && fifo.syncDelayFrames == 960)
+    }
+
+    /// A mono room decodes voices to mono: the FIFO writes each sample to both channels, also where the
+    /// write wraps around the end of the ring.
+    @Test func monoWritesFillBothChannelsAcrossTheRingsWrap() {
+        var fifo = AudioFIFO()
+        var out = block(0)
+        var next: Float = 0, expected: Float = 0
+        for round in 0..<100 {
+            let frames = round % 3 == 0 ? 700 : 1100
+            fifo.write((0..<frames).map { Float($0) + next }, frames: frames, channels: 1)
+            next += Float(frames)
+            while fifo.bufferedFrames >= 3 * 960, fifo.read(into: &out, frames: 960) {
+                #expect(out == (0..<1920).map { Float($0 / 2) + expected }, "round \(round)")
+                expected += 960
+            }
+        }
+        #expect(expected > 960 * 90)
+    }
+
+    @Test func aMonoWriteNeverReadsPastTheSamplesItWasGiven() {
+        var fifo = AudioFIFO()
+        var out = block(0)
+        fifo.write([Float](repeating: 0.5, count: 960), frames: 1920, channels: 1)  // claims more than it has
+        #expect(fifo.bufferedFrames == 960)
+        fifo.write([Float](repeating: 0.25, count: 960), frames: 960, channels: 1)
+        #expect(fifo.read(into: &out, frames: 960))
+        #expect(out.allSatisfy { $0 == 0.5 })
+    }
+}
