@@ -109,9 +109,33 @@ import RTP
                                    ssrc: 0xA0D1, payload: payload)
             _ = p.receive(packet, bytes: payload.count + 12, nowMs: Int64(i))
         }
+        var block = [Float](repeating: 0, count: AudioFormat.blockFrames * 2)
+        _ = p.pullAudio(into: &block, nowMs: 20)  // decodes what is queued, each frame as of its release
         let audio = try #require(p.reports().first { $0.kind == "audio" })
         #expect(audio.framesDecoded == 20)
         #expect(audio.concealedMs == 0)
+    }
+
+    /// Voices are decoded on the mixer's pull, not on the UDP thread; a mixer that stops pulling makes the
+    /// packet path decode the oldest frames itself once 16 are queued, so nothing is lost or grows.
+    @Test func voicesAreDecodedWhenTheMixerPullsAndAStalledMixerCannotMakeTheQueueGrow() throws {
+        let p = try participant(audio: true)
+        let encoder = try OpusEncoder(channels: 2, bitrate: 64_000)
+        let silence = [Float](repeating: 0, count: AudioFormat.blockFrames * 2)
+        func send(_ i: Int) throws {
+            let payload = try encoder.encode(silence)
+            _ = p.receive(RTPPacket(payloadType: 111, sequenceNumber: UInt16(i), timestamp: UInt32(960 * i), ssrc: 0xA0D1,
+                                    payload: payload), bytes: payload.count + 12, nowMs: Int64(20 * i))
+        }
+        for i in 0..<3 { try send(i) }
+        #expect(try #require(p.reports().first { $0.kind == "audio" }).framesDecoded == 0)
+        var block = [Float](repeating: 1, count: AudioFormat.blockFrames * 2)
+        #expect(p.pullAudio(into: &block, nowMs: 60).ok)
+        #expect(try #require(p.reports().first { $0.kind == "audio" }).framesDecoded == 3)
+        for i in 3..<23 { try send(i) }
+        #expect(try #require(p.reports().first { $0.kind == "audio" }).framesDecoded == 7)  // 20 queued: 4 over 16
+        _ = p.pullAudio(into: &block, nowMs: 460)
+        #expect(try #require(p.reports().first { $0.kind == "audio" }).framesDecoded == 23)
     }
 }
 

@@ -52,8 +52,10 @@ struct StreamRates {
 /// the decoded audio waiting for the mixer.
 ///
 /// Packets arrive on the UDP thread and the mixer reads on the room's queue, so every entry point
-/// takes `lock`. Decoding happens inline on the packet path: it is bounded (one frame per
-/// complete packet group) and keeps the mixer's tick free of codec work.
+/// takes `lock`. Pictures are decoded inline on the packet path (bounded: one frame per complete
+/// packet group; the tick then only places them). Voices are decoded when the mixer pulls them
+/// (`PendingAudioFrames`): many voice rooms would otherwise put every Opus decode in the server on the
+/// one UDP thread.
 public final class Participant: @unchecked Sendable {
     public let userId: String
     public let sessionID: Int
@@ -81,6 +83,8 @@ public final class Participant: @unchecked Sendable {
         let codec: String
         let decoder: OpusDecoder
         var fifo = AudioFIFO()
+        /// Frames released by the jitter buffer, decoded at the next pull.
+        var pending = PendingAudioFrames()
         var scratch = [Float](repeating: 0, count: AudioFormat.blockFrames * 2 * 6)
         var framesDecoded = 0
         var decodeErrors = 0
@@ -169,10 +173,10 @@ public final class Participant: @unchecked Sendable {
         // slots stay uniquely referenced: writing them then copies nothing (no copy-on-write per packet).
         if packet.ssrc == audioSSRC, var path = audio {
             audio = nil
-            // Frames are decoded as the stream completes them (a callback, not a returned array: no
-            // allocation per packet on this hot path).
+            // Frames are queued as the stream completes them (a callback, not a returned array: no
+            // allocation per packet on this hot path) and decoded at the mixer's pull.
             let stream = path.stream
-            stream.receive(packet, bytes: bytes, nowMs: nowMs) { frame in decodeAudio(frame, path: &path, nowMs: nowMs) }
+            stream.receive(packet, bytes: bytes, nowMs: nowMs) { frame in queueAudio(frame, path: &path, nowMs: nowMs) }
             audio = path
             return nil
         }
@@ -208,7 +212,7 @@ public final class Participant: @unchecked Sendable {
             audio = nil
             // Callback delivery, as in `receive`: nothing allocated per tick.
             let stream = path.stream
-            stream.drain(nowMs: nowMs) { frame in decodeAudio(frame, path: &path, nowMs: nowMs) }
+            stream.drain(nowMs: nowMs) { frame in queueAudio(frame, path: &path, nowMs: nowMs) }
             audio = path
         }
         var signal: Signal?
@@ -224,7 +228,21 @@ public final class Participant: @unchecked Sendable {
     /// Gaps longer than this are a pause or a restart, not loss: they are not concealed.
     static let maxConcealedFrames = AudioFormat.blockFrames * 10
 
-    private func decodeAudio(_ frame: EncodedFrame, path: inout AudioPath, nowMs: Int64) {
+    private func queueAudio(_ frame: EncodedFrame, path: inout AudioPath, nowMs: Int64) {
+        if path.pending.isFull, let oldest = path.pending.popFirst() {
+            decodeAudio(oldest.data, rtpTimestamp: oldest.rtpTimestamp, path: &path, nowMs: oldest.releasedMs)
+        }
+        path.pending.push(frame, releasedMs: nowMs)
+    }
+
+    /// Decodes every queued frame into the FIFO, oldest first, each as of the time it was released.
+    private func decodePending(path: inout AudioPath) {
+        while let frame = path.pending.popFirst() {
+            decodeAudio(frame.data, rtpTimestamp: frame.rtpTimestamp, path: &path, nowMs: frame.releasedMs)
+        }
+    }
+
+    private func decodeAudio(_ data: [UInt8], rtpTimestamp: UInt32, path: inout AudioPath, nowMs: Int64) {
         let elapsedMs = max(0, nowMs - (path.lastDecodeMs ?? nowMs))
         path.lastDecodeMs = nowMs
         path.concealCredit = Int(min(Int64(Self.maxConcealedFrames),
@@ -233,24 +251,24 @@ public final class Participant: @unchecked Sendable {
             // Opus DTX: a sender that stops talking sends a 1–2 byte "no speech" frame and then nothing until
             // speech resumes. That frame becomes silence without waking the decoder, and the gap after it is
             // a pause, not loss: nothing to conceal (PLC over seconds of DTX was the cost of a quiet speaker).
-            if let frames = OpusSilence.frames(of: frame.data) {
+            if let frames = OpusSilence.frames(of: data) {
                 path.fifo.writeSilence(frames: frames)
-                path.expectedTimestamp = frame.rtpTimestamp &+ UInt32(frames)
+                path.expectedTimestamp = rtpTimestamp &+ UInt32(frames)
                 path.afterDTX = true
                 path.silentFrames += 1
                 return
             }
             if let expected = path.expectedTimestamp, !path.afterDTX {
-                let gap = Int(Int32(bitPattern: frame.rtpTimestamp &- expected))
+                let gap = Int(Int32(bitPattern: rtpTimestamp &- expected))
                 if gap > 0 && gap <= path.concealCredit {
                     path.concealCredit -= gap
-                    try conceal(gap, before: frame.data, path: &path)
+                    try conceal(gap, before: data, path: &path)
                 }
             }
             path.afterDTX = false
-            let frames = try path.decoder.decode(frame.data, into: &path.scratch)
+            let frames = try path.decoder.decode(data, into: &path.scratch)
             path.fifo.write(path.scratch, frames: frames, channels: path.decoder.channels)
-            path.expectedTimestamp = frame.rtpTimestamp &+ UInt32(frames)
+            path.expectedTimestamp = rtpTimestamp &+ UInt32(frames)
             path.framesDecoded += 1
         } catch {
             path.decodeErrors += 1
@@ -307,6 +325,7 @@ public final class Participant: @unchecked Sendable {
         defer { lock.unlock() }
         guard var path = audio else { return (false, 0) }
         audio = nil
+        decodePending(path: &path)
         let ok = path.fifo.read(into: &output, frames: AudioFormat.blockFrames)
         if ok, let next = path.expectedTimestamp {
             // The FIFO holds the decoded audio up to `next`, contiguously (gaps are concealed).
