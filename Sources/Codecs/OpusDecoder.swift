@@ -5,8 +5,8 @@ import Media
 /// `channels` channels: 2 (the internal format; mono streams are upmixed by libopus) or 1 (stereo streams
 /// are downmixed by libopus), for rooms whose programme is mono anyway.
 ///
-/// `@unchecked Sendable`: the decoder state is not thread-safe; an instance is confined to one thread or
-/// serial queue at a time (its stream's ingest queue).
+/// `@unchecked Sendable`: the decoder state is not thread-safe; its owner serialises every call (a
+/// participant's lock: the room's queue decodes at its pull, the UDP thread when the pending ring is full).
 public final class OpusDecoder: @unchecked Sendable {
     /// Channels of the decoded output, 1 or 2.
     public let channels: Int

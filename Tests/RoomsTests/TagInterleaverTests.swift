@@ -81,4 +81,25 @@ import Publishing
         i.flush(into: &out)
         #expect(out.map(\.timestampMs) == [40, 80])
     }
+
+    /// A strict output's queue measures raw timestamps (TagQueue subtracts `leadMs`): a picture stamped
+    /// ahead has already waited for its sound.
+    @Test func strictOrderClearsTheVideoLead() {
+        var i = TagInterleaver(hasVideo: true)
+        var out: [FLVTag] = []
+        var picture = video(150)
+        picture.leadMs = 150
+        for tag in [audio(0), picture, audio(150), audio(170)] { i.push(tag, into: &out) }
+        #expect(out.map(\.timestampMs) == [0, 150, 150])
+        #expect(out.allSatisfy { $0.leadMs == 0 })
+    }
+
+    @Test func lowLatencyKeepsTheLeadForTheQueue() {
+        var i = TagInterleaver(hasVideo: true, lowLatency: true)
+        var out: [FLVTag] = []
+        var picture = video(150)
+        picture.leadMs = 150
+        i.push(picture, into: &out)
+        #expect(out.map(\.leadMs) == [150])
+    }
 }

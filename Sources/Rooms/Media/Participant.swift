@@ -363,8 +363,13 @@ public final class Participant: @unchecked Sendable {
                 video?.spareReportedForMs = decodedMs
                 spareMs = Int64(((newest - playout) * 1000).rounded(.down))
             }
-            if nowMs - decodedMs <= 50, let delay = video?.sync.observe(lag: playout - newest, nowMs: nowMs) {
-                audio?.fifo.setSyncDelay(frames: delay)
+            if nowMs - decodedMs <= 50, let delay = video?.sync.observe(lag: playout - newest, nowMs: nowMs),
+               var path = audio {
+                // A shorter delay drops from the FIFO: decode what is queued first, so the cut is whole.
+                audio = nil
+                decodePending(path: &path)
+                path.fifo.setSyncDelay(frames: delay)
+                audio = path
             }
         }
         guard let frame,

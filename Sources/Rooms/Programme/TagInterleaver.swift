@@ -81,6 +81,9 @@ struct TagInterleaver {
         // Never backwards, even if a late tag slipped past the wait.
         if tag.timestampMs < lastReleased { tag.timestampMs = lastReleased }
         lastReleased = tag.timestampMs
+        // In this order a picture has already waited for the sound of its instant: its raw timestamp is
+        // the right measure of an output queue's backlog, so the lead is no longer subtracted.
+        tag.leadMs = 0
         out.append(tag)
     }
 }
