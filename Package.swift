@@ -36,6 +36,8 @@ let package = Package(
         cLibrary("CRTMP", pkgConfig: "librtmp", apt: "librtmp-dev"),
         cLibrary("CAVCodec", pkgConfig: "libavcodec", apt: "libavcodec-dev"),
         cLibrary("CYUV", apt: "libyuv-dev"),
+        // recvmmsg(2), which glibc declares only under _GNU_SOURCE: one C function (Server's UDP receive path).
+        .target(name: "CUDP", path: "Sources/CLibs/CUDP"),
 
         // Pure Swift value types and wire formats.
         .target(name: "Media"),
@@ -55,7 +57,7 @@ let package = Package(
             .product(name: "Metrics", package: "swift-metrics"),
         ]),
         .target(name: "Server", dependencies: [
-            "Rooms", "RTP",
+            "Rooms", "RTP", "CUDP",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             .product(name: "NIOCore", package: "swift-nio"),

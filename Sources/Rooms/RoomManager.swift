@@ -267,6 +267,10 @@ public final class RoomManager: @unchecked Sendable {
         ingest(bytes, from: peer, scratch: &scratch)
     }
 
+    /// Counts a datagram the UDP layer dropped before `ingest` (cut short by its receive slot, or not from IP)
+    /// as malformed, where `cohost_udp_dropped{reason="malformed"}` shows it.
+    public func ingestDroppedMalformed() { router.countMalformed() }
+
     /// `ingest` for the UDP hot path: `scratch` is the caller's (one per socket), so parsing and SRTP
     /// reuse its buffers and a datagram allocates nothing in steady state.
     public func ingest(_ bytes: [UInt8], from peer: PeerAddress, scratch: inout DatagramScratch) {

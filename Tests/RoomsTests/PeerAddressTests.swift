@@ -15,7 +15,7 @@ import Testing
         #expect(binary != PeerAddress(ipv4: 0xC000_020A, port: 40001))
     }
 
-    @Test func ipv6AddressesRoundTripInCanonicalForm() {
+    @Test func ipv6AddressesRoundTripInCanonicalForm() throws {
         let loopback = PeerAddress(ipv6High: 0, low: 1, port: 5004)
         #expect(loopback == PeerAddress(host: "::1", port: 5004))
         #expect(loopback.description == "::1:5004")
@@ -23,6 +23,10 @@ import Testing
         #expect(doc == PeerAddress(ipv6High: 0x2001_0DB8_0000_0000, low: 7, port: 9))
         #expect(doc.host == "2001:db8::7")
         #expect(doc.ipv4 == nil)
+        let raw = try #require(doc.ipv6)
+        #expect(PeerAddress(ipv6: raw, port: 9) == doc)
+        #expect(withUnsafeBytes(of: raw) { Array($0) } == [0x20, 0x01, 0x0D, 0xB8] + Array(repeating: 0, count: 11) + [7])
+        #expect(PeerAddress(ipv4: 1, port: 9).ipv6 == nil)
     }
 
     @Test func sameHostIgnoresThePortAndNamesStayText() {

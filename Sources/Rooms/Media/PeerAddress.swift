@@ -68,12 +68,8 @@ public struct PeerAddress: Hashable, Sendable, CustomStringConvertible {
         case .v4(let value):
             var raw = in_addr(s_addr: value.bigEndian)
             return Self.format(family: AF_INET, &raw)
-        case .v6(let high, let low):
-            var raw = in6_addr()
-            withUnsafeMutableBytes(of: &raw) { bytes in
-                bytes.storeBytes(of: high.bigEndian, toByteOffset: 0, as: UInt64.self)
-                bytes.storeBytes(of: low.bigEndian, toByteOffset: 8, as: UInt64.self)
-            }
+        case .v6:
+            var raw = ipv6!
             return Self.format(family: AF_INET6, &raw)
         }
     }
@@ -82,6 +78,17 @@ public struct PeerAddress: Hashable, Sendable, CustomStringConvertible {
     public var ipv4: UInt32? {
         if case .v4(let value) = address { return value }
         return nil
+    }
+
+    /// The IPv6 address as the socket layer holds it (network byte order), when it is one.
+    public var ipv6: in6_addr? {
+        guard case .v6(let high, let low) = address else { return nil }
+        var raw = in6_addr()
+        withUnsafeMutableBytes(of: &raw) { bytes in
+            bytes.storeBytes(of: high.bigEndian, toByteOffset: 0, as: UInt64.self)
+            bytes.storeBytes(of: low.bigEndian, toByteOffset: 8, as: UInt64.self)
+        }
+        return raw
     }
 
     /// Same host, whatever the port (plain RTCP may come from the port above the RTP one).

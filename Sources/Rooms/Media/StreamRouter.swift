@@ -54,6 +54,14 @@ final class StreamRouter: @unchecked Sendable {
     /// SSRCs bound to a participant now (media, and RTX where offered).
     var bindingCount: Int { lock.withLock { bindings.count } }
 
+    /// A datagram the socket layer could not pass on whole (longer than its receive slot, or not from IP).
+    func countMalformed() {
+        lock.withLock {
+            counters.datagrams += 1
+            counters.malformed += 1
+        }
+    }
+
     func isInUse(_ ssrc: UInt32) -> Bool { lock.withLock { bindings[ssrc] != nil } }
 
     /// Registers every SSRC of a participant, or none when one is taken.

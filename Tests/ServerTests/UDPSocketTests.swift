@@ -1,0 +1,94 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+import Rooms
+@testable import Server
+
+/// Real sockets on loopback: a datagram sent with `sendto` is queued at the receiver before the call returns,
+/// so what one non-blocking `recvmmsg` sees is exact.
+@Suite struct UDPSocketTests {
+    @Test func aBatchTakesEveryWaitingDatagramWithItsSenderInOrder() throws {
+        let receiver = try UDPSocket(host: "127.0.0.1", port: 0)
+        let sender = try UDPSocket(host: "127.0.0.1", port: 0)
+        let target = PeerAddress(host: "127.0.0.1", port: receiver.localPort)
+        for index in 0..<20 { #expect(sender.send([UInt8(index), 0xAB, UInt8(index * 2)], to: target)) }
+        let batch = DatagramBatch(capacity: 16, slotSize: 2048)
+        var seen: [[UInt8]] = []
+        for expected in [16, 4, 0] {
+            #expect(try receiver.receive(into: batch) == expected)
+            for index in 0..<batch.count {
+                batch.withDatagram(index) { bytes, peer, truncated in
+                    seen.append(Array(bytes))
+                    #expect(peer == PeerAddress(ipv4: 0x7F00_0001, port: sender.localPort))
+                    #expect(!truncated)
+                }
+            }
+        }
+        #expect(seen == (0..<20).map { [UInt8($0), 0xAB, UInt8($0 * 2)] })
+    }
+
+    @Test func aDatagramLongerThanItsSlotArrivesCutAndFlagged() throws {
+        let receiver = try UDPSocket(host: "127.0.0.1", port: 0)
+        let sender = try UDPSocket(host: "127.0.0.1", port: 0)
+        let target = PeerAddress(host: "127.0.0.1", port: receiver.localPort)
+        let long = (0..<100).map { UInt8($0) }
+        #expect(sender.send(long, to: target))
+        #expect(sender.send([7], to: target))
+        let batch = DatagramBatch(capacity: 4, slotSize: 64)
+        #expect(try receiver.receive(into: batch) == 2)
+        batch.withDatagram(0) { bytes, _, truncated in
+            #expect(Array(bytes) == Array(long.prefix(64)))
+            #expect(truncated)
+        }
+        batch.withDatagram(1) { bytes, _, truncated in
+            #expect(Array(bytes) == [7])
+            #expect(!truncated)
+        }
+    }
+
+    @Test func aPortAlreadyBoundIsAnErrorWithTheSystemsMessage() throws {
+        let first = try UDPSocket(host: "127.0.0.1", port: 0)
+        #expect(throws: UDPSocketError(call: "bind 127.0.0.1:\(first.localPort)", code: EADDRINUSE)) {
+            try UDPSocket(host: "127.0.0.1", port: first.localPort)
+        }
+        let error = UDPSocketError(call: "bind 127.0.0.1:\(first.localPort)", code: EADDRINUSE)
+        #expect(error.description == "bind 127.0.0.1:\(first.localPort): Address already in use")
+    }
+
+    @Test func anUnknownHostIsAnError() {
+        #expect(throws: UDPSocketError.self) { try UDPSocket(host: "no-such-host.invalid", port: 0) }
+    }
+
+    @Test func aDualStackSocketGivesIPv4PeersAsIPv4AndAnswersThem() throws {
+        let server = try UDPSocket(host: "::", port: 0)
+        let client = try UDPSocket(host: "127.0.0.1", port: 0)
+        #expect(client.send([1, 2, 3], to: PeerAddress(host: "127.0.0.1", port: server.localPort)))
+        let batch = DatagramBatch(capacity: 2, slotSize: 16)
+        #expect(try server.receive(into: batch) == 1)
+        let peer = try #require(batch.withDatagram(0) { _, peer, _ in peer })
+        #expect(peer == PeerAddress(ipv4: 0x7F00_0001, port: client.localPort))
+        #expect(server.send([9, 8], to: peer))
+        #expect(try client.receive(into: batch) == 1)
+        batch.withDatagram(0) { bytes, from, _ in
+            #expect(Array(bytes) == [9, 8])
+            #expect(from?.port == server.localPort)
+        }
+    }
+
+    @Test func ipv6PeersRoundTrip() throws {
+        let server = try UDPSocket(host: "::1", port: 0)
+        let client = try UDPSocket(host: "::1", port: 0)
+        #expect(client.send([5], to: PeerAddress(host: "::1", port: server.localPort)))
+        let batch = DatagramBatch(capacity: 2, slotSize: 16)
+        #expect(try server.receive(into: batch) == 1)
+        #expect(batch.withDatagram(0) { _, peer, _ in peer } == PeerAddress(host: "::1", port: client.localPort))
+    }
+
+    @Test func addressesTheSocketCannotReachAreNotSent() throws {
+        let v4 = try UDPSocket(host: "127.0.0.1", port: 0)
+        #expect(!v4.send([1], to: PeerAddress(host: "::1", port: 9)))
+        #expect(!v4.send([1], to: PeerAddress(host: "somewhere.example", port: 9)))
+    }
+}
