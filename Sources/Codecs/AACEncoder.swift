@@ -33,8 +33,10 @@ public final class AACEncoder: @unchecked Sendable {
     private let ptsShift: Int64
     private var flushed = false
 
-    /// `channels` is 1 or 2; with 1 the stereo input is downmixed ((L+R)/2) before encoding.
-    public init(channels: Int, bitrate: Int) throws(CodecError) {
+    /// `channels` is 1 or 2; with 1 the stereo input is downmixed ((L+R)/2) before encoding. `startSample` is the
+    /// time of the first sample given, in samples: its packet then comes out with that pts (an encoder started
+    /// mid-stream continues the timeline of the one before it).
+    public init(channels: Int, bitrate: Int, startSample: Int64 = 0) throws(CodecError) {
         _ = AVError.quietLogs
         guard channels == 1 || channels == 2 else { throw AVError.error("AAC channels must be 1 or 2, not \(channels)") }
         guard (8_000...512_000).contains(bitrate) else { throw AVError.error("AAC bitrate \(bitrate) out of range") }
@@ -59,6 +61,7 @@ public final class AACEncoder: @unchecked Sendable {
         audioSpecificConfig = Array(UnsafeBufferPointer(start: extradata, count: Int(ctx.pointee.extradata_size)))
         frameSize = Int(ctx.pointee.frame_size)
         ptsShift = Int64(ctx.pointee.initial_padding)
+        nextPTS = startSample
 
         // Every stored property is set from here on, so a throw runs deinit, which frees all three handles.
         self.frame = av_frame_alloc()

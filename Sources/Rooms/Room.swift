@@ -69,6 +69,11 @@ public final class Room: @unchecked Sendable {
     /// Kept for the room's lifetime (a relay that goes away cancels its pending ticks).
     private var relays: [TickRelay] = []
     private let videoTickPending = ManagedFlag()
+    /// Set by an audio tick that found nobody in the room and no output; the clock then posts no tick to the
+    /// room (an idle room costs nothing, not even a wake-up) until a join or an output clears it.
+    private let ticksParked = ManagedFlag()
+    /// Video ticks went by without composing (idle room): the canvas may not show the configured background.
+    private var canvasStale = false
     /// How long a stalled participant's last picture stays before the placeholder replaces it.
     var holdMs: Int64 { Int64(config.canvas.holdMs) }
 
@@ -113,7 +118,9 @@ public final class Room: @unchecked Sendable {
         // Ticks reach the queue through relays, not `queue.async` (hot path: no allocation per tick).
         let audioRelay = TickRelay(queue: queue) { [weak self] tick in self?.audioTick(tick) }
         relays.append(audioRelay)
+        let parked = ticksParked
         let audioToken = clock.schedule(intervalNanoseconds: UInt64(AudioFormat.blockMilliseconds) * 1_000_000) { tick in
+            guard !parked.isSet else { return }
             audioRelay.post(tick)
         }
         clockTokens.append(audioToken)
@@ -127,7 +134,7 @@ public final class Room: @unchecked Sendable {
             relays.append(videoRelay)
             let videoToken = clock.schedule(intervalNanoseconds: interval) { tick in
                 // Skipped when the previous canvas is still being made: lower fps, no backlog.
-                guard pending.setIfClear() else { return }
+                guard !parked.isSet, pending.setIfClear() else { return }
                 videoRelay.post(tick)
             }
             clockTokens.append(videoToken)
@@ -157,6 +164,7 @@ public final class Room: @unchecked Sendable {
         members[participant.userId] = participant
         placementInputsVersion &+= 1
         if previous == nil { joinOrder.append(participant.userId) }
+        ticksParked.clear()
         return previous
     }
 
@@ -243,7 +251,10 @@ public final class Room: @unchecked Sendable {
     /// Starts an output with its options (already validated by `OutputRequest.resolve`).
     public func startOutput(_ spec: OutputSpec) throws(RoomError) -> RoomInfo.OutputInfo {
         let result: Result<RoomInfo.OutputInfo, RoomError> = queue.sync {
-            Result { () throws(RoomError) in try programme.addOutput(spec, nowMs: Clock.nowMs()) }
+            Result { () throws(RoomError) in
+                defer { ticksParked.clear() }
+                return try programme.addOutput(spec, nowMs: Clock.nowMs())
+            }
         }
         return try result.get()
     }
@@ -261,6 +272,10 @@ public final class Room: @unchecked Sendable {
     private func videoTick(_ index: Int64) {
         // Under dynamic frame rate, skipped canvases are not even composed.
         guard compositor != nil, programme.wantsCanvas(index: index) else { return }
+        // Nobody in the room and no output: nothing would change on the canvas or go anywhere (an idle room costs
+        // nothing). A snapshot composes it when it asks.
+        guard programme.hasOutputs || participantCount > 0 else { canvasStale = true; return }
+        canvasStale = false
         let now = Clock.nowMs()
         // Placed again only when the layout, the participants or the anchor changed (hot path: computing them
         // allocates a few arrays, and they stay the same for thousands of frames).
@@ -324,10 +339,16 @@ public final class Room: @unchecked Sendable {
                 voice.addSilence(userId: p.userId, nowMs: now)
             }
         }
-        mixer.mix(mixInputs, into: &mixBlock)
-        programme.encodeAudio(mixBlock)
+        // The mix goes only to the outputs (the meters take each voice alone): with none, nothing is mixed.
+        if programme.hasOutputs { mixer.mix(mixInputs, into: &mixBlock) }
+        programme.encodeAudio(mixBlock, tick: index)
         voiceTick(present: tickParticipants, nowMs: now)
         outputTicks(nowMs: now)
+        if !programme.hasOutputs {
+            // Under `lock`, so a join cannot slip in between the check and the parking (it clears the flag after).
+            lock.withLock { if members.isEmpty { ticksParked.set() } }
+            canvasStale = canvasStale || ticksParked.isSet
+        }
         // No participant is kept past its tick (the storage is: no local copy shares it, so this is in place).
         tickParticipants.removeAll(keepingCapacity: true)
     }
@@ -371,7 +392,23 @@ public final class Room: @unchecked Sendable {
     }
 
     /// The current canvas (a copy), for snapshots; nil for audio-only rooms.
-    var canvasSnapshot: VideoFrame? { queue.sync { compositor?.canvas } }
+    /// Whether the clock has stopped posting ticks to this idle room (tests).
+    var ticksAreParked: Bool { ticksParked.isSet }
+
+    /// Video and AAC frames the programme has encoded (tests: an idle room encodes none).
+    var encodedFrames: (video: Int, audio: Int) { queue.sync { (programme.videoFramesEncoded, programme.audioFramesEncoded) } }
+
+    var canvasSnapshot: VideoFrame? {
+        queue.sync {
+            if canvasStale {
+                // Ticks of an idle room compose nothing; the canvas shows what is configured now.
+                canvasStale = false
+                tiles.removeAll(keepingCapacity: true)
+                compositor?.compose(tiles)
+            }
+            return compositor?.canvas
+        }
+    }
 
     // MARK: closing
 
@@ -405,24 +442,5 @@ final class DepartedList: @unchecked Sendable {
             defer { ids.removeAll() }
             return ids
         }
-    }
-}
-
-/// A flag shared between threads (the clock thread and a room queue; output threads and the encoder).
-final class ManagedFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    func setIfClear() -> Bool { lock.withLock { if value { return false }; value = true; return true } }
-    func clear() { lock.withLock { value = false } }
-    /// Clears the flag and says whether it was set.
-    func take() -> Bool { lock.withLock { defer { value = false }; return value } }
-}
-
-/// Monotonic milliseconds for packet and tick bookkeeping.
-enum Clock {
-    static func nowMs() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
     }
 }

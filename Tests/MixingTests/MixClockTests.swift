@@ -12,6 +12,29 @@ struct MixClockTests {
         var snapshot: [(tick: Int64, nanos: UInt64)] { ticks.withLock { $0 } }
     }
 
+    @Test func schedulesStartOnTheNextMultipleOfTheirInterval() {
+        #expect(MixClock.alignedStart(now: 0, interval: 20_000_000) == 0)
+        #expect(MixClock.alignedStart(now: 40_000_000, interval: 20_000_000) == 40_000_000)
+        #expect(MixClock.alignedStart(now: 40_000_001, interval: 20_000_000) == 60_000_000)
+        #expect(MixClock.alignedStart(now: 59_999_999, interval: 20_000_000) == 60_000_000)
+        #expect(MixClock.alignedStart(now: 100, interval: 33_333_333) == 33_333_333)
+        #expect(MixClock.alignedStart(now: 5, interval: 1) == 5)
+    }
+
+    @Test func noTickArrivesBeforeItsAlignedDeadline() async throws {
+        let clock = MixClock()
+        let interval: UInt64 = 20_000_000
+        let recorder = Recorder()
+        let before = monotonicNanoseconds()
+        let token = clock.schedule(intervalNanoseconds: interval) { recorder.record($0) }
+        try await Task.sleep(for: .milliseconds(200))
+        clock.cancel(token)
+        let start = MixClock.alignedStart(now: before, interval: interval)
+        let ticks = recorder.snapshot
+        #expect(ticks.count >= 5)
+        #expect(ticks.allSatisfy { $0.nanos >= start + UInt64($0.tick) * interval })
+    }
+
     @Test func ticksArriveInOrderAtTheInterval() async throws {
         let clock = MixClock()
         let recorder = Recorder()

@@ -1,5 +1,7 @@
+import Codecs
 import Foundation
 import Logging
+import Media
 import Testing
 @testable import Rooms
 
@@ -92,5 +94,74 @@ import Testing
         #expect(manager.room("idle") == nil)
         #expect(ContinuousClock.now - start >= .milliseconds(300))
         #expect(await Self.drain(events) == ["room_closed"])
+    }
+}
+
+/// A room with nobody in it and no output mixes, composes and encodes nothing; what it would show is still
+/// what a snapshot gets.
+@Suite struct IdleRoomWorkTests {
+    /// Polls until `condition` holds (a loaded test machine may run a room's first ticks late); false after 5 s.
+    static func eventually(_ condition: () -> Bool) async throws -> Bool {
+        let deadline = Clock.nowMs() + 5_000
+        while !condition() {
+            guard Clock.nowMs() < deadline else { return false }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return true
+    }
+
+    @Test func anIdleRoomComposesNothingYetItsSnapshotShowsAPictureSetMeanwhile() async throws {
+        let manager = RoomManager(settings: RoomSettings(emptyRoomTimeoutMs: 0), logger: Logger(label: "test"))
+        defer { manager.shutdown() }
+        let request = ##"{"name":"quiet","canvas":{"width":64,"height":36,"fps":30,"background":"#000000"}}"##
+        let room = try manager.createRoom(JSONDecoder().decode(RoomConfigRequest.self, from: Data(request.utf8)))
+        try await Task.sleep(for: .milliseconds(200))  // ≈6 video and 10 audio ticks go by
+        #expect(room.encodedFrames == (video: 0, audio: 0))
+        var red = VideoFrame(width: 64, height: 36)
+        red.fill(YUVColor(r: 255, g: 0, b: 0))
+        let png = try PNGEncoder.encode(red)
+        let patch = "{\"backgroundImage\":\"" + Data(png).base64EncodedString() + "\"}"
+        try room.apply(JSONDecoder().decode(RoomPatch.self, from: Data(patch.utf8)))
+        let canvas = try #require(room.canvasSnapshot)
+        #expect(canvas.y.allSatisfy { $0 == red.y[0] })
+        #expect(canvas.u.allSatisfy { $0 == red.u[0] } && canvas.v.allSatisfy { $0 == red.v[0] })
+    }
+
+    @Test func anIdleRoomGetsNoTicksUntilSomebodyJoinsAndParksAgainWhenTheyLeave() async throws {
+        let manager = RoomManager(settings: RoomSettings(emptyRoomTimeoutMs: 0), logger: Logger(label: "test"))
+        defer { manager.shutdown() }
+        let room = try IdleRoomTests.createRoom(manager)
+        #expect(try await Self.eventually { room.ticksAreParked })
+        _ = try manager.join(room: "idle", userId: "alice", tokenIssuedAt: nil, offer: IdleRoomTests.offer)
+        #expect(!room.ticksAreParked)
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(!room.ticksAreParked)  // somebody is in: every tick runs
+        #expect(manager.removeParticipant(room: "idle", userId: "alice", reason: .left))
+        #expect(try await Self.eventually { room.ticksAreParked })
+        #expect(room.encodedFrames == (video: 0, audio: 0))
+    }
+
+    @Test func anOutputWakesAParkedRoomAndItsAudioStartsOnTheClock() async throws {
+        let manager = RoomManager(settings: RoomSettings(emptyRoomTimeoutMs: 0), logger: Logger(label: "test"))
+        defer { manager.shutdown() }
+        let created = Clock.nowMs()
+        let room = try IdleRoomTests.createRoom(manager)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await Self.eventually { room.ticksAreParked })
+        let path = NSTemporaryDirectory() + "cohost-idle-\(UUID().uuidString).flv"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let added = Clock.nowMs()
+        let output = try room.startOutput(url: "file://" + path)
+        #expect(!room.ticksAreParked)
+        #expect(try await Self.eventually { room.encodedFrames.audio > 5 })
+        #expect(!room.ticksAreParked)
+        #expect(room.stopOutput(id: output.id))
+        let stopped = Clock.nowMs()
+        // The first AAC frame is stamped with the time of the tick it was mixed at (the room's clock starts
+        // within one 20 ms tick of its creation), not 0: the timeline went on while the room was parked.
+        let audio = flvTags(try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))).filter { $0.type == 8 }.dropFirst()
+        let first = Int64(try #require(audio.first?.ms))
+        #expect(first >= added - created - 40 && first <= stopped - created)
+        #expect(added - created >= 300)
     }
 }

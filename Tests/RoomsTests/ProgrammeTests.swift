@@ -7,7 +7,7 @@ import Testing
 @testable import Rooms
 
 /// The tags of an FLV file as (type, timestamp, first body byte), header and trailers checked on the way.
-private func flvTags(_ bytes: [UInt8]) -> [(type: UInt8, ms: UInt32, first: UInt8)] {
+func flvTags(_ bytes: [UInt8]) -> [(type: UInt8, ms: UInt32, first: UInt8)] {
     var tags: [(type: UInt8, ms: UInt32, first: UInt8)] = []
     var i = 13
     while i + 11 <= bytes.count {
@@ -21,26 +21,39 @@ private func flvTags(_ bytes: [UInt8]) -> [(type: UInt8, ms: UInt32, first: UInt
 }
 
 @Suite struct ProgrammeTests {
+    static func config(_ name: String) throws -> RoomConfig {
+        try JSONDecoder().decode(RoomConfigRequest.self, from: Data(
+            #"{"name":"\#(name)","canvas":{"width":160,"height":120,"fps":30},"video":{"bitrate":300,"keyint":10}}"#.utf8)).resolve()
+    }
+
+    /// A file output taking each tag as it comes (no audio in some tests: a strict interleave would hold pictures
+    /// up to 400 ms waiting for sound), connected before it returns.
+    static func addFile(_ programme: Programme, _ path: String) throws -> RoomInfo.OutputInfo {
+        let info = try programme.addOutput(OutputSpec(url: "file://" + path, options: OutputOptions(interleave: .lowLatency)),
+                                           nowMs: 0)
+        let deadline = Date().addingTimeInterval(5)
+        while programme.outputInfos.first(where: { $0.id == info.id })?.state != "connected" && Date() < deadline {
+            usleep(10_000)
+        }
+        #expect(programme.outputInfos.first { $0.id == info.id }?.state == "connected")
+        return info
+    }
+
+    static func temporaryFLV() -> String { NSTemporaryDirectory() + "cohost-programme-\(UUID().uuidString).flv" }
+
     @Test func anOutputAddedMidStreamGetsAFreshKeyframeAndSkippedCanvasesLeaveGaps() throws {
-        let config = try JSONDecoder().decode(RoomConfigRequest.self, from: Data(
-            #"{"name":"p1","canvas":{"width":160,"height":120,"fps":30},"video":{"bitrate":300,"keyint":10}}"#.utf8)).resolve()
-        let programme = try Programme(config: config, logger: Logger(label: "test.programme")) { _, _, _ in }
+        let programme = try Programme(config: try Self.config("p1"), logger: Logger(label: "test.programme")) { _, _, _ in }
         var canvas = VideoFrame(width: 160, height: 120)
         canvas.fill(YUVColor(r: 40, g: 160, b: 40))
-        // Ten canvases with nobody listening: one IDR at canvas 0, then P frames (keyint is 300 canvases).
+        let first = Self.temporaryFLV(), path = Self.temporaryFLV()
+        defer { for p in [first, path] { try? FileManager.default.removeItem(atPath: p) } }
+        // Ten canvases for a first output: one IDR at canvas 0, then P frames (keyint is 300 canvases).
+        _ = try Self.addFile(programme, first)
         for index in Int64(0)..<10 { programme.encodeVideo(canvas, index: index) }
         #expect(programme.videoFramesEncoded == 10)
 
-        let path = NSTemporaryDirectory() + "cohost-programme-\(UUID().uuidString).flv"
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        // No audio is encoded here, so a strict interleave would hold the pictures for up to 400 ms waiting for
-        // sound (canvases from before the output existed included): this output takes each tag as it comes.
-        let info = try programme.addOutput(OutputSpec(url: "file://" + path, options: OutputOptions(interleave: .lowLatency)),
-                                           nowMs: 0)
-        #expect(info.id == "o1" && info.attempt == 0 && info.bitrate == 300 && info.queueLimitMs == 2000 && info.maxRetries == nil)
-        let deadline = Date().addingTimeInterval(5)
-        while programme.outputInfos.first?.state != "connected" && Date() < deadline { usleep(10_000) }
-        #expect(programme.outputInfos.first?.state == "connected")
+        let info = try Self.addFile(programme, path)
+        #expect(info.id == "o2" && info.attempt == 0 && info.bitrate == 300 && info.queueLimitMs == 2000 && info.maxRetries == nil)
         // Canvases 13, 16 and 19 were skipped (as dynamic frame rate does): their times stay empty.
         for index: Int64 in [10, 11, 12, 14, 15, 17, 18, 20] { programme.encodeVideo(canvas, index: index) }
         programme.stop()
@@ -48,11 +61,47 @@ private func flvTags(_ bytes: [UInt8]) -> [(type: UInt8, ms: UInt32, first: UInt
         let tags = flvTags(try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))))
         let primingMs = UInt32(try AACEncoder(channels: 2, bitrate: 128_000).primingSamples * 1000 / 48_000)
         let video = tags.filter { $0.type == 9 }
-        // Sequence header, then the frames from canvas 10 on; canvas 10 is an IDR because the file asked for one.
+        // Sequence header, then the frames from canvas 10 on; canvas 10 is an IDR because the new file asked for one.
         #expect(video.map(\.first) == [0x17, 0x17, 0x27, 0x27, 0x27, 0x27, 0x27, 0x27, 0x27])
         let canvases: [UInt32] = [10, 11, 12, 14, 15, 17, 18, 20]
         let expected: [UInt32] = canvases.map { $0 * 1000 / 30 + primingMs }
         #expect(Array(video.dropFirst().map(\.ms)) == expected)
         #expect(tags.first?.type == 18 && tags.filter { $0.type == 8 }.count == 1)  // metadata; AAC header, no audio encoded
+    }
+
+    @Test func withNoOutputNothingIsEncodedAndALaterOutputContinuesTheTimeline() throws {
+        let programme = try Programme(config: try Self.config("p2"), logger: Logger(label: "test.programme")) { _, _, _ in }
+        var canvas = VideoFrame(width: 160, height: 120)
+        canvas.fill(YUVColor(r: 200, g: 40, b: 40))
+        let tone: [Float] = (0..<AudioFormat.blockFrames * 2).map { i in Float(sin(Double(i / 2) * 0.05) * 0.3) }
+        // One second with nobody listening: 50 audio blocks and 30 canvases, none encoded.
+        for block in 0..<50 {
+            programme.encodeAudio(tone, tick: Int64(block))
+            if block % 5 < 3 { programme.encodeVideo(canvas, index: Int64(block / 5 * 3 + block % 5)) }
+        }
+        #expect(programme.videoFramesEncoded == 0 && programme.audioFramesEncoded == 0)
+
+        let path = Self.temporaryFLV()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        _ = try Self.addFile(programme, path)
+        // The next half second: blocks 50..74 (1000..1480 ms), canvases 30..44.
+        for block in 50..<75 {
+            programme.encodeAudio(tone, tick: Int64(block))
+            if block % 5 < 3 { programme.encodeVideo(canvas, index: Int64(block / 5 * 3 + block % 5)) }
+        }
+        #expect(programme.videoFramesEncoded == 15)
+        programme.stop()
+
+        let tags = flvTags(try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))))
+        let primingMs = UInt32(try AACEncoder(channels: 2, bitrate: 128_000).primingSamples * 1000 / 48_000)
+        let video = tags.filter { $0.type == 9 }.dropFirst()
+        #expect(video.first?.first == 0x17 && video.first?.ms == 1000 + primingMs)
+        #expect(video.count == 15)
+        // AAC from a fresh encoder started at 1000 ms: the first frame (the sample of 1000 ms) is stamped 1000 ms,
+        // then every 1024 samples (21.33 ms), as if the encoder had run all along.
+        let audio = tags.filter { $0.type == 8 }.dropFirst().map(\.ms)
+        #expect(audio.first == 1000)
+        let expectedAudio: [UInt32] = [1000, 1021, 1042, 1064]  // (48000 + 1024·k) samples in ms, rounded down
+        #expect(Array(audio.prefix(4)) == expectedAudio)
     }
 }

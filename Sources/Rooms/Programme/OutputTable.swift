@@ -19,6 +19,7 @@ struct OutputTable {
     private var nextNumber = 1
 
     var count: Int { entries.count }
+    var isEmpty: Bool { entries.isEmpty }
 
     /// Creates and registers the output for `spec` (not started yet); ids are o1, o2, … per room.
     mutating func add(_ spec: OutputSpec, logger: Logger, nowMs: Int64,

@@ -10,10 +10,14 @@ import Logging
 /// a participant's clock), so audio and video share one timeline starting at 0; a canvas that is not
 /// encoded (dynamic frame rate, a late tick) leaves a gap rather than shifting later frames.
 /// Outputs ask for a keyframe when they (re)connect; the next encoded canvas is then an IDR.
+/// With no output nothing is encoded at all (an idle room costs nothing): the timeline goes on, and the
+/// AAC encoder is started afresh at its time when an output comes (no stale frames, no stale overlap).
 final class Programme {
     private let config: RoomConfig
     private let video: H264Encoder?
-    private let audio: AACEncoder
+    private var audio: AACEncoder
+    /// Blocks went by with no output to encode them for: the next encoded block needs a new AAC encoder.
+    private var audioSkipped = false
     /// One per interleave policy (`OutputOptions.Interleave`); each output takes the tags of its own.
     private var strictInterleaver: TagInterleaver
     private var lowLatencyInterleaver: TagInterleaver
@@ -104,8 +108,18 @@ final class Programme {
         output.stop()
         outputGauges[id] = nil
         OutputMetrics.remove(room: config.name, output: id)
+        if outputs.isEmpty {
+            // Nobody is left to take what the interleavers hold; a later output must not get it stale.
+            strictInterleaver.flush(into: &strictReady)
+            lowLatencyInterleaver.flush(into: &lowLatencyReady)
+            strictReady.removeAll(keepingCapacity: true)
+            lowLatencyReady.removeAll(keepingCapacity: true)
+        }
         return true
     }
+
+    /// Whether anything is sent anywhere: without an output the room mixes and encodes nothing.
+    var hasOutputs: Bool { !outputs.isEmpty }
 
     var outputInfos: [RoomInfo.OutputInfo] { outputs.infos(bitrateKbps: currentBitrateKbps) }
 
@@ -148,7 +162,8 @@ final class Programme {
 
     /// Encodes canvas number `index` (its time is index / canvas fps, plus `leadMs`: see `VideoLead`).
     func encodeVideo(_ canvas: VideoFrame, index: Int64, leadMs: Int64 = 0) {
-        guard let video else { return }
+        // No output: the canvas's time is left empty, as a skipped canvas's is (an output asks for an IDR).
+        guard let video, !outputs.isEmpty else { return }
         do {
             let fps = Int64(config.canvas.fps)
             // Video is stamped later by the AAC priming, as ffmpeg does (avoid_negative_ts): a player that
@@ -184,10 +199,18 @@ final class Programme {
         return index - last >= Int64(config.h264Config.keyintFrames)
     }
 
-    /// Encodes one 20 ms mixed block.
-    func encodeAudio(_ block: [Float]) {
+    /// Encodes one 20 ms mixed block, the one of audio tick `tick` (its time is tick × 20 ms).
+    func encodeAudio(_ block: [Float], tick: Int64) {
         audioBlocksIn += 1
+        guard !outputs.isEmpty else { audioSkipped = true; return }
         do {
+            if audioSkipped {
+                // On the clock's timeline: a parked room got no ticks at all while it was idle.
+                audioSkipped = false
+                audioBlocksIn = tick + 1
+                audio = try AACEncoder(channels: config.audio.channels, bitrate: config.audio.bitrateKbps * 1000,
+                                       startSample: tick * Int64(AudioFormat.blockFrames))
+            }
             // Each AAC frame goes from libavcodec's packet straight into a reused tag body (hot path: no allocation).
             try audio.encode(block) { data, pts in
                 audioFramesEncoded += 1
