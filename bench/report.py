@@ -34,6 +34,8 @@ def targets(r):
     out["join_to_first_frame_ms"] = _check(_get(r, "latency", "join_to_first_frame_ms"), 1500)
     out["voice_rooms_held"] = _check(_get(r, "voice", "max_rooms_held"), 50, higher_is_better=True)
     out["cpu_per_speaker_pct"] = _check(_get(r, "voice", "cores_per_speaker_pct"), 0.5)
+    # "An idle room costs no measurable CPU": read as under 0.01 % of a core per room (100 rooms, 0.01 cores).
+    out["idle_room_cpu_pct"] = _check(_get(r, "voice", "idle", "cores_per_room_pct"), 0.01)
     return out
 
 
@@ -79,6 +81,11 @@ def table(r):
                          f"{_f(s['min_room_audio_fps'])} | {s['rooms_behind']}/{s['rooms_reporting']} | "
                          f"{_f(s['rss_per_room_mib'])} | {s['held']}")
         lines.append(f"   largest R held: {vo['max_rooms_held']}; Janus AudioBridge: {vo['janus']}")
+        idle = vo.get("idle")
+        if idle:
+            lines.append(f"   idle rooms (nobody in them, no output): {idle['voice_rooms']} voice + {idle['video_rooms']} 720p "
+                         f"cost {_f(idle['cores'], 4)} cores (no room: {_f(idle['no_rooms_cores'], 4)}) -> "
+                         f"{_f(idle['cores_per_room_pct'], 4)} % of a core per room")
     mem = r.get("memory") or {}
     lines += ["", "4. memory", f"   RSS per 720p room (MiB, by N): {mem.get('rss_per_720p_room_mib')}; "
               f"per voice room: {_f(mem.get('rss_per_voice_room_mib'))} MiB (make soak: RSS over 10 min)"]

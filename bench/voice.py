@@ -1,12 +1,15 @@
 """Part 3: voice rooms. R audio-only rooms x 6 Opus speakers (3 with DTX), each room pushing AAC to nginx-rtmp.
 R grows in steps (rooms are added, never restarted) until a room's output falls behind real time or Cohost passes
-1.6 cores. Speakers are replayed by one Python process per step (not counted in Cohost's CPU)."""
+1.6 cores. Speakers are replayed by one Python process per step (not counted in Cohost's CPU).
+
+First, idle rooms: 90 voice rooms and 10 720p rooms with nobody in them and no output (rooms created ahead of
+their users), against the same server with no room at all; they are closed before the steps."""
 import json
 import os
 import shutil
 import time
 
-from lib import Cohost, Nginx, Procs, cpu_window, log, machine_load_window, metric_values, rss_mib
+from lib import Cohost, Nginx, Procs, cpu_window, http, log, machine_load_window, metric_values, rss_mib
 
 SPEAKERS = 6
 AAC_FPS = 48000 / 1024          # AAC frames per second at 48 kHz
@@ -37,6 +40,28 @@ def _room_rates(cohost, rooms, seconds):
     return {r: fps.get(r) for r in rooms}
 
 
+IDLE_VOICE, IDLE_VIDEO = 90, 10
+
+
+def _idle_rooms(ctx, cohost):
+    """Cores of the server with no room, then with the idle rooms; per idle room in % of a core."""
+    window = min(ctx["window"], 10)
+    empty = cpu_window([cohost.pid], window)[cohost.pid]
+    names = [f"idle{r}" for r in range(IDLE_VOICE + IDLE_VIDEO)]
+    for i, name in enumerate(names):
+        body = {"name": name, "audioOnly": True} if i < IDLE_VOICE else \
+            {"name": name, "canvas": {"width": 1280, "height": 720, "fps": 30}}
+        cohost.create_room(body)
+    time.sleep(min(ctx["warmup"], 3))
+    idle = cpu_window([cohost.pid], window)[cohost.pid]
+    for name in names:
+        http("DELETE", f"{cohost.base}/v1/rooms/{name}", cohost.admin)
+    result = {"voice_rooms": IDLE_VOICE, "video_rooms": IDLE_VIDEO, "no_rooms_cores": round(empty, 4),
+              "cores": round(idle, 4), "cores_per_room_pct": round(100 * max(0.0, idle - empty) / len(names), 4)}
+    log(f"  idle rooms: {result}")
+    return result
+
+
 def run(ctx, steps):
     workdir = os.path.join(ctx["workdir"], "voice")
     os.makedirs(workdir, exist_ok=True)
@@ -45,6 +70,8 @@ def run(ctx, steps):
     try:
         nginx = Nginx(procs, workdir)
         cohost = Cohost(procs)
+        time.sleep(1.0)
+        idle = _idle_rooms(ctx, cohost)
         time.sleep(1.0)
         rss0 = rss_mib(cohost.pid)
         have = 0
@@ -76,7 +103,7 @@ def run(ctx, steps):
         procs.stop()
     held = [s for s in results if s["held"]]
     best = held[-1] if held else None
-    return {"steps": results, "max_rooms_held": best["rooms"] if best else 0,
+    return {"steps": results, "idle": idle, "max_rooms_held": best["rooms"] if best else 0,
             "cores_per_speaker_pct": best["cores_per_speaker_pct"] if best else None,
             "rss_per_voice_room_mib": best["rss_per_room_mib"] if best else None,
             "janus": "installed but not benchmarked" if shutil.which("janus") else "janus not installed"}

@@ -40,6 +40,10 @@ public final class MixClock: @unchecked Sendable {  // all mutable state is guar
     private var skipped = 0
     /// The entry whose handler is running on the clock thread now, so `cancel` can wait for it to finish.
     private var running: UInt64?
+    /// Counts `cancel` calls: a batch of due ticks checks its entries again only when it changed.
+    private var cancellations: UInt64 = 0
+    /// The ticks due at one instant (clock thread only; storage reused).
+    private var due: [(id: UInt64, tick: Int64, handler: @Sendable (Int64) -> Void)] = []
     private var clockThread: Thread?
 
     public init() {}
@@ -73,6 +77,7 @@ public final class MixClock: @unchecked Sendable {  // all mutable state is guar
         condition.lock()
         defer { condition.unlock() }
         entries.removeAll { $0.id == token.id }
+        cancellations &+= 1
         while running == token.id, Thread.current !== clockThread {
             condition.wait()
         }
@@ -93,6 +98,8 @@ public final class MixClock: @unchecked Sendable {  // all mutable state is guar
     }
 
     /// The clock thread: fire what is due, sleep until the earliest deadline, exit when nothing is scheduled.
+    /// One pass collects every tick due now (schedules of one interval are due together), then fires them in
+    /// order with the lock released; a schedule cancelled meanwhile is left out.
     private func run() {
         condition.lock()
         while true {
@@ -104,29 +111,35 @@ public final class MixClock: @unchecked Sendable {  // all mutable state is guar
             }
             let now = monotonicNanoseconds()
             var earliest = UInt64.max
-            var dueIndex: Int?
-            for (i, entry) in entries.enumerated() {
-                let deadline = entry.deadline(entry.next)
-                if deadline <= now { dueIndex = i; break }
-                earliest = min(earliest, deadline)
+            due.removeAll(keepingCapacity: true)
+            for i in entries.indices {
+                let deadline = entries[i].deadline(entries[i].next)
+                guard deadline <= now else {
+                    earliest = min(earliest, deadline)
+                    continue
+                }
+                // Fall more than a whole interval behind → skip to the latest due tick instead of bursting.
+                let behind = Int64(min((now - deadline) / entries[i].interval, UInt64(Int64.max / 2)))
+                skipped += Int(behind)
+                let tick = entries[i].next + behind
+                entries[i].next = tick + 1
+                due.append((entries[i].id, tick, entries[i].handler))
             }
-            guard let i = dueIndex else {
+            guard !due.isEmpty else {
                 condition.wait(untilNanoseconds: earliest)
                 continue
             }
-            // Fall more than a whole interval behind → skip to the latest due tick instead of bursting.
-            var entry = entries[i]
-            let behind = Int64(min((now - entry.deadline(entry.next)) / entry.interval, UInt64(Int64.max / 2)))
-            skipped += Int(behind)
-            let tick = entry.next + behind
-            entry.next = tick + 1
-            entries[i] = entry
-            running = entry.id
-            condition.unlock()
-            entry.handler(tick)
-            condition.lock()
-            running = nil
-            condition.broadcast()
+            let seen = cancellations
+            for (id, tick, handler) in due {
+                if cancellations != seen, !entries.contains(where: { $0.id == id }) { continue }
+                running = id
+                condition.unlock()
+                handler(tick)
+                condition.lock()
+                running = nil
+                condition.broadcast()
+            }
+            due.removeAll(keepingCapacity: true)
         }
     }
 }

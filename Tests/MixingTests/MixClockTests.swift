@@ -96,4 +96,22 @@ struct MixClockTests {
         #expect(ticks.filter { $0 >= 2 }.count == 1)
         #expect(ticks.last.map { $0 >= 2 } == true)
     }
+
+    @Test func aScheduleCancelledByAnotherHandlerOfTheSameInstantDoesNotFire() async throws {
+        let clock = MixClock()
+        let victim = Recorder()
+        let victimToken = Mutex<MixClock.Token?>(nil)
+        let cancelledAt = Mutex<Int?>(nil)
+        // Same interval, registered together: both are due at the same instants, the canceller first.
+        let canceller = clock.schedule(intervalNanoseconds: 50_000_000) { tick in
+            guard tick >= 1, let t = victimToken.withLock({ $0 }) else { return }
+            clock.cancel(t)
+            cancelledAt.withLock { $0 = $0 ?? victim.snapshot.count }
+        }
+        victimToken.withLock { $0 = clock.schedule(intervalNanoseconds: 50_000_000) { victim.record($0) } }
+        try await Task.sleep(for: .milliseconds(300))
+        clock.cancel(canceller)
+        let count = try #require(cancelledAt.withLock { $0 })
+        #expect(victim.snapshot.count == count)
+    }
 }
