@@ -4,10 +4,11 @@ import Foundation
 ///
 /// Like GStreamer's aggregator, the clock lives here and only here: handlers are told "tick k is due" and
 /// take whatever their inputs have. Deadlines are absolute, `deadline_k = start + k × interval` on the
-/// monotonic clock, so no drift accumulates. `start` is the first multiple of the interval at or after the
-/// registration (tick 0 is due within one interval): schedules of one interval tick at the same instants, so
-/// the thread wakes once per instant for every room, not once per room (with 50 rooms registered at
-/// different times it woke 2,500 times a second for their audio alone).
+/// monotonic clock, so no drift accumulates. `start` is by default the first multiple of the interval at or
+/// after the registration (tick 0 is due within one interval): schedules of one interval tick at the same
+/// instants, so the thread wakes once per instant for every room, not once per room (with 50 rooms registered
+/// at different times it woke 2,500 times a second for their audio alone). Schedules whose timestamps must
+/// agree (a room's audio and video) are given one explicit `start`.
 /// When the thread falls more than one interval behind (machine stalled, a handler was slow), the missed
 /// ticks are skipped and counted in `skippedTicks`, and only the most recent due tick is delivered:
 /// indices then jump, so `tick × interval` keeps equalling the time since `start` (timestamps derived
@@ -48,17 +49,19 @@ public final class MixClock: @unchecked Sendable {  // all mutable state is guar
 
     public init() {}
 
-    /// Calls `handler(tick)` on the clock thread with tick = 0, 1, 2, … since registration, every
+    /// Calls `handler(tick)` on the clock thread with tick = 0, 1, 2, … counted from `start` (a monotonic
+    /// instant from `nextAlignedInstant`; by default the next multiple of the interval), every
     /// `intervalNanoseconds` (at least 1 ms is sensible; 0 is treated as 1 ns). The handler must be cheap:
     /// hop to the room's own queue for the real work.
     @discardableResult
-    public func schedule(intervalNanoseconds: UInt64, handler: @escaping @Sendable (Int64) -> Void) -> Token {
+    public func schedule(intervalNanoseconds: UInt64, start: UInt64? = nil,
+                         handler: @escaping @Sendable (Int64) -> Void) -> Token {
         condition.lock()
         defer { condition.unlock() }
         nextId += 1
         let interval = max(1, intervalNanoseconds)
-        entries.append(Entry(id: nextId, start: Self.alignedStart(now: monotonicNanoseconds(), interval: interval),
-                             interval: interval, next: 0, handler: handler))
+        let first = start ?? Self.alignedStart(now: monotonicNanoseconds(), interval: interval)
+        entries.append(Entry(id: nextId, start: first, interval: interval, next: 0, handler: handler))
         if !threadRunning {
             threadRunning = true
             let thread = Thread { [self] in run() }
@@ -82,6 +85,11 @@ public final class MixClock: @unchecked Sendable {  // all mutable state is guar
             condition.wait()
         }
         condition.broadcast()
+    }
+
+    /// The next multiple of `interval` on the monotonic clock: a `start` for schedules that must tick in phase.
+    public static func nextAlignedInstant(interval: UInt64) -> UInt64 {
+        alignedStart(now: monotonicNanoseconds(), interval: max(1, interval))
     }
 
     /// The first multiple of `interval` at or after `now`: where a schedule registered at `now` starts.

@@ -69,11 +69,12 @@ public final class Room: @unchecked Sendable {
     /// Kept for the room's lifetime (a relay that goes away cancels its pending ticks).
     private var relays: [TickRelay] = []
     private let videoTickPending = ManagedFlag()
-    /// Set by an audio tick that found nobody in the room and no output; the clock then posts no tick to the
-    /// room (an idle room costs nothing, not even a wake-up) until a join or an output clears it.
+    /// Set by an audio tick that found nobody in the room and no output; the clock's handlers then post nothing
+    /// to the room's queue (an idle room wakes no thread) until a join or an output clears it.
     private let ticksParked = ManagedFlag()
-    /// Video ticks went by without composing (idle room): the canvas may not show the configured background.
-    private var canvasStale = false
+    /// The canvas may not show what is configured (no tick composed it since the room started, since its
+    /// pictures changed, or since it went idle): a snapshot composes it first.
+    private var canvasStale = true
     /// How long a stalled participant's last picture stays before the placeholder replaces it.
     var holdMs: Int64 { Int64(config.canvas.holdMs) }
 
@@ -119,7 +120,10 @@ public final class Room: @unchecked Sendable {
         let audioRelay = TickRelay(queue: queue) { [weak self] tick in self?.audioTick(tick) }
         relays.append(audioRelay)
         let parked = ticksParked
-        let audioToken = clock.schedule(intervalNanoseconds: UInt64(AudioFormat.blockMilliseconds) * 1_000_000) { tick in
+        // Audio and video count from one instant: their timestamps (tick × interval) must mean the same time.
+        let audioInterval = UInt64(AudioFormat.blockMilliseconds) * 1_000_000
+        let start = MixClock.nextAlignedInstant(interval: audioInterval)
+        let audioToken = clock.schedule(intervalNanoseconds: audioInterval, start: start) { tick in
             guard !parked.isSet else { return }
             audioRelay.post(tick)
         }
@@ -132,7 +136,7 @@ public final class Room: @unchecked Sendable {
                 pending.clear()
             }
             relays.append(videoRelay)
-            let videoToken = clock.schedule(intervalNanoseconds: interval) { tick in
+            let videoToken = clock.schedule(intervalNanoseconds: interval, start: start) { tick in
                 // Skipped when the previous canvas is still being made: lower fps, no backlog.
                 guard !parked.isSet, pending.setIfClear() else { return }
                 videoRelay.post(tick)
@@ -228,6 +232,7 @@ public final class Room: @unchecked Sendable {
             let current = self.lock.withLock { self.images }
             guard self.compositor != nil else { return }
             current.apply(to: &self.compositor!)
+            self.canvasStale = true
         }
     }
 
@@ -274,7 +279,7 @@ public final class Room: @unchecked Sendable {
         guard compositor != nil, programme.wantsCanvas(index: index) else { return }
         // Nobody in the room and no output: nothing would change on the canvas or go anywhere (an idle room costs
         // nothing). A snapshot composes it when it asks.
-        guard programme.hasOutputs || participantCount > 0 else { canvasStale = true; return }
+        guard programme.hasOutputs || participantCount > 0 else { goIdle(); return }
         canvasStale = false
         let now = Clock.nowMs()
         // Placed again only when the layout, the participants or the anchor changed (hot path: computing them
@@ -346,8 +351,9 @@ public final class Room: @unchecked Sendable {
         outputTicks(nowMs: now)
         if !programme.hasOutputs {
             // Under `lock`, so a join cannot slip in between the check and the parking (it clears the flag after).
-            lock.withLock { if members.isEmpty { ticksParked.set() } }
-            canvasStale = canvasStale || ticksParked.isSet
+            // Not while a departure waits for the next voice tick (its meter and active speaker must go first).
+            lock.withLock { if members.isEmpty && departedVoices.isEmpty { ticksParked.set() } }
+            if ticksParked.isSet { goIdle() }
         }
         // No participant is kept past its tick (the storage is: no local copy shares it, so this is in place).
         tickParticipants.removeAll(keepingCapacity: true)
@@ -398,12 +404,18 @@ public final class Room: @unchecked Sendable {
     /// Video and AAC frames the programme has encoded (tests: an idle room encodes none).
     var encodedFrames: (video: Int, audio: Int) { queue.sync { (programme.videoFramesEncoded, programme.audioFramesEncoded) } }
 
+    /// Nobody is left to draw: the tiles of the last canvas go (a snapshot must not show them) and the canvas is
+    /// composed only when a snapshot asks. On `queue`.
+    private func goIdle() {
+        tiles.removeAll(keepingCapacity: true)
+        canvasStale = true
+    }
+
     var canvasSnapshot: VideoFrame? {
         queue.sync {
             if canvasStale {
-                // Ticks of an idle room compose nothing; the canvas shows what is configured now.
+                // The tiles of the last tick (none in an idle room) with the pictures configured now.
                 canvasStale = false
-                tiles.removeAll(keepingCapacity: true)
                 compositor?.compose(tiles)
             }
             return compositor?.canvas
@@ -435,6 +447,7 @@ final class DepartedList: @unchecked Sendable {
     private let lock = NSLock()
     private var ids: [String] = []
     func append(_ id: String) { lock.withLock { ids.append(id) } }
+    var isEmpty: Bool { lock.withLock { ids.isEmpty } }
     /// The ids added since the last call (no allocation when there are none).
     func take() -> [String] {
         lock.withLock {

@@ -81,12 +81,21 @@ public final class DatagramReceiver: @unchecked Sendable {
         polled.append(pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0))
         var bytes: [UInt8] = []
         bytes.reserveCapacity(batch.slotSize)
+        var pollErrors = 0
         while true {
             let ready = poll(&polled, nfds_t(polled.count), -1)
             if ready < 0 {
-                if errno == EINTR { continue }
-                logger.error("media receive thread stopped", metadata: ["error": "\(UDPSocketError(call: "poll", code: errno))"])
-                return
+                let code = errno
+                if code == EINTR { continue }
+                // ENOMEM and the like pass: the thread waits a moment and polls again rather than leave the
+                // server up but deaf (powers of two only in the log).
+                pollErrors += 1
+                if pollErrors & (pollErrors - 1) == 0 {
+                    logger.error("media poll failed", metadata: ["error": "\(UDPSocketError(call: "poll", code: code))",
+                                                                 "count": "\(pollErrors)"])
+                }
+                usleep(10_000)
+                continue
             }
             if polled[sockets.count].revents != 0 { return }
             for index in sockets.indices where polled[index].revents != 0 {

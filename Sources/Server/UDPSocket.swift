@@ -8,8 +8,23 @@ import Rooms
 /// A failed socket call, with the system's message ("bind 127.0.0.1:7882: Address already in use").
 public struct UDPSocketError: Error, CustomStringConvertible, Equatable {
     public let call: String
+    /// `errno`, or for a failed name lookup `getaddrinfo`'s own (negative) code.
     public let code: Int32
-    public var description: String { "\(call): \(String(cString: strerror(code)))" }
+    public let message: String
+
+    init(call: String, code: Int32) {
+        self.call = call
+        self.code = code
+        message = String(cString: strerror(code))
+    }
+
+    init(call: String, lookupStatus status: Int32) {
+        self.call = call
+        code = status
+        message = String(cString: gai_strerror(status))
+    }
+
+    public var description: String { "\(call): \(message)" }
 }
 
 /// One bound UDP socket (IPv4, or IPv6 and dual-stack for "::"), owning its descriptor.
@@ -34,7 +49,8 @@ public final class UDPSocket: @unchecked Sendable {
         var found: UnsafeMutablePointer<addrinfo>?
         let status = getaddrinfo(host, String(port), &hints, &found)
         guard status == 0, let info = found else {
-            throw UDPSocketError(call: "resolve \(host)", code: status == EAI_SYSTEM ? errno : EINVAL)
+            throw status == EAI_SYSTEM ? UDPSocketError(call: "resolve \(host)", code: errno)
+                : UDPSocketError(call: "resolve \(host)", lookupStatus: status)
         }
         defer { freeaddrinfo(found) }
         family = info.pointee.ai_family
@@ -43,6 +59,11 @@ public final class UDPSocket: @unchecked Sendable {
         var size = Int32(receiveBufferBytes)
         // Bursts of a few video frames from several senders must not overflow the kernel's default ≈200 KB.
         _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        if family == AF_INET6 {
+            // "::" takes IPv4 peers too, whatever net.ipv6.bindv6only says.
+            var dualStack: Int32 = 0
+            _ = setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &dualStack, socklen_t(MemoryLayout<Int32>.size))
+        }
         guard bind(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 else {
             let code = errno
             close(fd)

@@ -122,9 +122,21 @@ import Testing
         let png = try PNGEncoder.encode(red)
         let patch = "{\"backgroundImage\":\"" + Data(png).base64EncodedString() + "\"}"
         try room.apply(JSONDecoder().decode(RoomPatch.self, from: Data(patch.utf8)))
+        #expect(try await Self.eventually { room.ticksAreParked })
         let canvas = try #require(room.canvasSnapshot)
         #expect(canvas.y.allSatisfy { $0 == red.y[0] })
         #expect(canvas.u.allSatisfy { $0 == red.u[0] } && canvas.v.allSatisfy { $0 == red.v[0] })
+        // Parked, so no tick composes: a second picture must still show in the next snapshot.
+        var blue = VideoFrame(width: 64, height: 36)
+        blue.fill(YUVColor(r: 0, g: 0, b: 255))
+        let bluePatch = "{\"backgroundImage\":\"" + Data(try PNGEncoder.encode(blue)).base64EncodedString() + "\"}"
+        try room.apply(JSONDecoder().decode(RoomPatch.self, from: Data(bluePatch.utf8)))
+        let second = try #require(room.canvasSnapshot)
+        // Uniform, and blue within the ±1 of a round trip through RGB (pure blue is at the edge of the gamut).
+        for (plane, want) in [(second.y, blue.y[0]), (second.u, blue.u[0]), (second.v, blue.v[0])] {
+            #expect(plane.allSatisfy { $0 == plane[0] })
+            #expect(abs(Int(plane[0]) - Int(want)) <= 1)
+        }
     }
 
     @Test func anIdleRoomGetsNoTicksUntilSomebodyJoinsAndParksAgainWhenTheyLeave() async throws {
@@ -146,6 +158,7 @@ import Testing
         defer { manager.shutdown() }
         let created = Clock.nowMs()
         let room = try IdleRoomTests.createRoom(manager)
+        let createdBy = Clock.nowMs()  // the room's clock starts within one 20 ms tick of this
         try await Task.sleep(for: .milliseconds(300))
         #expect(try await Self.eventually { room.ticksAreParked })
         let path = NSTemporaryDirectory() + "cohost-idle-\(UUID().uuidString).flv"
@@ -157,11 +170,11 @@ import Testing
         #expect(!room.ticksAreParked)
         #expect(room.stopOutput(id: output.id))
         let stopped = Clock.nowMs()
-        // The first AAC frame is stamped with the time of the tick it was mixed at (the room's clock starts
-        // within one 20 ms tick of its creation), not 0: the timeline went on while the room was parked.
+        // The first AAC frame is stamped with the time of the tick it was mixed at, not 0: the timeline went on
+        // while the room was parked.
         let audio = flvTags(try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))).filter { $0.type == 8 }.dropFirst()
         let first = Int64(try #require(audio.first?.ms))
-        #expect(first >= added - created - 40 && first <= stopped - created)
-        #expect(added - created >= 300)
+        #expect(first >= added - createdBy - 40 && first <= stopped - created)
+        #expect(added - createdBy >= 300)
     }
 }

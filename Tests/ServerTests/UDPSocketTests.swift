@@ -9,6 +9,9 @@ import Rooms
 /// Real sockets on loopback: a datagram sent with `sendto` is queued at the receiver before the call returns,
 /// so what one non-blocking `recvmmsg` sees is exact.
 @Suite struct UDPSocketTests {
+    /// Containers without IPv6 cannot run the IPv6 tests.
+    static let hasIPv6 = (try? UDPSocket(host: "::1", port: 0)) != nil
+
     @Test func aBatchTakesEveryWaitingDatagramWithItsSenderInOrder() throws {
         let receiver = try UDPSocket(host: "127.0.0.1", port: 0)
         let sender = try UDPSocket(host: "127.0.0.1", port: 0)
@@ -57,11 +60,13 @@ import Rooms
         #expect(error.description == "bind 127.0.0.1:\(first.localPort): Address already in use")
     }
 
-    @Test func anUnknownHostIsAnError() {
-        #expect(throws: UDPSocketError.self) { try UDPSocket(host: "no-such-host.invalid", port: 0) }
+    @Test func anUnknownHostIsAnErrorWithTheResolversMessage() throws {
+        let error = try #require(#expect(throws: UDPSocketError.self) { try UDPSocket(host: "no-such-host.invalid", port: 0) })
+        #expect(error.call == "resolve no-such-host.invalid")
+        #expect(!error.message.isEmpty && error.message != String(cString: strerror(EINVAL)))
     }
 
-    @Test func aDualStackSocketGivesIPv4PeersAsIPv4AndAnswersThem() throws {
+    @Test(.enabled(if: hasIPv6)) func aDualStackSocketGivesIPv4PeersAsIPv4AndAnswersThem() throws {
         let server = try UDPSocket(host: "::", port: 0)
         let client = try UDPSocket(host: "127.0.0.1", port: 0)
         #expect(client.send([1, 2, 3], to: PeerAddress(host: "127.0.0.1", port: server.localPort)))
@@ -77,7 +82,7 @@ import Rooms
         }
     }
 
-    @Test func ipv6PeersRoundTrip() throws {
+    @Test(.enabled(if: hasIPv6)) func ipv6PeersRoundTrip() throws {
         let server = try UDPSocket(host: "::1", port: 0)
         let client = try UDPSocket(host: "::1", port: 0)
         #expect(client.send([5], to: PeerAddress(host: "::1", port: server.localPort)))

@@ -114,6 +114,9 @@ final class Programme {
             lowLatencyInterleaver.flush(into: &lowLatencyReady)
             strictReady.removeAll(keepingCapacity: true)
             lowLatencyReady.removeAll(keepingCapacity: true)
+            // Levels of people who may be gone by the time an output comes: the next ones are fresh.
+            pendingLevels = nil
+            seiPending = false
         }
         return true
     }
