@@ -22,12 +22,19 @@ public final class MixClock: @unchecked Sendable {  // all mutable state is guar
         let id: UInt64
     }
 
+    /// A handler in a box: the batch below holds references to these. A bare closure put in an array of tuples
+    /// is re-abstracted, and that allocated a context for every tick of every room.
+    private final class Handler: Sendable {
+        let call: @Sendable (Int64) -> Void
+        init(_ call: @escaping @Sendable (Int64) -> Void) { self.call = call }
+    }
+
     private struct Entry {
         let id: UInt64
         let start: UInt64
         let interval: UInt64
         var next: Int64
-        let handler: @Sendable (Int64) -> Void
+        let handler: Handler
 
         func deadline(_ k: Int64) -> UInt64 { start &+ UInt64(k) &* interval }
     }
@@ -44,7 +51,7 @@ public final class MixClock: @unchecked Sendable {  // all mutable state is guar
     /// Counts `cancel` calls: a batch of due ticks checks its entries again only when it changed.
     private var cancellations: UInt64 = 0
     /// The ticks due at one instant (clock thread only; storage reused).
-    private var due: [(id: UInt64, tick: Int64, handler: @Sendable (Int64) -> Void)] = []
+    private var due: [(id: UInt64, tick: Int64, handler: Handler)] = []
     private var clockThread: Thread?
 
     public init() {}
@@ -61,7 +68,7 @@ public final class MixClock: @unchecked Sendable {  // all mutable state is guar
         nextId += 1
         let interval = max(1, intervalNanoseconds)
         let first = start ?? Self.alignedStart(now: monotonicNanoseconds(), interval: interval)
-        entries.append(Entry(id: nextId, start: first, interval: interval, next: 0, handler: handler))
+        entries.append(Entry(id: nextId, start: first, interval: interval, next: 0, handler: Handler(handler)))
         if !threadRunning {
             threadRunning = true
             let thread = Thread { [self] in run() }
@@ -142,7 +149,7 @@ public final class MixClock: @unchecked Sendable {  // all mutable state is guar
                 if cancellations != seen, !entries.contains(where: { $0.id == id }) { continue }
                 running = id
                 condition.unlock()
-                handler(tick)
+                handler.call(tick)
                 condition.lock()
                 running = nil
                 condition.broadcast()
