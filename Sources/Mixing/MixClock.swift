@@ -35,6 +35,8 @@ public final class MixClock: @unchecked Sendable {  // all mutable state is guar
         let interval: UInt64
         var next: Int64
         let handler: Handler
+        /// Not called and not waited for until unparked (an idle room).
+        var parked = false
 
         func deadline(_ k: Int64) -> UInt64 { start &+ UInt64(k) &* interval }
     }
@@ -94,6 +96,29 @@ public final class MixClock: @unchecked Sendable {  // all mutable state is guar
         condition.broadcast()
     }
 
+    /// Stops calling these schedules' handlers and waking for them until `unpark` (a room with nothing to do:
+    /// with every schedule parked the thread sleeps until something changes). Their tick count goes on.
+    public func park(_ tokens: [Token]) {
+        condition.lock()
+        defer { condition.unlock() }
+        for i in entries.indices where tokens.contains(Token(id: entries[i].id)) { entries[i].parked = true }
+    }
+
+    /// Resumes parked schedules: the first tick delivered is the one due now (the ones that fell due while
+    /// parked are neither delivered nor counted as skipped).
+    public func unpark(_ tokens: [Token]) {
+        condition.lock()
+        defer { condition.unlock() }
+        let now = monotonicNanoseconds()
+        for i in entries.indices where entries[i].parked && tokens.contains(Token(id: entries[i].id)) {
+            entries[i].parked = false
+            if now >= entries[i].start {
+                entries[i].next = max(entries[i].next, Int64((now - entries[i].start) / entries[i].interval))
+            }
+        }
+        condition.broadcast()
+    }
+
     /// The next multiple of `interval` on the monotonic clock: a `start` for schedules that must tick in phase.
     public static func nextAlignedInstant(interval: UInt64) -> UInt64 {
         alignedStart(now: monotonicNanoseconds(), interval: max(1, interval))
@@ -127,7 +152,7 @@ public final class MixClock: @unchecked Sendable {  // all mutable state is guar
             let now = monotonicNanoseconds()
             var earliest = UInt64.max
             due.removeAll(keepingCapacity: true)
-            for i in entries.indices {
+            for i in entries.indices where !entries[i].parked {
                 let deadline = entries[i].deadline(entries[i].next)
                 guard deadline <= now else {
                     earliest = min(earliest, deadline)
@@ -141,7 +166,7 @@ public final class MixClock: @unchecked Sendable {  // all mutable state is guar
                 due.append((entries[i].id, tick, entries[i].handler))
             }
             guard !due.isEmpty else {
-                condition.wait(untilNanoseconds: earliest)
+                if earliest == .max { condition.wait() } else { condition.wait(untilNanoseconds: earliest) }
                 continue
             }
             let seen = cancellations

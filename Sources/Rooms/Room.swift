@@ -69,8 +69,9 @@ public final class Room: @unchecked Sendable {
     /// Kept for the room's lifetime (a relay that goes away cancels its pending ticks).
     private var relays: [TickRelay] = []
     private let videoTickPending = ManagedFlag()
-    /// Set by an audio tick that found nobody in the room and no output; the clock's handlers then post nothing
-    /// to the room's queue (an idle room wakes no thread) until a join or an output clears it.
+    /// Set by an audio tick that found nobody in the room and no output; the room's schedules are then parked
+    /// in the clock (an idle room wakes no thread, not even the clock's) until a join or an output clears it.
+    /// Set under `lock` on `queue`; cleared under `lock` (joins) or on `queue` (outputs), so never both at once.
     private let ticksParked = ManagedFlag()
     /// The canvas may not show what is configured (no tick composed it since the room started, since its
     /// pictures changed, or since it went idle): a snapshot composes it first.
@@ -168,7 +169,7 @@ public final class Room: @unchecked Sendable {
         members[participant.userId] = participant
         placementInputsVersion &+= 1
         if previous == nil { joinOrder.append(participant.userId) }
-        ticksParked.clear()
+        wake()
         return previous
     }
 
@@ -257,7 +258,7 @@ public final class Room: @unchecked Sendable {
     public func startOutput(_ spec: OutputSpec) throws(RoomError) -> RoomInfo.OutputInfo {
         let result: Result<RoomInfo.OutputInfo, RoomError> = queue.sync {
             Result { () throws(RoomError) in
-                defer { ticksParked.clear() }
+                defer { wake() }
                 return try programme.addOutput(spec, nowMs: Clock.nowMs())
             }
         }
@@ -352,8 +353,12 @@ public final class Room: @unchecked Sendable {
         if !programme.hasOutputs {
             // Under `lock`, so a join cannot slip in between the check and the parking (it clears the flag after).
             // Not while a departure waits for the next voice tick (its meter and active speaker must go first).
-            lock.withLock { if members.isEmpty && departedVoices.isEmpty { ticksParked.set() } }
-            if ticksParked.isSet { goIdle() }
+            let park = lock.withLock { () -> Bool in
+                guard members.isEmpty && departedVoices.isEmpty, ticksParked.setIfClear() else { return false }
+                clock?.park(clockTokens)
+                return true
+            }
+            if park { goIdle() }
         }
         // No participant is kept past its tick (the storage is: no local copy shares it, so this is in place).
         tickParticipants.removeAll(keepingCapacity: true)
@@ -403,6 +408,11 @@ public final class Room: @unchecked Sendable {
 
     /// Video and AAC frames the programme has encoded (tests: an idle room encodes none).
     var encodedFrames: (video: Int, audio: Int) { queue.sync { (programme.videoFramesEncoded, programme.audioFramesEncoded) } }
+
+    /// Unparks the room's schedules if they were parked.
+    private func wake() {
+        if ticksParked.take() { clock?.unpark(clockTokens) }
+    }
 
     /// Nobody is left to draw: the tiles of the last canvas go (a snapshot must not show them) and the canvas is
     /// composed only when a snapshot asks. On `queue`.

@@ -127,4 +127,27 @@ struct MixClockTests {
         let count = try #require(cancelledAt.withLock { $0 })
         #expect(victim.snapshot.count == count)
     }
+
+    @Test func aParkedScheduleGetsNoTicksAndResumesAtTheTickDueNowWithoutCountingSkips() async throws {
+        let clock = MixClock()
+        let recorder = Recorder()
+        let token = clock.schedule(intervalNanoseconds: 10_000_000) { recorder.record($0) }
+        try await Task.sleep(for: .milliseconds(50))
+        clock.park([token])
+        let parkedAt = recorder.snapshot.count
+        try await Task.sleep(for: .milliseconds(150))
+        // At most one tick that was already running when `park` was called.
+        #expect(recorder.snapshot.count <= parkedAt + 1)
+        let before = recorder.snapshot.last?.tick ?? 0
+        let skipped = clock.skippedTicks
+        clock.unpark([token])
+        try await Task.sleep(for: .milliseconds(50))
+        clock.cancel(token)
+        let after = recorder.snapshot.drop { $0.tick <= before }
+        let first = try #require(after.first)
+        // 150 ms parked at 10 ms a tick: the count went on, and the missed ticks were not delivered.
+        #expect(first.tick >= before + 14)
+        // (Not counted as skipped: a busy test machine may still make the clock skip a tick or two of its own.)
+        #expect(clock.skippedTicks - skipped < 5)
+    }
 }
