@@ -65,6 +65,7 @@ public final class Room: @unchecked Sendable {
     static let controlIntervalMs: Int64 = 500
 
     private var clock: MixClock?
+    /// Guarded by `lock`: read when the room parks (a tick) or wakes (a join, an output), emptied by `close`.
     private var clockTokens: [MixClock.Token] = []
     /// Kept for the room's lifetime (a relay that goes away cancels its pending ticks).
     private var relays: [TickRelay] = []
@@ -128,7 +129,7 @@ public final class Room: @unchecked Sendable {
             guard !parked.isSet else { return }
             audioRelay.post(tick)
         }
-        clockTokens.append(audioToken)
+        lock.withLock { clockTokens.append(audioToken) }
         if !config.audioOnly {
             let interval = 1_000_000_000 / UInt64(config.canvas.fps)
             let pending = videoTickPending
@@ -142,7 +143,7 @@ public final class Room: @unchecked Sendable {
                 guard !parked.isSet, pending.setIfClear() else { return }
                 videoRelay.post(tick)
             }
-            clockTokens.append(videoToken)
+            lock.withLock { clockTokens.append(videoToken) }
         }
     }
 
@@ -169,7 +170,8 @@ public final class Room: @unchecked Sendable {
         members[participant.userId] = participant
         placementInputsVersion &+= 1
         if previous == nil { joinOrder.append(participant.userId) }
-        wake()
+        // Under `lock` already (see `wake`).
+        if ticksParked.take() { clock?.unpark(clockTokens) }
         return previous
     }
 
@@ -409,9 +411,10 @@ public final class Room: @unchecked Sendable {
     /// Video and AAC frames the programme has encoded (tests: an idle room encodes none).
     var encodedFrames: (video: Int, audio: Int) { queue.sync { (programme.videoFramesEncoded, programme.audioFramesEncoded) } }
 
-    /// Unparks the room's schedules if they were parked.
+    /// Unparks the room's schedules if they were parked (not under `lock`, which guards `clockTokens`).
     private func wake() {
-        if ticksParked.take() { clock?.unpark(clockTokens) }
+        guard ticksParked.take() else { return }
+        clock?.unpark(lock.withLock { clockTokens })
     }
 
     /// Nobody is left to draw: the tiles of the last canvas go (a snapshot must not show them) and the canvas is
@@ -442,8 +445,8 @@ public final class Room: @unchecked Sendable {
             members.removeAll(); joinOrder.removeAll()
             return list
         }
-        for token in clockTokens { clock?.cancel(token) }
-        clockTokens.removeAll()
+        let tokens: [MixClock.Token] = lock.withLock { defer { clockTokens.removeAll() }; return clockTokens }
+        for token in tokens { clock?.cancel(token) }
         // The relays stay: a tick already posted still runs before the stop below, as it did through `queue.async`.
         queue.sync { programme.stop() }
         return present
