@@ -50,8 +50,8 @@ public final class MixClock: @unchecked Sendable {  // all mutable state is guar
     private var skipped = 0
     /// The entry whose handler is running on the clock thread now, so `cancel` can wait for it to finish.
     private var running: UInt64?
-    /// Counts `cancel` calls: a batch of due ticks checks its entries again only when it changed.
-    private var cancellations: UInt64 = 0
+    /// Counts `cancel` and `park` calls: a batch of due ticks checks its entries again only when it changed.
+    private var changes: UInt64 = 0
     /// The ticks due at one instant (clock thread only; storage reused).
     private var due: [(id: UInt64, tick: Int64, handler: Handler)] = []
     private var clockThread: Thread?
@@ -89,7 +89,7 @@ public final class MixClock: @unchecked Sendable {  // all mutable state is guar
         condition.lock()
         defer { condition.unlock() }
         entries.removeAll { $0.id == token.id }
-        cancellations &+= 1
+        changes &+= 1
         while running == token.id, Thread.current !== clockThread {
             condition.wait()
         }
@@ -102,6 +102,7 @@ public final class MixClock: @unchecked Sendable {  // all mutable state is guar
         condition.lock()
         defer { condition.unlock() }
         for i in entries.indices where tokens.contains(Token(id: entries[i].id)) { entries[i].parked = true }
+        changes &+= 1
     }
 
     /// Resumes parked schedules: the first tick delivered is the one due now (the ones that fell due while
@@ -139,7 +140,7 @@ public final class MixClock: @unchecked Sendable {  // all mutable state is guar
 
     /// The clock thread: fire what is due, sleep until the earliest deadline, exit when nothing is scheduled.
     /// One pass collects every tick due now (schedules of one interval are due together), then fires them in
-    /// order with the lock released; a schedule cancelled meanwhile is left out.
+    /// order with the lock released; a schedule cancelled or parked meanwhile is left out.
     private func run() {
         condition.lock()
         while true {
@@ -169,9 +170,9 @@ public final class MixClock: @unchecked Sendable {  // all mutable state is guar
                 if earliest == .max { condition.wait() } else { condition.wait(untilNanoseconds: earliest) }
                 continue
             }
-            let seen = cancellations
+            let seen = changes
             for (id, tick, handler) in due {
-                if cancellations != seen, !entries.contains(where: { $0.id == id }) { continue }
+                if changes != seen, !entries.contains(where: { $0.id == id && !$0.parked }) { continue }
                 running = id
                 condition.unlock()
                 handler.call(tick)

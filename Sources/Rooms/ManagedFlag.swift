@@ -5,7 +5,6 @@ final class ManagedFlag: @unchecked Sendable {
     private let lock = NSLock()
     private var value = false
     var isSet: Bool { lock.withLock { value } }
-    func set() { lock.withLock { value = true } }
     func setIfClear() -> Bool { lock.withLock { if value { return false }; value = true; return true } }
     func clear() { lock.withLock { value = false } }
     /// Clears the flag and says whether it was set.

@@ -71,7 +71,8 @@ public final class Room: @unchecked Sendable {
     private var relays: [TickRelay] = []
     private let videoTickPending = ManagedFlag()
     /// Set by an audio tick that found nobody in the room and no output; the room's schedules are then parked
-    /// in the clock (an idle room wakes no thread, not even the clock's) until a join or an output clears it.
+    /// in the clock, which calls no handler of them (an idle room wakes no thread, not even the clock's) until a
+    /// join or an output clears it.
     /// Set under `lock` on `queue`; cleared under `lock` (joins) or on `queue` (outputs), so never both at once.
     private let ticksParked = ManagedFlag()
     /// The canvas may not show what is configured (no tick composed it since the room started, since its
@@ -121,12 +122,10 @@ public final class Room: @unchecked Sendable {
         // Ticks reach the queue through relays, not `queue.async` (hot path: no allocation per tick).
         let audioRelay = TickRelay(queue: queue) { [weak self] tick in self?.audioTick(tick) }
         relays.append(audioRelay)
-        let parked = ticksParked
         // Audio and video count from one instant: their timestamps (tick × interval) must mean the same time.
         let audioInterval = UInt64(AudioFormat.blockMilliseconds) * 1_000_000
         let start = MixClock.nextAlignedInstant(interval: audioInterval)
         let audioToken = clock.schedule(intervalNanoseconds: audioInterval, start: start) { tick in
-            guard !parked.isSet else { return }
             audioRelay.post(tick)
         }
         lock.withLock { clockTokens.append(audioToken) }
@@ -140,7 +139,7 @@ public final class Room: @unchecked Sendable {
             relays.append(videoRelay)
             let videoToken = clock.schedule(intervalNanoseconds: interval, start: start) { tick in
                 // Skipped when the previous canvas is still being made: lower fps, no backlog.
-                guard !parked.isSet, pending.setIfClear() else { return }
+                guard pending.setIfClear() else { return }
                 videoRelay.post(tick)
             }
             lock.withLock { clockTokens.append(videoToken) }
@@ -404,7 +403,6 @@ public final class Room: @unchecked Sendable {
         }
     }
 
-    /// The current canvas (a copy), for snapshots; nil for audio-only rooms.
     /// Whether the clock has stopped posting ticks to this idle room (tests).
     var ticksAreParked: Bool { ticksParked.isSet }
 
@@ -424,6 +422,7 @@ public final class Room: @unchecked Sendable {
         canvasStale = true
     }
 
+    /// The current canvas (a copy), for snapshots; nil for audio-only rooms.
     var canvasSnapshot: VideoFrame? {
         queue.sync {
             if canvasStale {
