@@ -120,7 +120,7 @@ final class RTMPSession: PublishingConnection, @unchecked Sendable {
             bytes.withMemoryRebound(to: CChar.self) { RTMP_Write(rtmp, $0.baseAddress, Int32($0.count)) }
         }
         guard written > 0 else {
-            throw OutputIOError(description: "RTMP_Write failed\(Self.errnoSuffix())")
+            throw OutputIOError(description: "RTMP_Write failed\(failureSuffix())")
         }
     }
 
@@ -139,7 +139,7 @@ final class RTMPSession: PublishingConnection, @unchecked Sendable {
                                          absolute ? 1 : 0, $0.baseAddress, UInt32(tag.body.count), tag.timestampMs)
             }
         }
-        guard ok != 0 else { throw OutputIOError(description: "sending a \(tag.kind) message failed\(Self.errnoSuffix())") }
+        guard ok != 0 else { throw OutputIOError(description: "sending a \(tag.kind) message failed\(failureSuffix())") }
         if video { videoChannelOpen = true } else { audioChannelOpen = true }
     }
 
@@ -243,6 +243,13 @@ final class RTMPSession: PublishingConnection, @unchecked Sendable {
             if bytes.elementsEqual(name.utf8) { return true }
         }
         return false
+    }
+
+    /// Why a write failed. librtmp closes the socket on the first failed send and then tries to send its
+    /// goodbye on it, so errno ends up "Bad file descriptor" from that teardown, not the cause: a socket
+    /// librtmp has closed is reported as a broken connection instead.
+    private func failureSuffix() -> String {
+        RTMP_Socket(rtmp) < 0 ? ": the connection broke (reset or closed by the server)" : Self.errnoSuffix()
     }
 
     private static func errnoSuffix() -> String {

@@ -81,8 +81,10 @@ struct EncodedProgramme {
             .map(\.element)
     }
 
-    /// Sends `tags` to `output`, sleeping so that media time advances `speed` times faster than wall time.
-    static func send(_ tags: some Sequence<FLVTag>, to output: any Output, speed: Double) {
+    /// Sends `tags` to `output`, sleeping so that media time advances `speed` times faster than wall time;
+    /// stops early once `done` (asked after each tag) says so.
+    static func send(_ tags: some Sequence<FLVTag>, to output: any Output, speed: Double,
+                     until done: (FLVTag) -> Bool = { _ in false }) {
         let began = Date()
         var firstMs: UInt32?
         for tag in tags {
@@ -92,6 +94,7 @@ struct EncodedProgramme {
             let wait = due - Date().timeIntervalSince(began)
             if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
             output.send(tag)
+            if done(tag) { return }
         }
     }
 }

@@ -57,8 +57,10 @@ struct RTMPPublisherNginxTests {
     func reconnects() throws {
         let nginx = try NginxRTMP(record: true)
         defer { nginx.stop() }
-        // Red for the first second, blue afterwards: the re-published recording must open on blue.
-        let programme = try EncodedProgramme(segments: [(1, Self.red), (3, Self.blue)])
+        // Red for the first second, blue afterwards: the re-published recording must open on blue. The blue
+        // part is long because how soon the publisher notices the restart and how long it backs off depend on
+        // the machine's load: sending stops two keyframes after it is connected again, whenever that is.
+        let programme = try EncodedProgramme(segments: [(1, Self.red), (12, Self.blue)])
         let recorder = StateRecorder()
         let keyframes = KeyframeRequestCounter()
         let publisher = RTMPPublisher(id: "r", url: nginx.url(stream: "again"), logger: logger,
@@ -70,7 +72,13 @@ struct RTMPPublisherNginxTests {
         #expect(StateRecorder.wait(timeout: 3) { publisher.stats.queuedTags == 0 })
 
         try nginx.restart()
-        EncodedProgramme.send(programme.tags.dropFirst(firstSecond.count), to: publisher, speed: 1)
+        var keyframesSinceReconnect = 0
+        EncodedProgramme.send(programme.tags.dropFirst(firstSecond.count), to: publisher, speed: 1) { tag in
+            guard publisher.stats.reconnects >= 1, publisher.state == .connected else { return false }
+            if tag.kind == .video && tag.isKeyframe { keyframesSinceReconnect += 1 }
+            return keyframesSinceReconnect == 2
+        }
+        #expect(keyframesSinceReconnect == 2, "the publisher did not reconnect within the programme")
         #expect(StateRecorder.wait(timeout: 5) { publisher.state == .connected && publisher.stats.queuedTags == 0 })
         publisher.stop()
 
