@@ -38,13 +38,17 @@ let package = Package(
         cLibrary("CYUV", apt: "libyuv-dev"),
         // recvmmsg(2), which glibc declares only under _GNU_SOURCE: one C function (Server's UDP receive path).
         .target(name: "CUDP", path: "Sources/CLibs/CUDP"),
+        // The compositor's per-frame tile scaling kernel (bilinear, table-driven, SSSE3 with a C fallback).
+        // Optimised in debug builds too: the end-to-end tests run a debug server, and at -O0 the kernel is
+        // slower than the libyuv call it replaces.
+        .target(name: "CScale", path: "Sources/CLibs/CScale", cSettings: [.unsafeFlags(["-O2"])]),
 
         // Pure Swift value types and wire formats.
         .target(name: "Media"),
         .target(name: "RTP"),
         .target(name: "SRTP", dependencies: ["CSRTP"]),
         .target(name: "Ingest", dependencies: ["RTP", "Media"]),
-        .target(name: "Codecs", dependencies: ["COpus", "CVPX", "CX264", "CAVCodec", "CYUV", "Media"]),
+        .target(name: "Codecs", dependencies: ["COpus", "CVPX", "CX264", "CAVCodec", "CYUV", "CScale", "Media"]),
         .target(name: "Mixing", dependencies: ["Media", "Codecs"]),
         .target(name: "Publishing", dependencies: [
             "CRTMP", "Media",

@@ -77,7 +77,8 @@ extension VideoCompositor {
     /// picture (or placeholder), then the tile's border, then the speaking indicator of a placeholder.
     /// Always repaints the tile's whole clipped, even-aligned region.
     static func draw(_ tile: Tile, style: TileStyle, into target: inout VideoFrame,
-                     placeholderCache: inout [Rect: ScaledImage], scalings: inout Int) {
+                     placeholderCache: inout [Rect: ScaledImage], scaler: inout BilinearScaler,
+                     scalings: inout Int) {
         var drewPicture = false
         if let frame = tile.frame {
             let (crop, dest) = geometry(sourceWidth: frame.width, sourceHeight: frame.height, rect: tile.rect, fit: tile.fit)
@@ -85,8 +86,8 @@ extension VideoCompositor {
                 if dest != tile.rect {
                     ImageOps.fill(&target, rect: tile.rect, color: style.background)
                 }
-                // ImageOps cuts the part of dest beyond the canvas and takes the matching part of crop.
-                ImageOps.scale(frame, crop: crop, into: &target, at: dest)
+                // The scaler cuts the part of dest beyond the canvas and takes the matching part of crop.
+                scaler.scale(frame, crop: crop, into: &target, at: dest)
                 drewPicture = true
             }
         }

@@ -28,7 +28,8 @@ public struct Tile: Sendable {
     }
 }
 
-/// Owns the canvas and composes tiles onto it each tick (libyuv bilinear scaling via `ImageOps`).
+/// Owns the canvas and composes tiles onto it each tick (tiles scaled by `BilinearScaler`, images by libyuv
+/// through `ImageOps`).
 ///
 /// Per tick: background colour, background image (cover, by its alpha), tiles in order (later = on top;
 /// a tile wholly covered by one opaque tile above it is skipped), watermark (by its alpha × opacity).
@@ -74,6 +75,10 @@ public struct VideoCompositor: Sendable {
     private var watermarkCache: ScaledImage?
     /// Keyed by the placeholder image's destination rect (one entry per distinct placeholder tile rect).
     private var placeholderCache: [Rect: ScaledImage] = [:]
+    /// Scales the tiles' pictures (the per-frame scaling); keeps one table per size pair it has met.
+    private var scaler = BilinearScaler()
+    /// Size-pair tables the tile scaler has built: steady while the layout and the senders' sizes are.
+    public var scalerTablesBuilt: Int { scaler.tablesBuilt }
 
     public init(width: Int, height: Int, background: YUVColor, placeholder: YUVColor) {
         canvas = VideoFrame(width: width, height: height, color: background)
@@ -112,14 +117,16 @@ public struct VideoCompositor: Sendable {
                 continue
             }
             if alpha >= 1 {
-                Self.draw(tile, style: style, into: &canvas, placeholderCache: &placeholderCache, scalings: &imageScalings)
+                Self.draw(tile, style: style, into: &canvas, placeholderCache: &placeholderCache,
+                          scaler: &scaler, scalings: &imageScalings)
             } else {
                 if scratch.width != canvas.width || scratch.height != canvas.height {
                     scratch = VideoFrame(width: canvas.width, height: canvas.height)
                     scratchAllocations += 1
                 }
                 // The tile's whole region is repainted in the scratch, so stale pixels there never show.
-                Self.draw(tile, style: style, into: &scratch, placeholderCache: &placeholderCache, scalings: &imageScalings)
+                Self.draw(tile, style: style, into: &scratch, placeholderCache: &placeholderCache,
+                          scaler: &scaler, scalings: &imageScalings)
                 ImageOps.blend(scratch, into: &canvas, rect: region, alpha: alpha)
             }
         }

@@ -1,0 +1,113 @@
+import CScale
+import Media
+
+/// Scales I420 pictures into rectangles of another I420 frame with a 2-tap bilinear filter: the tiles of
+/// the compositor, every tick, which is the one scaling that runs per frame.
+///
+/// Why not libyuv's `I420Scale` (still used for the one-off image scalings): for sizes without a special
+/// kernel (640×360 into a third of a 720p canvas, the 3×3 grid) libyuv's horizontal pass works out every output
+/// pixel's source position and weight as it goes, about 1 ns per pixel, and was a tenth of a 9-person room's CPU.
+/// Here the positions of each source width → output width are computed once into a table (`CScale`), and a
+/// frame's rows are one byte shuffle and one multiply-add per 8 pixels (SSSE3; a C path with the same results
+/// elsewhere). The sampling positions are libyuv's `kFilterBilinear` ones; the weights are 6-bit horizontally and
+/// 7-bit vertically, so results differ from libyuv's by at most one level.
+///
+/// Allocates only when it meets a new size pair (a table, kept; at most `tableLimit`, then it starts over) or a
+/// wider source (the row buffer grows): nothing per frame in steady state. Geometry (cropping, clipping to the
+/// destination, even alignment) is `ImageOps.scale`'s, so both draw exactly the same pixels.
+public struct BilinearScaler: Sendable {
+    private struct Key: Hashable { let source: Int32, output: Int32 }
+
+    /// Most size pairs kept: a layout animating through sizes would otherwise grow the cache without end.
+    public static let tableLimit = 64
+
+    private var tables: [Key: [UInt8]] = [:]
+    private var row: [UInt8] = []
+    private let simd: Int32
+    /// Without SIMD the table kernel's C path is slower than libyuv's own (NEON on ARM), so libyuv scales.
+    private let useKernel: Bool
+    /// Tables built so far (a new size pair); steady once the layout stops changing.
+    public private(set) var tablesBuilt = 0
+    /// Scalings handed to libyuv: identical sizes (a copy), steps too large for the table kernel, or every
+    /// scaling on a CPU without the kernel's SIMD path.
+    public private(set) var libyuvScalings = 0
+
+    /// `portable: true` takes the kernel's C path even where SIMD is available (tests compare the two).
+    /// Otherwise the kernel runs where the CPU has its SIMD path, and libyuv scales everything elsewhere.
+    public init(portable: Bool = false) {
+        simd = portable ? 0 : cscale_has_simd()
+        useKernel = portable || simd != 0
+    }
+
+    /// Whether this machine runs the SIMD path.
+    public static var hasSIMD: Bool { cscale_has_simd() != 0 }
+
+    /// Scales the sub-rectangle `crop` of `src` into `dst` at `rect`, like `ImageOps.scale`.
+    public mutating func scale(_ src: VideoFrame, crop: Rect, into dst: inout VideoFrame, at rect: Rect) {
+        guard let (from, to) = ImageOps.mapping(crop: crop, sourceWidth: src.width, sourceHeight: src.height,
+                                                rect: rect, destWidth: dst.width, destHeight: dst.height) else { return }
+        let chroma = (from: (width: (from.width + 1) / 2, height: (from.height + 1) / 2),
+                      to: (width: (to.width + 1) / 2, height: (to.height + 1) / 2))
+        guard useKernel, from.width != to.width || from.height != to.height,
+              let lumaTable = table(from.width, to.width), let chromaTable = table(chroma.from.width, chroma.to.width)
+        else {
+            libyuvScalings += 1
+            ImageOps.scale(src, crop: crop, into: &dst, at: rect)
+            return
+        }
+        let rowSize = cscale_row_size(Int32(from.width))
+        if row.count < rowSize { row = [UInt8](repeating: 0, count: rowSize) }
+
+        let simd = self.simd
+        let srcStrideY = src.strideY, srcStrideUV = src.strideUV, dstStrideY = dst.strideY, dstStrideUV = dst.strideUV
+        let srcOffY = from.y * srcStrideY + from.x, srcOffUV = (from.y / 2) * srcStrideUV + from.x / 2
+        let dstOffY = to.y * dstStrideY + to.x, dstOffUV = (to.y / 2) * dstStrideUV + to.x / 2
+        func plane(_ source: UnsafeBufferPointer<UInt8>, _ sourceOffset: Int, _ sourceStride: Int,
+                   _ target: UnsafeMutableBufferPointer<UInt8>, _ targetOffset: Int, _ targetStride: Int,
+                   _ size: (from: (width: Int, height: Int), to: (width: Int, height: Int)),
+                   _ table: UnsafeBufferPointer<UInt8>, _ row: UnsafeMutableBufferPointer<UInt8>) {
+            guard let s = source.baseAddress, let t = target.baseAddress, let table = table.baseAddress,
+                  let row = row.baseAddress else { return }
+            cscale_plane(s + sourceOffset, Int32(sourceStride), Int32(size.from.width), Int32(size.from.height),
+                         t + targetOffset, Int32(targetStride), Int32(size.to.width), Int32(size.to.height),
+                         table, row, simd)
+        }
+        let luma = (from: (width: from.width, height: from.height), to: (width: to.width, height: to.height))
+        lumaTable.withUnsafeBufferPointer { lt in
+            chromaTable.withUnsafeBufferPointer { ct in
+                row.withUnsafeMutableBufferPointer { r in
+                    src.y.withUnsafeBufferPointer { s in
+                        dst.y.withUnsafeMutableBufferPointer { d in
+                            plane(s, srcOffY, srcStrideY, d, dstOffY, dstStrideY, luma, lt, r)
+                        }
+                    }
+                    src.u.withUnsafeBufferPointer { s in
+                        dst.u.withUnsafeMutableBufferPointer { d in
+                            plane(s, srcOffUV, srcStrideUV, d, dstOffUV, dstStrideUV, chroma, ct, r)
+                        }
+                    }
+                    src.v.withUnsafeBufferPointer { s in
+                        dst.v.withUnsafeMutableBufferPointer { d in
+                            plane(s, srcOffUV, srcStrideUV, d, dstOffUV, dstStrideUV, chroma, ct, r)
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The table for `source` → `output` pixels per row, built on first use; nil when the kernel cannot do it.
+    private mutating func table(_ source: Int, _ output: Int) -> [UInt8]? {
+        let key = Key(source: Int32(clamping: source), output: Int32(clamping: output))
+        if let table = tables[key] { return table.isEmpty ? nil : table }
+        if tables.count >= Self.tableLimit { tables.removeAll(keepingCapacity: true) }
+        let size = cscale_table_size(key.source, key.output)
+        var table = [UInt8](repeating: 0, count: size)
+        if size > 0 {
+            table.withUnsafeMutableBufferPointer { cscale_table_build($0.baseAddress, key.source, key.output) }
+        }
+        tables[key] = table  // empty: remembered as unsupported
+        tablesBuilt += 1
+        return size > 0 ? table : nil
+    }
+}
