@@ -1,3 +1,4 @@
+import Codecs
 import Foundation
 import Logging
 import Media
@@ -96,6 +97,40 @@ struct RTMPPublisherNginxTests {
         #expect(streams.map(\.codec).sorted() == ["aac", "h264"], "nginx log: \(nginx.errorLog)")
         let picture = try decodeFirstVideoFrameRGB(path: path, width: 32, height: 24, seekSeconds: nil)
         #expect(RGB.isClose(picture, to: (40, 40, 200)), "mean colour \(RGB.mean(picture))")
+    }
+
+    @Test("messages go out in 4096-byte chunks, and nginx records pictures many chunks long byte for byte")
+    func largeChunks() throws {
+        let nginx = try NginxRTMP(record: true)
+        defer { nginx.stop() }
+        // Noise pictures at a high rate: keyframes of tens of kilobytes, each cut into many chunks.
+        let h264 = try H264Encoder(config: H264EncoderConfig(width: 320, height: 240, fps: 24, bitrateKbps: 8000,
+                                                             keyintFrames: 1, profile: .baseline))
+        var frame = VideoFrame(width: 320, height: 240)
+        var seed: UInt32 = 1
+        var sizes: [Int] = []
+        var session: RTMPSession? = try RTMPSession.connect(url: nginx.url(stream: "chunks"))
+        #expect(session?.chunkSize == 4096)
+        try session?.write(FLVMuxer.avcSequenceHeader(h264.decoderConfigurationRecord))
+        for index in 0..<6 {
+            for i in frame.y.indices { seed = seed &* 1_664_525 &+ 1_013_904_223; frame.y[i] = UInt8(truncatingIfNeeded: seed >> 24) }
+            guard let encoded = try h264.encode(frame, pts: Int64(index), forceKeyframe: true) else { continue }
+            sizes.append(encoded.data.count)
+            try session?.write(FLVMuxer.videoTag(avcc: encoded.data, isKeyframe: true, timestampMs: UInt32(index * 1000 / 24),
+                                                 compositionTimeMs: 0))
+        }
+        session = nil  // closes the connection: nginx finishes the recording
+        #expect(sizes.count >= 4 && sizes.allSatisfy { $0 > 3 * 4096 }, "sizes \(sizes)")
+
+        let path = nginx.recordingPath(stream: "chunks")
+        var recorded: [Int] = []
+        _ = StateRecorder.wait(timeout: 5) {
+            let result = try? run("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "packet=size",
+                                              "-of", "csv=p=0", path], timeout: 10)
+            recorded = String(decoding: result?.stdout ?? [], as: UTF8.self).split(separator: "\n").compactMap { Int($0) }
+            return recorded.count == sizes.count
+        }
+        #expect(recorded == sizes, "nginx log: \(nginx.errorLog)")
     }
 
     @Test("an application the server does not have is a final error naming it, with no retries")

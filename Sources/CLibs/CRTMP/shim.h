@@ -30,6 +30,31 @@ static inline int cohost_rtmp_send_message(RTMP *r, uint8_t type, int channel, i
     return RTMP_SendPacket(r, &packet, 0) ? 1 : 0;
 }
 
+// Announces `size`-byte chunks to the server (Set Chunk Size, RTMP 5.4.1, on the control chunk stream) and
+// chunks every later message so. librtmp keeps the protocol's 128 bytes unless told, and writes each chunk with
+// its own send(): with TCP_NODELAY (librtmp sets it) that is a syscall and a TCP segment per 128 bytes.
+// Returns 1 on success, 0 on a socket error.
+static inline int cohost_rtmp_set_out_chunk_size(RTMP *r, uint32_t size) {
+    char storage[RTMP_MAX_HEADER_SIZE + 4];
+    RTMPPacket packet;
+    memset(&packet, 0, sizeof(packet));
+    packet.m_body = storage + RTMP_MAX_HEADER_SIZE;
+    packet.m_body[0] = (char)(size >> 24);
+    packet.m_body[1] = (char)(size >> 16);
+    packet.m_body[2] = (char)(size >> 8);
+    packet.m_body[3] = (char)size;
+    packet.m_nBodySize = 4;
+    packet.m_packetType = RTMP_PACKET_TYPE_CHUNK_SIZE;
+    packet.m_nChannel = 0x02;
+    packet.m_headerType = RTMP_PACKET_SIZE_LARGE;
+    if (!RTMP_SendPacket(r, &packet, 0)) return 0;
+    r->m_outChunkSize = (int)size;
+    return 1;
+}
+
+// The chunk size librtmp cuts our messages into.
+static inline int cohost_rtmp_out_chunk_size(const RTMP *r) { return r->m_outChunkSize; }
+
 // Points the connection at an already resolved numeric host (owned by the caller, alive until RTMP_Free).
 // librtmp resolves names with gethostbyname, which is not thread-safe; Publishing resolves with
 // getaddrinfo first and hands the address over here. The tcUrl built by RTMP_SetupURL keeps the name.
