@@ -28,7 +28,11 @@ import TestSupport
             senders.append(try startFFmpegParticipant(rtpPort: cohost.rtpPort, colour: "", toneHz: tone,
                                                       audioSSRC: UInt32(3000 + i), videoSSRC: nil))
         }
-        try await Task.sleep(for: .seconds(4))
+        // Both voices flowing (however long the ffmpeg starts take), then 3.5 s of them into the file.
+        _ = await waitUntil(seconds: 15) {
+            ["ann", "ben"].allSatisfy { framesDecoded(cohost, room: room, admin: admin, user: $0, kind: "audio") > 25 }
+        }
+        try await Task.sleep(for: .seconds(3.5))
         #expect(try cohost.call("DELETE", "/v1/rooms/\(room)", token: admin).status == 204)
         #expect(try cohost.call("GET", "/v1/rooms/\(room)", token: admin).status == 404)
 
@@ -37,8 +41,9 @@ import TestSupport
         #expect(streams.filter { $0.type != "data" }.map(\.codec) == ["aac"], "\(streams)")
         #expect(streams.filter { $0.type == "data" }.count == 1, "\(streams)")
         let levels = try FLVProbe.tags(path: file).filter { $0.isScript && !$0.isMetadata }
-        #expect(levels.count >= 15, "only \(levels.count) onVoiceLevels tags in 4 s")
-        let pcm = try decodeAudioS16Mono(url: file, seconds: 3).map { Float($0) / 32768 }
+        #expect(levels.count >= 15, "only \(levels.count) onVoiceLevels tags in the file")
+        // The last 3 s of the file: both voices were flowing then, however late they started.
+        let pcm = try decodeAudioS16Mono(url: file, seconds: 60).suffix(3 * 48_000).map { Float($0) / 32768 }
         #expect(pcm.count > 48_000 * 2)
         let off = Goertzel.power(samples: pcm, sampleRate: 48_000, frequency: 900)
         for tone in [500.0, 1300.0] {

@@ -38,7 +38,8 @@ import TestSupport
             audioSSRC: 3000, videoSSRC: 3001, port: relay.port, videoBitrate: "150k", gop: 5).start()
         defer { sender.terminate() }
 
-        try await Task.sleep(for: .seconds(3))
+        // The first picture must be on the canvas before the pull (with 10 % loss the first keyframe may not be).
+        _ = await waitUntil(seconds: 15) { framesDecoded(cohost, room: room, admin: admin, user: "mover", kind: "video") > 15 }
         let pulled = try pullProgramme(url: nginx.url(stream: room), seconds: 6)
 
         // Video: sampled at 10 fps, no run of identical frames longer than 1 s, never the placeholder.

@@ -84,6 +84,16 @@ func waitUntil(seconds: Double, _ condition: () -> Bool) async -> Bool {
     return condition()
 }
 
+/// Frames decoded so far from `user`'s stream of `kind` ("audio", "video"), from the room's info; 0 while unknown.
+/// Tests wait on it instead of sleeping a fixed time for an ffmpeg sender to start and its first keyframe to land.
+func framesDecoded(_ cohost: CohostHarness, room: String, admin: String, user: String, kind: String) -> Int {
+    guard let body = try? cohost.call("GET", "/v1/rooms/\(room)", token: admin).body,
+          let json = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else { return 0 }
+    let participant = (json["participants"] as? [[String: Any]] ?? []).first { $0["userId"] as? String == user }
+    let stream = (participant?["streams"] as? [[String: Any]] ?? []).first { $0["kind"] as? String == kind }
+    return stream?["framesDecoded"] as? Int ?? 0
+}
+
 /// Creates a room from a JSON body and returns its output ids in the order of `outputs`.
 func createRoomWithOutputs(_ cohost: CohostHarness, admin: String, body: String,
                            sourceLocation: SourceLocation = #_sourceLocation) throws -> [String] {

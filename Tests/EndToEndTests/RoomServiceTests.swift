@@ -100,7 +100,12 @@ import TestSupport
             #expect(!WebhookSignature.isValid(hook.headers["x-cohost-signature"] ?? "", body: hook.body, secret: "s1"))
         }
         #expect(Set(hooks.compactMap { $0.headers["x-cohost-event-id"] }).count == 4)
-        let metrics = String(decoding: try HTTP.request("GET", base + "/metrics").1, as: UTF8.self)
+        // The receiver records a request as it answers; the server counts it once it has read that answer.
+        var metrics = ""
+        try? await Self.waitFor(seconds: 5) {
+            metrics = (try? HTTP.request("GET", base + "/metrics")).map { String(decoding: $0.1, as: UTF8.self) } ?? ""
+            return metrics.contains(#"cohost_webhook_deliveries_total{result="ok"} 4"#)
+        }
         #expect(metrics.contains(#"cohost_webhook_deliveries_total{result="ok"} 4"#), "\(metrics.prefix(2000))")
     }
 

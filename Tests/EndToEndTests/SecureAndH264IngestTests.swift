@@ -46,7 +46,10 @@ import TestSupport
         let sender = try Self.startSRTPParticipant(rtpPort: cohost.rtpPort, colour: "lime", toneHz: 700, key: key,
                                                    audioSSRC: audioSSRC, videoSSRC: videoSSRC, videoSeq: firstVideoSeq)
         defer { sender.terminate() }
-        try await Task.sleep(for: .seconds(2.5))
+        _ = await waitUntil(seconds: 15) {
+            let s = (try? streams(cohost, admin: admin, room: room, user: "sam")) ?? [:]
+            return ["audio", "video"].allSatisfy { (s[$0]?["framesDecoded"] as? Int ?? 0) > 10 && (s[$0]?["packets"] as? Int ?? 0) > 20 }
+        }
 
         let before = try streams(cohost, admin: admin, room: room, user: "sam")
         for kind in ["audio", "video"] {
@@ -171,7 +174,9 @@ import TestSupport
         senders.append(try startFFmpegParticipant(rtpPort: cohost.rtpPort, colour: "red", toneHz: 400,
                                                   audioSSRC: 61_001, videoSSRC: 61_002))
         senders.append(try Self.startH264Participant(rtpPort: cohost.rtpPort, colour: "yellow", ssrc: hankSSRC))
-        try await Task.sleep(for: .seconds(3))
+        _ = await waitUntil(seconds: 15) {
+            ((try? streams(cohost, admin: admin, room: room, user: "hank"))?["video"]?["framesDecoded"] as? Int ?? 0) > 10
+        }
 
         let hankStreams = try streams(cohost, admin: admin, room: room, user: "hank")
         let video = hankStreams["video"] ?? [:]

@@ -25,7 +25,8 @@ import TestSupport
 
         let connected = await waitUntil(seconds: 10) { outputState(cohost, room: room, admin: admin, id: ids[0]) == "connected" }
         #expect(connected, "rtmps output: \(outputState(cohost, room: room, admin: admin, id: ids[0]) ?? "?")")
-        try await Task.sleep(for: .seconds(2))
+        // Her pictures on the canvas for a while before pulling (an ffmpeg start can take seconds under load).
+        _ = await waitUntil(seconds: 15) { framesDecoded(cohost, room: room, admin: admin, user: "alice", kind: "video") > 15 }
         // What went in over TLS comes out of the plain RTMP side of the same nginx.
         let pulled = try pullProgramme(url: nginx.url(stream: "secure"), seconds: 2)
         defer { try? FileManager.default.removeItem(atPath: pulled) }

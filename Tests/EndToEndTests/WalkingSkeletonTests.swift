@@ -60,8 +60,14 @@ import TestSupport
         sendDatagrams(hostile, toPort: cohost.rtpPort)
         sendDatagrams(hostile, toPort: cohost.rtpPort + 1)
 
-        // Let every tile get its first keyframe, then pull 4 s of the programme.
-        try await Task.sleep(for: .seconds(2))
+        // Let every tile get its first keyframe (however long three ffmpeg starts take on this machine), then
+        // pull 4 s of the programme.
+        _ = await waitUntil(seconds: 20) {
+            let info = try? cohost.call("GET", "/v1/rooms/\(room)", token: admin)
+            let json = info.flatMap { try? JSONSerialization.jsonObject(with: $0.body) as? [String: Any] }
+            let streams = (json?["participants"] as? [[String: Any]] ?? []).flatMap { $0["streams"] as? [[String: Any]] ?? [] }
+            return streams.count == 6 && streams.allSatisfy { ($0["framesDecoded"] as? Int ?? 0) > 10 && ($0["packets"] as? Int ?? 0) > 20 }
+        }
         let info = try cohost.call("GET", "/v1/rooms/\(room)", token: admin)
         let json = try JSONSerialization.jsonObject(with: info.body) as? [String: Any]
         let participants = json?["participants"] as? [[String: Any]] ?? []

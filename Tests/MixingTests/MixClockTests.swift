@@ -12,6 +12,18 @@ struct MixClockTests {
         var snapshot: [(tick: Int64, nanos: UInt64)] { ticks.withLock { $0 } }
     }
 
+    /// Polls until `condition` holds or 5 s pass: on a loaded machine the clock thread may run late, so tests
+    /// wait for the ticks they need instead of sleeping a fixed time.
+    @discardableResult
+    func eventually(_ condition: () -> Bool) async -> Bool {
+        let deadline = monotonicNanoseconds() + 5_000_000_000
+        while monotonicNanoseconds() < deadline {
+            if condition() { return true }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return condition()
+    }
+
     @Test func schedulesStartOnTheNextMultipleOfTheirInterval() {
         #expect(MixClock.alignedStart(now: 0, interval: 20_000_000) == 0)
         #expect(MixClock.alignedStart(now: 40_000_000, interval: 20_000_000) == 40_000_000)
@@ -27,7 +39,7 @@ struct MixClockTests {
         let recorder = Recorder()
         let start = MixClock.nextAlignedInstant(interval: 20_000_000) + 100_000_000
         let token = clock.schedule(intervalNanoseconds: 10_000_000, start: start) { recorder.record($0) }
-        try await Task.sleep(for: .milliseconds(200))
+        await eventually { recorder.snapshot.count >= 3 }
         clock.cancel(token)
         let first = try #require(recorder.snapshot.first)
         #expect(first.nanos >= start)
@@ -40,7 +52,7 @@ struct MixClockTests {
         let recorder = Recorder()
         let before = monotonicNanoseconds()
         let token = clock.schedule(intervalNanoseconds: interval) { recorder.record($0) }
-        try await Task.sleep(for: .milliseconds(200))
+        await eventually { recorder.snapshot.count >= 5 }
         clock.cancel(token)
         let start = MixClock.alignedStart(now: before, interval: interval)
         let ticks = recorder.snapshot
@@ -52,11 +64,11 @@ struct MixClockTests {
         let clock = MixClock()
         let recorder = Recorder()
         let token = clock.schedule(intervalNanoseconds: 10_000_000) { recorder.record($0) }
-        try await Task.sleep(for: .milliseconds(500))
+        await eventually { recorder.snapshot.count >= 50 }
         clock.cancel(token)
 
         let ticks = recorder.snapshot
-        #expect(ticks.count >= 25)
+        #expect(ticks.count >= 50)
         guard let first = ticks.first, let last = ticks.last, ticks.count >= 2 else { return }
         // From 0 and consecutive, except for ticks the clock reports as skipped (only when the machine stalls:
         // then indices jump so that tick × interval stays the time since registration).
@@ -71,7 +83,7 @@ struct MixClockTests {
         let clock = MixClock()
         let recorder = Recorder()
         let token = clock.schedule(intervalNanoseconds: 5_000_000) { recorder.record($0) }
-        try await Task.sleep(for: .milliseconds(60))
+        await eventually { !recorder.snapshot.isEmpty }
         clock.cancel(token)
         let count = recorder.snapshot.count
         #expect(count > 0)
@@ -84,7 +96,7 @@ struct MixClockTests {
         let fast = Recorder(), slow = Recorder()
         let a = clock.schedule(intervalNanoseconds: 10_000_000) { fast.record($0) }
         let b = clock.schedule(intervalNanoseconds: 20_000_000) { slow.record($0) }
-        try await Task.sleep(for: .milliseconds(300))
+        await eventually { (fast.snapshot.last?.tick ?? 0) >= 20 && (slow.snapshot.last?.tick ?? 0) >= 10 }
         clock.cancel(a)
         clock.cancel(b)
         let f = fast.snapshot.last?.tick ?? 0, s = slow.snapshot.last?.tick ?? 0
@@ -103,7 +115,8 @@ struct MixClockTests {
                 if tick >= 2, let t = token.withLock({ $0 }) { clock.cancel(t) }
             }
         }
-        try await Task.sleep(for: .milliseconds(100))
+        await eventually { recorder.snapshot.contains { $0.tick >= 2 } }
+        try await Task.sleep(for: .milliseconds(20))
         // Exactly one tick at or past 2 (the one that cancelled), none after it.
         let ticks = recorder.snapshot.map(\.tick)
         #expect(ticks.filter { $0 >= 2 }.count == 1)
@@ -122,7 +135,8 @@ struct MixClockTests {
             cancelledAt.withLock { $0 = $0 ?? victim.snapshot.count }
         }
         victimToken.withLock { $0 = clock.schedule(intervalNanoseconds: 50_000_000) { victim.record($0) } }
-        try await Task.sleep(for: .milliseconds(300))
+        await eventually { cancelledAt.withLock { $0 } != nil }
+        try await Task.sleep(for: .milliseconds(100))
         clock.cancel(canceller)
         let count = try #require(cancelledAt.withLock { $0 })
         #expect(victim.snapshot.count == count)
@@ -132,7 +146,7 @@ struct MixClockTests {
         let clock = MixClock()
         let recorder = Recorder()
         let token = clock.schedule(intervalNanoseconds: 10_000_000) { recorder.record($0) }
-        try await Task.sleep(for: .milliseconds(50))
+        await eventually { !recorder.snapshot.isEmpty }
         clock.park([token])
         let parkedAt = recorder.snapshot.count
         try await Task.sleep(for: .milliseconds(150))
@@ -141,7 +155,7 @@ struct MixClockTests {
         let before = recorder.snapshot.last?.tick ?? 0
         let skipped = clock.skippedTicks
         clock.unpark([token])
-        try await Task.sleep(for: .milliseconds(50))
+        await eventually { (recorder.snapshot.last?.tick ?? 0) > before }
         clock.cancel(token)
         let after = recorder.snapshot.drop { $0.tick <= before }
         let first = try #require(after.first)
