@@ -117,7 +117,7 @@ public final class UDPSocket: @unchecked Sendable {
             case AF_INET6:
                 let v6 = raw.load(as: sockaddr_in6.self)
                 let port = Int(UInt16(bigEndian: v6.sin6_port))
-                let peer = PeerAddress(ipv6: v6.sin6_addr, port: port)
+                let peer = PeerAddress(ipv6: v6.sin6_addr, scope: v6.sin6_scope_id, port: port)
                 let mapped = withUnsafeBytes(of: v6.sin6_addr) { bytes in
                     bytes.prefix(10).allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF
                         ? UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: 12, as: UInt32.self)) : nil
@@ -133,6 +133,7 @@ public final class UDPSocket: @unchecked Sendable {
     static func socketAddress(_ peer: PeerAddress, family: Int32, into storage: inout sockaddr_storage) -> socklen_t? {
         let port = UInt16(truncatingIfNeeded: peer.port).bigEndian
         var v6address: in6_addr
+        var scope: UInt32 = 0
         if let v4 = peer.ipv4 {
             if family == AF_INET {
                 var address = sockaddr_in()
@@ -150,6 +151,7 @@ public final class UDPSocket: @unchecked Sendable {
             }
         } else if let v6 = peer.ipv6, family == AF_INET6 {
             v6address = v6
+            scope = peer.ipv6Scope
         } else {
             return nil
         }
@@ -157,6 +159,7 @@ public final class UDPSocket: @unchecked Sendable {
         address.sin6_family = sa_family_t(AF_INET6)
         address.sin6_port = port
         address.sin6_addr = v6address
+        address.sin6_scope_id = scope  // a link-local peer is only reachable through its own interface
         withUnsafeMutableBytes(of: &storage) { $0.storeBytes(of: address, as: sockaddr_in6.self) }
         return socklen_t(MemoryLayout<sockaddr_in6>.size)
     }

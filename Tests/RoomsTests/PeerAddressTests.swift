@@ -1,4 +1,5 @@
 import Testing
+import Foundation
 @testable import Rooms
 
 /// Peer addresses are built per datagram from the socket's binary address (no string formatting) and
@@ -36,5 +37,19 @@ import Testing
         let unknown = PeerAddress(host: "?", port: 0)
         #expect(unknown.description == "?:0")
         #expect(!unknown.hasSameHost(as: rtp))
+    }
+
+    @Test func aLinkLocalAddressKeepsItsScope() {
+        let peer = PeerAddress(host: "fe80::1%2", port: 9)
+        #expect(peer.ipv6Scope == 2)
+        #expect(peer.host == "fe80::1%2")
+        #expect(peer == PeerAddress(ipv6High: 0xFE80_0000_0000_0000, low: 1, scope: 2, port: 9))
+        // The same address on another interface, or without one, is another host.
+        #expect(peer != PeerAddress(host: "fe80::1%3", port: 9))
+        #expect(!peer.hasSameHost(as: PeerAddress(host: "fe80::1", port: 9)))
+        #expect(PeerAddress(host: "fe80::1", port: 9).ipv6Scope == 0)
+        #expect(PeerAddress(host: "fe80::1%lo", port: 9).ipv6Scope == if_nametoindex("lo"))
+        #expect(PeerAddress(host: "fe80::1%nosuchif9", port: 9).ipv6 == nil)  // not an address: kept as a name
+        #expect(PeerAddress(ipv4: 1, port: 9).ipv6Scope == 0)
     }
 }

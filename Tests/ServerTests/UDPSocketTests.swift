@@ -12,6 +12,20 @@ import Rooms
     /// Containers without IPv6 cannot run the IPv6 tests.
     static let hasIPv6 = (try? UDPSocket(host: "::1", port: 0)) != nil
 
+    /// A link-local IPv6 address of this machine and its interface index, from /proc/net/if_inet6
+    /// ("fe80…0001 04 40 20 80 eth0": address, index, prefix, scope 0x20 = link); nil when there is none.
+    static let linkLocal: (address: String, index: UInt32)? = {
+        guard let table = try? String(contentsOfFile: "/proc/net/if_inet6", encoding: .utf8) else { return nil }
+        for line in table.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 6, fields[3] == "20", fields[0].count == 32, let index = UInt32(fields[1], radix: 16) else { continue }
+            let hex = Array(fields[0])
+            let groups = stride(from: 0, to: 32, by: 4).map { String(hex[$0..<$0 + 4]) }
+            return (groups.joined(separator: ":"), index)
+        }
+        return nil
+    }()
+
     @Test func aBatchTakesEveryWaitingDatagramWithItsSenderInOrder() throws {
         let receiver = try UDPSocket(host: "127.0.0.1", port: 0)
         let sender = try UDPSocket(host: "127.0.0.1", port: 0)
@@ -89,6 +103,26 @@ import Rooms
         let batch = DatagramBatch(capacity: 2, slotSize: 16)
         #expect(try server.receive(into: batch) == 1)
         #expect(batch.withDatagram(0) { _, peer, _ in peer } == PeerAddress(host: "::1", port: client.localPort))
+    }
+
+    @Test(.enabled(if: linkLocal != nil)) func aLinkLocalPeerKeepsItsInterfaceAndIsAnsweredThroughIt() throws {
+        let (address, index) = try #require(Self.linkLocal)
+        let server = try UDPSocket(host: "::", port: 0)
+        let client = try UDPSocket(host: "\(address)%\(index)", port: 0)
+        #expect(client.send([1], to: PeerAddress(host: "\(address)%\(index)", port: server.localPort)))
+        let batch = DatagramBatch(capacity: 2, slotSize: 16)
+        #expect(try server.receive(into: batch) == 1)
+        let peer = try #require(batch.withDatagram(0) { _, peer, _ in peer })
+        #expect(peer.ipv6Scope == index)
+        #expect(peer == PeerAddress(host: "\(address)%\(index)", port: client.localPort))
+        // The answer is addressed with the peer's interface (a remote link-local peer is unreachable without it;
+        // this one is our own address, which the kernel would deliver either way).
+        var storage = sockaddr_storage()
+        #expect(UDPSocket.socketAddress(peer, family: AF_INET6, into: &storage) != nil)
+        #expect(withUnsafeBytes(of: storage) { $0.load(as: sockaddr_in6.self).sin6_scope_id } == index)
+        #expect(server.send([7], to: peer))
+        #expect(try client.receive(into: batch) == 1)
+        batch.withDatagram(0) { bytes, _, _ in #expect(Array(bytes) == [7]) }
     }
 
     @Test func addressesTheSocketCannotReachAreNotSent() throws {
