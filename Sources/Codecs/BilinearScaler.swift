@@ -9,8 +9,10 @@ import Media
 /// pixel's source position and weight as it goes, about 1 ns per pixel, and was a tenth of a 9-person room's CPU.
 /// Here the positions of each source width → output width are computed once into a table (`CScale`), and a
 /// frame's rows are one byte shuffle and one multiply-add per 8 pixels (SSSE3; a C path with the same results
-/// elsewhere). The sampling positions are libyuv's `kFilterBilinear` ones; the weights are 6-bit horizontally and
-/// 7-bit vertically, so results differ from libyuv's by at most one level.
+/// elsewhere). The sampling positions are those of libyuv's general `kFilterBilinear` paths; the weights are 7-bit,
+/// as in libyuv's SSSE3 code, but rounded differently, so results differ from libyuv's by at most 2 levels. Sizes for which libyuv
+/// has a dedicated kernel (its own sampling, and fast already) stay with libyuv: same size, same width, exact
+/// 2× upscales, ½, ¾ and ⅜ downscales; so do downscales beyond about 2×.
 ///
 /// Allocates only when it meets a new size pair (a table, kept; at most `tableLimit`, then it starts over) or a
 /// wider source (the row buffer grows): nothing per frame in steady state. Geometry (cropping, clipping to the
@@ -18,8 +20,9 @@ import Media
 public struct BilinearScaler: Sendable {
     private struct Key: Hashable { let source: Int32, output: Int32 }
 
-    /// Most size pairs kept: a layout animating through sizes would otherwise grow the cache without end.
-    public static let tableLimit = 64
+    /// Most size pairs kept (each at most a few KiB): a layout animating through sizes would otherwise grow the
+    /// cache without end. Two per tile size (luma, chroma), so well above what a room's 64 tiles use at once.
+    public static let tableLimit = 256
 
     private var tables: [Key: [UInt8]] = [:]
     private var row: [UInt8] = []
@@ -28,8 +31,8 @@ public struct BilinearScaler: Sendable {
     private let useKernel: Bool
     /// Tables built so far (a new size pair); steady once the layout stops changing.
     public private(set) var tablesBuilt = 0
-    /// Scalings handed to libyuv: identical sizes (a copy), steps too large for the table kernel, or every
-    /// scaling on a CPU without the kernel's SIMD path.
+    /// Scalings handed to libyuv: sizes it has a dedicated kernel for, steps too large for the table kernel, or
+    /// every scaling on a CPU without the kernel's SIMD path.
     public private(set) var libyuvScalings = 0
 
     /// `portable: true` takes the kernel's C path even where SIMD is available (tests compare the two).
@@ -48,7 +51,8 @@ public struct BilinearScaler: Sendable {
                                                 rect: rect, destWidth: dst.width, destHeight: dst.height) else { return }
         let chroma = (from: (width: (from.width + 1) / 2, height: (from.height + 1) / 2),
                       to: (width: (to.width + 1) / 2, height: (to.height + 1) / 2))
-        guard useKernel, from.width != to.width || from.height != to.height,
+        guard useKernel, !Self.libyuvHasKernel(from: (from.width, from.height), to: (to.width, to.height)),
+              !Self.libyuvHasKernel(from: chroma.from, to: chroma.to),
               let lumaTable = table(from.width, to.width), let chromaTable = table(chroma.from.width, chroma.to.width)
         else {
             libyuvScalings += 1
@@ -94,6 +98,16 @@ public struct BilinearScaler: Sendable {
                 }
             }
         }
+    }
+
+    /// Whether libyuv's `ScalePlane` (bilinear) takes a dedicated path for this plane size pair rather than its
+    /// general bilinear one: there its sampling differs from the table kernel's, and it is fast anyway.
+    static func libyuvHasKernel(from: (width: Int, height: Int), to: (width: Int, height: Int)) -> Bool {
+        let (sw, sh, dw, dh) = (from.width, from.height, to.width, to.height)
+        if sw == dw { return true }  // a copy, or vertical-only scaling
+        if dw <= sw && dh <= sh && (4 * dw == 3 * sw && 4 * dh == 3 * sh || 2 * dw == sw && 2 * dh == sh
+                                    || 8 * dw == 3 * sw && 8 * dh == 3 * sh) { return true }
+        return (dw + 1) / 2 == sw && (dh + 1) / 2 == sh  // 2× up
     }
 
     /// The table for `source` → `output` pixels per row, built on first use; nil when the kernel cannot do it.

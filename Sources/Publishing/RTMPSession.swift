@@ -255,11 +255,12 @@ final class RTMPSession: PublishingConnection, @unchecked Sendable {
         return false
     }
 
-    /// Why a write failed. librtmp closes the socket on the first failed send and then tries to send its
-    /// goodbye on it, so errno ends up "Bad file descriptor" from that teardown, not the cause: a socket
-    /// librtmp has closed is reported as a broken connection instead.
+    /// Why a write failed. librtmp closes the socket on the first failed send (a reset, or a write blocked past
+    /// SO_SNDTIMEO) and then tries to send its goodbye on it, so errno ends up "Bad file descriptor" from that
+    /// teardown, not the cause: a socket librtmp has closed is reported as a broken connection instead.
     private func failureSuffix() -> String {
-        RTMP_Socket(rtmp) < 0 ? ": the connection broke (reset or closed by the server)" : Self.errnoSuffix()
+        RTMP_Socket(rtmp) < 0 ? ": the connection broke (reset or closed by the server, or no progress for \(Self.ioTimeoutSeconds) s)"
+            : Self.errnoSuffix()
     }
 
     private static func errnoSuffix() -> String {

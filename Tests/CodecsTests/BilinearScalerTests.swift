@@ -19,7 +19,7 @@ struct BilinearScalerTests {
         var dst = VideoFrame(width: 4, height: 2)
         var scaler = BilinearScaler()
         scaler.scale(src, crop: Rect(x: 0, y: 0, width: 8, height: 2), into: &dst, at: Rect(x: 0, y: 0, width: 4, height: 2))
-        // Positions 0.5, 2.5, 4.5, 6.5: (a·32 + b·32 + 32) >> 6.
+        // Positions 0.5, 2.5, 4.5, 6.5: (a·64 + b·64 + 64) >> 7.
         #expect(lumaRow(dst, 0) == [5, 25, 45, 65])
         #expect(lumaRow(dst, 1) == [5, 25, 45, 65])
     }
@@ -30,7 +30,7 @@ struct BilinearScalerTests {
         var dst = VideoFrame(width: 6, height: 2)
         var scaler = BilinearScaler()
         scaler.scale(src, crop: Rect(x: 0, y: 0, width: 9, height: 2), into: &dst, at: Rect(x: 0, y: 0, width: 6, height: 2))
-        // Step 1.5, start 0.25: positions 0.25, 1.75, 3.25, … (fractions 16/64, 48/64): 3.25 is (192·48 + 255·16 + 32) >> 6.
+        // Step 1.5, start 0.25: positions 0.25, 1.75, 3.25, … (fractions 32/128, 96/128): 3.25 is (192·96 + 255·32 + 64) >> 7.
         #expect(lumaRow(dst, 0) == [16, 112, 208, 255, 0, 48])
     }
 
@@ -53,7 +53,7 @@ struct BilinearScalerTests {
             (Rect(x: 0, y: 0, width: 640, height: 360), Rect(x: 854, y: 480, width: 427, height: 240)),
             (Rect(x: 0, y: 0, width: 640, height: 360), Rect(x: 100, y: 60, width: 1000, height: 600)),  // upscale
             (Rect(x: 80, y: 0, width: 480, height: 360), Rect(x: 2, y: 2, width: 318, height: 238)),      // cover crop
-            (Rect(x: 0, y: 0, width: 640, height: 360), Rect(x: 1100, y: 650, width: 320, height: 180)),  // off the edge
+            (Rect(x: 0, y: 0, width: 640, height: 360), Rect(x: 1000, y: 600, width: 400, height: 230)),  // off the edge
             (Rect(x: 3, y: 5, width: 333, height: 201), Rect(x: 10, y: 10, width: 211, height: 147)),     // odd sizes
         ]
         for (crop, rect) in cases {
@@ -63,22 +63,26 @@ struct BilinearScalerTests {
             a.scale(src, crop: crop, into: &fast, at: rect)
             b.scale(src, crop: crop, into: &portable, at: rect)
             #expect(fast.y == portable.y && fast.u == portable.u && fast.v == portable.v, "crop \(crop) rect \(rect)")
-            #expect(a.libyuvScalings == 0)
+            #expect(a.libyuvScalings == 0, "crop \(crop) rect \(rect)")
         }
     }
 
-    @Test("on noise, every pixel is within 2 levels of libyuv's bilinear scaling of the same tile")
+    @Test("on noise, every pixel is within 2 levels of libyuv's general bilinear path, down and up")
     func closeToLibyuv() {
         let src = TestFrames.noise(width: 640, height: 360, seed: 11)
-        let crop = Rect(x: 0, y: 0, width: 640, height: 360), rect = Rect(x: 426, y: 240, width: 426, height: 240)
-        var ours = VideoFrame(width: 1280, height: 720, color: TestFrames.gray)
-        var theirs = ours
-        var scaler = BilinearScaler()
-        scaler.scale(src, crop: crop, into: &ours, at: rect)
-        ImageOps.scale(src, crop: crop, into: &theirs, at: rect)
-        let planes = [(ours.y, theirs.y), (ours.u, theirs.u), (ours.v, theirs.v)]
-        let worst = planes.map { zip($0.0, $0.1).map { abs(Int($0) - Int($1)) }.max() ?? 0 }.max() ?? 0
-        #expect(worst <= 2, "largest difference \(worst)")
+        let crop = Rect(x: 0, y: 0, width: 640, height: 360)
+        for rect in [Rect(x: 426, y: 240, width: 426, height: 240), Rect(x: 100, y: 50, width: 1000, height: 562),
+                     Rect(x: 0, y: 0, width: 500, height: 300)] {
+            var ours = VideoFrame(width: 1280, height: 720, color: TestFrames.gray)
+            var theirs = ours
+            var scaler = BilinearScaler()
+            scaler.scale(src, crop: crop, into: &ours, at: rect)
+            ImageOps.scale(src, crop: crop, into: &theirs, at: rect)
+            #expect(scaler.libyuvScalings == 0)
+            let planes = [(ours.y, theirs.y), (ours.u, theirs.u), (ours.v, theirs.v)]
+            let worst = planes.map { zip($0.0, $0.1).map { abs(Int($0) - Int($1)) }.max() ?? 0 }.max() ?? 0
+            #expect(worst <= 2, "\(rect): largest difference \(worst)")
+        }
     }
 
     @Test("nothing outside the destination rect is written, including past a partial last block of 8")
@@ -87,7 +91,8 @@ struct BilinearScalerTests {
         var dst = VideoFrame(width: 320, height: 240, color: TestFrames.gray)
         let rect = Rect(x: 10, y: 20, width: 202, height: 114)  // 202 = 25 blocks of 8 + 2; chroma 101
         var scaler = BilinearScaler()
-        scaler.scale(src, crop: Rect(x: 0, y: 0, width: 640, height: 360), into: &dst, at: rect)
+        scaler.scale(src, crop: Rect(x: 0, y: 0, width: 300, height: 200), into: &dst, at: rect)
+        #expect(scaler.libyuvScalings == 0)
         for py in 0..<dst.height {
             for px in 0..<dst.width where !(rect.x..<rect.maxX).contains(px) || !(rect.y..<rect.maxY).contains(py) {
                 #expect(dst.y[py * dst.strideY + px] == TestFrames.gray.y, "luma \(px),\(py)")
@@ -113,6 +118,7 @@ struct BilinearScalerTests {
             var dst = VideoFrame(width: size.0, height: size.1)
             var scaler = BilinearScaler(portable: portable)
             scaler.scale(src, crop: crop, into: &dst, at: Rect(x: 0, y: 0, width: size.0, height: size.1))
+            #expect(scaler.libyuvScalings == 0)
             #expect(dst.y.allSatisfy { $0 == 0 } && dst.u.allSatisfy { $0 == 0 } && dst.v.allSatisfy { $0 == 0 },
                     "\(size) portable \(portable)")
         }
@@ -130,17 +136,19 @@ struct BilinearScalerTests {
         #expect(scaler.tablesBuilt == 2)  // 640 → 426 luma, 320 → 213 chroma
     }
 
-    @Test("identical sizes and large downscales go to libyuv, with exactly its result")
+    @Test("sizes libyuv has its own kernel for (copy, same width, 2x up, 1/2 and 3/4 down) and large downscales go to libyuv, with exactly its result")
     func libyuvWhereTheKernelDoesNotApply() {
         let src = TestFrames.noise(width: 640, height: 360, seed: 9)
-        for rect in [Rect(x: 0, y: 0, width: 640, height: 360), Rect(x: 0, y: 0, width: 160, height: 90)] {
-            var ours = VideoFrame(width: 640, height: 360, color: TestFrames.gray)
+        let sizes = [(640, 360), (1280, 720), (320, 180), (480, 270), (640, 200), (160, 90)]
+        for (width, height) in sizes {
+            let rect = Rect(x: 0, y: 0, width: width, height: height)
+            var ours = VideoFrame(width: 1280, height: 720, color: TestFrames.gray)
             var theirs = ours
             var scaler = BilinearScaler()
             scaler.scale(src, crop: Rect(x: 0, y: 0, width: 640, height: 360), into: &ours, at: rect)
             ImageOps.scale(src, crop: Rect(x: 0, y: 0, width: 640, height: 360), into: &theirs, at: rect)
-            #expect(scaler.libyuvScalings == 1)
-            #expect(ours.y == theirs.y && ours.u == theirs.u && ours.v == theirs.v)
+            #expect(scaler.libyuvScalings == 1, "\(width)x\(height)")
+            #expect(ours.y == theirs.y && ours.u == theirs.u && ours.v == theirs.v, "\(width)x\(height)")
         }
     }
 }

@@ -8,8 +8,9 @@
 #endif
 
 // Table: a header, then one 48-byte block per 8 output pixels. Output pixel k of a block is
-// (row[offset + shuffle[2k]] * weights[2k] + row[offset + shuffle[2k + 1]] * weights[2k + 1] + 32) >> 6,
-// weights summing to 64 (6-bit fractions: 1/64 of a source pixel is below what 8-bit video can show).
+// (row[offset + shuffle[2k]] * weights[2k] + row[offset + shuffle[2k + 1]] * weights[2k + 1] + 64) >> 7,
+// weights summing to 128 (7-bit fractions, as libyuv's SSSE3 code uses). The multiply-add takes signed 8-bit
+// weights, so 128 itself cannot be one: a pixel that falls exactly on a source pixel reads it twice at 64 + 64.
 typedef struct {
     int32_t src_width, dst_width, blocks, reserved;
 } header_t;
@@ -35,11 +36,11 @@ static void slope(int src, int dst, int64_t *start, int64_t *step) {
     }
 }
 
-// Source index and 6-bit fraction of output pixel i; never reads past the last source pixel with weight.
+// Source index and 7-bit fraction of output pixel i; never reads past the last source pixel with weight.
 static void position(int64_t start, int64_t step, int i, int src_width, int *index, int *fraction) {
     int64_t x = start + step * i;
     if (x < 0) x = 0;
-    int xi = (int)(x >> 16), f = (int)((x >> 10) & 63);
+    int xi = (int)(x >> 16), f = (int)((x >> 9) & 127);
     if (xi >= src_width - 1) { xi = src_width - 1; f = 0; }
     *index = xi;
     *fraction = f;
@@ -78,9 +79,9 @@ void cscale_table_build(uint8_t *table, int src_width, int dst_width) {
             int xi;
             position(start, step, i, src_width, &xi, &f);
             block.shuffle[2 * k] = (uint8_t)(xi - first);
-            block.shuffle[2 * k + 1] = (uint8_t)(xi + 1 - first);
-            block.weights[2 * k] = (int8_t)(64 - f);
-            block.weights[2 * k + 1] = (int8_t)f;
+            block.shuffle[2 * k + 1] = (uint8_t)(f == 0 ? xi - first : xi + 1 - first);
+            block.weights[2 * k] = (int8_t)(f == 0 ? 64 : 128 - f);
+            block.weights[2 * k + 1] = (int8_t)(f == 0 ? 64 : f);
         }
         memcpy(table + sizeof header + (size_t)b * sizeof block, &block, sizeof block);
     }
@@ -110,7 +111,7 @@ static void filter_row_c(uint8_t *dst, const uint8_t *row, const block_t *blocks
         int k = i % LANES;
         const uint8_t *p = row + block->offset;
         dst[i] = (uint8_t)((p[block->shuffle[2 * k]] * block->weights[2 * k]
-                            + p[block->shuffle[2 * k + 1]] * block->weights[2 * k + 1] + 32) >> 6);
+                            + p[block->shuffle[2 * k + 1]] * block->weights[2 * k + 1] + 64) >> 7);
     }
 }
 
@@ -134,14 +135,14 @@ static void blend_rows_ssse3(uint8_t *row, const uint8_t *a, const uint8_t *b, i
 
 __attribute__((target("ssse3")))
 static void filter_row_ssse3(uint8_t *dst, const uint8_t *row, const block_t *blocks, int dst_width) {
-    const __m128i round = _mm_set1_epi16(32);
+    const __m128i round = _mm_set1_epi16(64);
     int full = dst_width / LANES;
     for (int b = 0; b < full; b++) {
         const block_t *block = &blocks[b];
         __m128i pixels = _mm_loadu_si128((const __m128i *)(row + block->offset));
         __m128i pairs = _mm_shuffle_epi8(pixels, _mm_loadu_si128((const __m128i *)block->shuffle));
         __m128i sums = _mm_maddubs_epi16(pairs, _mm_loadu_si128((const __m128i *)block->weights));
-        sums = _mm_srli_epi16(_mm_add_epi16(sums, round), 6);
+        sums = _mm_srli_epi16(_mm_add_epi16(sums, round), 7);
         _mm_storel_epi64((__m128i *)(dst + b * LANES), _mm_packus_epi16(sums, sums));
     }
     if (full * LANES < dst_width) {  // the partial last block: nothing written past dst_width

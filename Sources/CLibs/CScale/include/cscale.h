@@ -8,8 +8,8 @@
 #include <stdint.h>
 
 /// Bytes of horizontal table for scaling rows of `src_width` pixels to `dst_width`, or 0 when this kernel cannot
-/// (sizes below 1 or above 1 << 15, or a step over 1.75 source pixels per output pixel: eight outputs would read
-/// more than 16 source bytes). Downscales beyond that are left to libyuv (whose box filter suits them better).
+/// (sizes below 1 or above 1 << 15, or a step so large, about 2 source pixels per output pixel, that eight outputs
+/// would read more than 16 source bytes): such downscales are left to libyuv.
 size_t cscale_table_size(int src_width, int dst_width);
 
 /// Fills `table` (`cscale_table_size` bytes) for `src_width` → `dst_width`.
