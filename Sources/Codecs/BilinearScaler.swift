@@ -9,10 +9,10 @@ import Media
 /// pixel's source position and weight as it goes, about 1 ns per pixel, and was a tenth of a 9-person room's CPU.
 /// Here the positions of each source width → output width are computed once into a table (`CScale`), and a
 /// frame's rows are one byte shuffle and one multiply-add per 8 pixels (SSSE3; a C path with the same results
-/// elsewhere). The sampling positions are those of libyuv's general `kFilterBilinear` paths; the weights are 7-bit,
-/// as in libyuv's SSSE3 code, but rounded differently, so results differ from libyuv's by at most 2 levels. Sizes for which libyuv
-/// has a dedicated kernel (its own sampling, and fast already) stay with libyuv: same size, same width, exact
-/// 2× upscales, ½, ¾ and ⅜ downscales; so do downscales beyond about 2×.
+/// elsewhere). The sampling positions are those of libyuv's general `kFilterBilinear` paths; the weights are
+/// 7-bit, as in libyuv's SSSE3 code, but rounded differently, so results differ from libyuv's by at most 2 levels.
+/// Sizes for which libyuv has a dedicated kernel (its own sampling, and fast already) stay with libyuv: same size,
+/// same width, exact 2× upscales, ½, ¾ and ⅜ downscales; so do downscales beyond about 2×.
 ///
 /// Allocates only when it meets a new size pair (a table, kept; at most `tableLimit`, then it starts over) or a
 /// wider source (the row buffer grows): nothing per frame in steady state. Geometry (cropping, clipping to the
@@ -41,9 +41,6 @@ public struct BilinearScaler: Sendable {
         simd = portable ? 0 : cscale_has_simd()
         useKernel = portable || simd != 0
     }
-
-    /// Whether this machine runs the SIMD path.
-    public static var hasSIMD: Bool { cscale_has_simd() != 0 }
 
     /// Scales the sub-rectangle `crop` of `src` into `dst` at `rect`, like `ImageOps.scale`.
     public mutating func scale(_ src: VideoFrame, crop: Rect, into dst: inout VideoFrame, at rect: Rect) {

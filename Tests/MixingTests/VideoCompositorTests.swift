@@ -93,4 +93,19 @@ struct VideoCompositorTests {
         c.compose([])
         CompositorCheck.expectCanvas(c.canvas) { _, _ in Self.blue }
     }
+
+    @Test func aSteadyGridBuildsItsScalingTablesOnceAndDrawsEachTileInPlace() {
+        var c = VideoCompositor(width: 1280, height: 720, background: Self.background, placeholder: Self.placeholder)
+        let colours = [Self.red, Self.green, Self.blue]
+        // The 3x3 grid's tile: 640x360 pictures into 426x240 cells, the table kernel's case.
+        let tiles = (0..<9).map { i in
+            Tile(rect: r(426 * (i % 3), 240 * (i / 3), 426, 240), fit: .stretch, frame: frame(640, 360, left: colours[i % 3]))
+        }
+        for _ in 0..<5 { c.compose(tiles) }
+        #expect(c.scalerTablesBuilt == 2)  // 640 -> 426 luma, 320 -> 213 chroma: once, not per tick or per tile
+        for (i, tile) in tiles.enumerated() {
+            let centre = c.canvas.pixel(x: tile.rect.x + 213, y: tile.rect.y + 120)
+            #expect(centre == colours[i % 3], "tile \(i): \(centre)")
+        }
+    }
 }
