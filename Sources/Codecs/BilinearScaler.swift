@@ -59,38 +59,33 @@ public struct BilinearScaler: Sendable {
         let rowSize = cscale_row_size(Int32(from.width))
         if row.count < rowSize { row = [UInt8](repeating: 0, count: rowSize) }
 
-        let simd = self.simd
-        let srcStrideY = src.strideY, srcStrideUV = src.strideUV, dstStrideY = dst.strideY, dstStrideUV = dst.strideUV
-        let srcOffY = from.y * srcStrideY + from.x, srcOffUV = (from.y / 2) * srcStrideUV + from.x / 2
-        let dstOffY = to.y * dstStrideY + to.x, dstOffUV = (to.y / 2) * dstStrideUV + to.x / 2
-        func plane(_ source: UnsafeBufferPointer<UInt8>, _ sourceOffset: Int, _ sourceStride: Int,
-                   _ target: UnsafeMutableBufferPointer<UInt8>, _ targetOffset: Int, _ targetStride: Int,
-                   _ size: (from: (width: Int, height: Int), to: (width: Int, height: Int)),
-                   _ table: UnsafeBufferPointer<UInt8>, _ row: UnsafeMutableBufferPointer<UInt8>) {
-            guard let s = source.baseAddress, let t = target.baseAddress, let table = table.baseAddress,
-                  let row = row.baseAddress else { return }
-            cscale_plane(s + sourceOffset, Int32(sourceStride), Int32(size.from.width), Int32(size.from.height),
-                         t + targetOffset, Int32(targetStride), Int32(size.to.width), Int32(size.to.height),
-                         table, row, simd)
-        }
+        let srcOffY = from.y * src.strideY + from.x, srcOffUV = (from.y / 2) * src.strideUV + from.x / 2
+        let dstOffY = to.y * dst.strideY + to.x, dstOffUV = (to.y / 2) * dst.strideUV + to.x / 2
         let luma = (from: (width: from.width, height: from.height), to: (width: to.width, height: to.height))
-        lumaTable.withUnsafeBufferPointer { lt in
-            chromaTable.withUnsafeBufferPointer { ct in
-                row.withUnsafeMutableBufferPointer { r in
-                    src.y.withUnsafeBufferPointer { s in
-                        dst.y.withUnsafeMutableBufferPointer { d in
-                            plane(s, srcOffY, srcStrideY, d, dstOffY, dstStrideY, luma, lt, r)
-                        }
-                    }
-                    src.u.withUnsafeBufferPointer { s in
-                        dst.u.withUnsafeMutableBufferPointer { d in
-                            plane(s, srcOffUV, srcStrideUV, d, dstOffUV, dstStrideUV, chroma, ct, r)
-                        }
-                    }
-                    src.v.withUnsafeBufferPointer { s in
-                        dst.v.withUnsafeMutableBufferPointer { d in
-                            plane(s, srcOffUV, srcStrideUV, d, dstOffUV, dstStrideUV, chroma, ct, r)
-                        }
+        let (srcStrideY, srcStrideUV, dstStrideY, dstStrideUV) = (src.strideY, src.strideUV, dst.strideY, dst.strideUV)
+        Self.scalePlane(src.y, at: srcOffY, stride: srcStrideY, into: &dst.y, at: dstOffY, stride: dstStrideY,
+                        size: luma, table: lumaTable, row: &row, simd: simd)
+        Self.scalePlane(src.u, at: srcOffUV, stride: srcStrideUV, into: &dst.u, at: dstOffUV, stride: dstStrideUV,
+                        size: chroma, table: chromaTable, row: &row, simd: simd)
+        Self.scalePlane(src.v, at: srcOffUV, stride: srcStrideUV, into: &dst.v, at: dstOffUV, stride: dstStrideUV,
+                        size: chroma, table: chromaTable, row: &row, simd: simd)
+    }
+
+    /// One plane through the kernel: `size.from` pixels of `source` from `sourceOffset` into `size.to` pixels of
+    /// `target` from `targetOffset`.
+    private static func scalePlane(_ source: [UInt8], at sourceOffset: Int, stride sourceStride: Int,
+                                   into target: inout [UInt8], at targetOffset: Int, stride targetStride: Int,
+                                   size: (from: (width: Int, height: Int), to: (width: Int, height: Int)),
+                                   table: [UInt8], row: inout [UInt8], simd: Int32) {
+        source.withUnsafeBufferPointer { s in
+            target.withUnsafeMutableBufferPointer { t in
+                table.withUnsafeBufferPointer { table in
+                    row.withUnsafeMutableBufferPointer { r in
+                        guard let s = s.baseAddress, let t = t.baseAddress, let table = table.baseAddress,
+                              let r = r.baseAddress else { return }
+                        cscale_plane(s + sourceOffset, Int32(sourceStride), Int32(size.from.width), Int32(size.from.height),
+                                     t + targetOffset, Int32(targetStride), Int32(size.to.width), Int32(size.to.height),
+                                     table, r, simd)
                     }
                 }
             }

@@ -169,8 +169,7 @@ public final class Room: @unchecked Sendable {
         members[participant.userId] = participant
         placementInputsVersion &+= 1
         if previous == nil { joinOrder.append(participant.userId) }
-        // Under `lock` already (see `wake`).
-        if ticksParked.take() { clock?.unpark(clockTokens) }
+        wakeLocked()
         return previous
     }
 
@@ -409,10 +408,13 @@ public final class Room: @unchecked Sendable {
     /// Video and AAC frames the programme has encoded (tests: an idle room encodes none).
     var encodedFrames: (video: Int, audio: Int) { queue.sync { (programme.videoFramesEncoded, programme.audioFramesEncoded) } }
 
-    /// Unparks the room's schedules if they were parked (not under `lock`, which guards `clockTokens`).
-    private func wake() {
-        guard ticksParked.take() else { return }
-        clock?.unpark(lock.withLock { clockTokens })
+    /// Unparks the room's schedules if they were parked.
+    private func wake() { lock.withLock { wakeLocked() } }
+
+    /// `wake` for callers already holding `lock` (which guards `clockTokens`; the clock's own lock nests inside it,
+    /// as when a tick parks the room).
+    private func wakeLocked() {
+        if ticksParked.take() { clock?.unpark(clockTokens) }
     }
 
     /// Nobody is left to draw: the tiles of the last canvas go (a snapshot must not show them) and the canvas is
