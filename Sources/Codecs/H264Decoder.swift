@@ -23,4 +23,12 @@ public final class H264Decoder: @unchecked Sendable {
     public func decode(_ annexB: [UInt8], into output: inout VideoFrame) throws(CodecError) -> Bool {
         try decoder.decode(annexB, into: &output)
     }
+
+    /// With libavcodec's own picture buffers instead of the pool: for tests comparing the two.
+    init(unpooledMaxWidth maxWidth: Int, maxHeight: Int) throws(CodecError) {
+        decoder = try LibavVideoDecoder(codec: AV_CODEC_ID_H264, name: "H.264", maxWidth: maxWidth, maxHeight: maxHeight,
+                                        pooledPictures: false)
+    }
+
+    var bufferCounts: DecoderBufferCounts { decoder.bufferCounts }
 }

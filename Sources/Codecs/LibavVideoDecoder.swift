@@ -17,19 +17,27 @@ final class LibavVideoDecoder: @unchecked Sendable {
     private var context: UnsafeMutablePointer<AVCodecContext>?
     private var frame: UnsafeMutablePointer<AVFrame>?
     private var packet: UnsafeMutablePointer<AVPacket>?
-    /// Reused input buffer with libavcodec's required zeroed padding; grows to the largest access unit seen.
-    private var input: UnsafeMutablePointer<UInt8>
-    private var inputCapacity = 0
+    /// One buffer per decoded picture (picture_pool.h), owned here, freed after the context.
+    private var pool: UnsafeMutablePointer<CohostPicturePool>?
+    /// The compressed input, reference-counted so libavcodec takes a reference instead of copying it (three
+    /// allocations per frame fewer); reused once libavcodec has let go of it, which it does as soon as the
+    /// frame is decoded. Holds libavcodec's required zeroed padding; grows to the largest access unit seen.
+    private var input: UnsafeMutablePointer<AVBufferRef>?
+    private var inputBuffersAllocated = 0
 
-    init(codec id: AVCodecID, name: String, maxWidth: Int, maxHeight: Int) throws(CodecError) {
+    /// `pooledPictures` false keeps libavcodec's own buffers (tests compare the two).
+    init(codec id: AVCodecID, name: String, maxWidth: Int, maxHeight: Int, pooledPictures: Bool = true) throws(CodecError) {
         _ = AVError.quietLogs
         self.name = name
         self.maxWidth = maxWidth
         self.maxHeight = maxHeight
-        input = .allocate(capacity: 1)
         guard let codec = avcodec_find_decoder(id) else { throw AVError.error("\(name) decoder not found") }
         guard let ctx = avcodec_alloc_context3(codec) else { throw AVError.error("avcodec_alloc_context3 failed") }
         context = ctx
+        if pooledPictures {
+            guard let pool = cohost_picture_pool_install(ctx) else { throw AVError.error("out of memory for the picture pool") }
+            self.pool = pool
+        }
         ctx.pointee.thread_count = 1            // no frame threading: it would add frames of delay
         ctx.pointee.flags |= AV_CODEC_FLAG_LOW_DELAY
         // Refused while parsing the header, before libavcodec allocates frames for it: a hostile 16383×16383
@@ -46,9 +54,17 @@ final class LibavVideoDecoder: @unchecked Sendable {
 
     deinit {
         avcodec_free_context(&context)
+        cohost_picture_pool_free(pool)
         av_frame_free(&frame)
         av_packet_free(&packet)
-        input.deallocate()
+        av_buffer_unref(&input)
+    }
+
+    /// Pictures the decoder took from the pool, pool layouts built (one per picture size) and input buffers
+    /// allocated: for tests.
+    var bufferCounts: DecoderBufferCounts {
+        DecoderBufferCounts(pictures: Int(pool?.pointee.pictures ?? 0), layouts: Int(pool?.pointee.layouts ?? 0),
+                            inputs: inputBuffersAllocated)
     }
 
     /// Decodes one compressed frame into `output` (resized when the stream size changes, planes copied row by
@@ -58,19 +74,27 @@ final class LibavVideoDecoder: @unchecked Sendable {
         guard !data.isEmpty else { throw AVError.error("empty \(name) frame") }
         guard data.count <= Self.maxAccessUnitBytes else { throw AVError.error("\(name) frame of \(data.count) bytes too large") }
         let padding = Int(AV_INPUT_BUFFER_PADDING_SIZE)
-        if inputCapacity < data.count {
-            input.deallocate()
-            inputCapacity = data.count
-            input = .allocate(capacity: inputCapacity + padding)
+        let needed = data.count + padding
+        if input == nil || input!.pointee.size < needed || av_buffer_is_writable(input) == 0 {
+            // Grown by half again at least, so a stream whose frames creep up in size does not reallocate each time.
+            let size = max(needed, (input?.pointee.size ?? 0) * 3 / 2)
+            av_buffer_unref(&input)
+            input = av_buffer_alloc(size)
+            inputBuffersAllocated += 1
         }
+        guard let input, let bytes = input.pointee.data else { throw AVError.error("out of memory for a \(name) frame") }
         data.withUnsafeBufferPointer { src in
-            if let base = src.baseAddress { input.update(from: base, count: src.count) }
+            if let base = src.baseAddress { bytes.update(from: base, count: src.count) }
         }
-        (input + data.count).initialize(repeating: 0, count: padding)
-        packet.pointee.data = input             // not reference-counted: libavcodec copies what it keeps
+        (bytes + data.count).initialize(repeating: 0, count: padding)
+        packet.pointee.buf = input
+        packet.pointee.data = bytes
         packet.pointee.size = Int32(data.count)
-        defer { av_packet_unref(packet) }
         var status = avcodec_send_packet(context, packet)
+        // The packet only lent our reference: clear it rather than unref it.
+        packet.pointee.buf = nil
+        packet.pointee.data = nil
+        packet.pointee.size = 0
         guard status >= 0 else { throw AVError.error(status, "avcodec_send_packet") }
         var produced = false
         while true {
@@ -112,4 +136,12 @@ final class LibavVideoDecoder: @unchecked Sendable {
             }
         }
     }
+}
+
+/// How a libavcodec decoder's buffers were provided so far (tests pin the steady state: one input buffer,
+/// one layout per picture size, every picture from the pool).
+struct DecoderBufferCounts: Equatable {
+    var pictures: Int
+    var layouts: Int
+    var inputs: Int
 }

@@ -25,4 +25,12 @@ public final class VP8Decoder: @unchecked Sendable {
     public func decode(_ data: [UInt8], into frame: inout VideoFrame) throws(CodecError) -> Bool {
         try decoder.decode(data, into: &frame)
     }
+
+    /// With libavcodec's own picture buffers instead of the pool: for tests comparing the two.
+    init(unpooledMaxWidth maxWidth: Int, maxHeight: Int) throws(CodecError) {
+        decoder = try LibavVideoDecoder(codec: AV_CODEC_ID_VP8, name: "VP8", maxWidth: maxWidth, maxHeight: maxHeight,
+                                        pooledPictures: false)
+    }
+
+    var bufferCounts: DecoderBufferCounts { decoder.bufferCounts }
 }

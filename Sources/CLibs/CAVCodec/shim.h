@@ -10,3 +10,4 @@
 static inline int cohost_averror_eagain(void) { return AVERROR(EAGAIN); }
 static inline int cohost_averror_eof(void) { return AVERROR_EOF; }
 static inline void cohost_av_error_string(int err, char *buf, size_t size) { av_strerror(err, buf, size); }
+#include "picture_pool.h"
