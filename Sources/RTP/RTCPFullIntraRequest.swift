@@ -16,7 +16,7 @@
 /// | Seq nr.       |    Reserved (0)                               |  requested
 /// +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+  source
 /// ```
-public struct FullIntraRequest: Equatable, Sendable {
+public struct FullIntraRequest: Equatable, Sendable, RTCPWireFormat {
     public static let formatType: UInt8 = 4
 
     /// One requested source and the request's command sequence number (the same number for
@@ -58,10 +58,9 @@ public struct FullIntraRequest: Equatable, Sendable {
                   entries: entries)
     }
 
-    public func serialized() -> [UInt8] {
+    public func append(to out: inout [UInt8]) {
         let list = entries.prefix(32766)
-        var out: [UInt8] = []
-        out.reserveCapacity(12 + 8 * list.count)
+        out.reserveCapacity(out.count + 12 + 8 * list.count)
         RTCPHeader(count: Self.formatType, packetType: RTCPHeader.payloadFeedbackType,
                    length: UInt16(2 + 2 * list.count)).append(to: &out)
         out.appendBigEndian(senderSSRC)
@@ -69,8 +68,7 @@ public struct FullIntraRequest: Equatable, Sendable {
         for entry in list {
             out.appendBigEndian(entry.ssrc)
             out.append(entry.sequenceNumber)
-            out.append(contentsOf: [0, 0, 0])
+            out.append(0); out.append(0); out.append(0)  // reserved
         }
-        return out
     }
 }

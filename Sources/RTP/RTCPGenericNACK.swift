@@ -15,7 +15,7 @@
 /// +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+  one or more
 /// ```
 /// PID is a lost sequence number; bit i of BLP (least significant = 0) says PID + i + 1 is lost too.
-public struct GenericNACK: Equatable, Sendable {
+public struct GenericNACK: Equatable, Sendable, RTCPWireFormat {
     public static let formatType: UInt8 = 1
 
     /// One FCI entry: a lost packet and a bitmask of lost packets among the 16 after it.
@@ -90,10 +90,9 @@ public struct GenericNACK: Equatable, Sendable {
                   entries: entries)
     }
 
-    public func serialized() -> [UInt8] {
+    public func append(to out: inout [UInt8]) {
         let list = entries.prefix(65533)
-        var out: [UInt8] = []
-        out.reserveCapacity(12 + 4 * list.count)
+        out.reserveCapacity(out.count + 12 + 4 * list.count)
         RTCPHeader(count: Self.formatType, packetType: RTCPHeader.transportFeedbackType,
                    length: UInt16(2 + list.count)).append(to: &out)
         out.appendBigEndian(senderSSRC)
@@ -102,6 +101,5 @@ public struct GenericNACK: Equatable, Sendable {
             out.appendBigEndian(entry.packetID)
             out.appendBigEndian(entry.lostBitmask)
         }
-        return out
     }
 }

@@ -13,7 +13,7 @@
 /// (opt) |     length    |               reason for leaving            ...
 ///       +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 /// ```
-public struct Goodbye: Equatable, Sendable {
+public struct Goodbye: Equatable, Sendable, RTCPWireFormat {
     /// At most 31 (the SC field is 5 bits); extra sources are dropped when serialising.
     public var sources: [UInt32]
     /// UTF-8 text, at most 255 bytes on the wire (cut at a character boundary when longer).
@@ -59,7 +59,7 @@ public struct Goodbye: Equatable, Sendable {
         return bytes
     }
 
-    public func serialized() -> [UInt8] {
+    public func append(to out: inout [UInt8]) {
         let list = sources.prefix(31)
         var tail: [UInt8] = []
         if let text = reasonBytes {
@@ -67,12 +67,10 @@ public struct Goodbye: Equatable, Sendable {
             tail.append(contentsOf: text)
         }
         let bodyBytes = 4 * list.count + (tail.count + 3) / 4 * 4
-        var out: [UInt8] = []
-        out.reserveCapacity(4 + bodyBytes)
+        out.reserveCapacity(out.count + 4 + bodyBytes)
         RTCPHeader(count: UInt8(list.count), packetType: RTCPHeader.goodbyeType,
                    length: RTCPHeader.lengthField(bodyBytes: bodyBytes)).append(to: &out)
         for source in list { out.appendBigEndian(source) }
         out.appendWordAligned(tail)
-        return out
     }
 }

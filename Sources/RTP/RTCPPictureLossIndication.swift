@@ -12,7 +12,7 @@
 /// |                  SSRC of media source                         |
 /// +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 /// ```
-public struct PictureLossIndication: Equatable, Sendable {
+public struct PictureLossIndication: Equatable, Sendable, RTCPWireFormat {
     public static let formatType: UInt8 = 1
 
     public var senderSSRC: UInt32
@@ -34,12 +34,10 @@ public struct PictureLossIndication: Equatable, Sendable {
         self.init(senderSSRC: readUInt32(b, body.lowerBound), mediaSSRC: readUInt32(b, body.lowerBound + 4))
     }
 
-    public func serialized() -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(12)
+    public func append(to out: inout [UInt8]) {
+        out.reserveCapacity(out.count + 12)
         RTCPHeader(count: Self.formatType, packetType: RTCPHeader.payloadFeedbackType, length: 2).append(to: &out)
         out.appendBigEndian(senderSSRC)
         out.appendBigEndian(mediaSSRC)
-        return out
     }
 }

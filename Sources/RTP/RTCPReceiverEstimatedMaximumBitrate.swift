@@ -21,7 +21,7 @@
 /// |  ...                                                          |
 /// ```
 /// The bitrate is `mantissa << exp` bits per second (6-bit exponent, 18-bit mantissa).
-public struct ReceiverEstimatedMaximumBitrate: Equatable, Sendable {
+public struct ReceiverEstimatedMaximumBitrate: Equatable, Sendable, RTCPWireFormat {
     public static let formatType: UInt8 = 15
     /// "REMB" in ASCII.
     public static let identifier: [UInt8] = [0x52, 0x45, 0x4D, 0x42]
@@ -82,11 +82,10 @@ public struct ReceiverEstimatedMaximumBitrate: Equatable, Sendable {
                   ssrcs: (0..<count).map { readUInt32(b, at + 4 + 4 * $0) })
     }
 
-    public func serialized() -> [UInt8] {
+    public func append(to out: inout [UInt8]) {
         let list = ssrcs.prefix(255)
         let (exponent, mantissa) = Self.encode(bitrate)
-        var out: [UInt8] = []
-        out.reserveCapacity(20 + 4 * list.count)
+        out.reserveCapacity(out.count + 20 + 4 * list.count)
         RTCPHeader(count: Self.formatType, packetType: RTCPHeader.payloadFeedbackType,
                    length: UInt16(4 + list.count)).append(to: &out)
         out.appendBigEndian(senderSSRC)
@@ -95,6 +94,5 @@ public struct ReceiverEstimatedMaximumBitrate: Equatable, Sendable {
         out.append(UInt8(list.count))
         out.appendBigEndian24(UInt32(exponent) << 18 | mantissa)
         for ssrc in list { out.appendBigEndian(ssrc) }
-        return out
     }
 }

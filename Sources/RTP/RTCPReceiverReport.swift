@@ -13,7 +13,7 @@
 ///        |                  profile-specific extensions                  |
 ///        +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 /// ```
-public struct ReceiverReport: Equatable, Sendable {
+public struct ReceiverReport: Equatable, Sendable, RTCPWireFormat {
     public var ssrc: UInt32
     /// At most 31 (the RC field is 5 bits); extra blocks are dropped when serialising.
     public var reports: [ReceptionReport]
@@ -41,16 +41,14 @@ public struct ReceiverReport: Equatable, Sendable {
                   profileExtensions: Array(b[extStart..<body.upperBound]))
     }
 
-    public func serialized() -> [UInt8] {
+    public func append(to out: inout [UInt8]) {
         let blocks = reports.prefix(31)
         let bodyBytes = 4 + blocks.count * ReceptionReport.size + (profileExtensions.count + 3) / 4 * 4
-        var out: [UInt8] = []
-        out.reserveCapacity(4 + bodyBytes)
+        out.reserveCapacity(out.count + 4 + bodyBytes)
         RTCPHeader(count: UInt8(blocks.count), packetType: RTCPHeader.receiverReportType,
                    length: RTCPHeader.lengthField(bodyBytes: bodyBytes)).append(to: &out)
         out.appendBigEndian(ssrc)
         for block in blocks { block.append(to: &out) }
         out.appendWordAligned(profileExtensions)
-        return out
     }
 }

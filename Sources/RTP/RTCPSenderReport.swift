@@ -23,7 +23,7 @@
 ///        |                  profile-specific extensions                  |
 ///        +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 /// ```
-public struct SenderReport: Equatable, Sendable {
+public struct SenderReport: Equatable, Sendable, RTCPWireFormat {
     public var ssrc: UInt32
     /// 64-bit NTP timestamp (seconds since 1900 in the high word, fraction in the low word).
     public var ntpTimestamp: UInt64
@@ -67,12 +67,11 @@ public struct SenderReport: Equatable, Sendable {
                   profileExtensions: Array(b[extStart..<body.upperBound]))
     }
 
-    public func serialized() -> [UInt8] {
+    public func append(to out: inout [UInt8]) {
         let blocks = reports.prefix(31)
         let extLength = (profileExtensions.count + 3) / 4 * 4
         let bodyBytes = 24 + blocks.count * ReceptionReport.size + extLength
-        var out: [UInt8] = []
-        out.reserveCapacity(4 + bodyBytes)
+        out.reserveCapacity(out.count + 4 + bodyBytes)
         RTCPHeader(count: UInt8(blocks.count), packetType: RTCPHeader.senderReportType,
                    length: RTCPHeader.lengthField(bodyBytes: bodyBytes)).append(to: &out)
         out.appendBigEndian(ssrc)
@@ -82,6 +81,5 @@ public struct SenderReport: Equatable, Sendable {
         out.appendBigEndian(octetCount)
         for block in blocks { block.append(to: &out) }
         out.appendWordAligned(profileExtensions)
-        return out
     }
 }

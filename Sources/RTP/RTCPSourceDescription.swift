@@ -25,7 +25,7 @@
 /// ```
 /// Each chunk's item list ends with one or more zero bytes (the first is an item type of 0, the
 /// rest pad the chunk to a 32-bit boundary).
-public struct SourceDescription: Equatable, Sendable {
+public struct SourceDescription: Equatable, Sendable, RTCPWireFormat {
     /// One item: a type (1 CNAME, 2 NAME, 3 EMAIL, 4 PHONE, 5 LOC, 6 TOOL, 7 NOTE, 8 PRIV) and its value.
     public struct Item: Equatable, Sendable {
         public static let cnameType: UInt8 = 1
@@ -112,7 +112,7 @@ public struct SourceDescription: Equatable, Sendable {
 
     /// Items (and then chunks) that would take the body past what the 16-bit length field can
     /// describe are dropped, so the length always matches the bytes written.
-    public func serialized() -> [UInt8] {
+    public func append(to out: inout [UInt8]) {
         let maxBody = Int(UInt16.max) * 4
         var body: [UInt8] = []
         var written = 0
@@ -132,11 +132,9 @@ public struct SourceDescription: Equatable, Sendable {
             body.appendWordAligned(items)
             written += 1
         }
-        var out: [UInt8] = []
-        out.reserveCapacity(4 + body.count)
+        out.reserveCapacity(out.count + 4 + body.count)
         RTCPHeader(count: UInt8(written), packetType: RTCPHeader.sourceDescriptionType,
                    length: RTCPHeader.lengthField(bodyBytes: body.count)).append(to: &out)
         out.append(contentsOf: body)
-        return out
     }
 }

@@ -42,6 +42,8 @@ public final class Room: @unchecked Sendable {
     private var mixBlock = [Float](repeating: 0, count: AudioFormat.blockFrames * 2)
     private var inputBlocks: [[Float]] = []
     private var mixInputs: [MixInput] = []
+    /// One participant's RTCP feedback at a time, reused (the audio tick's).
+    private var feedbackBytes: [UInt8] = []
     /// The participants of the current audio tick, in join order (storage reused between ticks).
     private var tickParticipants: [Participant] = []
     private var tiles: [Tile] = []
@@ -82,10 +84,11 @@ public final class Room: @unchecked Sendable {
     var holdMs: Int64 { Int64(config.canvas.holdMs) }
 
     private let serverSSRC: UInt32
-    private let sendFeedback: @Sendable (Participant, [RTCPPacket]) -> Void
+    /// Sends one compound RTCP datagram (the bytes are the room's reused buffer: valid during the call).
+    private let sendFeedback: @Sendable (Participant, [UInt8]) -> Void
 
     init(config: RoomConfig, serverSSRC: UInt32, logger: Logger,
-         sendFeedback: @escaping @Sendable (Participant, [RTCPPacket]) -> Void) throws {
+         sendFeedback: @escaping @Sendable (Participant, [UInt8]) -> Void) throws {
         self.serverSSRC = serverSSRC
         self.sendFeedback = sendFeedback
         name = config.name
@@ -335,8 +338,9 @@ public final class Room: @unchecked Sendable {
                 events.publish(.firstVideoFrame(userId: p.userId, width: w, height: h))
             }
             // Receiver reports once a second; keyframe requests and NACKs as soon as they are due.
-            let feedback = p.feedback(nowMs: now, serverSSRC: serverSSRC, reportDue: index % 50 == 0)
-            if !feedback.isEmpty { sendFeedback(p, feedback) }
+            feedbackBytes.removeAll(keepingCapacity: true)
+            p.feedback(nowMs: now, serverSSRC: serverSSRC, reportDue: index % 50 == 0, into: &feedbackBytes)
+            if !feedbackBytes.isEmpty { sendFeedback(p, feedbackBytes) }
             let (ok, gain) = p.pullAudio(into: &inputBlocks[i], nowMs: now)
             if ok {
                 mixInputs.append(MixInput(samples: inputBlocks[i], gain: gain))

@@ -64,13 +64,20 @@ public final class RoomManager: @unchecked Sendable {
     /// Lets the rooms send RTCP feedback through the media socket.
     public func attachTransport(_ send: @escaping DatagramSender) { lock.withLock { transport = send } }
 
-    /// Serialises, protects and sends a participant's RTCP feedback to its latched address.
-    private func sendFeedback(_ participant: Participant, _ packets: [RTCPPacket]) {
-        guard let send = lock.withLock({ transport }) else { return }
-        let compound = serializeCompoundRTCP(packets)
+    /// Protects and sends a participant's RTCP feedback (one compound datagram) to its latched address.
+    /// Once a second per participant and more under loss: written without closures or temporary arrays,
+    /// so a plain-RTP participant's reports allocate nothing here.
+    private func sendFeedback(_ participant: Participant, _ compound: [UInt8]) {
+        lock.lock()
+        let send = transport
+        lock.unlock()
+        guard let send else { return }
         // To the first of the participant's streams that has latched an address (video may start late).
-        for ssrc in [participant.videoSSRC, participant.audioSSRC].compactMap({ $0 }) {
-            if let (bytes, peer) = router.protectFeedback(compound, about: ssrc) { return send(bytes, peer) }
+        if let ssrc = participant.videoSSRC, let (bytes, peer) = router.protectFeedback(compound, about: ssrc) {
+            return send(bytes, peer)
+        }
+        if let ssrc = participant.audioSSRC, let (bytes, peer) = router.protectFeedback(compound, about: ssrc) {
+            send(bytes, peer)
         }
     }
 
@@ -102,8 +109,8 @@ public final class RoomManager: @unchecked Sendable {
         }
         let room: Room
         do {
-            room = try Room(config: config, serverSSRC: serverSSRC, logger: logger) { [weak self] p, packets in
-                self?.sendFeedback(p, packets)
+            room = try Room(config: config, serverSSRC: serverSSRC, logger: logger) { [weak self] p, compound in
+                self?.sendFeedback(p, compound)
             }
         } catch {
             lock.unlock()

@@ -45,12 +45,14 @@ public final class EventHub: @unchecked Sendable {
     public func attach(_ sink: any RoomEventSink) { lock.withLock { sinks.append(sink) } }
 
     public func publish(_ event: RoomEvent, time: Date = Date()) {
-        let text = event.json(room: room, time: time)
         lock.lock()
         let targets = subscribers
-        let sinks = self.sinks
+        let sinks = event.isHighRate ? [] : self.sinks
         lock.unlock()
-        if !event.isHighRate { for sink in sinks { sink.receive(eventJSON: text, room: room) } }
+        // Nobody listening (a headless room's status reports): not even encoded, which is most of its cost.
+        guard !targets.isEmpty || !sinks.isEmpty else { return }
+        let text = event.json(room: room, time: time)
+        for sink in sinks { sink.receive(eventJSON: text, room: room) }
         for (id, continuation) in targets {
             if case .dropped = continuation.yield(text) {
                 continuation.finish()

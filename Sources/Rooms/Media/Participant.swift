@@ -69,6 +69,8 @@ public final class Participant: @unchecked Sendable {
     private let keyframeRequest: KeyframeRequestKind
     /// The FIR command sequence number (RFC 5104 §4.3.1.1): one more for every new request.
     private var firSequence: UInt8 = 0
+    /// Receiver report blocks of the feedback being built: at most audio and video, reused tick after tick.
+    private var reportBlocks: [ReceptionReport] = []
 
     private let lock = NSLock()
     private var audio: AudioPath?
@@ -405,50 +407,59 @@ public final class Participant: @unchecked Sendable {
 
     // MARK: RTCP
 
-    /// The RTCP this participant's sources should get now: a keyframe request (join, decode error,
-    /// unrecoverable loss; at most one per 500 ms), NACKs for video packets that can still arrive in
-    /// time, and receiver reports when `reportDue`. Empty when there is nothing to say.
-    func feedback(nowMs: Int64, serverSSRC: UInt32, reportDue: Bool) -> [RTCPPacket] {
+    /// The RTCP this participant's sources should get now, appended to `out` as one compound datagram: a
+    /// keyframe request (join, decode error, unrecoverable loss; at most one per 500 ms), NACKs for video
+    /// packets that can still arrive in time, and receiver reports when `reportDue`. Nothing is appended when
+    /// there is nothing to say. Runs on every audio tick: the report blocks go through `reportBlocks` (reused)
+    /// and the packets straight into `out`, so a steady stream allocates nothing here.
+    func feedback(nowMs: Int64, serverSSRC: UInt32, reportDue: Bool, into out: inout [UInt8]) {
         lock.lock()
         defer { lock.unlock() }
-        var blocks: [ReceptionReport] = []
-        var requests: [RTCPPacket] = []
+        reportBlocks.removeAll(keepingCapacity: true)
         if reportDue {
-            // At most an audio and a video block: one allocation per report, not one per block.
-            blocks.reserveCapacity(2)
             if var a = audio {
                 a.rates.update(nowMs: nowMs, bytes: a.stream.stats.bytes, frames: a.framesDecoded)
                 audio = a
+                reportBlocks.append(a.stream.receptionReport(nowMs: nowMs))
             }
             if var v = video {
                 v.rates.update(nowMs: nowMs, bytes: v.stream.stats.bytes, frames: v.framesDecoded)
                 video = v
+                reportBlocks.append(v.stream.receptionReport(nowMs: nowMs))
             }
         }
-        if reportDue, let a = audio { blocks.append(a.stream.receptionReport(nowMs: nowMs)) }
+        var keyframeRequest: RTCPPacket?
+        var nack: GenericNACK?
         if let v = video {
-            if reportDue { blocks.append(v.stream.receptionReport(nowMs: nowMs)) }
             var wantKeyframe = v.stream.requestKeyframeIfNeeded(nowMs: nowMs)
             if !wantKeyframe && v.decoderWantsKeyframe {
                 wantKeyframe = v.stream.keyframeRequester.request(reason: .decodeError, nowMs: nowMs)
             }
             if wantKeyframe {
-                switch keyframeRequest {
-                case .pli: requests.append(.pli(PictureLossIndication(senderSSRC: serverSSRC, mediaSSRC: v.stream.ssrc)))
+                switch self.keyframeRequest {
+                case .pli: keyframeRequest = .pli(PictureLossIndication(senderSSRC: serverSSRC, mediaSSRC: v.stream.ssrc))
                 case .fir:
                     firSequence &+= 1
-                    requests.append(.fir(FullIntraRequest(senderSSRC: serverSSRC,
-                                                          entries: [.init(ssrc: v.stream.ssrc, sequenceNumber: firSequence)])))
+                    keyframeRequest = .fir(FullIntraRequest(senderSSRC: serverSSRC,
+                                                            entries: [.init(ssrc: v.stream.ssrc, sequenceNumber: firSequence)]))
                 }
             }
             let lost = v.stream.nacks(nowMs: nowMs)
-            if !lost.isEmpty {
-                requests.append(.nack(GenericNACK(senderSSRC: serverSSRC, mediaSSRC: v.stream.ssrc, lostSequenceNumbers: lost)))
-            }
+            if !lost.isEmpty { nack = GenericNACK(senderSSRC: serverSSRC, mediaSSRC: v.stream.ssrc, lostSequenceNumbers: lost) }
         }
-        guard reportDue || !requests.isEmpty else { return [] }
+        guard reportDue || keyframeRequest != nil || nack != nil else { return }
         // A compound RTCP packet starts with a report (RFC 3550 §6.1), empty when none is due.
-        return [.receiverReport(ReceiverReport(ssrc: serverSSRC, reports: blocks))] + requests
+        ReceiverReport(ssrc: serverSSRC, reports: reportBlocks).append(to: &out)
+        keyframeRequest?.append(to: &out)
+        nack?.append(to: &out)
+    }
+
+    /// `feedback(nowMs:serverSSRC:reportDue:into:)` parsed back into packets (tests).
+    func feedback(nowMs: Int64, serverSSRC: UInt32, reportDue: Bool) -> [RTCPPacket] {
+        var bytes: [UInt8] = []
+        feedback(nowMs: nowMs, serverSSRC: serverSSRC, reportDue: reportDue, into: &bytes)
+        guard !bytes.isEmpty else { return [] }
+        do { return try parseCompoundRTCP(bytes) } catch { preconditionFailure("feedback wrote unparseable RTCP: \(error)") }
     }
 
     /// A sender report from one of this participant's sources: for LSR/DLSR and the media clock.

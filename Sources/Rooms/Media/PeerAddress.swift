@@ -113,11 +113,13 @@ public struct PeerAddress: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { "\(host):\(port)" }
 
+    /// `raw` is an `in_addr` or `in6_addr`.
     private static func format<T>(family: Int32, _ raw: inout T) -> String {
         withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(INET6_ADDRSTRLEN) + 1) { buffer in
-            guard let base = buffer.baseAddress, inet_ntop(family, &raw, base, socklen_t(buffer.count)) != nil else {
-                return "?"
+            let written = withUnsafeBytes(of: &raw) { address in
+                buffer.baseAddress.flatMap { inet_ntop(family, address.baseAddress, $0, socklen_t(buffer.count)) }
             }
+            guard written != nil, let base = buffer.baseAddress else { return "?" }
             return String(cString: base)
         }
     }

@@ -11,10 +11,14 @@ import SRTP
 public struct DatagramScratch: Sendable {
     var packet = RTPPacket(payloadType: 0, sequenceNumber: 0, timestamp: 0, ssrc: 0)
     var clear: [UInt8] = []
+    /// The packets of the last RTCP datagram; `Routed.rtcp` shares this buffer, which is unique again by the
+    /// next datagram, so parsing reuses it.
+    var rtcp: [RTCPPacket] = []
 
     public init() {
         packet.payload.reserveCapacity(2048)
         clear.reserveCapacity(2048)
+        rtcp.reserveCapacity(8)
     }
 }
 
@@ -118,7 +122,7 @@ final class StreamRouter: @unchecked Sendable {
     }
 
     /// `route` for the hot path: SRTP plaintext and the parsed packet go into `scratch`'s reused buffers
-    /// (no allocation per datagram; RTCP, a few packets a second, is still parsed into new values).
+    /// (no allocation per datagram, RTCP included: its packets go into `scratch.rtcp`).
     func route(_ bytes: [UInt8], from peer: PeerAddress, scratch: inout DatagramScratch) -> Routed {
         lock.lock()
         defer { lock.unlock() }
@@ -140,9 +144,9 @@ final class StreamRouter: @unchecked Sendable {
                 counters.wrongSource += 1
                 return .dropped
             }
-            guard let packets = try? parseCompoundRTCP(clear) else { counters.malformed += 1; return .dropped }
+            guard (try? parseCompoundRTCP(clear, into: &scratch.rtcp)) != nil else { counters.malformed += 1; return .dropped }
             binding.rtcpPeer = peer
-            return .rtcp(binding.participant, packets)
+            return .rtcp(binding.participant, scratch.rtcp)
         case .rtp:
             guard bytes.count >= 12 else { counters.malformed += 1; return .dropped }
             let ssrc = Self.readUInt32(bytes, at: 8)
