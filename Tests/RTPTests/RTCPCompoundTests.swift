@@ -46,6 +46,29 @@ import Testing
         }
     }
 
+    @Test func parsingIntoAReusedArrayReplacesItsPacketsAndABadDatagramLeavesItEmpty() throws {
+        var packets: [RTCPPacket] = []
+        packets.reserveCapacity(8)
+        try parseCompoundRTCP(RTCPReceiverReportTests.golden + RTCPPictureLossIndicationTests.golden, into: &packets)
+        #expect(packets.count == 2)
+        try parseCompoundRTCP(RTCPPictureLossIndicationTests.golden, into: &packets)
+        #expect(packets == [.pli(PictureLossIndication(senderSSRC: 1, mediaSSRC: 1002))])
+        #expect(packets.capacity >= 8)
+        #expect(throws: RTCPError.badVersion(1)) {
+            try parseCompoundRTCP(RTCPPictureLossIndicationTests.golden + hex("41c90001 00000000"), into: &packets)
+        }
+        #expect(packets.isEmpty)
+    }
+
+    @Test func appendingToABufferWritesAfterWhatIsThereAndMatchesSerialized() {
+        let pli = PictureLossIndication(senderSSRC: 1, mediaSSRC: 1002)
+        var out: [UInt8] = [0xAA]
+        pli.append(to: &out)
+        RTCPPacket.pli(pli).append(to: &out)
+        #expect(out == [0xAA] + RTCPPictureLossIndicationTests.golden + RTCPPictureLossIndicationTests.golden)
+        #expect(pli.serialized() == RTCPPictureLossIndicationTests.golden)
+    }
+
     @Test func errorsDescribeThemselves() {
         #expect(RTCPError.lengthOverrun(packetType: 201).description
             == "RTCP packet type 201: length field runs past the end of the datagram")
