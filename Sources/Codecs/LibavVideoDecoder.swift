@@ -75,12 +75,16 @@ final class LibavVideoDecoder: @unchecked Sendable {
         guard data.count <= Self.maxAccessUnitBytes else { throw AVError.error("\(name) frame of \(data.count) bytes too large") }
         let padding = Int(AV_INPUT_BUFFER_PADDING_SIZE)
         let needed = data.count + padding
-        if input == nil || input!.pointee.size < needed || av_buffer_is_writable(input) == 0 {
-            // Grown by half again at least, so a stream whose frames creep up in size does not reallocate each time.
-            let size = max(needed, (input?.pointee.size ?? 0) * 3 / 2)
+        // Reusable once libavcodec has let go of it, which it does when the frame is decoded.
+        let reusable = input.map { $0.pointee.size >= needed && av_buffer_is_writable($0) != 0 } ?? false
+        if !reusable {
+            // A bigger frame grows the buffer by half again at least (a stream whose frames creep up in size does
+            // not reallocate each time); one libavcodec still holds is replaced at the same size.
+            let held = input?.pointee.size ?? 0
+            let size = held >= needed ? held : min(max(needed, held * 3 / 2), Self.maxAccessUnitBytes + padding)
             av_buffer_unref(&input)
             input = av_buffer_alloc(size)
-            inputBuffersAllocated += 1
+            if input != nil { inputBuffersAllocated += 1 }
         }
         guard let input, let bytes = input.pointee.data else { throw AVError.error("out of memory for a \(name) frame") }
         data.withUnsafeBufferPointer { src in

@@ -17,6 +17,12 @@ func readUInt32(_ b: [UInt8], _ i: Int) -> UInt32 {
 }
 
 extension Array where Element == UInt8 {
+    /// Room for `n` more bytes, growing geometrically as appending would: a bare `reserveCapacity(count + n)`
+    /// grows by exactly `n`, which makes a buffer built packet by packet reallocate every time.
+    mutating func reserve(additional n: Int) {
+        if capacity - count < n { reserveCapacity(Swift.max(count + n, 2 * capacity)) }
+    }
+
     @inline(__always)
     mutating func appendBigEndian(_ v: UInt16) {
         append(UInt8(truncatingIfNeeded: v >> 8)); append(UInt8(truncatingIfNeeded: v))

@@ -60,7 +60,7 @@ public struct FullIntraRequest: Equatable, Sendable, RTCPWireFormat {
 
     public func append(to out: inout [UInt8]) {
         let list = entries.prefix(32766)
-        out.reserveCapacity(out.count + 12 + 8 * list.count)
+        out.reserve(additional: 12 + 8 * list.count)
         RTCPHeader(count: Self.formatType, packetType: RTCPHeader.payloadFeedbackType,
                    length: UInt16(2 + 2 * list.count)).append(to: &out)
         out.appendBigEndian(senderSSRC)

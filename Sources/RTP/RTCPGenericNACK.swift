@@ -92,7 +92,7 @@ public struct GenericNACK: Equatable, Sendable, RTCPWireFormat {
 
     public func append(to out: inout [UInt8]) {
         let list = entries.prefix(65533)
-        out.reserveCapacity(out.count + 12 + 4 * list.count)
+        out.reserve(additional: 12 + 4 * list.count)
         RTCPHeader(count: Self.formatType, packetType: RTCPHeader.transportFeedbackType,
                    length: UInt16(2 + list.count)).append(to: &out)
         out.appendBigEndian(senderSSRC)

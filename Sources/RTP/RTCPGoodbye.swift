@@ -67,7 +67,7 @@ public struct Goodbye: Equatable, Sendable, RTCPWireFormat {
             tail.append(contentsOf: text)
         }
         let bodyBytes = 4 * list.count + (tail.count + 3) / 4 * 4
-        out.reserveCapacity(out.count + 4 + bodyBytes)
+        out.reserve(additional: 4 + bodyBytes)
         RTCPHeader(count: UInt8(list.count), packetType: RTCPHeader.goodbyeType,
                    length: RTCPHeader.lengthField(bodyBytes: bodyBytes)).append(to: &out)
         for source in list { out.appendBigEndian(source) }

@@ -35,7 +35,7 @@ public struct PictureLossIndication: Equatable, Sendable, RTCPWireFormat {
     }
 
     public func append(to out: inout [UInt8]) {
-        out.reserveCapacity(out.count + 12)
+        out.reserve(additional: 12)
         RTCPHeader(count: Self.formatType, packetType: RTCPHeader.payloadFeedbackType, length: 2).append(to: &out)
         out.appendBigEndian(senderSSRC)
         out.appendBigEndian(mediaSSRC)

@@ -85,7 +85,7 @@ public struct ReceiverEstimatedMaximumBitrate: Equatable, Sendable, RTCPWireForm
     public func append(to out: inout [UInt8]) {
         let list = ssrcs.prefix(255)
         let (exponent, mantissa) = Self.encode(bitrate)
-        out.reserveCapacity(out.count + 20 + 4 * list.count)
+        out.reserve(additional: 20 + 4 * list.count)
         RTCPHeader(count: Self.formatType, packetType: RTCPHeader.payloadFeedbackType,
                    length: UInt16(4 + list.count)).append(to: &out)
         out.appendBigEndian(senderSSRC)

@@ -44,7 +44,7 @@ public struct ReceiverReport: Equatable, Sendable, RTCPWireFormat {
     public func append(to out: inout [UInt8]) {
         let blocks = reports.prefix(31)
         let bodyBytes = 4 + blocks.count * ReceptionReport.size + (profileExtensions.count + 3) / 4 * 4
-        out.reserveCapacity(out.count + 4 + bodyBytes)
+        out.reserve(additional: 4 + bodyBytes)
         RTCPHeader(count: UInt8(blocks.count), packetType: RTCPHeader.receiverReportType,
                    length: RTCPHeader.lengthField(bodyBytes: bodyBytes)).append(to: &out)
         out.appendBigEndian(ssrc)

@@ -71,7 +71,7 @@ public struct SenderReport: Equatable, Sendable, RTCPWireFormat {
         let blocks = reports.prefix(31)
         let extLength = (profileExtensions.count + 3) / 4 * 4
         let bodyBytes = 24 + blocks.count * ReceptionReport.size + extLength
-        out.reserveCapacity(out.count + 4 + bodyBytes)
+        out.reserve(additional: 4 + bodyBytes)
         RTCPHeader(count: UInt8(blocks.count), packetType: RTCPHeader.senderReportType,
                    length: RTCPHeader.lengthField(bodyBytes: bodyBytes)).append(to: &out)
         out.appendBigEndian(ssrc)

@@ -132,7 +132,7 @@ public struct SourceDescription: Equatable, Sendable, RTCPWireFormat {
             body.appendWordAligned(items)
             written += 1
         }
-        out.reserveCapacity(out.count + 4 + body.count)
+        out.reserve(additional: 4 + body.count)
         RTCPHeader(count: UInt8(written), packetType: RTCPHeader.sourceDescriptionType,
                    length: RTCPHeader.lengthField(bodyBytes: body.count)).append(to: &out)
         out.append(contentsOf: body)

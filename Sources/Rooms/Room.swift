@@ -84,7 +84,8 @@ public final class Room: @unchecked Sendable {
     var holdMs: Int64 { Int64(config.canvas.holdMs) }
 
     private let serverSSRC: UInt32
-    /// Sends one compound RTCP datagram (the bytes are the room's reused buffer: valid during the call).
+    /// Sends one compound RTCP datagram. The bytes are the room's reused buffer: keeping them past the call is
+    /// safe but makes the next tick reallocate it.
     private let sendFeedback: @Sendable (Participant, [UInt8]) -> Void
 
     init(config: RoomConfig, serverSSRC: UInt32, logger: Logger,

@@ -12,15 +12,15 @@ import RTP
 
     @Test func aJoiningVideoStreamGetsOneKeyframeRequestPer500ms() throws {
         let p = try participant()
-        let first = p.feedback(nowMs: 1000, serverSSRC: 7, reportDue: false)
+        let first = try p.feedback(nowMs: 1000, serverSSRC: 7, reportDue: false)
         #expect(first == [.receiverReport(ReceiverReport(ssrc: 7)), .pli(PictureLossIndication(senderSSRC: 7, mediaSSRC: 0xBEEF))])
-        #expect(p.feedback(nowMs: 1200, serverSSRC: 7, reportDue: false).isEmpty)
-        #expect(p.feedback(nowMs: 1500, serverSSRC: 7, reportDue: false).count == 2)
+        #expect(try p.feedback(nowMs: 1200, serverSSRC: 7, reportDue: false).isEmpty)
+        #expect(try p.feedback(nowMs: 1500, serverSSRC: 7, reportDue: false).count == 2)
     }
 
     @Test func aDueReportCarriesABlockPerStream() throws {
         let p = try participant()
-        let packets = p.feedback(nowMs: 1000, serverSSRC: 7, reportDue: true)
+        let packets = try p.feedback(nowMs: 1000, serverSSRC: 7, reportDue: true)
         guard case .receiverReport(let rr)? = packets.first else { Issue.record("no RR first"); return }
         #expect(rr.ssrc == 7)
         #expect(rr.reports.map(\.ssrc) == [0xA0D1, 0xBEEF])
@@ -28,12 +28,12 @@ import RTP
 
     @Test func lostVideoPacketsAreNacked() throws {
         let p = try participant()
-        _ = p.feedback(nowMs: 0, serverSSRC: 7, reportDue: false)
+        _ = try p.feedback(nowMs: 0, serverSSRC: 7, reportDue: false)
         for seq: UInt16 in [10, 11, 14] {
             _ = p.receive(RTPPacket(marker: false, payloadType: 96, sequenceNumber: seq, timestamp: 3000, ssrc: 0xBEEF, payload: [0x90, 0x80, 0x01, 0x00]),
                           bytes: 100, nowMs: 10)
         }
-        let nacks = p.feedback(nowMs: 25, serverSSRC: 7, reportDue: false).compactMap { packet -> [UInt16]? in
+        let nacks = try p.feedback(nowMs: 25, serverSSRC: 7, reportDue: false).compactMap { packet -> [UInt16]? in
             if case .nack(let n) = packet { return n.lostSequenceNumbers } else { return nil }
         }
         #expect(nacks == [[12, 13]])

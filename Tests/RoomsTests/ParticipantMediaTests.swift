@@ -33,12 +33,12 @@ import RTP
     @Test func aRetransmissionOnTheRepairSSRCFillsTheNackedHole() throws {
         let p = try participant(rtx: true)
         for seq: UInt16 in [10, 11, 13] { _ = p.receive(vp8(seq), bytes: 100, nowMs: 10) }
-        #expect(nacked(p.feedback(nowMs: 25, serverSSRC: 7, reportDue: false)) == [12])
+        #expect(try nacked(p.feedback(nowMs: 25, serverSSRC: 7, reportDue: false)) == [12])
         // RFC 4588 §4: payload = original sequence number (big-endian) + original payload.
         var repair = vp8(900, ssrc: Self.rtxSSRC, pt: 97)
         repair.payload = [0x00, 12] + repair.payload
         _ = p.receive(repair, bytes: 102, nowMs: 40)
-        #expect(nacked(p.feedback(nowMs: 300, serverSSRC: 7, reportDue: false)).isEmpty)
+        #expect(try nacked(p.feedback(nowMs: 300, serverSSRC: 7, reportDue: false)).isEmpty)
         let video = try #require(p.reports().first { $0.kind == "video" })
         #expect(video.retransmissions == 1)
         #expect(video.lost == 0)
@@ -56,9 +56,9 @@ import RTP
 
     @Test func aSenderThatOnlyUnderstandsFIRGetsFIRsWithIncreasingSequenceNumbers() throws {
         let p = try participant(fir: true)
-        #expect(p.feedback(nowMs: 0, serverSSRC: 7, reportDue: false).last
+        #expect(try p.feedback(nowMs: 0, serverSSRC: 7, reportDue: false).last
                 == .fir(FullIntraRequest(senderSSRC: 7, entries: [.init(ssrc: Self.videoSSRC, sequenceNumber: 1)])))
-        #expect(p.feedback(nowMs: 600, serverSSRC: 7, reportDue: false).last
+        #expect(try p.feedback(nowMs: 600, serverSSRC: 7, reportDue: false).last
                 == .fir(FullIntraRequest(senderSSRC: 7, entries: [.init(ssrc: Self.videoSSRC, sequenceNumber: 2)])))
     }
 

@@ -33,6 +33,8 @@ static inline size_t cohost_align_up(size_t n) { return (n + COHOST_PICTURE_ALIG
 static inline int cohost_picture_pool_layout(AVCodecContext *ctx, CohostPicturePool *p, const AVFrame *frame) {
     int w = frame->width, h = frame->height, align[AV_NUM_DATA_POINTERS], linesize[4], unaligned;
     avcodec_align_dimensions2(ctx, &w, &h, align);
+    // A build wanting more than 64-byte alignment (none today) gets libavcodec's own buffers.
+    for (int i = 0; i < 3; i++) if (align[i] > COHOST_PICTURE_ALIGN) return AVERROR(ERANGE);
     do {
         if (av_image_fill_linesizes(linesize, (enum AVPixelFormat)frame->format, w) < 0) return AVERROR(EINVAL);
         w += w & ~(w - 1);  // the lowest set bit: doubles the alignment of w for the next try
@@ -65,6 +67,7 @@ static inline int cohost_get_picture_buffer(AVCodecContext *ctx, AVFrame *frame,
         return avcodec_default_get_buffer2(ctx, frame, flags);
     if (!p->pool || p->width != frame->width || p->height != frame->height || p->format != frame->format) {
         int status = cohost_picture_pool_layout(ctx, p, frame);
+        if (status == AVERROR(ERANGE)) return avcodec_default_get_buffer2(ctx, frame, flags);
         if (status < 0) return status;
     }
     AVBufferRef *buf = av_buffer_pool_get(p->pool);

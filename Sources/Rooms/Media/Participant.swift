@@ -428,7 +428,7 @@ public final class Participant: @unchecked Sendable {
                 reportBlocks.append(v.stream.receptionReport(nowMs: nowMs))
             }
         }
-        var keyframeRequest: RTCPPacket?
+        var request: RTCPPacket?
         var nack: GenericNACK?
         if let v = video {
             var wantKeyframe = v.stream.requestKeyframeIfNeeded(nowMs: nowMs)
@@ -436,30 +436,22 @@ public final class Participant: @unchecked Sendable {
                 wantKeyframe = v.stream.keyframeRequester.request(reason: .decodeError, nowMs: nowMs)
             }
             if wantKeyframe {
-                switch self.keyframeRequest {
-                case .pli: keyframeRequest = .pli(PictureLossIndication(senderSSRC: serverSSRC, mediaSSRC: v.stream.ssrc))
+                switch keyframeRequest {
+                case .pli: request = .pli(PictureLossIndication(senderSSRC: serverSSRC, mediaSSRC: v.stream.ssrc))
                 case .fir:
                     firSequence &+= 1
-                    keyframeRequest = .fir(FullIntraRequest(senderSSRC: serverSSRC,
+                    request = .fir(FullIntraRequest(senderSSRC: serverSSRC,
                                                             entries: [.init(ssrc: v.stream.ssrc, sequenceNumber: firSequence)]))
                 }
             }
             let lost = v.stream.nacks(nowMs: nowMs)
             if !lost.isEmpty { nack = GenericNACK(senderSSRC: serverSSRC, mediaSSRC: v.stream.ssrc, lostSequenceNumbers: lost) }
         }
-        guard reportDue || keyframeRequest != nil || nack != nil else { return }
+        guard reportDue || request != nil || nack != nil else { return }
         // A compound RTCP packet starts with a report (RFC 3550 §6.1), empty when none is due.
         ReceiverReport(ssrc: serverSSRC, reports: reportBlocks).append(to: &out)
-        keyframeRequest?.append(to: &out)
+        request?.append(to: &out)
         nack?.append(to: &out)
-    }
-
-    /// `feedback(nowMs:serverSSRC:reportDue:into:)` parsed back into packets (tests).
-    func feedback(nowMs: Int64, serverSSRC: UInt32, reportDue: Bool) -> [RTCPPacket] {
-        var bytes: [UInt8] = []
-        feedback(nowMs: nowMs, serverSSRC: serverSSRC, reportDue: reportDue, into: &bytes)
-        guard !bytes.isEmpty else { return [] }
-        do { return try parseCompoundRTCP(bytes) } catch { preconditionFailure("feedback wrote unparseable RTCP: \(error)") }
     }
 
     /// A sender report from one of this participant's sources: for LSR/DLSR and the media clock.

@@ -122,7 +122,8 @@ final class StreamRouter: @unchecked Sendable {
     }
 
     /// `route` for the hot path: SRTP plaintext and the parsed packet go into `scratch`'s reused buffers
-    /// (no allocation per datagram, RTCP included: its packets go into `scratch.rtcp`).
+    /// (no allocation per RTP datagram; an RTCP datagram's packet list reuses `scratch.rtcp`, though report
+    /// blocks, SDES items and NACK lists in it are still new arrays).
     func route(_ bytes: [UInt8], from peer: PeerAddress, scratch: inout DatagramScratch) -> Routed {
         lock.lock()
         defer { lock.unlock() }

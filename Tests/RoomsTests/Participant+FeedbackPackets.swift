@@ -1,0 +1,12 @@
+import RTP
+@testable import Rooms
+
+extension Participant {
+    /// `feedback(nowMs:serverSSRC:reportDue:into:)` parsed back into packets, so tests compare values (and the
+    /// bytes the server sends must parse).
+    func feedback(nowMs: Int64, serverSSRC: UInt32, reportDue: Bool) throws -> [RTCPPacket] {
+        var bytes: [UInt8] = []
+        feedback(nowMs: nowMs, serverSSRC: serverSSRC, reportDue: reportDue, into: &bytes)
+        return bytes.isEmpty ? [] : try parseCompoundRTCP(bytes)
+    }
+}
