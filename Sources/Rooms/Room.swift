@@ -42,8 +42,9 @@ public final class Room: @unchecked Sendable {
     private var mixBlock = [Float](repeating: 0, count: AudioFormat.blockFrames * 2)
     private var inputBlocks: [[Float]] = []
     private var mixInputs: [MixInput] = []
-    /// One participant's RTCP feedback at a time, reused (the audio tick's).
+    /// One participant's RTCP feedback at a time, and its SRTCP form: reused (the audio tick's).
     private var feedbackBytes: [UInt8] = []
+    private var protectedFeedback: [UInt8] = []
     /// The participants of the current audio tick, in join order (storage reused between ticks).
     private var tickParticipants: [Participant] = []
     private var tiles: [Tile] = []
@@ -84,12 +85,12 @@ public final class Room: @unchecked Sendable {
     var holdMs: Int64 { Int64(config.canvas.holdMs) }
 
     private let serverSSRC: UInt32
-    /// Sends one compound RTCP datagram. The bytes are the room's reused buffer: keeping them past the call is
-    /// safe but makes the next tick reallocate it.
-    private let sendFeedback: @Sendable (Participant, [UInt8]) -> Void
+    /// Sends one compound RTCP datagram, with a buffer for its SRTCP form. Both are the room's, reused: keeping
+    /// them past the call is safe but makes the next tick reallocate.
+    typealias FeedbackSender = @Sendable (Participant, [UInt8], inout [UInt8]) -> Void
+    private let sendFeedback: FeedbackSender
 
-    init(config: RoomConfig, serverSSRC: UInt32, logger: Logger,
-         sendFeedback: @escaping @Sendable (Participant, [UInt8]) -> Void) throws {
+    init(config: RoomConfig, serverSSRC: UInt32, logger: Logger, sendFeedback: @escaping FeedbackSender) throws {
         self.serverSSRC = serverSSRC
         self.sendFeedback = sendFeedback
         name = config.name
@@ -341,7 +342,7 @@ public final class Room: @unchecked Sendable {
             // Receiver reports once a second; keyframe requests and NACKs as soon as they are due.
             feedbackBytes.removeAll(keepingCapacity: true)
             p.feedback(nowMs: now, serverSSRC: serverSSRC, reportDue: index % 50 == 0, into: &feedbackBytes)
-            if !feedbackBytes.isEmpty { sendFeedback(p, feedbackBytes) }
+            if !feedbackBytes.isEmpty { sendFeedback(p, feedbackBytes, &protectedFeedback) }
             let (ok, gain) = p.pullAudio(into: &inputBlocks[i], nowMs: now)
             if ok {
                 mixInputs.append(MixInput(samples: inputBlocks[i], gain: gain))

@@ -65,19 +65,19 @@ public final class RoomManager: @unchecked Sendable {
     public func attachTransport(_ send: @escaping DatagramSender) { lock.withLock { transport = send } }
 
     /// Protects and sends a participant's RTCP feedback (one compound datagram) to its latched address.
-    /// Once a second per participant and more under loss: written without closures or temporary arrays,
-    /// so a plain-RTP participant's reports allocate nothing here.
-    private func sendFeedback(_ participant: Participant, _ compound: [UInt8]) {
+    /// Once a second per participant and more under loss: written without closures or temporary arrays, SRTCP
+    /// into the room's `scratch`, so reports allocate nothing here.
+    private func sendFeedback(_ participant: Participant, _ compound: [UInt8], _ scratch: inout [UInt8]) {
         lock.lock()
         let send = transport
         lock.unlock()
         guard let send else { return }
         // To the first of the participant's streams that has latched an address (video may start late).
-        if let ssrc = participant.videoSSRC, let (bytes, peer) = router.protectFeedback(compound, about: ssrc) {
-            return send(bytes, peer)
+        if let ssrc = participant.videoSSRC, let route = router.protectFeedback(compound, about: ssrc, into: &scratch) {
+            return send(route.protected ? scratch : compound, route.to)
         }
-        if let ssrc = participant.audioSSRC, let (bytes, peer) = router.protectFeedback(compound, about: ssrc) {
-            send(bytes, peer)
+        if let ssrc = participant.audioSSRC, let route = router.protectFeedback(compound, about: ssrc, into: &scratch) {
+            send(route.protected ? scratch : compound, route.to)
         }
     }
 
@@ -109,8 +109,8 @@ public final class RoomManager: @unchecked Sendable {
         }
         let room: Room
         do {
-            room = try Room(config: config, serverSSRC: serverSSRC, logger: logger) { [weak self] p, compound in
-                self?.sendFeedback(p, compound)
+            room = try Room(config: config, serverSSRC: serverSSRC, logger: logger) { [weak self] p, compound, scratch in
+                self?.sendFeedback(p, compound, &scratch)
             }
         } catch {
             lock.unlock()

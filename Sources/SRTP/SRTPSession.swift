@@ -137,6 +137,16 @@ public final class SRTPSession: @unchecked Sendable {
         }
     }
 
+    /// `protectRTCP` into `output`, the caller's reused buffer (the server's feedback path: a report a second per
+    /// participant, nothing allocated once the buffer is large enough). On a throw `output` holds no packet.
+    public func protectRTCP(_ packet: [UInt8], into output: inout [UInt8]) throws(SRTPError) {
+        try requireDirection(.outbound, "protectRTCP")
+        try Self.checkRTCPHeader(packet)
+        try transform(packet, spare: trailerCapacity + 4, into: &output, operation: "srtp_protect_rtcp") { ctx, bytes, length in
+            srtp_protect_rtcp(ctx, bytes, length).rawValue
+        }
+    }
+
     /// Runs one in-place libsrtp operation on a copy of `packet` with `spare` writable bytes after it.
     /// Costs one allocation (the returned array); the `into:` form below reuses the caller's buffer.
     private func transform(

@@ -42,6 +42,13 @@ import Testing
         #expect(try sender.protectRTCP(Self.rtcpPlaintext) == Self.srtcpCiphertext)
     }
 
+    @Test func protectRTCPIntoAReusedBufferProducesTheSameCiphertext() throws {
+        let sender = try SRTPSession(profile: .aesCm128HmacSha1_80, masterKeyAndSalt: Self.masterKeyAndSalt, direction: .outbound)
+        var out: [UInt8] = [0xEE, 0xEE]  // emptied first
+        try sender.protectRTCP(Self.rtcpPlaintext, into: &out)
+        #expect(out == Self.srtcpCiphertext)
+    }
+
     @Test func unprotectRTCPRecoversLibsrtpReferencePlaintext() throws {
         let receiver = try SRTPSession(profile: .aesCm128HmacSha1_80, masterKeyAndSalt: Self.masterKeyAndSalt, direction: .inbound)
         #expect(try receiver.unprotectRTCP(Self.srtcpCiphertext) == Self.rtcpPlaintext)

@@ -85,15 +85,18 @@ final class StreamRouter: @unchecked Sendable {
         return nil
     }
 
-    /// Where RTCP about `ssrc` goes: the address its RTP latched (rtcp-mux), protected when SRTP.
-    /// nil before the first packet arrived.
-    func protectFeedback(_ compound: [UInt8], about ssrc: UInt32) -> (bytes: [UInt8], to: PeerAddress)? {
+    /// Where RTCP about `ssrc` goes: the address its RTP latched (rtcp-mux), or where its RTCP came from. For an
+    /// SRTP stream the compound is protected into `scratch` (the caller's reused buffer) and `protected` is true:
+    /// send `scratch`; otherwise send the compound as it is. nil before the first packet arrived, or when
+    /// protecting failed.
+    func protectFeedback(_ compound: [UInt8], about ssrc: UInt32,
+                         into scratch: inout [UInt8]) -> (to: PeerAddress, protected: Bool)? {
         lock.lock()
         defer { lock.unlock() }
         guard let binding = bindings[ssrc], let peer = binding.rtcpPeer ?? binding.latched else { return nil }
-        guard let outbound = binding.outbound else { return (compound, peer) }
-        guard let protected = try? outbound.protectRTCP(compound) else { return nil }
-        return (protected, peer)
+        guard let outbound = binding.outbound else { return (peer, false) }
+        do { try outbound.protectRTCP(compound, into: &scratch) } catch { return nil }
+        return (peer, true)
     }
 
     func unregister(_ participant: Participant) {
