@@ -4,19 +4,20 @@ import Foundation
 ///
 /// Everything lives in a temporary directory (config, error log, pid, recordings) that is removed
 /// when the server is deallocated. `deinit` stops the process.
-/// `@unchecked Sendable`: `process` is replaced only by `restart()`, which tests call from one task.
+/// `@unchecked Sendable`: `process` is replaced only by `restart()`, which tests call from one task; the ports
+/// change only during `init`.
 public final class NginxRTMP: @unchecked Sendable {
     public static let modulePath = "/usr/lib/nginx/modules/ngx_rtmp_module.so"
     /// nginx's stream module (Debian package libnginx-mod-stream): terminates TLS in front of RTMP.
     public static let streamModulePath = "/usr/lib/nginx/modules/ngx_stream_module.so"
 
-    public let port: Int
+    public private(set) var port: Int
     /// The temporary prefix directory (nginx.conf, error.log, recordings).
     public let directory: String
     /// Whether published streams are recorded to `recordingPath(stream:)`.
     public let records: Bool
     /// With `tls: true`, a TLS listener (self-signed certificate) that forwards to `port`: rtmps://.
-    public let tlsPort: Int?
+    public private(set) var tlsPort: Int?
     private var process: ManagedProcess?
 
     /// Writes the config and starts nginx. `record: true` adds `record all` so every published stream
@@ -39,8 +40,19 @@ public final class NginxRTMP: @unchecked Sendable {
                                            "-out", directory + "/cert.pem"], timeout: 30)
             guard made.status == 0 else { throw TestSupportError.failed("openssl: \(made.stderr)") }
         }
-        try config().write(toFile: directory + "/nginx.conf", atomically: true, encoding: .utf8)
-        try launch()
+        // The ports are picked free, then bound by nginx: something else may take one in between. nginx then
+        // exits at once saying so, and the next try picks new ports.
+        for attempt in 1...3 {
+            try config().write(toFile: directory + "/nginx.conf", atomically: true, encoding: .utf8)
+            do {
+                try launch()
+                return
+            } catch where attempt < 3 && errorLog.contains("Address already in use") {
+                try? FileManager.default.removeItem(atPath: directory + "/error.log")
+                port = try FreePort.tcp()
+                if tls { repeat { tlsPort = try FreePort.tcp() } while tlsPort == port }
+            }
+        }
     }
 
     deinit {
@@ -74,11 +86,16 @@ public final class NginxRTMP: @unchecked Sendable {
     }
 
     private func launch() throws {
+        // nginx writes its pid file after binding every listener: until then a connection that succeeds may be
+        // reaching someone else who took the port (nginx then retries its bind for 2.5 s and gives up).
+        let pidFile = directory + "/nginx.pid"
+        try? FileManager.default.removeItem(atPath: pidFile)
         let process = ManagedProcess(executable: "nginx", arguments: ["-p", directory + "/", "-c", "nginx.conf"])
         try process.start()
         self.process = process
         let deadline = Date().addingTimeInterval(5)
-        while !FreePort.tcpAccepts(port: port) || !(tlsPort.map { FreePort.tcpAccepts(port: $0) } ?? true) {
+        while !FileManager.default.fileExists(atPath: pidFile) || !FreePort.tcpAccepts(port: port)
+                || !(tlsPort.map { FreePort.tcpAccepts(port: $0) } ?? true) {
             if !process.isRunning {
                 throw TestSupportError.failed("nginx exited: \(process.output) \(errorLog)")
             }
