@@ -29,8 +29,10 @@ fuzz: test-packages
 	scripts/fuzz.sh
 
 # Benchmarks (issue 7; BENCHMARKS.md): Cohost vs an ffmpeg mixer, latency, voice rooms, memory, allocations.
-# Writes bench/results.json. BENCH_QUICK=1 for a short smoke run (~2 min); in full about 13 minutes.
-bench: test-packages build
+# Writes bench/results.json. BENCH_QUICK=1 for a short smoke run (~2 min); in full about 17 minutes. Installs janus
+# (its AudioBridge is measured on the voice senders) besides what the tests need.
+bench: build
+	@scripts/ensure-packages.sh --bench
 	python3 bench/bench.py
 
 # RSS of one steady 720p room over SOAK_MINUTES (default 10); not part of `make test`. Writes bench/soak.json.

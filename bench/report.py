@@ -80,7 +80,17 @@ def table(r):
             lines.append(f"   {s['rooms']} | {s['speakers']} | {_f(s['cores'], 3)} | {_f(s['cores_per_speaker_pct'], 3)} | "
                          f"{_f(s['min_room_audio_fps'])} | {s['rooms_behind']}/{s['rooms_reporting']} | "
                          f"{_f(s['rss_per_room_mib'])} | {s['held']}")
-        lines.append(f"   largest R held: {vo['max_rooms_held']}; Janus AudioBridge: {vo['janus']}")
+        lines.append(f"   largest R held: {vo['max_rooms_held']}")
+        j = vo.get("janus")
+        if isinstance(j, dict):
+            first = vo["steps"][0] if vo["steps"] else {}
+            lines.append(f"   Janus AudioBridge, same senders as R={j['rooms']} ({j['participants']} plain-RTP participants, "
+                         f"mix-minus Opus back to each, no RTMP): {_f(j['cores'], 3)} cores, "
+                         f"{_f(j['cores_per_participant_pct'], 3)} % of a core per participant "
+                         f"(Cohost at R={first.get('rooms')}: {_f(first.get('cores_per_speaker_pct'), 3)} % per speaker); "
+                         f"{_f(j['mix_minus_packets_per_s'], 0)} mix-minus packets/s came back")
+        else:
+            lines.append(f"   Janus AudioBridge: {j}")
         idle = vo.get("idle")
         if idle:
             lines.append(f"   idle rooms (nobody in them, no output): {idle['voice_rooms']} voice + {idle['video_rooms']} 720p "

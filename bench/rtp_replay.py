@@ -6,7 +6,8 @@ RTCP sender report per stream every second. Runs until SIGTERM.
 
 CONFIG: {"ivf": path, "opus": path, "streams": [{"kind": "video"|"audio", "ssrc": int, "pt": int,
          "dest": [host, port], "rtcp": [host, port] (optional, default dest), "track": "tone"|"voice"|"voice_dtx"
-         (audio), "start": frame offset}]}
+         (audio), "start": frame offset}], "bind": [host, port] (optional: send from this address, and count what
+         comes back to it, for a server that answers each sender with media as Janus's AudioBridge does)}
 Opus packets of at most 2 bytes are DTX frames: they are not sent (timestamps still advance, sequence
 numbers do not), as WebRTC senders do.
 """
@@ -51,6 +52,10 @@ def main():
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
     sock.setblocking(True)
+    receiving = "bind" in cfg
+    if receiving:
+        sock.bind(tuple(cfg["bind"]))
+    received = 0
     sendto = sock.sendto
     pack = struct.pack
     stop = []
@@ -80,6 +85,12 @@ def main():
                 s.octets += len(payload)
             atick += 1
             next_a = t0 + atick * 0.02
+            while receiving:
+                try:
+                    sock.recv(2048, socket.MSG_DONTWAIT)
+                    received += 1
+                except BlockingIOError:
+                    break
         if now >= next_v:
             late_max = max(late_max, now - next_v)
             for s in video:
@@ -109,8 +120,8 @@ def main():
         delay = min(next_a, next_v, next_sr) - time.monotonic()
         if delay > 0:
             time.sleep(delay)
-    print(json.dumps({"late_max_ms": round(late_max * 1000, 1),
-                      "packets": sum(s.packets for s in streams)}), file=sys.stderr, flush=True)
+    print(json.dumps({"late_max_ms": round(late_max * 1000, 1), "packets": sum(s.packets for s in streams),
+                      "received": received, "seconds": round(time.monotonic() - t0, 1)}), file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":

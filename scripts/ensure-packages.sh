@@ -3,9 +3,13 @@
 #   scripts/ensure-packages.sh          libraries for building and running
 #   scripts/ensure-packages.sh --test   plus ffmpeg, openssl and nginx with the RTMP and stream modules (tests, demo),
 #                                       and the Python packages of scripts/validate-contract.py (contract tests)
+#   scripts/ensure-packages.sh --bench  all of --test, plus janus (`make bench` compares its AudioBridge); the
+#                                       package's own janus service is stopped and disabled: the bench runs its own
 set -euo pipefail
 packages=(libsrtp2-dev libopus-dev libvpx-dev libx264-dev librtmp-dev libavcodec-dev libyuv-dev pkg-config)
-if [[ "${1:-}" == "--test" ]]; then packages+=(ffmpeg nginx libnginx-mod-rtmp libnginx-mod-stream openssl); fi
+mode="${1:-}"
+if [[ "$mode" == "--test" || "$mode" == "--bench" ]]; then packages+=(ffmpeg nginx libnginx-mod-rtmp libnginx-mod-stream openssl); fi
+if [[ "$mode" == "--bench" ]]; then packages+=(janus); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -15,8 +19,11 @@ if ((${#missing[@]})); then
   sudo_cmd=""; [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  if [[ " ${missing[*]} " == *" janus "* ]] && command -v systemctl >/dev/null && [[ -d /run/systemd/system ]]; then
+    $sudo_cmd systemctl disable --now janus >/dev/null 2>&1 || true
+  fi
 fi
-if [[ "${1:-}" == "--test" ]]; then
+if [[ "$mode" == "--test" || "$mode" == "--bench" ]]; then
   # scripts/validate-contract.py: jsonschema (2020-12), openapi-spec-validator (OpenAPI 3.1), pyyaml.
   command -v python3 >/dev/null || { sudo_cmd=""; [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"
     $sudo_cmd apt-get update -qq; DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends python3 python3-pip; }
