@@ -82,11 +82,9 @@ public final class SRTPSession: @unchecked Sendable {
     /// Decrypts and authenticates an SRTP packet, returning the RTP packet.
     /// Throws `isAuthFailure` for tampered or wrongly keyed packets and `isReplay` for repeats.
     public func unprotectRTP(_ packet: [UInt8]) throws(SRTPError) -> [UInt8] {
-        try requireDirection(.inbound, "unprotectRTP")
-        try Self.checkRTPHeader(packet)
-        return try transform(packet, spare: 0, operation: "srtp_unprotect") { ctx, bytes, length in
-            srtp_unprotect(ctx, bytes, length).rawValue
-        }
+        var out: [UInt8] = []
+        try unprotectRTP(packet, into: &out)
+        return out
     }
 
     /// `unprotectRTP` into `output`, the caller's reused buffer (hot path: its storage is kept, so nothing
@@ -110,31 +108,28 @@ public final class SRTPSession: @unchecked Sendable {
 
     /// Decrypts and authenticates an SRTCP packet, returning the RTCP compound packet.
     public func unprotectRTCP(_ packet: [UInt8]) throws(SRTPError) -> [UInt8] {
-        try requireDirection(.inbound, "unprotectRTCP")
-        try Self.checkRTCPHeader(packet)
-        return try transform(packet, spare: 0, operation: "srtp_unprotect_rtcp") { ctx, bytes, length in
-            srtp_unprotect_rtcp(ctx, bytes, length).rawValue
-        }
+        var out: [UInt8] = []
+        try unprotectRTCP(packet, into: &out)
+        return out
     }
 
     /// Encrypts and authenticates an RTP packet, returning the SRTP packet (tag appended).
     public func protectRTP(_ packet: [UInt8]) throws(SRTPError) -> [UInt8] {
         try requireDirection(.outbound, "protectRTP")
         try Self.checkRTPHeader(packet)
-        return try transform(packet, spare: trailerCapacity, operation: "srtp_protect") { ctx, bytes, length in
+        var out: [UInt8] = []
+        try transform(packet, spare: trailerCapacity, into: &out, operation: "srtp_protect") { ctx, bytes, length in
             srtp_protect(ctx, bytes, length).rawValue
         }
+        return out
     }
 
     /// Encrypts and authenticates an RTCP compound packet, returning the SRTCP packet
     /// (E-flag/index word and tag appended).
     public func protectRTCP(_ packet: [UInt8]) throws(SRTPError) -> [UInt8] {
-        try requireDirection(.outbound, "protectRTCP")
-        try Self.checkRTCPHeader(packet)
-        // srtp_protect_rtcp writes the 4-byte SRTCP index word before the trailer.
-        return try transform(packet, spare: trailerCapacity + 4, operation: "srtp_protect_rtcp") { ctx, bytes, length in
-            srtp_protect_rtcp(ctx, bytes, length).rawValue
-        }
+        var out: [UInt8] = []
+        try protectRTCP(packet, into: &out)
+        return out
     }
 
     /// `protectRTCP` into `output`, the caller's reused buffer (the server's feedback path: a report a second per
@@ -142,29 +137,20 @@ public final class SRTPSession: @unchecked Sendable {
     public func protectRTCP(_ packet: [UInt8], into output: inout [UInt8]) throws(SRTPError) {
         try requireDirection(.outbound, "protectRTCP")
         try Self.checkRTCPHeader(packet)
+        // srtp_protect_rtcp writes the 4-byte SRTCP index word before the trailer.
         try transform(packet, spare: trailerCapacity + 4, into: &output, operation: "srtp_protect_rtcp") { ctx, bytes, length in
             srtp_protect_rtcp(ctx, bytes, length).rawValue
         }
     }
 
-    /// Runs one in-place libsrtp operation on a copy of `packet` with `spare` writable bytes after it.
-    /// Costs one allocation (the returned array); the `into:` form below reuses the caller's buffer.
-    private func transform(
-        _ packet: [UInt8], spare: Int, operation: String,
-        _ call: (OpaquePointer, UnsafeMutableRawPointer, UnsafeMutablePointer<Int32>) -> UInt32
-    ) throws(SRTPError) -> [UInt8] {
-        var buffer = [UInt8]()
-        buffer.reserveCapacity(packet.count + spare)
-        try transform(packet, spare: spare, into: &buffer, operation: operation, call)
-        return buffer
-    }
-
-    /// The operation in `buffer`, emptied first with its capacity kept: libsrtp works in place there.
+    /// Runs one in-place libsrtp operation on a copy of `packet` with `spare` writable bytes after it, in
+    /// `buffer`: emptied first, its capacity kept (a reused buffer allocates nothing; a new one allocates once).
     private func transform(
         _ packet: [UInt8], spare: Int, into buffer: inout [UInt8], operation: String,
         _ call: (OpaquePointer, UnsafeMutableRawPointer, UnsafeMutablePointer<Int32>) -> UInt32
     ) throws(SRTPError) {
         buffer.removeAll(keepingCapacity: true)
+        buffer.reserveCapacity(packet.count + spare)
         buffer.append(contentsOf: packet)
         buffer.append(contentsOf: repeatElement(0, count: spare))
         var length = Int32(packet.count)

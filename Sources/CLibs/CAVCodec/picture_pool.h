@@ -23,7 +23,6 @@ typedef struct CohostPicturePool {
     int width, height, format;  // the picture the pool's buffers are laid out for
     int linesize[3];
     size_t offset[3];
-    size_t size;
     int64_t pictures;           // pictures handed out (for tests: every one came from here)
     int64_t layouts;            // pools built (1 per picture size)
 } CohostPicturePool;
@@ -49,8 +48,7 @@ static inline int cohost_picture_pool_layout(AVCodecContext *ctx, CohostPictureP
     }
     av_buffer_pool_uninit(&p->pool);
     // + ALIGN: av_malloc's alignment depends on the build; the planes start at the next 64-byte boundary.
-    p->size = offset + COHOST_PICTURE_ALIGN;
-    p->pool = av_buffer_pool_init(p->size, av_buffer_allocz);
+    p->pool = av_buffer_pool_init(offset + COHOST_PICTURE_ALIGN, av_buffer_allocz);
     if (!p->pool) return AVERROR(ENOMEM);
     p->width = frame->width;
     p->height = frame->height;
