@@ -28,7 +28,6 @@ public final class Room: @unchecked Sendable {
     private var members: [String: Participant] = [:]
     private var joinOrder: [String] = []
     private var layout: Layout
-    private var kickedAt: [String: Int64] = [:]
     /// Bumped (under `lock`) whenever the layout, the participants or the anchor change: what placements depend on.
     private var placementInputsVersion: UInt64 = 0
     private var closed = false
@@ -56,16 +55,11 @@ public final class Room: @unchecked Sendable {
     private var voice = VoiceActivity()
     /// Users who left since the last audio tick (their meters go on the room queue).
     private let departedVoices = DepartedList()
-    /// The last reported levels, for GET room (under `lock`).
-    private var publishedLevels: [(userId: String, level: Int)] = []
-    private var publishedSpeaker: String?
+    /// The last reported levels, for GET room.
+    private let publishedVoice = PublishedVoiceReport()
+    /// Who was kicked, and when: their older tokens no longer admit them.
+    let kicks = KickList()
     private let programme: Programme
-    /// When the last output status and control tick ran (monotonic ms; driven from the audio ticks,
-    /// which are never skipped, by elapsed time because tick indices jump when the clock falls behind).
-    private var lastStatusMs: Int64?
-    private var lastControlMs: Int64?
-    /// Control ticks of the adaptive controllers come this often.
-    static let controlIntervalMs: Int64 = 500
 
     private var clock: MixClock?
     /// Guarded by `lock`: read when the room parks (a tick) or wakes (a join, an output), emptied by `close`.
@@ -155,6 +149,18 @@ public final class Room: @unchecked Sendable {
 
     var participants: [Participant] { lock.withLock { joinOrder.compactMap { members[$0] } } }
 
+    /// Participants silent for longer than `ms`, in join order. Allocates only when there are some: the sweep asks
+    /// every room once a second. (Takes each participant's lock under the room's; a participant's is a leaf lock.)
+    func participants(idleLongerThan ms: Int64, nowMs: Int64) -> [Participant] {
+        lock.withLock {
+            var idle: [Participant] = []
+            for id in joinOrder {
+                if let p = members[id], p.idleMilliseconds(nowMs: nowMs) > ms { idle.append(p) }
+            }
+            return idle
+        }
+    }
+
     /// Every participant's per-stream statistics, in join order (for metrics).
     public func streamReports() -> [(userId: String, streams: [StreamReport])] {
         participants.map { ($0.userId, $0.reports()) }
@@ -187,17 +193,6 @@ public final class Room: @unchecked Sendable {
         joinOrder.removeAll { $0 == userId }
         departedVoices.append(userId)
         return p
-    }
-
-    func recordKick(_ userId: String, atSeconds: Int64) { lock.withLock { kickedAt[userId] = atSeconds } }
-
-    /// A token issued at or before a kick of its user no longer admits them.
-    func isKicked(_ userId: String, tokenIssuedAt iat: Int64?) -> Bool {
-        lock.withLock {
-            guard let kicked = kickedAt[userId] else { return false }
-            guard let iat else { return true }
-            return iat <= kicked
-        }
     }
 
     public var currentLayout: Layout { lock.withLock { layout } }
@@ -244,9 +239,7 @@ public final class Room: @unchecked Sendable {
 
     /// The last `voice_levels` report: each participant's level and the active speaker.
     public var voiceReport: (levels: [String: Int], activeSpeaker: String?) {
-        lock.withLock {
-            (Dictionary(publishedLevels.map { ($0.userId, $0.level) }, uniquingKeysWith: { a, _ in a }), publishedSpeaker)
-        }
+        publishedVoice.report
     }
 
     /// Replaces the layout; the next video tick uses it whole (no half-applied frame).
@@ -383,27 +376,15 @@ public final class Room: @unchecked Sendable {
             events.publish(.voiceLevels(voice.levels.map { VoiceLevel(userId: $0.userId, level: $0.level) },
                                         activeSpeaker: voice.activeSpeaker))
         }
-        // Copied into the room's own storage: sharing `voice.levels` would make its next in-place refill copy.
-        lock.withLock {
-            publishedLevels.removeAll(keepingCapacity: true)
-            publishedLevels.append(contentsOf: voice.levels)
-            publishedSpeaker = voice.activeSpeaker
-        }
+        publishedVoice.store(voice.levels, activeSpeaker: voice.activeSpeaker)
     }
 
-    /// The adaptive controllers every `controlIntervalMs`, output status events every `statusIntervalMs`.
+    /// Output status events every `statusIntervalMs` (the programme keeps the cadence and runs the controllers).
     private func outputTicks(nowMs now: Int64) {
-        if now - (lastControlMs ?? now - Self.controlIntervalMs) >= Self.controlIntervalMs {
-            lastControlMs = now
-            programme.adapt(nowMs: now)
-        }
-        // The first status comes one interval after the room starts.
-        let lastStatus = lastStatusMs ?? now
-        lastStatusMs = lastStatus
-        guard now - lastStatus >= Int64(config.statusIntervalMs) else { return }
-        lastStatusMs = now
+        let statuses = programme.outputTick(nowMs: now)
+        guard !statuses.isEmpty else { return }
         let bitrate = programme.currentBitrateKbps
-        for (output, status) in programme.sampleStatuses(nowMs: now) {
+        for (output, status) in statuses {
             events.publish(.outputStatus(output: output.id, url: redactedURL(output.url), status: status, bitrate: bitrate))
         }
     }
@@ -460,20 +441,4 @@ public final class Room: @unchecked Sendable {
     }
 
     var isClosed: Bool { lock.withLock { closed } }
-}
-
-/// User ids handed from control calls to the room queue.
-final class DepartedList: @unchecked Sendable {
-    private let lock = NSLock()
-    private var ids: [String] = []
-    func append(_ id: String) { lock.withLock { ids.append(id) } }
-    var isEmpty: Bool { lock.withLock { ids.isEmpty } }
-    /// The ids added since the last call (no allocation when there are none).
-    func take() -> [String] {
-        lock.withLock {
-            guard !ids.isEmpty else { return [] }
-            defer { ids.removeAll() }
-            return ids
-        }
-    }
 }

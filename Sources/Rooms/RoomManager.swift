@@ -170,7 +170,7 @@ public final class RoomManager: @unchecked Sendable {
         } else {
             room = try create(RoomConfigRequest(name: roomName).resolve(), failIfExists: false)
         }
-        if room.isKicked(userId, tokenIssuedAt: tokenIssuedAt) {
+        if room.kicks.refuses(userId, tokenIssuedAt: tokenIssuedAt) {
             throw .init(status: 403, code: "kicked", message: "user '\(userId)' was kicked from '\(roomName)'; a token issued after the kick is needed")
         }
         let session = lock.withLock { () -> Int in defer { nextSession += 1 }; return nextSession }
@@ -218,7 +218,7 @@ public final class RoomManager: @unchecked Sendable {
         guard let room = room(roomName), let p = room.remove(userId) else { return false }
         router.unregister(p)
         if reason == .kicked {
-            room.recordKick(userId, atSeconds: Int64(Date().timeIntervalSince1970))
+            room.kicks.record(userId, atSeconds: Int64(Date().timeIntervalSince1970))
             room.events.publish(.participantKicked(userId: userId, by: by ?? "admin"))
         }
         room.events.publish(.participantLeft(userId: userId, reason: reason))
@@ -228,7 +228,7 @@ public final class RoomManager: @unchecked Sendable {
 
     /// Whether a token issued at `tokenIssuedAt` for `userId` predates that user's kick from `roomName`.
     public func isKicked(room roomName: String, userId: String, tokenIssuedAt: Int64?) -> Bool {
-        room(roomName)?.isKicked(userId, tokenIssuedAt: tokenIssuedAt) ?? false
+        room(roomName)?.kicks.refuses(userId, tokenIssuedAt: tokenIssuedAt) ?? false
     }
 
     public func setMix(room roomName: String, userId: String, muted: Bool?, gain: Float?) throws(RoomError) {
@@ -244,16 +244,17 @@ public final class RoomManager: @unchecked Sendable {
     /// emptiness clock of a room starts at the first sweep that finds it empty.
     public func sweep(nowMs now: Int64) {
         for room in allRooms {
-            for p in room.participants where p.idleMilliseconds(nowMs: now) > settings.participantTimeoutMs {
+            for p in room.participants(idleLongerThan: settings.participantTimeoutMs, nowMs: now) {
                 removeParticipant(room: room.name, userId: p.userId, reason: .timeout)
             }
         }
         guard settings.emptyRoomTimeoutMs > 0 else { return }
         var idle: [Room] = []
         lock.withLock {
-            let present = Dictionary(uniqueKeysWithValues: rooms.values.map { (ObjectIdentifier($0), $0) })
-            emptySince = emptySince.filter { present[$0.key] != nil }
-            for (id, room) in present {
+            // Updated in place (this runs every second): `closeRoom`, the only way out of `rooms`, drops a room's
+            // entry, so every key here is a room still in `rooms`.
+            for room in rooms.values {
+                let id = ObjectIdentifier(room)
                 guard room.participantCount == 0 else { emptySince[id] = nil; continue }
                 let since = emptySince[id] ?? now
                 emptySince[id] = since

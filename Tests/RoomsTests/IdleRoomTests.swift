@@ -2,6 +2,7 @@ import Codecs
 import Foundation
 import Logging
 import Media
+import RTP
 import Testing
 @testable import Rooms
 
@@ -67,6 +68,33 @@ import Testing
         manager.sweep(nowMs: t0 + 121_000)
         #expect(manager.room("idle") == nil)
         #expect(await Self.drain(events) == ["participant_joined alice", "participant_left alice timeout", "room_closed"])
+    }
+
+    @Test func theSweepRemovesExactlyTheParticipantsSilentLongerThanTheTimeout() async throws {
+        let manager = Self.manager(emptyMs: 0)
+        defer { manager.shutdown() }
+        let room = try Self.createRoom(manager)
+        let events = room.events.subscribe()
+        let beforeJoins = Clock.nowMs()
+        _ = try manager.join(room: "idle", userId: "alice", tokenIssuedAt: nil, offer: Self.offer)
+        _ = try manager.join(room: "idle", userId: "bob", tokenIssuedAt: nil,
+                             offer: Self.offer.replacingOccurrences(of: "ssrc:7001", with: "ssrc:7002"))
+        let afterJoins = Clock.nowMs()
+        // Bob sends one Opus packet 30 s after joining; Alice sends nothing.
+        let bob = try #require(room.participant("bob"))
+        let packet = RTPPacket(payloadType: 111, sequenceNumber: 1, timestamp: 960, ssrc: 7002, payload: [0xF8, 0xFF, 0xFE])
+        _ = bob.receive(packet, bytes: 15, nowMs: afterJoins + 30_000)
+        #expect(room.participants(idleLongerThan: 10_000, nowMs: beforeJoins + 10_000).isEmpty)
+        #expect(room.participants(idleLongerThan: 10_000, nowMs: afterJoins + 30_000).map(\.userId) == ["alice"])
+        manager.sweep(nowMs: afterJoins + 30_000)
+        #expect(room.participants.map(\.userId) == ["bob"])
+        manager.sweep(nowMs: afterJoins + 40_000)   // silent for exactly the timeout: not longer
+        #expect(room.participants.map(\.userId) == ["bob"])
+        manager.sweep(nowMs: afterJoins + 40_001)
+        #expect(room.participantCount == 0)
+        #expect(manager.closeRoom("idle"))
+        #expect(await Self.drain(events) == ["participant_joined alice", "participant_joined bob", "participant_left alice timeout",
+                                             "participant_left bob timeout", "room_closed"])
     }
 
     @Test func aRoomCreatedAgainUnderTheSameNameStartsAFreshClock() throws {

@@ -54,6 +54,12 @@ final class Programme {
     let headers: [FLVTag]
     private(set) var videoFramesEncoded = 0
     private(set) var audioFramesEncoded = 0
+    /// When the last output status and control tick ran (monotonic ms; driven from the audio ticks,
+    /// which are never skipped, by elapsed time because tick indices jump when the clock falls behind).
+    private var lastStatusMs: Int64?
+    private var lastControlMs: Int64?
+    /// Control ticks of the adaptive controllers come this often.
+    static let controlIntervalMs: Int64 = 500
 
     init(config: RoomConfig, logger: Logger,
          onOutputState: @escaping @Sendable (String, String, OutputStateChange) -> Void) throws {
@@ -126,8 +132,23 @@ final class Programme {
 
     var outputInfos: [RoomInfo.OutputInfo] { outputs.infos(bitrateKbps: currentBitrateKbps) }
 
+    /// Called every audio tick: runs the adaptive controllers every `controlIntervalMs`, and every
+    /// `statusIntervalMs` returns the outputs' statuses for the room's `output_status` events (empty in
+    /// between; the first comes one interval after the room starts).
+    func outputTick(nowMs now: Int64) -> [(output: any Output, status: OutputStatus)] {
+        if now - (lastControlMs ?? now - Self.controlIntervalMs) >= Self.controlIntervalMs {
+            lastControlMs = now
+            adapt(nowMs: now)
+        }
+        let lastStatus = lastStatusMs ?? now
+        lastStatusMs = lastStatus
+        guard now - lastStatus >= Int64(config.statusIntervalMs) else { return [] }
+        lastStatusMs = now
+        return sampleStatuses(nowMs: now)
+    }
+
     /// Every output's status over the interval since the last call; also records the metrics.
-    func sampleStatuses(nowMs: Int64) -> [(output: any Output, status: OutputStatus)] {
+    private func sampleStatuses(nowMs: Int64) -> [(output: any Output, status: OutputStatus)] {
         let samples = outputs.sampleStatuses(nowMs: nowMs)
         for sample in samples {
             let id = sample.output.id
@@ -142,7 +163,7 @@ final class Programme {
 
     /// One control tick of the adaptive controllers (when the room enabled any): reads the connected
     /// outputs' queues and applies a new bitrate or frame rate.
-    func adapt(nowMs: Int64) {
+    private func adapt(nowMs: Int64) {
         guard adaptation.isEnabled else { return }
         let change = adaptation.update(queueMs: outputs.connectedPressureMs(), nowMs: nowMs)
         if let kbps = change.bitrateKbps, let video {

@@ -1,0 +1,42 @@
+/// Per-stream counters shown in `GET /v1/rooms/{room}`.
+public struct StreamReport: Sendable, Encodable {
+    public var kind: String
+    public var codec: String
+    public var ssrc: UInt32
+    public var packets: Int
+    public var bytes: Int
+    public var lost: Int
+    public var framesDecoded: Int
+    public var decodeErrors: Int
+    /// Over the last second.
+    public var fps: Int
+    public var kbps: Int
+    public var jitterMs: Double
+    public var nacksSent: Int
+    public var keyframeRequests: Int
+    /// Audio: lost time filled by Opus concealment or FEC.
+    public var concealedMs: Int
+    /// Video: packets that arrived as answers to NACKs (on the RFC 4588 repair SSRC, or the media SSRC).
+    public var retransmissions: Int
+    /// Video: the smoothed time from a NACK to its retransmission, once one was timed.
+    public var roundTripMs: Int?
+    /// Audio: how long this voice is held back to stay in sync with a slower video path.
+    public var lipSyncDelayMs: Int
+}
+
+/// Packet and frame rates over the last report interval (about a second).
+struct StreamRates {
+    private var lastMs: Int64?
+    private var lastBytes = 0
+    private var lastFrames = 0
+    private(set) var kbps = 0
+    private(set) var fps = 0
+
+    mutating func update(nowMs: Int64, bytes: Int, frames: Int) {
+        if let lastMs, nowMs > lastMs {
+            kbps = (bytes - lastBytes) * 8 / Int(nowMs - lastMs)
+            fps = Int((Double(frames - lastFrames) * 1000 / Double(nowMs - lastMs)).rounded())
+        }
+        lastMs = nowMs; lastBytes = bytes; lastFrames = frames
+    }
+}
