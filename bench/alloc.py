@@ -45,7 +45,7 @@ def _trace_slice(room, window, start, stop):
         return
     path = os.path.join(TRACE_DIR, f"{room}-all.bin")
     with open(path, "rb") as f:
-        magic, used, capacity, every = struct.unpack("<4Q", f.read(32))
+        magic, _, capacity, every = struct.unpack("<4Q", f.read(32))
         end = min(stop, capacity)
         f.seek((TRACE_HEADER + start * TRACE_RECORD) * 8)
         records = f.read(max(0, end - start) * TRACE_RECORD * 8)
@@ -80,14 +80,17 @@ def _rate(ctx, cohost, count_file, room=None, window=None):
     time.sleep(ctx["warmup"])
     # The /metrics scrapes that read the datagram counters happen outside the counted allocations: rendering
     # them allocates per participant, which is the bench's probe, not the packet path.
-    d0, f0 = _counters(cohost)
+    # Each rate over its own span: a scrape's counters are timed at the middle of the request.
+    m0, (d0, f0) = time.monotonic(), _counters(cohost)
+    m0 = (m0 + time.monotonic()) / 2
     a0, t0, traced = _allocs(count_file), time.monotonic(), _trace_used(room)
     time.sleep(ctx["window"])
     a1, t1, used = _allocs(count_file), time.monotonic(), _trace_used(room)
-    d1, f1 = _counters(cohost)
+    m1, (d1, f1) = time.monotonic(), _counters(cohost)
+    m1 = (m1 + time.monotonic()) / 2
     _trace_slice(room, window, traced, used)
-    dt = t1 - t0
-    return {"allocs_per_s": (a1 - a0) / dt, "datagrams_per_s": (d1 - d0) / dt, "video_frames_per_s": (f1 - f0) / dt}
+    dt, dm = t1 - t0, m1 - m0
+    return {"allocs_per_s": (a1 - a0) / dt, "datagrams_per_s": (d1 - d0) / dm, "video_frames_per_s": (f1 - f0) / dm}
 
 
 def _summary(base, steady, participants):

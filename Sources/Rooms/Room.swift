@@ -150,7 +150,8 @@ public final class Room: @unchecked Sendable {
     var participants: [Participant] { lock.withLock { joinOrder.compactMap { members[$0] } } }
 
     /// Participants silent for longer than `ms`, in join order. Allocates only when there are some: the sweep asks
-    /// every room once a second. (Takes each participant's lock under the room's; a participant's is a leaf lock.)
+    /// every room once a second. (Reads each participant's packet time under the room's lock; that time has a lock
+    /// of its own, held for nothing else, so the sweep never waits here for a participant's decode.)
     func participants(idleLongerThan ms: Int64, nowMs: Int64) -> [Participant] {
         lock.withLock {
             var idle: [Participant] = []

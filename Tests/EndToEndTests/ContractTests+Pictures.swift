@@ -39,7 +39,7 @@ extension ContractTests {
         #expect(snapshot.status == 200)
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("cohost-snap-\(UUID().uuidString).png").path
         defer { try? FileManager.default.removeItem(atPath: file) }
-        FileManager.default.createFile(atPath: file, contents: Data(snapshot.body))
+        #expect(FileManager.default.createFile(atPath: file, contents: Data(snapshot.body)), "could not write \(file)")
         let rgb = try decodeFirstVideoFrameRGB(path: file, width: 160, height: 96)
         expectColour(rgb, width: 160, x: 40, y: 48, (255, 0, 0), "background image")
         // The watermark: blue at half opacity over red.

@@ -32,7 +32,9 @@ public final class Participant: @unchecked Sendable {
     private let lock = NSLock()
     private var audio: AudioPath?
     private var video: VideoPath?
-    private(set) var lastPacketMs: Int64
+    /// When the last packet came, behind a lock of its own: the room's once-a-second sweep reads it while holding
+    /// the room's lock, and must not wait there for `lock`, which a video decode can hold for milliseconds.
+    private let lastPacket: ManagedTime
     public private(set) var muted = false
     public private(set) var gain: Float = 1
     private let logger: Logger
@@ -92,7 +94,7 @@ public final class Participant: @unchecked Sendable {
         self.sessionID = sessionID
         self.joinedAt = Date()
         self.logger = logger
-        lastPacketMs = nowMs
+        lastPacket = ManagedTime(nowMs)
         audioSSRC = audio?.ssrc
         videoSSRC = video?.ssrc
         retransmission = video?.retransmission
@@ -127,7 +129,7 @@ public final class Participant: @unchecked Sendable {
     func receive(_ packet: RTPPacket, bytes: Int, nowMs: Int64) -> Signal? {
         lock.lock()
         defer { lock.unlock() }
-        lastPacketMs = nowMs
+        lastPacket.set(nowMs)
         // Each path is moved out (`audio = nil`) while it is worked on, so its FIFO ring and picture
         // slots stay uniquely referenced: writing them then copies nothing (no copy-on-write per packet).
         if packet.ssrc == audioSSRC, var path = audio {
@@ -419,5 +421,5 @@ public final class Participant: @unchecked Sendable {
         if sr.ssrc == videoSSRC { video?.stream.noteSenderReport(ntp: sr.ntpTimestamp, rtpTimestamp: sr.rtpTimestamp, nowMs: nowMs) }
     }
 
-    func idleMilliseconds(nowMs: Int64) -> Int64 { lock.withLock { nowMs - lastPacketMs } }
+    func idleMilliseconds(nowMs: Int64) -> Int64 { nowMs - lastPacket.value }
 }
