@@ -400,7 +400,7 @@ public final class Participant: @unchecked Sendable {
                 case .fir:
                     firSequence &+= 1
                     request = .fir(FullIntraRequest(senderSSRC: serverSSRC,
-                                                            entries: [.init(ssrc: v.stream.ssrc, sequenceNumber: firSequence)]))
+                                                    entries: [.init(ssrc: v.stream.ssrc, sequenceNumber: firSequence)]))
                 }
             }
             let lost = v.stream.nacks(nowMs: nowMs)
