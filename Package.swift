@@ -84,11 +84,11 @@ let package = Package(
 
         // Tests mirror the modules.
         .testTarget(name: "MediaTests", dependencies: ["Media"]),
-        .testTarget(name: "RTPTests", dependencies: ["RTP"]),
+        .testTarget(name: "RTPTests", dependencies: ["RTP", "TestSupport"]),
         .testTarget(name: "SRTPTests", dependencies: ["SRTP", "RTP"]),
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "RTP"]),
         .testTarget(name: "CodecsTests", dependencies: ["Codecs", "Media", "TestSupport"]),
-        .testTarget(name: "MixingTests", dependencies: ["Mixing", "Media"]),
+        .testTarget(name: "MixingTests", dependencies: ["Mixing", "Media", "TestSupport"]),
         .testTarget(name: "PublishingTests", dependencies: ["Publishing", "Codecs", "Media", "TestSupport"]),
         .testTarget(name: "RoomsTests", dependencies: ["Rooms"]),
         .testTarget(name: "ServeConfigTests", dependencies: ["ServeConfig"]),

@@ -31,8 +31,9 @@ public struct Tile: Sendable {
 /// Owns the canvas and composes tiles onto it each tick (tiles scaled by `BilinearScaler`, images by libyuv
 /// through `ImageOps`).
 ///
-/// Per tick: background colour, background image (cover, by its alpha), tiles in order (later = on top;
-/// a tile wholly covered by one opaque tile above it is skipped), watermark (by its alpha × opacity).
+/// Per tick: background colour (only where no opaque tile paints), background image (cover, by its alpha),
+/// tiles in order (later = on top; a tile wholly covered by one opaque tile above it is skipped), watermark
+/// (by its alpha × opacity).
 ///
 /// Allocates nothing per frame in steady state: `compose` writes into the canvas planes in place; tiles with
 /// alpha < 1 are drawn into one canvas-sized scratch frame (allocated on first need, counted in
@@ -62,6 +63,8 @@ public struct VideoCompositor: Sendable {
 
     /// Tiles the last `compose` did not draw because one opaque tile above covered them entirely.
     public private(set) var skippedTiles = 0
+    /// Canvas pixels the last `compose` painted with the background colour: those no opaque tile covers.
+    public private(set) var backgroundPixels = 0
     /// Times the scratch frame for alpha tiles was (re)allocated; 1 after the first alpha tile, then steady.
     public private(set) var scratchAllocations = 0
     /// Times an image (background, watermark, placeholder) was scaled; grows only when one changes size,
@@ -77,6 +80,10 @@ public struct VideoCompositor: Sendable {
     private var placeholderCache: [Rect: ScaledImage] = [:]
     /// Scales the tiles' pictures (the per-frame scaling); keeps one table per size pair it has met.
     private var scaler = BilinearScaler()
+    /// Where the background colour shows, kept until the opaque tiles' regions change.
+    private var uncovered = UncoveredArea()
+    /// Times the uncovered area was recomputed: steady while the layout is.
+    public var uncoveredAreaComputations: Int { uncovered.computations }
     /// Size-pair tables the tile scaler has built: steady while the layout and the senders' sizes are.
     public var scalerTablesBuilt: Int { scaler.tablesBuilt }
 
@@ -95,10 +102,16 @@ public struct VideoCompositor: Sendable {
     /// A rect partly outside the canvas is clipped; a frame with no pixels draws the placeholder.
     public mutating func compose(_ tiles: [Tile]) {
         skippedTiles = 0
-        // The background (colour and image) only shows where no opaque tile covers the whole canvas
-        // (a pip anchor, a full grid cell layout of one): otherwise it is not painted at all.
-        let hidden = Self.isOccluded(bounds, by: tiles[...], canvasWidth: canvas.width, canvasHeight: canvas.height)
-        if !hidden { ImageOps.fill(&canvas, rect: bounds, color: background) }
+        // The background colour is painted only where no opaque tile will paint over it (a full grid paints
+        // none). The image, when set, is drawn over the whole canvas unless nothing of it shows: what it draws
+        // under an opaque tile is painted over by that tile, so the result is the same as painting it all.
+        uncovered.update(for: tiles, canvasWidth: canvas.width, canvasHeight: canvas.height)
+        backgroundPixels = 0
+        for rect in uncovered.rects {
+            ImageOps.fill(&canvas, rect: rect, color: background)
+            backgroundPixels += rect.width * rect.height
+        }
+        let hidden = uncovered.rects.isEmpty
         if !hidden, let image = backgroundImage {
             let (crop, dest) = Self.geometry(sourceWidth: image.width, sourceHeight: image.height, rect: bounds, fit: .cover)
             Self.drawImage(image, crop: crop, dest: dest, opacity: 1, cache: &backgroundCache,
