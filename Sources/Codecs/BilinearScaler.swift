@@ -42,10 +42,12 @@ public struct BilinearScaler: Sendable {
         useKernel = portable || simd != 0
     }
 
-    /// Scales the sub-rectangle `crop` of `src` into `dst` at `rect`, like `ImageOps.scale`.
-    public mutating func scale(_ src: VideoFrame, crop: Rect, into dst: inout VideoFrame, at rect: Rect) {
+    /// Scales the sub-rectangle `crop` of `src` into `dst` at `rect`, like `ImageOps.scale`. Returns false when it
+    /// painted nothing: no part of `rect` on `dst`, or the visible part maps to no whole source pixel pair.
+    @discardableResult
+    public mutating func scale(_ src: VideoFrame, crop: Rect, into dst: inout VideoFrame, at rect: Rect) -> Bool {
         guard let (from, to) = ImageOps.mapping(crop: crop, sourceWidth: src.width, sourceHeight: src.height,
-                                                rect: rect, destWidth: dst.width, destHeight: dst.height) else { return }
+                                                rect: rect, destWidth: dst.width, destHeight: dst.height) else { return false }
         let chroma = (from: (width: (from.width + 1) / 2, height: (from.height + 1) / 2),
                       to: (width: (to.width + 1) / 2, height: (to.height + 1) / 2))
         guard useKernel, !Self.libyuvHasKernel(from: (from.width, from.height), to: (to.width, to.height)),
@@ -54,7 +56,7 @@ public struct BilinearScaler: Sendable {
         else {
             libyuvScalings += 1
             ImageOps.scale(src, crop: crop, into: &dst, at: rect)
-            return
+            return true
         }
         let rowSize = cscale_row_size(Int32(from.width))
         if row.count < rowSize { row = [UInt8](repeating: 0, count: rowSize) }
@@ -69,6 +71,7 @@ public struct BilinearScaler: Sendable {
                         size: chroma, table: chromaTable, row: &row, simd: simd)
         Self.scalePlane(src.v, at: srcOffUV, stride: srcStrideUV, into: &dst.v, at: dstOffUV, stride: dstStrideUV,
                         size: chroma, table: chromaTable, row: &row, simd: simd)
+        return true
     }
 
     /// One plane through the kernel: `size.from` pixels of `source` from `sourceOffset` into `size.to` pixels of

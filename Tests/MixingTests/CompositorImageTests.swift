@@ -63,7 +63,9 @@ struct CompositorImageTests {
         var c = compositor()
         // Same aspect as the canvas (cover takes all of it); top half alpha 255, bottom half alpha 128.
         let plane = (0..<36).flatMap { y in [UInt8](repeating: y < 18 ? 255 : 128, count: 64) }
-        c.backgroundImage = try #require(AlphaPicture(picture: VideoFrame(width: 64, height: 36, color: Self.ink), alpha: plane))
+        // Bound first: assigned straight to the optional property, #require would unwrap to an optional.
+        let image = try #require(AlphaPicture(picture: VideoFrame(width: 64, height: 36, color: Self.ink), alpha: plane))
+        c.backgroundImage = image
         let rect = CompositorCheck.r(40, 20, 40, 30)
         c.compose([Tile(rect: rect, fit: .stretch, frame: VideoFrame(width: 8, height: 8, color: Self.red))])
         let faded = CompositorCheck.blend(Self.background, Self.ink, 128.0 / 255)

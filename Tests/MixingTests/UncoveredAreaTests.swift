@@ -110,3 +110,17 @@ struct CompositorBackgroundTests {
         #expect(c.backgroundPixels == 128 * 72 - 64 * 36)
     }
 }
+
+extension CompositorBackgroundTests {
+    /// 2 of a 1000-pixel tile's columns show at the canvas's left edge; they map to less than one source pixel
+    /// pair, so the scaler paints nothing there. The background under the tile is not painted either, so the
+    /// tile paints those columns as bars rather than leave the red of the last frame.
+    @Test func aSliverMappingToNoSourcePixelsIsPaintedAsBarsNotLeftStale() {
+        var c = compositor()
+        c.compose([tile(r(0, 0, 128, 72), Self.red)])
+        let sliver = r(-998, 0, 1000, 72)
+        c.compose([tile(sliver, Self.green), tile(r(2, 0, 126, 72), Self.red)])
+        #expect(c.backgroundPixels == 0)
+        CompositorCheck.expectCanvas(c.canvas) { x, _ in x < 2 ? Self.background : Self.red }
+    }
+}
