@@ -43,7 +43,8 @@ public struct BilinearScaler: Sendable {
     }
 
     /// Scales the sub-rectangle `crop` of `src` into `dst` at `rect`, like `ImageOps.scale`. Returns false when it
-    /// painted nothing: no part of `rect` on `dst`, or the visible part maps to no whole source pixel pair.
+    /// painted nothing: no part of `rect` on `dst`, the visible part maps to no whole source pixel pair, or libyuv
+    /// (which takes the sizes the kernel does not) refused them.
     @discardableResult
     public mutating func scale(_ src: VideoFrame, crop: Rect, into dst: inout VideoFrame, at rect: Rect) -> Bool {
         guard let (from, to) = ImageOps.mapping(crop: crop, sourceWidth: src.width, sourceHeight: src.height,
@@ -55,8 +56,7 @@ public struct BilinearScaler: Sendable {
               let lumaTable = table(from.width, to.width), let chromaTable = table(chroma.from.width, chroma.to.width)
         else {
             libyuvScalings += 1
-            ImageOps.scale(src, crop: crop, into: &dst, at: rect)
-            return true
+            return ImageOps.scale(src, crop: crop, into: &dst, at: rect)
         }
         let rowSize = cscale_row_size(Int32(from.width))
         if row.count < rowSize { row = [UInt8](repeating: 0, count: rowSize) }

@@ -11,10 +11,13 @@ public enum ImageOps {
     ///
     /// `crop` is clipped to `src`; where `rect` hangs over the edge of `dst`, only the visible part is drawn,
     /// from the matching part of `crop` (so a tile sliding off the canvas is cut, not squeezed).
-    /// Empty rectangles do nothing.
-    public static func scale(_ src: VideoFrame, crop: Rect, into dst: inout VideoFrame, at rect: Rect) {
+    /// Empty rectangles do nothing. Returns whether it painted: false when nothing shows, or when libyuv refused
+    /// (a source side over 32768 pixels), so a caller that relies on the area being repainted can paint it.
+    @discardableResult
+    public static func scale(_ src: VideoFrame, crop: Rect, into dst: inout VideoFrame, at rect: Rect) -> Bool {
         guard let (from, to) = mapping(crop: crop, sourceWidth: src.width, sourceHeight: src.height,
-                                       rect: rect, destWidth: dst.width, destHeight: dst.height) else { return }
+                                       rect: rect, destWidth: dst.width, destHeight: dst.height) else { return false }
+        var status: Int32 = -1
 
         let srcStrideY = src.strideY, srcStrideUV = src.strideUV
         let dstStrideY = dst.strideY, dstStrideUV = dst.strideUV
@@ -29,8 +32,7 @@ public enum ImageOps {
                                 guard let sy = sy.baseAddress, let su = su.baseAddress, let sv = sv.baseAddress,
                                       let dy = dy.baseAddress, let du = du.baseAddress, let dv = dv.baseAddress
                                 else { return }
-                                // Only fails for zero sizes or missing planes, both excluded above.
-                                _ = I420Scale(sy + srcOffY, Int32(srcStrideY),
+                                status = I420Scale(sy + srcOffY, Int32(srcStrideY),
                                               su + srcOffUV, Int32(srcStrideUV),
                                               sv + srcOffUV, Int32(srcStrideUV),
                                               Int32(from.width), Int32(from.height),
@@ -44,6 +46,7 @@ public enum ImageOps {
                 }
             }
         }
+        return status == 0
     }
 
     /// The source and destination rects `scale` works on: `crop` clipped to the source, the visible part of

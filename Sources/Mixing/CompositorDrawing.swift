@@ -87,8 +87,9 @@ extension VideoCompositor {
                     ImageOps.fill(&target, rect: tile.rect, color: style.background)
                 }
                 // The scaler cuts the part of dest beyond the canvas and takes the matching part of crop. A sliver
-                // of a tile hanging over the edge can map to no source pixels at all: it is painted as bars, because
-                // the background below an opaque tile is not painted (UncoveredArea) and old pixels would show.
+                // of a tile hanging over the edge can map to no source pixels at all, and libyuv refuses sources
+                // wider or taller than 32768: either way the tile is painted as bars, because the background below
+                // an opaque tile is not painted (UncoveredArea) and old pixels would show.
                 if !scaler.scale(frame, crop: crop, into: &target, at: dest) {
                     ImageOps.fill(&target, rect: tile.rect, color: style.background)
                 }

@@ -74,14 +74,28 @@ struct ImageOpsTests {
         let src = TestFrames.quadrants(width: 64, height: 64)
         var canvas = VideoFrame(width: 64, height: 48, color: TestFrames.gray)
         let full = Rect(x: 0, y: 0, width: 64, height: 64)
-        ImageOps.scale(src, crop: full, into: &canvas, at: Rect(x: 10, y: 10, width: 0, height: 20))
-        ImageOps.scale(src, crop: full, into: &canvas, at: Rect(x: 64, y: 0, width: 20, height: 20))
-        ImageOps.scale(src, crop: full, into: &canvas, at: Rect(x: -40, y: -40, width: 30, height: 30))
-        ImageOps.scale(src, crop: Rect(x: 70, y: 0, width: 10, height: 10), into: &canvas, at: Rect(x: 0, y: 0, width: 20, height: 20))
-        ImageOps.scale(src, crop: full, into: &canvas, at: Rect(x: Int.max - 1, y: 0, width: Int.max, height: 8))
+        #expect(!ImageOps.scale(src, crop: full, into: &canvas, at: Rect(x: 10, y: 10, width: 0, height: 20)))
+        #expect(!ImageOps.scale(src, crop: full, into: &canvas, at: Rect(x: 64, y: 0, width: 20, height: 20)))
+        #expect(!ImageOps.scale(src, crop: full, into: &canvas, at: Rect(x: -40, y: -40, width: 30, height: 30)))
+        #expect(!ImageOps.scale(src, crop: Rect(x: 70, y: 0, width: 10, height: 10), into: &canvas,
+                                at: Rect(x: 0, y: 0, width: 20, height: 20)))
+        #expect(!ImageOps.scale(src, crop: full, into: &canvas, at: Rect(x: Int.max - 1, y: 0, width: Int.max, height: 8)))
         ImageOps.fill(&canvas, rect: Rect(x: 0, y: 0, width: -4, height: 8), color: TestFrames.red)
         ImageOps.fill(&canvas, rect: Rect(x: Int.min, y: 0, width: Int.max, height: 8), color: TestFrames.red)
         #expect(untouchedOutside(canvas, rect: Rect(x: 0, y: 0, width: 0, height: 0), color: TestFrames.gray))
+    }
+
+    @Test("a source wider than libyuv takes is refused, reported, and leaves the canvas unchanged")
+    func tooWideSourceIsReportedAsNotPainted() {
+        let wide = VideoFrame(width: 40_000, height: 2, color: TestFrames.red)
+        var canvas = VideoFrame(width: 64, height: 48, color: TestFrames.gray)
+        let painted = ImageOps.scale(wide, crop: Rect(x: 0, y: 0, width: 40_000, height: 2), into: &canvas,
+                                     at: Rect(x: 0, y: 0, width: 64, height: 48))
+        #expect(!painted)
+        #expect(untouchedOutside(canvas, rect: Rect(x: 0, y: 0, width: 0, height: 0), color: TestFrames.gray))
+        let src = TestFrames.quadrants(width: 64, height: 64)
+        #expect(ImageOps.scale(src, crop: Rect(x: 0, y: 0, width: 64, height: 64), into: &canvas,
+                               at: Rect(x: 0, y: 0, width: 32, height: 32)))
     }
 
     @Test("fill sets exactly the rect, luma and chroma")

@@ -123,4 +123,14 @@ extension CompositorBackgroundTests {
         #expect(c.backgroundPixels == 0)
         CompositorCheck.expectCanvas(c.canvas) { x, _ in x < 2 ? Self.background : Self.red }
     }
+
+    /// libyuv refuses a source wider than 32768 and the table kernel does not take it either: the tile is painted as
+    /// bars instead of leaving the last frame's pixels.
+    @Test func aPictureTheScalersRefuseIsPaintedAsBarsNotLeftStale() {
+        var c = compositor()
+        c.compose([tile(r(0, 0, 128, 72), Self.red)])
+        c.compose([Tile(rect: r(0, 0, 128, 72), fit: .stretch, frame: VideoFrame(width: 40_000, height: 2, color: Self.green))])
+        #expect(c.backgroundPixels == 0)
+        CompositorCheck.expectCanvas(c.canvas) { _, _ in Self.background }
+    }
 }
