@@ -75,19 +75,24 @@ def _counters(cohost):
     return dgrams, frames
 
 
+def _timed_counters(cohost):
+    """(when, counters): one scrape's counters, timed at the middle of the request."""
+    start = time.monotonic()
+    counters = _counters(cohost)
+    return (start + time.monotonic()) / 2, counters
+
+
 def _rate(ctx, cohost, count_file, room=None, window=None):
     """Allocations, datagrams and decoded video frames per second over the window (after the warm-up)."""
     time.sleep(ctx["warmup"])
     # The /metrics scrapes that read the datagram counters happen outside the counted allocations: rendering
     # them allocates per participant, which is the bench's probe, not the packet path.
-    # Each rate over its own span: a scrape's counters are timed at the middle of the request.
-    m0, (d0, f0) = time.monotonic(), _counters(cohost)
-    m0 = (m0 + time.monotonic()) / 2
+    # Each rate over its own span.
+    m0, (d0, f0) = _timed_counters(cohost)
     a0, t0, traced = _allocs(count_file), time.monotonic(), _trace_used(room)
     time.sleep(ctx["window"])
     a1, t1, used = _allocs(count_file), time.monotonic(), _trace_used(room)
-    m1, (d1, f1) = time.monotonic(), _counters(cohost)
-    m1 = (m1 + time.monotonic()) / 2
+    m1, (d1, f1) = _timed_counters(cohost)
     _trace_slice(room, window, traced, used)
     dt, dm = t1 - t0, m1 - m0
     return {"allocs_per_s": (a1 - a0) / dt, "datagrams_per_s": (d1 - d0) / dm, "video_frames_per_s": (f1 - f0) / dm}
