@@ -47,6 +47,16 @@ public struct BilinearScaler: Sendable {
     /// (which takes the sizes the kernel does not) refused them.
     @discardableResult
     public mutating func scale(_ src: VideoFrame, crop: Rect, into dst: inout VideoFrame, at rect: Rect) -> Bool {
+        scale(Picture(src), crop: crop, into: &dst, at: rect)
+    }
+
+    /// `scale` from any picture: a participant's decoded picture is read straight from the decoder's buffer.
+    @discardableResult
+    public mutating func scale(_ src: Picture, crop: Rect, into dst: inout VideoFrame, at rect: Rect) -> Bool {
+        src.withPlanes { scale($0, crop: crop, into: &dst, at: rect) }
+    }
+
+    private mutating func scale(_ src: PlanePointers, crop: Rect, into dst: inout VideoFrame, at rect: Rect) -> Bool {
         guard let (from, to) = ImageOps.mapping(crop: crop, sourceWidth: src.width, sourceHeight: src.height,
                                                 rect: rect, destWidth: dst.width, destHeight: dst.height) else { return false }
         let chroma = (from: (width: (from.width + 1) / 2, height: (from.height + 1) / 2),
@@ -61,35 +71,31 @@ public struct BilinearScaler: Sendable {
         let rowSize = cscale_row_size(Int32(from.width))
         if row.count < rowSize { row = [UInt8](repeating: 0, count: rowSize) }
 
-        let srcOffY = from.y * src.strideY + from.x, srcOffUV = (from.y / 2) * src.strideUV + from.x / 2
         let dstOffY = to.y * dst.strideY + to.x, dstOffUV = (to.y / 2) * dst.strideUV + to.x / 2
         let luma = (from: (width: from.width, height: from.height), to: (width: to.width, height: to.height))
-        let (srcStrideY, srcStrideUV, dstStrideY, dstStrideUV) = (src.strideY, src.strideUV, dst.strideY, dst.strideUV)
-        Self.scalePlane(src.y, at: srcOffY, stride: srcStrideY, into: &dst.y, at: dstOffY, stride: dstStrideY,
-                        size: luma, table: lumaTable, row: &row, simd: simd)
-        Self.scalePlane(src.u, at: srcOffUV, stride: srcStrideUV, into: &dst.u, at: dstOffUV, stride: dstStrideUV,
-                        size: chroma, table: chromaTable, row: &row, simd: simd)
-        Self.scalePlane(src.v, at: srcOffUV, stride: srcStrideUV, into: &dst.v, at: dstOffUV, stride: dstStrideUV,
-                        size: chroma, table: chromaTable, row: &row, simd: simd)
+        let (dstStrideY, dstStrideUV) = (dst.strideY, dst.strideUV)
+        Self.scalePlane(src.y + from.y * src.strideY + from.x, stride: src.strideY, into: &dst.y, at: dstOffY,
+                        stride: dstStrideY, size: luma, table: lumaTable, row: &row, simd: simd)
+        Self.scalePlane(src.u + (from.y / 2) * src.strideU + from.x / 2, stride: src.strideU, into: &dst.u, at: dstOffUV,
+                        stride: dstStrideUV, size: chroma, table: chromaTable, row: &row, simd: simd)
+        Self.scalePlane(src.v + (from.y / 2) * src.strideV + from.x / 2, stride: src.strideV, into: &dst.v, at: dstOffUV,
+                        stride: dstStrideUV, size: chroma, table: chromaTable, row: &row, simd: simd)
         return true
     }
 
-    /// One plane through the kernel: `size.from` pixels of `source` from `sourceOffset` into `size.to` pixels of
-    /// `target` from `targetOffset`.
-    private static func scalePlane(_ source: [UInt8], at sourceOffset: Int, stride sourceStride: Int,
+    /// One plane through the kernel: `size.from` pixels from `source` into `size.to` pixels of `target` from
+    /// `targetOffset`.
+    private static func scalePlane(_ source: UnsafePointer<UInt8>, stride sourceStride: Int,
                                    into target: inout [UInt8], at targetOffset: Int, stride targetStride: Int,
                                    size: (from: (width: Int, height: Int), to: (width: Int, height: Int)),
                                    table: [UInt8], row: inout [UInt8], simd: Int32) {
-        source.withUnsafeBufferPointer { s in
-            target.withUnsafeMutableBufferPointer { t in
-                table.withUnsafeBufferPointer { table in
-                    row.withUnsafeMutableBufferPointer { r in
-                        guard let s = s.baseAddress, let t = t.baseAddress, let table = table.baseAddress,
-                              let r = r.baseAddress else { return }
-                        cscale_plane(s + sourceOffset, Int32(sourceStride), Int32(size.from.width), Int32(size.from.height),
-                                     t + targetOffset, Int32(targetStride), Int32(size.to.width), Int32(size.to.height),
-                                     table, r, simd)
-                    }
+        target.withUnsafeMutableBufferPointer { t in
+            table.withUnsafeBufferPointer { table in
+                row.withUnsafeMutableBufferPointer { r in
+                    guard let t = t.baseAddress, let table = table.baseAddress, let r = r.baseAddress else { return }
+                    cscale_plane(source, Int32(sourceStride), Int32(size.from.width), Int32(size.from.height),
+                                 t + targetOffset, Int32(targetStride), Int32(size.to.width), Int32(size.to.height),
+                                 table, r, simd)
                 }
             }
         }

@@ -24,6 +24,12 @@ public final class H264Decoder: @unchecked Sendable {
         try decoder.decode(annexB, into: &output)
     }
 
+    /// Decodes one access unit and leaves the picture in the decoder's buffer, referenced by `picture` (no copy:
+    /// what a room draws). `picture` must not be held by anyone else. Returns false when no picture came out.
+    public func decode(_ annexB: [UInt8], into picture: DecodedPicture) throws(CodecError) -> Bool {
+        try decoder.decode(annexB, into: picture)
+    }
+
     /// With libavcodec's own picture buffers instead of the pool: for tests comparing the two.
     init(unpooledMaxWidth maxWidth: Int, maxHeight: Int) throws(CodecError) {
         decoder = try LibavVideoDecoder(codec: AV_CODEC_ID_H264, name: "H.264", maxWidth: maxWidth, maxHeight: maxHeight,

@@ -15,34 +15,33 @@ public enum ImageOps {
     /// (a source side over 32768 pixels), so a caller that relies on the area being repainted can paint it.
     @discardableResult
     public static func scale(_ src: VideoFrame, crop: Rect, into dst: inout VideoFrame, at rect: Rect) -> Bool {
+        scale(Picture(src), crop: crop, into: &dst, at: rect)
+    }
+
+    /// `scale` from any picture (a decoder's own buffer included).
+    @discardableResult
+    public static func scale(_ src: Picture, crop: Rect, into dst: inout VideoFrame, at rect: Rect) -> Bool {
+        src.withPlanes { scale($0, crop: crop, into: &dst, at: rect) }
+    }
+
+    static func scale(_ src: PlanePointers, crop: Rect, into dst: inout VideoFrame, at rect: Rect) -> Bool {
         guard let (from, to) = mapping(crop: crop, sourceWidth: src.width, sourceHeight: src.height,
                                        rect: rect, destWidth: dst.width, destHeight: dst.height) else { return false }
         var status: Int32 = -1
-
-        let srcStrideY = src.strideY, srcStrideUV = src.strideUV
         let dstStrideY = dst.strideY, dstStrideUV = dst.strideUV
-        let srcOffY = from.y * srcStrideY + from.x, srcOffUV = (from.y / 2) * srcStrideUV + from.x / 2
         let dstOffY = to.y * dstStrideY + to.x, dstOffUV = (to.y / 2) * dstStrideUV + to.x / 2
-        src.y.withUnsafeBufferPointer { sy in
-            src.u.withUnsafeBufferPointer { su in
-                src.v.withUnsafeBufferPointer { sv in
-                    dst.y.withUnsafeMutableBufferPointer { dy in
-                        dst.u.withUnsafeMutableBufferPointer { du in
-                            dst.v.withUnsafeMutableBufferPointer { dv in
-                                guard let sy = sy.baseAddress, let su = su.baseAddress, let sv = sv.baseAddress,
-                                      let dy = dy.baseAddress, let du = du.baseAddress, let dv = dv.baseAddress
-                                else { return }
-                                status = I420Scale(sy + srcOffY, Int32(srcStrideY),
-                                              su + srcOffUV, Int32(srcStrideUV),
-                                              sv + srcOffUV, Int32(srcStrideUV),
-                                              Int32(from.width), Int32(from.height),
-                                              dy + dstOffY, Int32(dstStrideY),
-                                              du + dstOffUV, Int32(dstStrideUV),
-                                              dv + dstOffUV, Int32(dstStrideUV),
-                                              Int32(to.width), Int32(to.height), kFilterBilinear)
-                            }
-                        }
-                    }
+        dst.y.withUnsafeMutableBufferPointer { dy in
+            dst.u.withUnsafeMutableBufferPointer { du in
+                dst.v.withUnsafeMutableBufferPointer { dv in
+                    guard let dy = dy.baseAddress, let du = du.baseAddress, let dv = dv.baseAddress else { return }
+                    status = I420Scale(src.y + from.y * src.strideY + from.x, Int32(src.strideY),
+                                       src.u + (from.y / 2) * src.strideU + from.x / 2, Int32(src.strideU),
+                                       src.v + (from.y / 2) * src.strideV + from.x / 2, Int32(src.strideV),
+                                       Int32(from.width), Int32(from.height),
+                                       dy + dstOffY, Int32(dstStrideY),
+                                       du + dstOffUV, Int32(dstStrideUV),
+                                       dv + dstOffUV, Int32(dstStrideUV),
+                                       Int32(to.width), Int32(to.height), kFilterBilinear)
                 }
             }
         }

@@ -1,8 +1,9 @@
 import CAVCodec
 import Media
 
-/// A libavcodec video decoder (H.264 or VP8) writing 8-bit 4:2:0 pictures into the caller's reused
-/// `VideoFrame`: the shared body of `H264Decoder` and `VP8Decoder`.
+/// A libavcodec video decoder (H.264 or VP8) for 8-bit 4:2:0 pictures, left in its pooled buffers for a
+/// `DecodedPicture` to hold or copied into the caller's reused `VideoFrame`: the shared body of `H264Decoder`
+/// and `VP8Decoder`.
 ///
 /// `@unchecked Sendable`: the codec context is not thread-safe; an instance is confined to one thread or
 /// serial queue at a time (its stream's ingest queue).
@@ -24,6 +25,8 @@ final class LibavVideoDecoder: @unchecked Sendable {
     /// frame is decoded. Holds libavcodec's required zeroed padding; grows to the largest access unit seen.
     private var input: UnsafeMutablePointer<AVBufferRef>?
     private var inputBuffersAllocated = 0
+    /// Interlaced pictures copied out of the decoder's buffer (see `decode(_:into:)` for a `DecodedPicture`).
+    private var detachedPictures = 0
 
     /// `pooledPictures` false keeps libavcodec's own buffers (tests compare the two).
     init(codec id: AVCodecID, name: String, maxWidth: Int, maxHeight: Int, pooledPictures: Bool = true) throws(CodecError) {
@@ -64,13 +67,51 @@ final class LibavVideoDecoder: @unchecked Sendable {
     /// allocated: for tests.
     var bufferCounts: DecoderBufferCounts {
         DecoderBufferCounts(pictures: Int(pool?.pointee.pictures ?? 0), layouts: Int(pool?.pointee.layouts ?? 0),
-                            inputs: inputBuffersAllocated)
+                            inputs: inputBuffersAllocated, detached: detachedPictures)
     }
 
     /// Decodes one compressed frame into `output` (resized when the stream size changes, planes copied row by
     /// row honouring libavcodec's line sizes). Returns false when libavcodec produced no picture yet.
     func decode(_ data: [UInt8], into output: inout VideoFrame) throws(CodecError) -> Bool {
-        guard let context, let frame, let packet else { return false }
+        guard let frame else { return false }
+        try send(data)
+        var produced = false
+        while try receive(into: frame) {
+            defer { av_frame_unref(frame) }
+            try copy(frame.pointee, into: &output)
+            produced = true
+        }
+        return produced
+    }
+
+    /// Decodes one compressed frame and leaves the picture in the decoder's buffer, referenced by `picture`
+    /// (no copy). `picture` must not be held by anyone else: its old picture is released. Returns false when
+    /// libavcodec produced no picture (then `picture` is unchanged).
+    func decode(_ data: [UInt8], into picture: DecodedPicture) throws(CodecError) -> Bool {
+        guard let frame else { return false }
+        try send(data)
+        var produced = false
+        while try receive(into: frame) {
+            av_frame_unref(picture.frame)
+            av_frame_move_ref(picture.frame, frame)  // moves the buffer reference: nothing allocated
+            try picture.adopt(maxWidth: maxWidth, maxHeight: maxHeight, codec: name)
+            if picture.frame.pointee.interlaced_frame != 0 {
+                // libavcodec's H.264 decoder may still write into a field picture it has output (a lone first
+                // field, then its second): the held copy gets a buffer of its own (allocated; interlaced only).
+                let status = av_frame_make_writable(picture.frame)
+                guard status >= 0 else {
+                    picture.clear()
+                    throw AVError.error(status, "av_frame_make_writable(\(name) interlaced picture)")
+                }
+                detachedPictures += 1
+            }
+            produced = true
+        }
+        return produced
+    }
+
+    private func send(_ data: [UInt8]) throws(CodecError) {
+        guard let context, let packet else { throw AVError.error("\(name) decoder not open") }
         guard !data.isEmpty else { throw AVError.error("empty \(name) frame") }
         guard data.count <= Self.maxAccessUnitBytes else { throw AVError.error("\(name) frame of \(data.count) bytes too large") }
         let padding = Int(AV_INPUT_BUFFER_PADDING_SIZE)
@@ -94,21 +135,21 @@ final class LibavVideoDecoder: @unchecked Sendable {
         packet.pointee.buf = input
         packet.pointee.data = bytes
         packet.pointee.size = Int32(data.count)
-        var status = avcodec_send_packet(context, packet)
+        let status = avcodec_send_packet(context, packet)
         // The packet only lent our reference: clear it rather than unref it.
         packet.pointee.buf = nil
         packet.pointee.data = nil
         packet.pointee.size = 0
         guard status >= 0 else { throw AVError.error(status, "avcodec_send_packet") }
-        var produced = false
-        while true {
-            status = avcodec_receive_frame(context, frame)
-            if status == AVError.again || status == AVError.endOfFile { return produced }
-            guard status >= 0 else { throw AVError.error(status, "avcodec_receive_frame") }
-            defer { av_frame_unref(frame) }
-            try copy(frame.pointee, into: &output)
-            produced = true
-        }
+    }
+
+    /// The next decoded picture into `frame`; false when there is none (yet).
+    private func receive(into frame: UnsafeMutablePointer<AVFrame>) throws(CodecError) -> Bool {
+        guard let context else { return false }
+        let status = avcodec_receive_frame(context, frame)
+        if status == AVError.again || status == AVError.endOfFile { return false }
+        guard status >= 0 else { throw AVError.error(status, "avcodec_receive_frame") }
+        return true
     }
 
     private func copy(_ f: AVFrame, into output: inout VideoFrame) throws(CodecError) {
@@ -148,4 +189,6 @@ struct DecoderBufferCounts: Equatable {
     var pictures: Int
     var layouts: Int
     var inputs: Int
+    /// Interlaced pictures a `DecodedPicture` holds a copy of instead of the decoder's buffer.
+    var detached = 0
 }

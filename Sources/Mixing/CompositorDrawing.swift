@@ -80,8 +80,8 @@ extension VideoCompositor {
                      placeholderCache: inout [Rect: ScaledImage], scaler: inout BilinearScaler,
                      scalings: inout Int) {
         var drewPicture = false
-        if let frame = tile.frame {
-            let (crop, dest) = geometry(sourceWidth: frame.width, sourceHeight: frame.height, rect: tile.rect, fit: tile.fit)
+        if let picture = tile.picture {
+            let (crop, dest) = geometry(sourceWidth: picture.width, sourceHeight: picture.height, rect: tile.rect, fit: tile.fit)
             if !crop.isEmpty, !dest.isEmpty {
                 if dest != tile.rect {
                     ImageOps.fill(&target, rect: tile.rect, color: style.background)
@@ -90,7 +90,7 @@ extension VideoCompositor {
                 // of a tile hanging over the edge can map to no source pixels at all, and libyuv refuses sources
                 // wider or taller than 32768: either way the tile is painted as bars, because the background below
                 // an opaque tile is not painted (UncoveredArea) and old pixels would show.
-                if !scaler.scale(frame, crop: crop, into: &target, at: dest) {
+                if !scaler.scale(picture, crop: crop, into: &target, at: dest) {
                     ImageOps.fill(&target, rect: tile.rect, color: style.background)
                 }
                 drewPicture = true

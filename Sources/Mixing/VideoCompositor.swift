@@ -7,8 +7,9 @@ public struct Tile: Sendable {
     public var rect: Rect
     public var fit: FitMode
     /// nil → the placeholder: its colour, plus the compositor's placeholder image if one is set
-    /// (no video yet, or video stalled too long).
-    public var frame: VideoFrame?
+    /// (no video yet, or video stalled too long). A participant's picture is the decoder's own buffer, drawn
+    /// without a copy in between; holding the tile keeps it alive and unchanged.
+    public var picture: Picture?
     /// Opacity 0…1: the whole scaled tile (picture, bars, border) is blended over what is below.
     /// 0 (or NaN) draws nothing; values outside 0…1 are clamped.
     public var alpha: Double
@@ -17,14 +18,20 @@ public struct Tile: Sendable {
     /// The participant is talking: a placeholder tile shows the compositor's `speakingBorder`.
     public var speaking: Bool
 
-    public init(rect: Rect, fit: FitMode, frame: VideoFrame?, alpha: Double = 1, border: TileBorder? = nil,
+    public init(rect: Rect, fit: FitMode, picture: Picture?, alpha: Double = 1, border: TileBorder? = nil,
                 speaking: Bool = false) {
         self.rect = rect
         self.fit = fit
-        self.frame = frame
+        self.picture = picture
         self.alpha = alpha
         self.border = border
         self.speaking = speaking
+    }
+
+    /// A tile showing a `VideoFrame` (nil: the placeholder).
+    public init(rect: Rect, fit: FitMode, frame: VideoFrame?, alpha: Double = 1, border: TileBorder? = nil,
+                speaking: Bool = false) {
+        self.init(rect: rect, fit: fit, picture: frame.map(Picture.init), alpha: alpha, border: border, speaking: speaking)
     }
 }
 

@@ -307,7 +307,7 @@ public final class Room: @unchecked Sendable {
             var spare: Int64?
             let frame = p.hasVideo ? p.currentFrame(nowMs: now, holdMs: holdMs, leadMs: dueAhead, spareMs: &spare) : nil
             if let spare { videoLead.observe(spareMs: spare) }
-            tiles.append(Tile(rect: placement.rect, fit: placement.fit, frame: frame, alpha: placement.alpha,
+            tiles.append(Tile(rect: placement.rect, fit: placement.fit, picture: frame, alpha: placement.alpha,
                               border: placement.border, speaking: frame == nil && voice.isSpeaking(p.userId)))
         }
         // In place through the optional: a local copy would share the canvas planes and make the compose copy them.

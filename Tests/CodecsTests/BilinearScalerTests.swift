@@ -151,4 +151,56 @@ struct BilinearScalerTests {
             #expect(ours.y == theirs.y && ours.u == theirs.u && ours.v == theirs.v, "\(width)x\(height)")
         }
     }
+
+    @Test("a picture with padded lines (a decoder's buffer) scales exactly like the same picture packed, on every path")
+    func paddedLinesScaleLikePacked() {
+        let src = TestFrames.noise(width: 640, height: 360, seed: 11)
+        let padded = Picture(PaddedPicture(src, padding: (37, 5, 22)))
+        let crops = [Rect(x: 0, y: 0, width: 640, height: 360), Rect(x: 32, y: 18, width: 500, height: 300)]
+        // 426×240: the table kernel; 640×360, 320×180, 1280×720: libyuv's own kernels.
+        let rects = [Rect(x: 0, y: 0, width: 426, height: 240), Rect(x: 100, y: 60, width: 640, height: 360),
+                     Rect(x: 2, y: 2, width: 320, height: 180), Rect(x: -200, y: -100, width: 1280, height: 720)]
+        for crop in crops {
+            for rect in rects {
+                var packed = VideoFrame(width: 1280, height: 720, color: TestFrames.gray), fromPadded = packed
+                var a = BilinearScaler(), b = BilinearScaler()
+                #expect(a.scale(src, crop: crop, into: &packed, at: rect))
+                #expect(b.scale(padded, crop: crop, into: &fromPadded, at: rect))
+                #expect(packed.y == fromPadded.y && packed.u == fromPadded.u && packed.v == fromPadded.v, "\(crop) \(rect)")
+            }
+        }
+    }
+}
+
+/// A picture whose lines are longer than its width (by a different amount in each plane), the padding filled with
+/// white: reading it as if packed, or with another plane's stride, would show.
+final class PaddedPicture: ExternalPicture, @unchecked Sendable {
+    let width: Int, height: Int
+    private let strides: (y: Int, u: Int, v: Int)
+    private let y: [UInt8], u: [UInt8], v: [UInt8]
+
+    init(_ f: VideoFrame, padding: (y: Int, u: Int, v: Int)) {
+        width = f.width
+        height = f.height
+        strides = (f.strideY + padding.y, f.strideUV + padding.u, f.strideUV + padding.v)
+        func pad(_ plane: [UInt8], width: Int, rows: Int, stride: Int) -> [UInt8] {
+            var out = [UInt8](repeating: 255, count: stride * rows)
+            for r in 0..<rows { out[(r * stride)..<(r * stride + width)] = plane[(r * width)..<(r * width + width)] }
+            return out
+        }
+        y = pad(f.y, width: f.strideY, rows: f.height, stride: strides.y)
+        u = pad(f.u, width: f.strideUV, rows: f.chromaHeight, stride: strides.u)
+        v = pad(f.v, width: f.strideUV, rows: f.chromaHeight, stride: strides.v)
+    }
+
+    func withPlanes<R>(_ body: (PlanePointers) -> R) -> R {
+        y.withUnsafeBufferPointer { y in
+            u.withUnsafeBufferPointer { u in
+                v.withUnsafeBufferPointer { v in
+                    body(PlanePointers(width: width, height: height, y: y.baseAddress!, u: u.baseAddress!, v: v.baseAddress!,
+                                       strideY: strides.y, strideU: strides.u, strideV: strides.v))
+                }
+            }
+        }
+    }
 }

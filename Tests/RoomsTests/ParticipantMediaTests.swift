@@ -137,5 +137,39 @@ import RTP
         _ = p.pullAudio(into: &block, nowMs: 460)
         #expect(try #require(p.reports().first { $0.kind == "audio" }).framesDecoded == 23)
     }
-}
 
+    @Test func picturesCanvasesStillHoldKeepTheirPixelsWhileDecodingGoesOnAndNoSlotIsMadeAnew() throws {
+        let p = try participant()
+        let encoder = try VP8Encoder(width: 160, height: 120, fps: 30, bitrateKbps: 400)
+        var seq: UInt16 = 0
+        // The pictures of the last three canvases, as a slow snapshot would keep them: only the newest is still the
+        // one on screen, so the older two are protected from the decoder by nothing but their being held.
+        var drawn: [(picture: Picture, pixels: VideoFrame)] = []
+        var checked = 0
+        for i in 0..<30 {
+            let now = Int64(33 * i)
+            // A flat picture whose brightness changes every frame: a held picture written over would show.
+            let frame = VideoFrame(width: 160, height: 120, color: YUVColor(y: UInt8(16 + 7 * i), u: 128, v: 128))
+            for out in try encoder.encode(frame, pts: Int64(i), forceKeyframe: false) {
+                let packet = RTPPacket(marker: true, payloadType: 96, sequenceNumber: seq, timestamp: UInt32(3000 * i),
+                                       ssrc: Self.videoSSRC, payload: [0x10] + out.data)  // S=1, partition 0
+                seq &+= 1
+                _ = p.receive(packet, bytes: out.data.count + 13, nowMs: now)
+            }
+            _ = p.drain(nowMs: now)
+            for held in drawn {
+                let pixels = held.picture.copied()
+                #expect(pixels.y == held.pixels.y && pixels.u == held.pixels.u && pixels.v == held.pixels.v, "tick \(i)")
+                checked += 1
+            }
+            var spare: Int64?
+            if let picture = p.currentFrame(nowMs: now, holdMs: 1000, spareMs: &spare) {
+                drawn.append((picture, picture.copied()))
+                if drawn.count > 3 { drawn.removeFirst() }
+            }
+        }
+        #expect(p.videoPictures.decoded >= 25)
+        #expect(checked >= 70)
+        #expect(p.videoPictures.slotsReplaced == 0)
+    }
+}

@@ -2,18 +2,25 @@ import Testing
 import Media
 @testable import Rooms
 
+/// Stands in for a decoded picture: the presenter only hands slots out and back.
+final class SlotPicture {
+    var width = 0
+}
+
 @Suite struct VideoPresenterTests {
+    typealias Presenter = VideoPresenter<SlotPicture>
+
     /// Decodes a picture of `width` into a free slot, captured at `capture` seconds.
-    func decode(_ p: inout VideoPresenter, width: Int, capture: Double?, nowMs: Int64) throws {
-        let slot = p.freeSlot()
-        try p.withSlot(slot) { frame in frame = VideoFrame(width: width, height: 2) }
+    func decode(_ p: inout Presenter, width: Int, capture: Double?, nowMs: Int64) {
+        let slot = p.freeSlot { SlotPicture() }
+        p.slots[slot].width = width
         p.decoded(slot: slot, capture: capture, nowMs: nowMs)
     }
 
     @Test func aPictureWaitsUntilTheAudioOfItsInstantPlays() throws {
-        var p = VideoPresenter()
-        try decode(&p, width: 4, capture: 10.00, nowMs: 0)
-        try decode(&p, width: 6, capture: 10.04, nowMs: 0)
+        var p = Presenter { SlotPicture() }
+        decode(&p, width: 4, capture: 10.00, nowMs: 0)
+        decode(&p, width: 6, capture: 10.04, nowMs: 0)
         #expect(p.present(playout: 9.99, nowMs: 10) == nil)
         #expect(p.present(playout: 10.00, nowMs: 20)?.width == 4)
         #expect(p.present(playout: 10.03, nowMs: 30)?.width == 4)
@@ -22,22 +29,47 @@ import Media
     }
 
     @Test func withoutClocksOrAfterTheLongestWaitTheNewestPictureShows() throws {
-        var p = VideoPresenter()
-        try decode(&p, width: 4, capture: nil, nowMs: 0)
+        var p = Presenter { SlotPicture() }
+        decode(&p, width: 4, capture: nil, nowMs: 0)
         #expect(p.present(playout: 5, nowMs: 0)?.width == 4)
-        try decode(&p, width: 6, capture: 99, nowMs: 100)
-        #expect(p.present(playout: 5, nowMs: 100 + VideoPresenter.maxWaitMs - 1)?.width == 4)
-        #expect(p.present(playout: 5, nowMs: 100 + VideoPresenter.maxWaitMs)?.width == 6)
+        decode(&p, width: 6, capture: 99, nowMs: 100)
+        #expect(p.present(playout: 5, nowMs: 100 + Presenter.maxWaitMs - 1)?.width == 4)
+        #expect(p.present(playout: 5, nowMs: 100 + Presenter.maxWaitMs)?.width == 6)
     }
 
     @Test func theShownSlotIsNeverHandedToTheDecoderAndTheOldestWaitingPictureMakesRoom() throws {
-        var p = VideoPresenter()
-        try decode(&p, width: 2, capture: 1, nowMs: 0)
+        var p = Presenter { SlotPicture() }
+        decode(&p, width: 2, capture: 1, nowMs: 0)
         _ = p.present(playout: 1, nowMs: 0)
-        for i in 0..<20 { try decode(&p, width: 4 + 2 * i, capture: 100 + Double(i), nowMs: 0) }
-        #expect(p.waiting == VideoPresenter.slotCount - 2)
+        for i in 0..<20 { decode(&p, width: 4 + 2 * i, capture: 100 + Double(i), nowMs: 0) }
+        #expect(p.waiting == Presenter.slotCount - 2)
         #expect(p.present(playout: 1, nowMs: 1)?.width == 2)
         #expect(p.present(playout: 200, nowMs: 2)?.width == 4 + 2 * 19)
+    }
+
+    @Test func aPictureStillHeldByTheLastCanvasIsNotDecodedInto() {
+        var p = Presenter { SlotPicture() }
+        decode(&p, width: 2, capture: nil, nowMs: 0)
+        let drawn = p.present(playout: nil, nowMs: 0)          // a tile of the last canvas keeps it
+        decode(&p, width: 4, capture: nil, nowMs: 1)
+        #expect(p.present(playout: nil, nowMs: 1)?.width == 4)  // on screen now; the tile still holds the first
+        for i in 0..<40 {
+            decode(&p, width: 6 + 2 * i, capture: nil, nowMs: 2)
+            _ = p.present(playout: nil, nowMs: 2)
+        }
+        #expect(drawn?.width == 2)
+        #expect(p.slotsReplaced == 0)
+    }
+
+    @Test func whenEveryFreeSlotIsHeldElsewhereANewPictureIsMadeAndTheHeldOnesStayAsTheyWere() {
+        var p = Presenter { SlotPicture() }
+        var held: [SlotPicture] = []
+        for i in 0..<20 {
+            decode(&p, width: 2 + 2 * i, capture: nil, nowMs: Int64(i))
+            if let shown = p.present(playout: nil, nowMs: Int64(i)) { held.append(shown) }
+        }
+        #expect(held.map(\.width) == (0..<20).map { 2 + 2 * $0 })
+        #expect(p.slotsReplaced == 20 - Presenter.slotCount)
     }
 }
 

@@ -70,7 +70,7 @@ public final class Participant: @unchecked Sendable {
         let stream: InboundStream
         let codec: String
         let decoder: any PictureDecoder
-        var presenter = VideoPresenter()
+        var presenter: VideoPresenter<DecodedPicture>
         var sync = LipSyncController()
         /// Set by a decode error: the next feedback round asks for a keyframe.
         var decoderWantsKeyframe = false
@@ -112,11 +112,18 @@ public final class Participant: @unchecked Sendable {
                                        depacketizer: h264 ? H264Depacketizer() : VP8Depacketizer() as any Depacketizer,
                                        maxDelayMs: 80, adaptive: true, nack: true)
             let decoder: any PictureDecoder = h264 ? try H264Decoder() : try VP8Decoder()
-            self.video = VideoPath(stream: stream, codec: video.codec, decoder: decoder)
+            self.video = VideoPath(stream: stream, codec: video.codec, decoder: decoder,
+                                   presenter: try VideoPresenter(makeSlot: DecodedPicture.init))
         }
     }
 
     var hasVideo: Bool { videoSSRC != nil }
+
+    /// Video pictures decoded so far, and presenter slots that had to be made anew because every free one was
+    /// still held by a canvas (VideoPresenter): the latter stays 0 while the room lets go of its tiles in time.
+    var videoPictures: (decoded: Int, slotsReplaced: Int) {
+        lock.withLock { (video?.framesDecoded ?? 0, video?.presenter.slotsReplaced ?? 0) }
+    }
 
     func setMix(muted: Bool?, gain: Float?) {
         lock.withLock {
@@ -145,10 +152,13 @@ public final class Participant: @unchecked Sendable {
         var isRetransmission = false
         if let rtx = retransmission, packet.ssrc == rtx.ssrc, let videoSSRC {
             // RFC 4588 §4: the payload starts with the original sequence number; the rest is the original payload.
-            guard packet.payloadType == rtx.payloadType, packet.payload.count >= 2, let original = video else { return nil }
+            // Only the payload type is read: a copy of the whole path would share the presenter's slots and make
+            // every free one look held to the decoder (VideoPresenter.freeSlot).
+            guard packet.payloadType == rtx.payloadType, packet.payload.count >= 2,
+                  let originalPayloadType = video?.stream.payloadType else { return nil }
             packet.sequenceNumber = UInt16(packet.payload[0]) << 8 | UInt16(packet.payload[1])
             packet.payload.removeFirst(2)
-            packet.payloadType = original.stream.payloadType
+            packet.payloadType = originalPayloadType
             packet.ssrc = videoSSRC
             isRetransmission = true
         }
@@ -257,13 +267,12 @@ public final class Participant: @unchecked Sendable {
         // (missing references): hold the last good picture until the next keyframe instead.
         if (path.waitingForKeyframe || path.stream.needsKeyframe) && !frame.isKeyframe { return nil }
         let first = !path.presenter.hasPicture
-        let slot = path.presenter.freeSlot()
         let decoder = path.decoder
+        let slot: Int
         do {
-            let ok = try path.presenter.withSlot(slot) { (picture) throws(CodecError) in
-                try decoder.decode(frame.data, into: &picture)
-            }
-            guard ok else { return nil }
+            // A new slot picture is made only when every free one is still held elsewhere (see VideoPresenter).
+            slot = try path.presenter.freeSlot(makeSlot: DecodedPicture.init)
+            guard try decoder.decode(frame.data, into: path.presenter.slots[slot]) else { return nil }
         } catch {
             path.decodeErrors += 1
             path.waitingForKeyframe = true
@@ -310,7 +319,7 @@ public final class Participant: @unchecked Sendable {
     /// `leadMs`: pictures captured up to that much after the sound being mixed are due (the canvas is stamped
     /// ahead by the `VideoLead`, plus half a frame of rounding). `spareMs` is set on the first canvas after a new picture was decoded: how
     /// far that picture is ahead of the sound being mixed (what `VideoLead` may use); nil otherwise.
-    func currentFrame(nowMs: Int64, holdMs: Int64, leadMs: Int64 = 0, spareMs: inout Int64?) -> VideoFrame? {
+    func currentFrame(nowMs: Int64, holdMs: Int64, leadMs: Int64 = 0, spareMs: inout Int64?) -> Picture? {
         lock.lock()
         defer { lock.unlock() }
         spareMs = nil
@@ -335,7 +344,7 @@ public final class Participant: @unchecked Sendable {
         }
         guard let frame,
               let decodedMs = video?.presenter.lastDecodedMs, nowMs - decodedMs <= holdMs else { return nil }
-        return frame
+        return Picture(frame)
     }
 
     func reports() -> [StreamReport] {

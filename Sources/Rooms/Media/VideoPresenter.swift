@@ -9,37 +9,50 @@ import Codecs
 /// faster than the audio path (shallower jitter buffer, no FIFO, no AAC priming) waits for it.
 /// Without sender reports on both streams, or after `maxWaitMs`, the newest picture shows at once.
 ///
-/// The decoder writes straight into one of `slotCount` preallocated frames, so holding pictures
-/// copies no pixels and allocates nothing in steady state.
-struct VideoPresenter {
-    static let slotCount = 8
+/// The decoder writes straight into one of `slotCount` pictures made once (`DecodedPicture`: a reference to the
+/// decoder's own buffer), so holding pictures copies no pixels and allocates nothing in steady state. A slot is
+/// handed to the decoder only while nobody else holds its picture: the one on screen never is, and neither is one
+/// that left the screen while someone still holds it (a tile of an older canvas, a snapshot drawing it, a slow
+/// reader): decoding into it would change the picture under them.
+struct VideoPresenter<Slot: AnyObject> {
+    static var slotCount: Int { 8 }
     /// A picture is never held longer than this, whatever the clocks say.
-    static let maxWaitMs: Int64 = 400
+    static var maxWaitMs: Int64 { 400 }
 
-    private(set) var slots = [VideoFrame](repeating: VideoFrame(width: 2, height: 2), count: slotCount)
+    private(set) var slots: [Slot]
     private var pending: [(slot: Int, capture: Double?, decodedMs: Int64)] = []
     private var shown: Int?
     /// When the newest picture was decoded: a stream stalls when this gets old.
     private(set) var lastDecodedMs: Int64 = 0
     /// Sender capture time of the newest decoded picture.
     private(set) var newestCapture: Double?
+    /// Slots whose picture was still held elsewhere when the decoder needed one, so a new picture was made:
+    /// none while the room lets go of the last canvas's tiles in time.
+    private(set) var slotsReplaced = 0
 
-    init() { pending.reserveCapacity(Self.slotCount) }
+    init(makeSlot: () throws -> Slot) rethrows {
+        slots = try (0..<Self.slotCount).map { _ in try makeSlot() }
+        pending.reserveCapacity(Self.slotCount)
+    }
 
     var hasPicture: Bool { shown != nil || !pending.isEmpty }
     var waiting: Int { pending.count }
 
-    /// A slot the decoder may overwrite: neither on screen nor waiting. When too many wait, the
-    /// oldest waiting picture is given up to make room.
-    mutating func freeSlot() -> Int {
+    /// A slot the decoder may overwrite: not on screen, not waiting, and held by nobody else. When too many
+    /// wait, the oldest waiting picture is given up to make room; when every other slot is still held elsewhere,
+    /// one gets a new picture from `makeSlot` (the old one lives on with whoever holds it).
+    mutating func freeSlot(makeSlot: () throws -> Slot) rethrows -> Int {
         if pending.count >= Self.slotCount - 2 { pending.removeFirst() }
-        for i in 0..<Self.slotCount where i != shown && !pending.contains(where: { $0.slot == i }) { return i }
-        return (shown.map { $0 + 1 } ?? 0) % Self.slotCount  // unreachable: at most slotCount - 1 slots are busy
-    }
-
-    /// The slot's frame, for the decoder to write into in place.
-    mutating func withSlot<R>(_ slot: Int, _ body: (inout VideoFrame) throws(CodecError) -> R) throws(CodecError) -> R {
-        try body(&slots[slot])
+        var spare: Int?
+        for i in 0..<Self.slotCount where i != shown && !pending.contains(where: { $0.slot == i }) {
+            if isKnownUniquelyReferenced(&slots[i]) { return i }
+            spare = spare ?? i
+        }
+        // At most slotCount - 2 slots are busy, so there is a spare.
+        let i = spare ?? 0
+        slots[i] = try makeSlot()
+        slotsReplaced += 1
+        return i
     }
 
     /// A picture was decoded into `slot`.
@@ -51,7 +64,7 @@ struct VideoPresenter {
 
     /// The picture for the canvas at `nowMs`, given the capture time of the audio being played
     /// (`playout`, nil when unknown): the newest waiting picture that is due, else the one on screen.
-    mutating func present(playout: Double?, nowMs: Int64) -> VideoFrame? {
+    mutating func present(playout: Double?, nowMs: Int64) -> Slot? {
         while let first = pending.first {
             if let playout, let capture = first.capture, capture > playout,
                nowMs - first.decodedMs < Self.maxWaitMs { break }
