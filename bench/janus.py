@@ -127,14 +127,14 @@ def run(ctx, rooms, speakers):
         replay = procs.start("replay", ["python3", os.path.join(ctx["bench_dir"], "rtp_replay.py"), cfg])
         time.sleep(ctx["warmup"])
         procs.check_alive()
-        cores, busy = machine_load_window(lambda: cpu_window([janus.pid, replay.pid], ctx["window"]))
+        cores, load = machine_load_window(lambda: cpu_window([janus.pid, replay.pid], ctx["window"]))
         procs.stop(replay)
         summary = json.loads(open(os.path.join(workdir, "replay.log")).read().strip().splitlines()[-1])
         back = summary["received"] / summary["seconds"]
         participants = rooms * speakers
         result = {"rooms": rooms, "participants": participants, "cores": round(cores[janus.pid], 3),
                   "cores_per_participant_pct": round(100 * cores[janus.pid] / participants, 3),
-                  "sender_cores": round(cores[replay.pid], 3), "machine_busy_cores": busy,
+                  "sender_cores": round(cores[replay.pid], 3), **load,
                   "mix_minus_packets_per_s": round(back, 1)}
         log(f"  janus R={rooms}: {result}")
         return result

@@ -123,23 +123,29 @@ def cpu_window(pids, seconds, poll=None):
 
 
 def machine_load_window(seconds_fn):
-    """Total busy cores of the machine over a call (from /proc/stat): tells how noisy the box was.
+    """Total busy cores of the machine over a call, and how much of it was stolen by the hypervisor (from /proc/stat):
+    tells how noisy the box was. Returns (result, {"machine_busy_cores", "steal_cores"}).
+
+    Steal is time this VM's cores were ready to run but the host ran something else: with it above a few hundredths
+    of a core, every process's CPU time in the window reads high too (the same work takes longer on a shared core),
+    so a mixer measured in such a window looks dearer than it is.
 
     Busy is every core's wall time minus its idle + iowait, not the sum of /proc/stat's busy fields: on a tickless
     kernel idle is measured exactly, while user/system are sampled at the scheduler tick, so work done in wakeups
     shorter than a tick (a voice room's 20 ms ticks, one datagram at a time) mostly goes uncounted there. With the
     fields' sum, 10 voice rooms using 0.18 cores (their own utime + stime) showed a machine 0.01 cores busy."""
-    def idle_seconds():
+    def idle_and_steal():
         with open("/proc/stat") as f:
             parts = [int(x) for x in f.readline().split()[1:]]
-        return (parts[3] + parts[4]) / CLK_TCK
-    a = idle_seconds()
+        return (parts[3] + parts[4]) / CLK_TCK, (parts[7] if len(parts) > 7 else 0) / CLK_TCK
+    a, steal_a = idle_and_steal()
     t0 = time.monotonic()
     result = seconds_fn()
-    b = idle_seconds()
+    b, steal_b = idle_and_steal()
     wall = time.monotonic() - t0
     busy = max(0.0, (os.cpu_count() or 1) - (b - a) / wall) if wall > 0 else 0.0
-    return result, round(busy, 3)
+    steal = max(0.0, (steal_b - steal_a) / wall) if wall > 0 else 0.0
+    return result, {"machine_busy_cores": round(busy, 3), "steal_cores": round(steal, 3)}
 
 
 def machine_info():

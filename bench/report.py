@@ -45,6 +45,11 @@ def _f(v, digits=2):
     return f"{v:.{digits}f}" if isinstance(v, float) else str(v)
 
 
+def _load(x):
+    """"busy (stolen)" of one measurement window; results from before stop 19 have no steal figure."""
+    return f"{_f(x.get('machine_busy_cores'))} ({_f(x.get('steal_cores'), 3)})"
+
+
 def table(r):
     m = r["machine"]
     lines = [f"machine: {m['nproc']} x {m['cpu_model']}; load avg {m['load_avg_at_start']} -> {m.get('load_avg_at_end')}"
@@ -55,15 +60,17 @@ def table(r):
         lines += ["", "1. video room, 1280x720@30 x264 veryfast 2 Mb/s (cores = CPU seconds per second)",
                   f"   x264 floor: {_f(v['x264_floor']['cores'], 3)} cores "
                   f"(testsrc2+x264 {_f(v['x264_floor']['with_source_cores'], 3)} - testsrc2 {_f(v['x264_floor']['source_cores'], 3)})",
-                  "   N | cohost | ffmpeg | ratio | VP8 dec | floor | cohost/floor | out fps cohost/ffmpeg | box busy",
-                  "   --|--------|--------|-------|---------|-------|--------------|----------------------|---------"]
+                  "   N | cohost | ffmpeg | ratio | VP8 dec | floor | cohost/floor | out fps cohost/ffmpeg | box busy (stolen) cohost/ffmpeg",
+                  "   --|--------|--------|-------|---------|-------|--------------|----------------------|-------------------------------"]
         for key in sorted((k for k in v if k.startswith("n")), key=lambda k: int(k[1:])):
             x = v[key]
             lines.append(f"   {key[1:]:>1} | {_f(x['cohost']['cores'], 3):>6} | {_f(x['ffmpeg']['cores'], 3):>6} | "
                          f"{_f(x['cohost_over_ffmpeg']):>5} | {_f(x['vp8_decode_floor']['cores'], 3):>7} | "
                          f"{_f(x['codec_floor_cores'], 3):>5} | {_f(x['cohost_over_floor']):>12} | "
                          f"{_f(x['cohost']['output_video_fps'], 1):>10}/{_f(x['ffmpeg']['output_fps'], 1):<10} | "
-                         f"{_f(x['cohost']['machine_busy_cores']):>4}/{_f(x['ffmpeg']['machine_busy_cores'])}")
+                         f"{_load(x['cohost'])} / {_load(x['ffmpeg'])}")
+        lines.append("   (stolen: cores the hypervisor ran something else on while this VM wanted them; above ~0.05 the "
+                     "window's CPU figures read high)")
     lat = r.get("latency")
     if lat:
         lines += ["", "2. latency (age of each new pulled frame; cohost path vs direct sender->nginx path)",
@@ -74,12 +81,12 @@ def table(r):
     vo = r.get("voice")
     if vo:
         lines += ["", "3. voice rooms (6 Opus speakers each, 3 with DTX; AAC 64k mono out)",
-                  "   R | speakers | cohost cores | % core/speaker | min room AAC fps | behind | RSS/room MiB | held",
-                  "   --|----------|--------------|----------------|------------------|--------|--------------|-----"]
+                  "   R | speakers | cohost cores | % core/speaker | min room AAC fps | behind | RSS/room MiB | held | box busy (stolen)",
+                  "   --|----------|--------------|----------------|------------------|--------|--------------|------|------------------"]
         for s in vo["steps"]:
             lines.append(f"   {s['rooms']} | {s['speakers']} | {_f(s['cores'], 3)} | {_f(s['cores_per_speaker_pct'], 3)} | "
                          f"{_f(s['min_room_audio_fps'])} | {s['rooms_behind']}/{s['rooms_reporting']} | "
-                         f"{_f(s['rss_per_room_mib'])} | {s['held']}")
+                         f"{_f(s['rss_per_room_mib'])} | {s['held']} | {_load(s)}")
         lines.append(f"   largest R held: {vo['max_rooms_held']}")
         j = vo.get("janus")
         if isinstance(j, dict):

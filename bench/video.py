@@ -22,11 +22,11 @@ def _replayer(procs, workdir, ctx, streams, name="replay"):
 
 
 def measure(procs, pids, ctx, poll=None):
-    """Warm up, then cores per pid over the steady window, plus how busy the whole machine was."""
+    """Warm up, then cores per pid over the steady window, plus how busy the whole machine was and how much of
+    that the hypervisor stole (`machine_load_window`)."""
     time.sleep(ctx["warmup"])
     procs.check_alive()
-    cores, busy = machine_load_window(lambda: cpu_window(pids, ctx["window"], poll))
-    return cores, round(busy, 2)
+    return machine_load_window(lambda: cpu_window(pids, ctx["window"], poll))
 
 
 def cohost_room(ctx, n, extra_env=None, name="cohost", keep=None):
@@ -62,13 +62,13 @@ def cohost_room(ctx, n, extra_env=None, name="cohost", keep=None):
         replay = _replayer(procs, workdir, ctx, streams)
         if keep and keep.get("steady"):
             return keep["steady"](cohost, procs)
-        cores, busy = measure(procs, [cohost.pid, replay.pid, nginx.proc.pid], ctx)
+        cores, load = measure(procs, [cohost.pid, replay.pid, nginx.proc.pid], ctx)
         metrics = cohost.metrics()
         vfps = [v for _, v in metric_values(metrics, "cohost_output_video_fps")]
         afps = [v for _, v in metric_values(metrics, "cohost_output_audio_fps")]
         decoded = sum(v for _, v in metric_values(metrics, "cohost_stream_frames_decoded"))
         return {"cores": round(cores[cohost.pid], 3), "sender_cores": round(cores[replay.pid], 3),
-                "nginx_cores": round(cores[nginx.proc.pid], 3), "machine_busy_cores": busy,
+                "nginx_cores": round(cores[nginx.proc.pid], 3), **load,
                 "output_video_fps": vfps[0] if vfps else None, "output_audio_fps": afps[0] if afps else None,
                 "frames_decoded": decoded, "rss_idle_mib": round(rss_idle, 1),
                 "rss_room_mib": round(rss_mib(cohost.pid) - rss_idle, 1)}
@@ -123,14 +123,14 @@ def ffmpeg_mixer(ctx, n):
         mixer = procs.start("ffmpeg-mixer", argv)
         time.sleep(0.5)
         replay = _replayer(procs, workdir, ctx, streams)
-        cores, busy = measure(procs, [mixer.pid, replay.pid], ctx)
+        cores, load = measure(procs, [mixer.pid, replay.pid], ctx)
         stats = open(os.path.join(workdir, "ffmpeg-mixer.log"), "rb").read().decode(errors="replace")
         speeds = re.findall(r"speed=\s*([\d.]+)x", stats)
         frames = [int(x) for x in re.findall(r"frame=\s*(\d+)", stats)]
         # Stats come once a second: the frame count's growth over the last 5 is the steady output rate.
         fps = [(frames[-1] - frames[-6]) / 5] if len(frames) >= 6 else []
         return {"cores": round(cores[mixer.pid], 3), "sender_cores": round(cores[replay.pid], 3),
-                "machine_busy_cores": busy, "speed": float(speeds[-1]) if speeds else None,
+                **load, "speed": float(speeds[-1]) if speeds else None,
                 "output_fps": fps[-1] if fps else None,
                 "log_lines_lost_packets": len(re.findall(r"missed \d+ packets", stats))}
     finally:
@@ -143,8 +143,8 @@ def _one_ffmpeg(ctx, name, argv):
     procs = Procs(workdir)
     try:
         p = procs.start(name, argv)
-        cores, busy = measure(procs, [p.pid], ctx)
-        return cores[p.pid], busy
+        cores, load = measure(procs, [p.pid], ctx)
+        return cores[p.pid], load
     finally:
         procs.stop()
 
@@ -153,10 +153,10 @@ def x264_floor(ctx):
     """x264 alone on a 1280x720@30 canvas: (testsrc2 + x264) minus (testsrc2 alone), both paced with -re."""
     src = ["ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error", "-re", "-f", "lavfi",
            "-i", "testsrc2=s=1280x720:r=30,format=yuv420p"]
-    with_enc, busy = _one_ffmpeg(ctx, "floor-x264", src + X264_ARGS + ["-f", "null", "-"])
+    with_enc, load = _one_ffmpeg(ctx, "floor-x264", src + X264_ARGS + ["-f", "null", "-"])
     gen, _ = _one_ffmpeg(ctx, "floor-testsrc2", src + ["-f", "null", "-"])
     return {"cores": round(max(0.0, with_enc - gen), 3), "with_source_cores": round(with_enc, 3),
-            "source_cores": round(gen, 3), "machine_busy_cores": busy}
+            "source_cores": round(gen, 3), **load}
 
 
 def vp8_demux(ctx, n):
@@ -169,9 +169,9 @@ def vp8_floor(ctx, n, demux, decoder="vp8"):
     and passed on undecoded (`-c copy`): ffmpeg's reading, pacing and packet handling are not decoding (at N=4 they
     were 0.011 of 0.081 cores). `vp8` is libavcodec's native decoder, which Cohost uses (and the ffmpeg mixer by
     default); `libvpx` is measured for reference. `demux` is `vp8_demux(ctx, n)`."""
-    decoding, busy = _one_ffmpeg(ctx, f"floor-{decoder}-n{n}", _vp8_inputs(ctx, n, decoder))
+    decoding, load = _one_ffmpeg(ctx, f"floor-{decoder}-n{n}", _vp8_inputs(ctx, n, decoder))
     return {"cores": round(max(0.0, decoding - demux), 3), "with_demux_cores": round(decoding, 3),
-            "demux_cores": round(demux, 3), "machine_busy_cores": busy}
+            "demux_cores": round(demux, 3), **load}
 
 
 def _vp8_inputs(ctx, n, decoder):

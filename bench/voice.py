@@ -82,7 +82,7 @@ def run(ctx, steps):
             time.sleep(ctx["warmup"])
             procs.check_alive()
             pids = [cohost.pid] + [p.pid for p in replayers]
-            cores, busy = machine_load_window(lambda: cpu_window(pids, ctx["window"]))
+            cores, load = machine_load_window(lambda: cpu_window(pids, ctx["window"]))
             rooms = [f"voice{r}" for r in range(have)]
             rates = _room_rates(cohost, rooms, ctx["window"])
             known = [v for v in rates.values() if v is not None]
@@ -90,7 +90,7 @@ def run(ctx, steps):
             c = cores[cohost.pid]
             step = {"rooms": have, "speakers": have * SPEAKERS, "cores": round(c, 3),
                     "cores_per_speaker_pct": round(100 * c / (have * SPEAKERS), 3),
-                    "sender_cores": round(sum(cores[p.pid] for p in replayers), 3), "machine_busy_cores": busy,
+                    "sender_cores": round(sum(cores[p.pid] for p in replayers), 3), **load,
                     "rss_per_room_mib": round((rss_mib(cohost.pid) - rss0) / have, 2),
                     "min_room_audio_fps": round(min(known), 2) if known else None,
                     "rooms_behind": len(slow), "rooms_reporting": len(known)}
