@@ -19,28 +19,38 @@ struct DecodedPictureTests {
         return packets
     }
 
+    /// Decodes `units` twice: into three held pictures in turn, like presenter slots (`held`), and copied into one
+    /// frame (`copying`). Counts held pictures equal to the copy when decoded, and still equal when their turn comes
+    /// again two decodes later, after the decoder has written two more pictures.
+    static func heldVersusCopied(_ units: [[UInt8]], held: ([UInt8], DecodedPicture) throws -> Bool,
+                                 copying: ([UInt8], inout VideoFrame) throws -> Bool)
+        throws -> (same: Int, stillSame: Int, pictures: [DecodedPicture]) {
+        let pictures = try (0..<3).map { _ in try DecodedPicture() }
+        var expected: [VideoFrame?] = [nil, nil, nil]
+        var copy = VideoFrame(width: 16, height: 16)
+        var same = 0, stillSame = 0
+        for (i, unit) in units.enumerated() {
+            let slot = i % 3
+            if let before = expected[slot], DecoderBuffersTests.same(pictures[slot].copiedFrame(), before) { stillSame += 1 }
+            #expect(try held(unit, pictures[slot]))
+            #expect(try copying(unit, &copy))
+            if DecoderBuffersTests.same(pictures[slot].copiedFrame(), copy) { same += 1 }
+            expected[slot] = copy
+        }
+        return (same, stillSame, pictures)
+    }
+
     @Test("VP8: a held picture has the copied picture's pixels and keeps them while the decoder goes on")
     func vp8HeldPicturesStayAsDecoded() throws {
         let packets = try Self.vp8Packets()
         try #require(packets.count == 30)
         let held = try VP8Decoder(), copying = try VP8Decoder()
-        var copy = VideoFrame(width: 16, height: 16)
-        // Three pictures in turn, like presenter slots: each is checked again two decodes later, when the
-        // decoder has written two more pictures (and the size changed once in between).
-        let pictures = try (0..<3).map { _ in try DecodedPicture() }
-        var expected: [VideoFrame?] = [nil, nil, nil]
-        var same = 0, stillSame = 0
-        for (i, packet) in packets.enumerated() {
-            let slot = i % 3
-            if let before = expected[slot], DecoderBuffersTests.same(pictures[slot].copiedFrame(), before) { stillSame += 1 }
-            #expect(try held.decode(packet, into: pictures[slot]))
-            #expect(try copying.decode(packet, into: &copy))
-            if DecoderBuffersTests.same(pictures[slot].copiedFrame(), copy) { same += 1 }
-            expected[slot] = copy
-        }
-        #expect(same == 30)
-        #expect(stillSame == 27)
-        #expect(pictures[2].width == 160 && pictures[2].height == 120)
+        // The size changes once on the way (320×240, then 160×120).
+        let result = try Self.heldVersusCopied(packets, held: { try held.decode($0, into: $1) },
+                                               copying: { try copying.decode($0, into: &$1) })
+        #expect(result.same == 30)
+        #expect(result.stillSame == 27)
+        #expect(result.pictures[2].width == 160 && result.pictures[2].height == 120)
         // Every picture came from the pool, and holding them built no extra layouts.
         #expect(held.bufferCounts.pictures == 30 && held.bufferCounts.layouts == 2)
     }
@@ -49,25 +59,17 @@ struct DecodedPictureTests {
     func h264HeldPicturesStayAsDecoded() throws {
         let config = H264EncoderConfig(width: 320, height: 240, fps: 30, bitrateKbps: 1000, keyintFrames: 60, profile: .high)
         let encoder = try H264Encoder(config: config)
-        let held = try H264Decoder(), copying = try H264Decoder()
-        let pictures = try (0..<3).map { _ in try DecodedPicture() }
-        var expected: [VideoFrame?] = [nil, nil, nil]
-        var copy = VideoFrame(width: 16, height: 16)
-        var same = 0, stillSame = 0
-        for i in 0..<9 {
+        let units = try (0..<9).map { i in
             let out = try #require(try encoder.encode(DecoderBuffersTests.movingPatch(width: 320, height: 240, frame: i),
                                                       pts: Int64(i), forceKeyframe: false))
-            let au = try #require(H264DecoderTests.annexB(record: encoder.decoderConfigurationRecord, frame: out.data,
-                                                          withParameterSets: i == 0))
-            let slot = i % 3
-            if let before = expected[slot], DecoderBuffersTests.same(pictures[slot].copiedFrame(), before) { stillSame += 1 }
-            #expect(try held.decode(au, into: pictures[slot]))
-            #expect(try copying.decode(au, into: &copy))
-            if DecoderBuffersTests.same(pictures[slot].copiedFrame(), copy) { same += 1 }
-            expected[slot] = copy
+            return try #require(H264DecoderTests.annexB(record: encoder.decoderConfigurationRecord, frame: out.data,
+                                                        withParameterSets: i == 0))
         }
-        #expect(same == 9)
-        #expect(stillSame == 6)
+        let held = try H264Decoder(), copying = try H264Decoder()
+        let result = try Self.heldVersusCopied(units, held: { try held.decode($0, into: $1) },
+                                               copying: { try copying.decode($0, into: &$1) })
+        #expect(result.same == 9)
+        #expect(result.stillSame == 6)
         #expect(held.bufferCounts.detached == 0)
     }
 
