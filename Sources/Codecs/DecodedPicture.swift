@@ -37,26 +37,10 @@ public final class DecodedPicture: ExternalPicture, @unchecked Sendable {
         height = 0
     }
 
-    /// Takes the picture `frame` now refers to, checking it is something Cohost can draw.
-    func adopt(maxWidth: Int, maxHeight: Int, codec name: String) throws(CodecError) {
-        let f = frame.pointee
-        let format = AVPixelFormat(rawValue: f.format)
-        guard format == AV_PIX_FMT_YUV420P || format == AV_PIX_FMT_YUVJ420P else {
-            clear()
-            throw AVError.error("unsupported \(name) pixel format \(f.format) (only 8-bit 4:2:0)")
-        }
-        let w = Int(f.width), h = Int(f.height)
-        guard w > 0, h > 0, w <= maxWidth, h <= maxHeight else {
-            clear()
-            throw AVError.error("picture \(w)x\(h) outside 1x1...\(maxWidth)x\(maxHeight)")
-        }
-        guard f.data.0 != nil, f.data.1 != nil, f.data.2 != nil,
-              f.linesize.0 >= w, f.linesize.1 >= (w + 1) / 2, f.linesize.2 >= (w + 1) / 2 else {
-            clear()
-            throw AVError.error("decoded picture has unexpected planes")
-        }
-        width = w
-        height = h
+    /// Takes the picture `frame` now refers to, as checked by its decoder (`planes` are that picture's).
+    func adopt(_ planes: PlanePointers) {
+        width = planes.width
+        height = planes.height
     }
 
     package func withPlanes<R>(_ body: (PlanePointers) -> R) -> R {

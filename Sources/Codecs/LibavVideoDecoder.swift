@@ -78,7 +78,7 @@ final class LibavVideoDecoder: @unchecked Sendable {
         var produced = false
         while try receive(into: frame) {
             defer { av_frame_unref(frame) }
-            try copy(frame.pointee, into: &output)
+            output.copy(from: try planes(of: frame.pointee))
             produced = true
         }
         return produced
@@ -94,7 +94,12 @@ final class LibavVideoDecoder: @unchecked Sendable {
         while try receive(into: frame) {
             av_frame_unref(picture.frame)
             av_frame_move_ref(picture.frame, frame)  // moves the buffer reference: nothing allocated
-            try picture.adopt(maxWidth: maxWidth, maxHeight: maxHeight, codec: name)
+            do {
+                picture.adopt(try planes(of: picture.frame.pointee))
+            } catch {
+                picture.clear()
+                throw error
+            }
             if picture.frame.pointee.interlaced_frame != 0 {
                 // libavcodec's H.264 decoder may still write into a field picture it has output (a lone first
                 // field, then its second): the held copy gets a buffer of its own (allocated; interlaced only).
@@ -152,7 +157,9 @@ final class LibavVideoDecoder: @unchecked Sendable {
         return true
     }
 
-    private func copy(_ f: AVFrame, into output: inout VideoFrame) throws(CodecError) {
+    /// The planes of a decoded picture, once it is checked to be one Cohost can draw: 8-bit 4:2:0, within the
+    /// size limits, with line sizes at least the plane widths.
+    private func planes(of f: AVFrame) throws(CodecError) -> PlanePointers {
         let format = AVPixelFormat(rawValue: f.format)
         guard format == AV_PIX_FMT_YUV420P || format == AV_PIX_FMT_YUVJ420P else {
             throw AVError.error("unsupported \(name) pixel format \(f.format) (only 8-bit 4:2:0)")
@@ -165,21 +172,8 @@ final class LibavVideoDecoder: @unchecked Sendable {
               f.linesize.0 >= w, f.linesize.1 >= (w + 1) / 2, f.linesize.2 >= (w + 1) / 2 else {
             throw AVError.error("decoded picture has unexpected planes")
         }
-        output.resize(width: w, height: h)
-        let cw = (w + 1) / 2, ch = (h + 1) / 2
-        Self.copyPlane(py, stride: Int(f.linesize.0), width: w, height: h, into: &output.y)
-        Self.copyPlane(pu, stride: Int(f.linesize.1), width: cw, height: ch, into: &output.u)
-        Self.copyPlane(pv, stride: Int(f.linesize.2), width: cw, height: ch, into: &output.v)
-    }
-
-    private static func copyPlane(_ src: UnsafeMutablePointer<UInt8>, stride: Int, width: Int, height: Int,
-                                  into dst: inout [UInt8]) {
-        dst.withUnsafeMutableBufferPointer { d in
-            guard let base = d.baseAddress, d.count >= width * height else { return }
-            for row in 0..<height {
-                (base + row * width).update(from: src + row * stride, count: width)
-            }
-        }
+        return PlanePointers(width: w, height: h, y: py, u: pu, v: pv, strideY: Int(f.linesize.0),
+                             strideU: Int(f.linesize.1), strideV: Int(f.linesize.2))
     }
 }
 

@@ -84,23 +84,29 @@ public struct Picture: Sendable {
         if case .frame(let f) = storage { return f }
         return withPlanes { p in
             var out = VideoFrame(width: p.width, height: p.height)
-            let cw = (p.width + 1) / 2, ch = (p.height + 1) / 2
-            Self.copy(p.y, stride: p.strideY, width: p.width, height: p.height, into: &out.y)
-            Self.copy(p.u, stride: p.strideU, width: cw, height: ch, into: &out.u)
-            Self.copy(p.v, stride: p.strideV, width: cw, height: ch, into: &out.v)
+            out.copy(from: p)
             return out
-        }
-    }
-
-    private static func copy(_ src: UnsafePointer<UInt8>, stride: Int, width: Int, height: Int, into dst: inout [UInt8]) {
-        dst.withUnsafeMutableBufferPointer { d in
-            guard let base = d.baseAddress else { return }
-            for row in 0..<height { (base + row * width).update(from: src + row * stride, count: width) }
         }
     }
 }
 
 extension VideoFrame {
+    /// Becomes a copy of `planes` (resized when the size differs, rows copied honouring their line sizes).
+    package mutating func copy(from planes: PlanePointers) {
+        resize(width: planes.width, height: planes.height)
+        let cw = strideUV, ch = chromaHeight
+        Self.copyRows(planes.y, stride: planes.strideY, width: width, height: height, into: &y)
+        Self.copyRows(planes.u, stride: planes.strideU, width: cw, height: ch, into: &u)
+        Self.copyRows(planes.v, stride: planes.strideV, width: cw, height: ch, into: &v)
+    }
+
+    private static func copyRows(_ src: UnsafePointer<UInt8>, stride: Int, width: Int, height: Int, into dst: inout [UInt8]) {
+        dst.withUnsafeMutableBufferPointer { d in
+            guard let base = d.baseAddress, d.count >= width * height else { return }
+            for row in 0..<height { (base + row * width).update(from: src + row * stride, count: width) }
+        }
+    }
+
     /// Lends the three planes (strides equal to the plane widths) to `body`. Planes are public and could have
     /// been replaced with arrays of the wrong size: then a black pixel is lent rather than memory past them.
     package func withPlanes<R>(_ body: (PlanePointers) -> R) -> R {
