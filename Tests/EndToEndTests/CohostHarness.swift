@@ -180,18 +180,50 @@ struct FFmpegSender {
     var scheme = "rtp"
     /// Extra options of the video output only (e.g. `-seq`).
     var videoOptions: [String] = []
+    /// A file holding `audio` and `video` already encoded (`prerendered(seconds:)`), sent as it is.
+    private(set) var clip: String?
 
     var arguments: [String] {
-        var args = ["-hide_banner", "-loglevel", "error", "-re", "-f", "lavfi", "-i", audio]
+        var args = ["-hide_banner", "-loglevel", "error", "-re"]
+        if let clip {
+            args += ["-i", clip]
+        } else {
+            args += ["-f", "lavfi", "-i", audio] + (video.map { ["-f", "lavfi", "-i", $0] } ?? [])
+        }
         let url = "\(scheme)://127.0.0.1:\(port)?pkt_size=1200"
-        if let video, let videoSSRC {
-            args += ["-f", "lavfi", "-i", video,
-                     "-map", "1:v", "-c:v", "libvpx", "-deadline", "realtime", "-cpu-used", "8", "-b:v", videoBitrate,
-                     "-g", "\(gop)", "-ssrc", "\(videoSSRC)", "-payload_type", "96"] + videoOptions
+        if video != nil, let videoSSRC {
+            args += ["-map", clip == nil ? "1:v" : "0:v"] + (clip == nil ? videoEncoder : ["-c:v", "copy"])
+                + ["-ssrc", "\(videoSSRC)", "-payload_type", "96"] + videoOptions
                 + ["-f", "rtp"] + outputOptions + [videoURL ?? url]
         }
-        return args + ["-map", "0:a", "-c:a", "libopus", "-b:a", "64k", "-application", "audio",
-                       "-ssrc", "\(audioSSRC)", "-payload_type", "111", "-f", "rtp"] + outputOptions + [url]
+        return args + ["-map", "0:a"] + (clip == nil ? audioEncoder : ["-c:a", "copy"])
+            + ["-ssrc", "\(audioSSRC)", "-payload_type", "111", "-f", "rtp"] + outputOptions + [url]
+    }
+
+    private var videoEncoder: [String] {
+        ["-c:v", "libvpx", "-deadline", "realtime", "-cpu-used", "8", "-b:v", videoBitrate, "-g", "\(gop)"]
+    }
+    private var audioEncoder: [String] { ["-c:a", "libopus", "-b:a", "64k", "-application", "audio"] }
+
+    /// The same participant, its first `seconds` encoded now (as fast as the machine goes) into a file in `directory`
+    /// and sent from there in real time. Encoding live, ffmpeg falls behind the wall clock on a busy machine: its
+    /// pictures and sound then arrive late by different amounts and its sender reports stop matching them, which a
+    /// test of timing would blame on Cohost. Copying packets from a file keeps to the clock on a busy machine.
+    func prerendered(seconds: Int, directory: String = NSTemporaryDirectory()) throws -> FFmpegSender {
+        let path = directory + "/cohost-clip-\(UUID().uuidString).mkv"
+        var args = ["-hide_banner", "-loglevel", "error", "-nostdin", "-f", "lavfi", "-i", audio]
+        if let video { args += ["-f", "lavfi", "-i", video, "-map", "1:v"] + videoEncoder }
+        args += ["-map", "0:a"] + audioEncoder + ["-t", "\(seconds)", "-y", path]
+        let result = try run("ffmpeg", args, timeout: Double(10 * seconds))
+        guard result.status == 0 else { throw TestSupportError.failed("rendering \(path) failed: \(result.stderr)") }
+        var copy = self
+        copy.clip = path
+        return copy
+    }
+
+    /// Deletes the file `prerendered(seconds:)` made, if any.
+    func removeClip() {
+        if let clip { try? FileManager.default.removeItem(atPath: clip) }
     }
 
     func start() throws -> ManagedProcess {

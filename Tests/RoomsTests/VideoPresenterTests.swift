@@ -74,13 +74,29 @@ final class SlotPicture {
 }
 
 @Suite struct LipSyncControllerTests {
-    @Test func aVoiceAheadOfItsPictureIsHeldBackByTheSmallestLagOfASecond() {
+    @Test func aVoiceAheadOfItsPicturesIsHeldBackByTheMedianLagOfASecond() {
+        var c = LipSyncController()
+        for (lag, at) in [(0.080, 0), (0.200, 100), (0.060, 200), (0.030, 300)] as [(Double, Int64)] {
+            #expect(c.observe(lag: lag, nowMs: at) == nil)
+        }
+        #expect(c.observe(lag: 0.070, nowMs: 1000) == 3360)  // 70 ms at 48 kHz, the middle of five
+        #expect(c.observe(lag: 0.010, nowMs: 1500) == nil)
+        #expect(c.observe(lag: -0.015, nowMs: 1600) == nil)
+        #expect(c.observe(lag: 0.030, nowMs: 2000) == nil)    // median 10 ms, within ±20 ms: left alone
+    }
+
+    @Test func ofTwoPicturesInASecondTheSmallerLagCounts() {
         var c = LipSyncController()
         #expect(c.observe(lag: 0.080, nowMs: 0) == nil)
-        #expect(c.observe(lag: 0.060, nowMs: 500) == nil)
-        #expect(c.observe(lag: 0.070, nowMs: 1000) == 2880)  // 60 ms at 48 kHz
-        #expect(c.observe(lag: 0.010, nowMs: 1500) == nil)
-        #expect(c.observe(lag: 0.015, nowMs: 2000) == nil)    // within ±20 ms: left alone
+        #expect(c.observe(lag: 0.060, nowMs: 1000) == 2880)  // 60 ms at 48 kHz
+    }
+
+    @Test func moreThanCapacityPicturesInASecondAreJudgedOnTheFirstOnes() {
+        var c = LipSyncController()
+        for i in 0..<LipSyncController.capacity { _ = c.observe(lag: 0.050, nowMs: Int64(i)) }
+        // A burst of later, much slower pictures in the same second does not count.
+        for i in 0..<500 { _ = c.observe(lag: 0.250, nowMs: 200 + Int64(i)) }
+        #expect(c.observe(lag: .nan, nowMs: 1000) == 2400)  // 50 ms; a NaN lag is ignored too
     }
 
     @Test func pictureWaitingForTheVoiceGivesTheDelayBackButNeverBelowZeroOrAbove300ms() {

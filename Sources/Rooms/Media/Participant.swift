@@ -326,15 +326,14 @@ public final class Participant: @unchecked Sendable {
         let playout = audioPlayout(nowMs: nowMs)
         // Mutated in place through the optional: no copy of the presenter's queue per tick.
         let frame = video?.presenter.present(playout: playout.map { $0 + Double(leadMs) / 1000 }, nowMs: nowMs)
-        if let playout, let newest = video?.presenter.newestCapture, let decodedMs = video?.presenter.lastDecodedMs {
-            // Only a fresh picture says how far ahead pictures run: an old one (a stalled camera, a tile placed
-            // again) would read as seconds behind and pull everyone's lead to zero.
-            if video?.spareReportedForMs != decodedMs, nowMs - decodedMs <= 50 {
-                video?.spareReportedForMs = decodedMs
-                spareMs = Int64(((newest - playout) * 1000).rounded(.down))
-            }
-            if nowMs - decodedMs <= 50, let delay = video?.sync.observe(lag: playout - newest, nowMs: nowMs),
-               var path = audio {
+        // Once per picture, on the first canvas after it was decoded: how far it is ahead of the sound being mixed.
+        // Only a fresh picture says that: an old one (a stalled camera, a tile placed again) would read as seconds
+        // behind and pull everyone's lead to zero.
+        if let playout, let newest = video?.presenter.newestCapture, let decodedMs = video?.presenter.lastDecodedMs,
+           video?.spareReportedForMs != decodedMs, nowMs - decodedMs <= 50 {
+            video?.spareReportedForMs = decodedMs
+            spareMs = Int64(((newest - playout) * 1000).rounded(.down))
+            if let delay = video?.sync.observe(lag: playout - newest, nowMs: nowMs), var path = audio {
                 // A shorter delay drops from the FIFO: decode what is queued first, so the cut is whole.
                 audio = nil
                 decodePending(path: &path)

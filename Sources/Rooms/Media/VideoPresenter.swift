@@ -77,27 +77,44 @@ struct VideoPresenter<Slot: AnyObject> {
 
 /// The other half of lip-sync: when pictures arrive later than their audio (a deeper video jitter
 /// buffer, a slow decoder), holding pictures cannot help; the audio must wait instead. Once a second
-/// this looks at how far the newest picture trailed the audio being played, right after pictures
-/// arrived, and moves the audio delay by that much (bounded, so a bad clock cannot mute anyone).
+/// this takes the median of how far each new picture trailed the audio being played when it was first
+/// shown, and moves the audio delay by that much (bounded, so a bad clock cannot mute anyone).
+///
+/// The median, not the smallest lag: a picture that arrives early waits for its sound and is shown in sync,
+/// one that arrives late can only be shown late, so aiming at the fastest picture of a second left the
+/// others late by the video path's jitter (LipSyncTests, video path 150 ms slower: pictures 22–26 ms behind
+/// their sound on a quiet machine, 36–42 ms on a busy one). Aiming at the slowest ones instead moved the
+/// delay every second on a busy machine, and each move is heard (a gap or a cut).
 struct LipSyncController {
     static let windowMs: Int64 = 1000
     static let toleranceSeconds = 0.020
     static let maxDelayFrames = 15 * AudioFormat.blockFrames  // 300 ms
+    /// Lags kept per window: a sender with more pictures a second than this is judged on its first ones.
+    static let capacity = 128
 
     private var windowStart: Int64?
-    private var smallestLag = Double.infinity
+    /// The window's lags in increasing order; capacity reserved once, so nothing is allocated per picture.
+    private var lags: [Double] = []
     private(set) var audioDelayFrames = 0
 
-    /// `lag`: capture time of the audio playing minus that of the newest picture, in seconds, seen
-    /// while that picture is fresh. Returns the new audio delay (frames at 48 kHz) when it changes.
+    init() {
+        lags.reserveCapacity(Self.capacity)
+    }
+
+    /// `lag`: capture time of the audio playing minus that of a new picture, in seconds, on the first canvas
+    /// after that picture was decoded (once per picture). Returns the new audio delay (frames at 48 kHz)
+    /// when it changes.
     mutating func observe(lag: Double, nowMs: Int64) -> Int? {
         let start = windowStart ?? nowMs
         windowStart = start
-        smallestLag = min(smallestLag, lag)
+        if lags.count < Self.capacity, lag.isFinite {
+            lags.insert(lag, at: lags.firstIndex(where: { $0 > lag }) ?? lags.count)
+        }
         guard nowMs - start >= Self.windowMs else { return nil }
-        let lag = smallestLag
         windowStart = nowMs
-        smallestLag = .infinity
+        guard !lags.isEmpty else { return nil }
+        let lag = lags[(lags.count - 1) / 2]  // the lower median: of two, the smaller
+        lags.removeAll(keepingCapacity: true)
         var target = audioDelayFrames
         if lag > Self.toleranceSeconds {
             target += Int(lag * Double(AudioFormat.sampleRate))
