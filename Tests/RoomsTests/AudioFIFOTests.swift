@@ -81,18 +81,63 @@ import Media
         #expect(fifo.bufferedFrames == 3 * 960 && fifo.trimmedFrames == 0)
     }
 
-    @Test func aSyncDelayIsBuiltByPrebufferingAgainAndGivenBackByDropping() {
+    @Test func beforeThePrebufferFillsASyncDelayIsMadeAtOnce() {
         var fifo = AudioFIFO()
         var out = block(0)
-        for _ in 0..<2 { fifo.write(block(1), frames: 960) }
-        #expect(fifo.read(into: &out, frames: 960))
         fifo.setSyncDelay(frames: 2 * 960)
-        #expect(!fifo.read(into: &out, frames: 960))  // waits for 4 blocks now
+        #expect(fifo.syncDelayFrames == 2 * 960 && fifo.pendingSyncChangeFrames == 0)
         for _ in 0..<3 { fifo.write(block(1), frames: 960) }
-        #expect(fifo.bufferedFrames == 4 * 960)
+        #expect(!fifo.read(into: &out, frames: 960))  // waits for 4 blocks now
+        fifo.write(block(1), frames: 960)
         #expect(fifo.read(into: &out, frames: 960))
-        fifo.setSyncDelay(frames: 960)
-        #expect(fifo.bufferedFrames == 2 * 960 && fifo.syncDelayFrames == 960)
+    }
+
+    @Test func aLongerSyncDelayIsSilencePutInFrontOfTheNextQuietRead() {
+        var fifo = AudioFIFO()
+        var out = block(0)
+        fifo.write(block(1), frames: 960); fifo.write(block(1), frames: 960)
+        #expect(fifo.read(into: &out, frames: 960))
+        fifo.write(block(0.001), frames: 960)
+        fifo.setSyncDelay(frames: 2 * 960)
+        #expect(fifo.syncDelayFrames == 0 && fifo.pendingSyncChangeFrames == 2 * 960)
+        #expect(fifo.read(into: &out, frames: 960) && out[0] == 1)  // a loud block: not here
+        fifo.write(block(1), frames: 960)
+        #expect(fifo.read(into: &out, frames: 960) && out == block(0))  // the quiet block comes after the silence
+        #expect(fifo.syncDelayFrames == 2 * 960 && fifo.pendingSyncChangeFrames == 0)
+        #expect(fifo.read(into: &out, frames: 960) && out[0] == 0)
+        #expect(fifo.read(into: &out, frames: 960) && out[0] == 0.001)
+        #expect(fifo.read(into: &out, frames: 960) && out[0] == 1)
+    }
+
+    @Test func aShorterSyncDelayCutsOnlyAStretchThatIsQuietAllAlong() {
+        var fifo = AudioFIFO()
+        var out = block(0)
+        fifo.setSyncDelay(frames: 2 * 960)
+        for _ in 0..<4 { fifo.write(block(1), frames: 960) }
+        #expect(fifo.read(into: &out, frames: 960))
+        for _ in 0..<3 { fifo.write(block(0.001), frames: 960) }  // buffered: 3 loud, 3 quiet
+        fifo.setSyncDelay(frames: 0)
+        for _ in 0..<3 { #expect(fifo.read(into: &out, frames: 960) && out[0] == 1) }
+        #expect(fifo.pendingSyncChangeFrames == -2 * 960)  // two loud blocks ahead of the cut, then one
+        #expect(fifo.read(into: &out, frames: 960) && out[0] == 0.001)  // 2 quiet blocks cut, the third read
+        #expect(fifo.syncDelayFrames == 0 && fifo.trimmedFrames == 2 * 960 && fifo.bufferedFrames == 0)
+    }
+
+    @Test func withoutAPauseASyncDelayChangeWaitsAtMostTwoSeconds() {
+        var fifo = AudioFIFO()
+        var out = block(0)
+        fifo.setSyncDelay(frames: 960)  // unprimed: at once
+        for _ in 0..<3 { fifo.write(block(1), frames: 960) }
+        #expect(fifo.read(into: &out, frames: 960))
+        fifo.setSyncDelay(frames: 0)
+        for _ in 0..<(AudioFIFO.syncChangeMaxWaitReads - 1) {
+            fifo.write(block(1), frames: 960)
+            #expect(fifo.read(into: &out, frames: 960))
+        }
+        #expect(fifo.pendingSyncChangeFrames == -960)
+        fifo.write(block(1), frames: 960)
+        _ = fifo.read(into: &out, frames: 960)
+        #expect(fifo.pendingSyncChangeFrames == 0 && fifo.syncDelayFrames == 0)
     }
 
     /// A mono room decodes voices to mono: the FIFO writes each sample to both channels, also where the

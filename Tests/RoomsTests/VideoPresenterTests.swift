@@ -85,6 +85,15 @@ final class SlotPicture {
         #expect(c.observe(lag: 0.030, nowMs: 2000) == nil)    // median 10 ms, within ±20 ms: left alone
     }
 
+    @Test func lagsSeenBeforeARestartDoNotCount() {
+        var c = LipSyncController()
+        for i in 0..<10 { _ = c.observe(lag: 0.100, nowMs: Int64(i) * 50) }
+        c.restartWindow()
+        #expect(c.observe(lag: 0.100, nowMs: 1000) == nil)  // a new window starts here
+        #expect(c.observe(lag: 0.000, nowMs: 1500) == nil)
+        #expect(c.observe(lag: 0.000, nowMs: 2000) == nil)  // median 0: the lags before the restart are gone
+    }
+
     @Test func ofTwoPicturesInASecondTheSmallerLagCounts() {
         var c = LipSyncController()
         #expect(c.observe(lag: 0.080, nowMs: 0) == nil)

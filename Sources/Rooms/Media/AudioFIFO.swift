@@ -20,6 +20,13 @@ struct AudioFIFO {
     private let baseMaxFrames: Int
     /// Delay added for lip-sync (frames), on top of the prebuffer.
     private(set) var syncDelayFrames = 0
+    /// A lip-sync delay change not made yet (frames; positive: hold this voice back more). It waits for a quiet
+    /// stretch, where the silence put in or the audio cut out is not heard, for at most `syncChangeMaxWaitReads`.
+    private(set) var pendingSyncChangeFrames = 0
+    private var syncChangeWaitedReads = 0
+    /// A stretch whose peak is below this (−40 dBFS) is quiet: a pause between words.
+    static let quietPeak: Float = 0.01
+    static let syncChangeMaxWaitReads = 100  // 2 s of 20 ms reads
     private(set) var underruns = 0
     private(set) var trimmedFrames = 0
     /// The lowest fill (samples) seen by the reads of the current window.
@@ -97,6 +104,7 @@ struct AudioFIFO {
     /// Fills one block; returns false (and leaves `output` untouched) when nothing is ready.
     mutating func read(into output: inout [Float], frames: Int) -> Bool {
         let n = frames * 2
+        if pendingSyncChangeFrames != 0 { considerSyncChange(frames: frames) }
         if !primed {
             guard count >= startFrames * 2 else { return false }
             primed = true
@@ -129,16 +137,62 @@ struct AudioFIFO {
         return true
     }
 
-    /// Holds this voice back by `frames` more (lip-sync with a slower video path), or less. More delay
-    /// is built by prebuffering again (one short gap); less is dropped at once.
+    /// Holds this voice back by `frames` (lip-sync with a slower video path), more or less than now. The change
+    /// is made at the next quiet read (within 2 s): more delay as silence put in front of that read, less by
+    /// cutting a stretch that is quiet all along, so the step is not heard. Before the prebuffer has filled,
+    /// nothing is playing and it is made at once.
     mutating func setSyncDelay(frames: Int) {
         let frames = max(0, min(frames, (ring.count / 2 - baseMaxFrames) / 2))
-        let change = frames - syncDelayFrames
+        pendingSyncChangeFrames = frames - syncDelayFrames
+        syncChangeWaitedReads = 0
+        if !primed { applySyncChange() }
+    }
+
+    private mutating func considerSyncChange(frames: Int) {
+        syncChangeWaitedReads += 1
+        let span = max(frames, -pendingSyncChangeFrames)  // all of what a cut removes must be quiet
+        if !primed || syncChangeWaitedReads >= Self.syncChangeMaxWaitReads || isQuiet(frames: span) { applySyncChange() }
+    }
+
+    private mutating func applySyncChange() {
+        let change = pendingSyncChangeFrames
+        pendingSyncChangeFrames = 0
         guard change != 0 else { return }
-        syncDelayFrames = frames
-        startFrames = baseStartFrames + frames
-        maxFrames = baseMaxFrames + frames
-        if change > 0 { primed = false } else { drop(-change * 2) }
+        syncDelayFrames += change
+        startFrames = baseStartFrames + syncDelayFrames
+        maxFrames = baseMaxFrames + syncDelayFrames
+        if change < 0 {
+            drop(-change * 2)
+        } else if primed {
+            insertSilence(frames: change)
+        }  // unprimed: the prebuffer now waits for the longer fill
+    }
+
+    /// Puts `frames` of silence in front of what is buffered, where the next read starts.
+    private mutating func insertSilence(frames: Int) {
+        let n = min(frames * 2, ring.count - count) & ~1
+        readIndex = (readIndex - n + ring.count) % ring.count
+        let start = readIndex
+        ring.withUnsafeMutableBufferPointer { dst in
+            guard let to = dst.baseAddress else { return }
+            let first = min(n, dst.count - start)
+            (to + start).update(repeating: 0, count: first)
+            if n > first { to.update(repeating: 0, count: n - first) }
+        }
+        count += n
+    }
+
+    /// Whether the next `frames` buffered (or all there is) stay below `quietPeak`.
+    private func isQuiet(frames: Int) -> Bool {
+        let n = min(frames * 2, count)
+        return ring.withUnsafeBufferPointer { src in
+            var at = readIndex
+            for _ in 0..<n {
+                if abs(src[at]) >= Self.quietPeak { return false }
+                at = at + 1 == src.count ? 0 : at + 1
+            }
+            return true
+        }
     }
 
     private mutating func drop(_ samples: Int) {

@@ -333,8 +333,10 @@ public final class Participant: @unchecked Sendable {
            video?.spareReportedForMs != decodedMs, nowMs - decodedMs <= 50 {
             video?.spareReportedForMs = decodedMs
             spareMs = Int64(((newest - playout) * 1000).rounded(.down))
-            if let delay = video?.sync.observe(lag: playout - newest, nowMs: nowMs), var path = audio {
-                // A shorter delay drops from the FIFO: decode what is queued first, so the cut is whole.
+            if audio?.fifo.pendingSyncChangeFrames ?? 0 != 0 {
+                video?.sync.restartWindow()
+            } else if let delay = video?.sync.observe(lag: playout - newest, nowMs: nowMs), var path = audio {
+                // The FIFO may cut at once (before its prebuffer fills): decode what is queued first, so the cut is whole.
                 audio = nil
                 decodePending(path: &path)
                 path.fifo.setSyncDelay(frames: delay)

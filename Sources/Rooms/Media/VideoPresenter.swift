@@ -101,6 +101,13 @@ struct LipSyncController {
         lags.reserveCapacity(Self.capacity)
     }
 
+    /// Forgets the lags seen so far: while a delay change waits for a quiet moment (`AudioFIFO.setSyncDelay`),
+    /// pictures still show the old lag, which would ask for the same change again.
+    mutating func restartWindow() {
+        windowStart = nil
+        lags.removeAll(keepingCapacity: true)
+    }
+
     /// `lag`: capture time of the audio playing minus that of a new picture, in seconds, on the first canvas
     /// after that picture was decoded (once per picture). Returns the new audio delay (frames at 48 kHz)
     /// when it changes.
