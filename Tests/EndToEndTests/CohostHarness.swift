@@ -158,9 +158,14 @@ enum UDPPortPair {
 
 /// An ffmpeg participant: a solid colour and a sine tone as VP8 + Opus over RTP.
 func startFFmpegParticipant(rtpPort: Int, colour: String, toneHz: Int, audioSSRC: UInt32, videoSSRC: UInt32?) throws -> ManagedProcess {
-    try FFmpegSender(audio: "sine=frequency=\(toneHz):sample_rate=48000",
-                     video: videoSSRC.map { _ in "color=c=\(colour):s=320x180:r=15" },
-                     audioSSRC: audioSSRC, videoSSRC: videoSSRC, port: rtpPort).start()
+    try ffmpegParticipant(rtpPort: rtpPort, colour: colour, toneHz: toneHz, audioSSRC: audioSSRC, videoSSRC: videoSSRC).start()
+}
+
+/// The participant `startFFmpegParticipant` starts, not started yet (to be `prerendered`, say).
+func ffmpegParticipant(rtpPort: Int, colour: String, toneHz: Int, audioSSRC: UInt32, videoSSRC: UInt32?) -> FFmpegSender {
+    FFmpegSender(audio: "sine=frequency=\(toneHz):sample_rate=48000",
+                 video: videoSSRC.map { _ in "color=c=\(colour):s=320x180:r=15" },
+                 audioSSRC: audioSSRC, videoSSRC: videoSSRC, port: rtpPort)
 }
 
 /// An ffmpeg participant: lavfi `audio` (and `video`) sources sent as Opus (PT 111) and VP8 (PT 96) over RTP,
