@@ -90,15 +90,19 @@ struct AudioFIFO {
     mutating func writeSilence(frames: Int) {
         let n = min(frames * 2, ring.count)
         if count + n > ring.count { drop(count + n - ring.count) }
-        let start = (readIndex + count) % ring.count
+        zero(n, from: (readIndex + count) % ring.count)
+        count += n
+        if count > maxFrames * 2 { drop(count - startFrames * 2) }
+    }
+
+    /// Zeroes `n` samples of the ring from `start` on, wrapping at its end.
+    private mutating func zero(_ n: Int, from start: Int) {
         ring.withUnsafeMutableBufferPointer { dst in
             guard let to = dst.baseAddress else { return }
             let first = min(n, dst.count - start)
             (to + start).update(repeating: 0, count: first)
             if n > first { to.update(repeating: 0, count: n - first) }
         }
-        count += n
-        if count > maxFrames * 2 { drop(count - startFrames * 2) }
     }
 
     /// Fills one block; returns false (and leaves `output` untouched) when nothing is ready.
@@ -172,13 +176,7 @@ struct AudioFIFO {
     private mutating func insertSilence(frames: Int) {
         let n = min(frames * 2, ring.count - count) & ~1
         readIndex = (readIndex - n + ring.count) % ring.count
-        let start = readIndex
-        ring.withUnsafeMutableBufferPointer { dst in
-            guard let to = dst.baseAddress else { return }
-            let first = min(n, dst.count - start)
-            (to + start).update(repeating: 0, count: first)
-            if n > first { to.update(repeating: 0, count: n - first) }
-        }
+        zero(n, from: readIndex)
         count += n
     }
 
