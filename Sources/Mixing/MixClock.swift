@@ -31,7 +31,8 @@ public final class MixClock: @unchecked Sendable {  // all mutable state is guar
 
     private struct Entry {
         let id: UInt64
-        let start: UInt64
+        /// Moved by `shift`, so where tick k falls can follow a room's pictures (see `CanvasPhase`).
+        var start: UInt64
         let interval: UInt64
         var next: Int64
         let handler: Handler
@@ -118,6 +119,26 @@ public final class MixClock: @unchecked Sendable {  // all mutable state is guar
             }
         }
         condition.broadcast()
+    }
+
+    /// Moves a schedule's ticks not yet delivered by `nanoseconds` (negative: earlier); indices stay consecutive.
+    /// A room's canvas clock follows where its pictures arrive this way; for tick timestamps to keep meaning
+    /// real time, whoever shifts a schedule adds the sum of its shifts to them. A shift shorter than the interval
+    /// neither repeats nor skips a tick. Unknown tokens are ignored.
+    public func shift(_ token: Token, byNanoseconds nanoseconds: Int64) {
+        condition.lock()
+        defer { condition.unlock() }
+        guard let i = entries.firstIndex(where: { $0.id == token.id }) else { return }
+        entries[i].start = entries[i].start &+ UInt64(bitPattern: nanoseconds)
+        // Earlier: the thread may be sleeping past the new deadline.
+        condition.broadcast()
+    }
+
+    /// When the next tick of a schedule not yet delivered is due (nil: unknown token).
+    func nextDeadline(_ token: Token) -> UInt64? {
+        condition.lock()
+        defer { condition.unlock() }
+        return entries.first { $0.id == token.id }.map { $0.deadline($0.next) }
     }
 
     /// The next multiple of `interval` on the monotonic clock: a `start` for schedules that must tick in phase.

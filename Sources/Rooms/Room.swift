@@ -50,8 +50,10 @@ public final class Room: @unchecked Sendable {
     /// The placements of `placedVersion` of the layout inputs (confined to `queue`; nil version: none yet).
     private var placements: [Placement] = []
     private var placedVersion: UInt64?
-    /// How far ahead of its compose time each canvas is stamped (lip-sync without holding pictures).
-    private var videoLead = VideoLead()
+    /// When canvases are composed and how far ahead of that they are stamped.
+    private var canvasTiming: CanvasTiming
+    /// The video tick's schedule, for `MixClock.shift` (under `lock`: set by `start`, read by a tick).
+    private var videoToken: MixClock.Token?
     private var voice = VoiceActivity()
     /// Users who left since the last audio tick (their meters go on the room queue).
     private let departedVoices = DepartedList()
@@ -94,6 +96,7 @@ public final class Room: @unchecked Sendable {
         layout = config.layout
         anchor = config.anchor
         images = config.images
+        canvasTiming = CanvasTiming(fps: config.canvas.fps, logger: logger, room: config.name)
         // On the global (non-overcommit) pool, which runs as many threads as there are cores: a serial queue
         // of its own targets the overcommit pool, where every room with a tick pending got a thread of its
         // own; at 50 voice rooms that was 50 runnable threads on 2 cores, and the context switches cost more
@@ -141,7 +144,10 @@ public final class Room: @unchecked Sendable {
                 guard pending.setIfClear() else { return }
                 videoRelay.post(tick)
             }
-            lock.withLock { clockTokens.append(videoToken) }
+            lock.withLock {
+                clockTokens.append(videoToken)
+                self.videoToken = videoToken
+            }
         }
     }
 
@@ -291,28 +297,28 @@ public final class Room: @unchecked Sendable {
             placements = LayoutEngine.placements(for: changed.layout, participants: changed.order, canvasWidth: config.canvas.width,
                                                  canvasHeight: config.canvas.height, anchor: changed.anchor)
             placedVersion = changed.version
+            canvasTiming.placed(placements, nowMs: now)
         }
         tiles.removeAll(keepingCapacity: true)
-        let target = videoLead.targetMs
-        let lead = videoLead.next(nowMs: now)
-        // A canvas stands for half a frame either side of its time: a picture due within that is shown now
-        // rather than a whole frame late. Capped at 20 ms, so at low frame rates no picture is shown more than
-        // 20 ms before its sound (far below what anyone notices; up to 45 ms is not detectable, BT.1359).
-        let dueAhead = lead + Int64(min(20, 500 / max(1, config.canvas.fps)))
-        if videoLead.targetMs != target {
-            logger.debug("video lead now \(videoLead.targetMs) ms", metadata: ["room": "\(name)"])
-        }
-        for placement in placements {
+        let dueAhead = canvasTiming.begin(nowMs: now, everyCanvas: programme.currentFps == config.canvas.fps)
+        for (i, placement) in placements.enumerated() {
             guard let p = participant(placement.userId) else { continue }
-            var spare: Int64?
-            let frame = p.hasVideo ? p.currentFrame(nowMs: now, holdMs: holdMs, leadMs: dueAhead, spareMs: &spare) : nil
-            if let spare { videoLead.observe(spareMs: spare) }
+            var timing = PictureTiming()
+            let frame = p.hasVideo ? p.currentFrame(nowMs: now, holdMs: holdMs, leadMs: dueAhead, timing: &timing) : nil
+            canvasTiming.observe(placement: i, timing)
             tiles.append(Tile(rect: placement.rect, fit: placement.fit, picture: frame, alpha: placement.alpha,
                               border: placement.border, speaking: frame == nil && voice.isSpeaking(p.userId)))
         }
         // In place through the optional: a local copy would share the canvas planes and make the compose copy them.
         compositor?.compose(tiles)
-        if let canvas = compositor?.canvas { programme.encodeVideo(canvas, index: index, leadMs: lead) }
+        if let canvas = compositor?.canvas {
+            let stamp = canvasTiming.stamp
+            programme.encodeVideo(canvas, index: index, leadMs: stamp.leadMs, phaseMs: stamp.phaseMs)
+        }
+        let shift = canvasTiming.end(nowMs: now)
+        if shift != 0, let clock, let token = lock.withLock({ videoToken }) {
+            clock.shift(token, byNanoseconds: shift * 1_000_000)
+        }
     }
 
     private func audioTick(_ index: Int64) {

@@ -33,6 +33,33 @@ struct MixClockTests {
         #expect(MixClock.alignedStart(now: 5, interval: 1) == 5)
     }
 
+    @Test func aShiftMovesTheTicksNotYetDeliveredAndKeepsTheirIndices() async throws {
+        let clock = MixClock()
+        let recorder = Recorder()
+        // Long enough that a busy machine does not make the clock skip ticks (it would, more than one behind).
+        let interval: UInt64 = 40_000_000
+        let start = MixClock.nextAlignedInstant(interval: interval) + 200_000_000
+        let token = clock.schedule(intervalNanoseconds: interval, start: start) { recorder.record($0) }
+        #expect(clock.nextDeadline(token) == start)
+        clock.shift(token, byNanoseconds: 7_000_000)
+        #expect(clock.nextDeadline(token) == start + 7_000_000)
+        clock.shift(token, byNanoseconds: -2_500_000)
+        #expect(clock.nextDeadline(token) == start + 4_500_000)
+        await eventually { recorder.snapshot.count >= 3 }
+        clock.shift(token, byNanoseconds: 3_000_000)
+        let shiftedAfter = try #require(recorder.snapshot.last).tick
+        await eventually { recorder.snapshot.count >= 8 }
+        clock.cancel(token)
+        let ticks = recorder.snapshot
+        // Consecutive, none repeated, none skipped; none before its deadline as shifted at the time.
+        #expect(ticks.map(\.tick) == Array(0..<Int64(ticks.count)))
+        #expect(ticks.allSatisfy { $0.nanos >= start + 4_500_000 + UInt64($0.tick) * interval })
+        #expect(ticks.filter { $0.tick > shiftedAfter + 1 }.allSatisfy {
+            $0.nanos >= start + 7_500_000 + UInt64($0.tick) * interval
+        })
+        #expect(clock.nextDeadline(token) == nil)
+    }
+
     @Test func aGivenStartIsWhereTickZeroIsDue() async throws {
         // A room's audio and video count from one instant, so their tick times mean the same thing.
         let clock = MixClock()

@@ -162,8 +162,8 @@ import RTP
                 #expect(pixels.y == held.pixels.y && pixels.u == held.pixels.u && pixels.v == held.pixels.v, "tick \(i)")
                 checked += 1
             }
-            var spare: Int64?
-            if let picture = p.currentFrame(nowMs: now, holdMs: 1000, spareMs: &spare) {
+            var timing = PictureTiming()
+            if let picture = p.currentFrame(nowMs: now, holdMs: 1000, timing: &timing) {
                 drawn.append((picture, picture.copied()))
                 if drawn.count > 3 { drawn.removeFirst() }
             }

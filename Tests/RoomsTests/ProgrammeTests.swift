@@ -69,6 +69,22 @@ func flvTags(_ bytes: [UInt8]) -> [(type: UInt8, ms: UInt32, first: UInt8)] {
         #expect(tags.first?.type == 18 && tags.filter { $0.type == 8 }.count == 1)  // metadata; AAC header, no audio encoded
     }
 
+    @Test func aCanvasIsStampedLaterByTheCanvasPhaseAndTheVideoLead() throws {
+        let programme = try Programme(config: try Self.config("p3"), logger: Logger(label: "test.programme")) { _, _, _ in }
+        var canvas = VideoFrame(width: 160, height: 120)
+        canvas.fill(YUVColor(r: 40, g: 40, b: 160))
+        let path = Self.temporaryFLV()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        _ = try Self.addFile(programme, path)
+        // Canvas 3 composed 7 ms after its index time and stamped 10 ms ahead; canvas 4 after a 2 ms shift earlier.
+        programme.encodeVideo(canvas, index: 3, leadMs: 10, phaseMs: 7)
+        programme.encodeVideo(canvas, index: 4, leadMs: 10, phaseMs: 5)
+        programme.stop()
+        let primingMs = UInt32(try AACEncoder(channels: 2, bitrate: 128_000).primingSamples * 1000 / 48_000)
+        let video = flvTags(try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))).filter { $0.type == 9 }.dropFirst()
+        #expect(video.map(\.ms) == [100 + primingMs + 17, 133 + primingMs + 15])
+    }
+
     @Test func withNoOutputNothingIsEncodedAndALaterOutputContinuesTheTimeline() throws {
         let programme = try Programme(config: try Self.config("p2"), logger: Logger(label: "test.programme")) { _, _, _ in }
         var canvas = VideoFrame(width: 160, height: 120)

@@ -28,6 +28,19 @@ final class SlotPicture {
         #expect(p.waiting == 0)
     }
 
+    @Test func theCanvasThatFirstShowsAPictureIsToldWhenItWasDecodedAndCaptured() throws {
+        // What CanvasPhase lines the canvases up with.
+        var p = Presenter { SlotPicture() }
+        decode(&p, width: 4, capture: 10.00, nowMs: 100)
+        decode(&p, width: 6, capture: 10.03, nowMs: 130)
+        #expect(p.present(playout: 9.99, nowMs: 131) == nil)
+        #expect(p.newlyShown == nil)
+        #expect(p.present(playout: 10.035, nowMs: 140)?.width == 6)   // both due: the newer is shown
+        #expect(p.newlyShown?.decodedMs == 130 && p.newlyShown?.capture == 10.03)
+        #expect(p.present(playout: 10.07, nowMs: 173)?.width == 6)
+        #expect(p.newlyShown == nil)
+    }
+
     @Test func withoutClocksOrAfterTheLongestWaitTheNewestPictureShows() throws {
         var p = Presenter { SlotPicture() }
         decode(&p, width: 4, capture: nil, nowMs: 0)

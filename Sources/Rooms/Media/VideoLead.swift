@@ -7,9 +7,11 @@
 /// Stamping the canvas `leadMs` later lets it show pictures that much newer, with timestamps that still
 /// match their sound; with the low-latency interleave the picture then leaves as soon as it is encoded.
 ///
-/// The lead must not exceed any participant's *spare*: how far its newest picture, when first seen, is
-/// ahead of the sound being mixed. More would show that picture late against its voice. So the lead
-/// follows the smallest spare seen over a second (every participant with sender reports on both streams),
+/// The lead must not exceed any participant's *spare*: how far its newest picture, when decoded, was ahead
+/// of the sound being mixed. More would show that picture late against its voice. (Taken at the canvas that
+/// first shows it, the spare also lost that canvas's wait, up to a frame interval, and the lead stayed that
+/// much too low: pictures then waited for their sound, and `CanvasPhase` lined the canvases up with where
+/// they fell due instead of with their decoding.) So the lead follows the smallest spare seen over a second (every participant with sender reports on both streams),
 /// minus a margin; it moves at most `stepMs` per canvas, so canvas timestamps stay evenly spaced (33 ± 4 ms
 /// at 30 fps) and never go back; decreases are always taken, increases under `hysteresisMs` are ignored so it
 /// does not wander with arrival jitter. Without observations it keeps its value. Confined to the room's queue.
@@ -26,8 +28,8 @@ struct VideoLead {
     private var windowStart: Int64?
     private var smallestSpare = Int64.max
 
-    /// One participant's spare (ms; negative when its picture trails its sound) on the canvas that first
-    /// shows its newest picture.
+    /// One participant's spare (ms; negative when its picture trails its sound) as of its newest picture's
+    /// decoding, reported by the next canvas.
     mutating func observe(spareMs: Int64) {
         smallestSpare = min(smallestSpare, spareMs)
     }

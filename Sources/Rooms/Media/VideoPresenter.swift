@@ -29,6 +29,9 @@ struct VideoPresenter<Slot: AnyObject> {
     /// Slots whose picture was still held elsewhere when the decoder needed one, so a new picture was made:
     /// none while the room lets go of the last canvas's tiles in time.
     private(set) var slotsReplaced = 0
+    /// Set by `present` when it shows a picture for the first time (when that picture was decoded, and its
+    /// capture time); nil after a call that showed nothing new.
+    private(set) var newlyShown: (decodedMs: Int64, capture: Double?)?
 
     init(makeSlot: () throws -> Slot) rethrows {
         slots = try (0..<Self.slotCount).map { _ in try makeSlot() }
@@ -65,10 +68,12 @@ struct VideoPresenter<Slot: AnyObject> {
     /// The picture for the canvas at `nowMs`, given the capture time of the audio being played
     /// (`playout`, nil when unknown): the newest waiting picture that is due, else the one on screen.
     mutating func present(playout: Double?, nowMs: Int64) -> Slot? {
+        newlyShown = nil
         while let first = pending.first {
             if let playout, let capture = first.capture, capture > playout,
                nowMs - first.decodedMs < Self.maxWaitMs { break }
             shown = first.slot
+            newlyShown = (first.decodedMs, first.capture)
             pending.removeFirst()
         }
         return shown.map { slots[$0] }

@@ -184,8 +184,9 @@ final class Programme {
 
     // MARK: encoding
 
-    /// Encodes canvas number `index` (its time is index / canvas fps, plus `leadMs`: see `VideoLead`).
-    func encodeVideo(_ canvas: VideoFrame, index: Int64, leadMs: Int64 = 0) {
+    /// Encodes canvas number `index`. Its time is index / canvas fps, plus `phaseMs` (how much later than that
+    /// it was composed: see `CanvasPhase`) and `leadMs` (how far ahead of its sound it is stamped: see `VideoLead`).
+    func encodeVideo(_ canvas: VideoFrame, index: Int64, leadMs: Int64 = 0, phaseMs: Int64 = 0) {
         // No output: the canvas's time is left empty, as a skipped canvas's is (an output asks for an IDR).
         guard let video, !outputs.isEmpty else { return }
         do {
@@ -195,15 +196,16 @@ final class Programme {
             let primingMs = Int64(audio.primingSamples) * 1000 / Int64(AudioFormat.sampleRate)
             // The tag body is built straight from x264's buffer into a reused body (hot path: no allocation).
             let tag = try video.encode(canvas, pts: index, forceKeyframe: keyframeDue(index: index)) { avcc, isKeyframe, pts, dts in
-                let dtsMs = dts * 1000 / fps + primingMs + leadMs
-                let ptsMs = pts * 1000 / fps + primingMs + leadMs
+                let dtsMs = dts * 1000 / fps + primingMs + phaseMs + leadMs
+                let ptsMs = pts * 1000 / fps + primingMs + phaseMs + leadMs
                 if isKeyframe { lastKeyframeIndex = pts }
                 let sei = seiPending ? seiNAL : nil
                 seiPending = false
                 var tag = FLVMuxer.videoTag(avcc: avcc, sei: sei, isKeyframe: isKeyframe,
                                             timestampMs: UInt32(clamping: max(0, dtsMs)),
                                             compositionTimeMs: Int32(clamping: ptsMs - dtsMs), bodies: &videoBodies)
-                tag.leadMs = UInt32(clamping: max(0, leadMs))  // output queues measure backlog without it
+                // Output queues measure backlog without the lead; the phase is real time, like the index.
+                tag.leadMs = UInt32(clamping: max(0, leadMs))
                 return tag
             }
             guard let tag else { return }

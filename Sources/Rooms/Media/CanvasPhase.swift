@@ -1,0 +1,106 @@
+/// Where in the frame interval a room composes its canvases, so that the picture that matters most is shown
+/// as soon as it is ready.
+///
+/// A picture that becomes ready (decoded and, under lip-sync, due) just after a canvas waits almost a whole
+/// interval for the next one. A sender paces its frames by its own clock, so where its pictures fall against
+/// the canvas clock stays put for minutes: on the latency benchmark the live participant's newly shown pictures
+/// had waited 7–8 ms in one run and 28–33 ms in others, and that was the whole spread of the latency Cohost added
+/// (20 ms against 45–47 ms at p50). Ready right at a canvas is worse still: with jitter, some pictures miss it
+/// and the next one replaces them on the following canvas (a stutter).
+///
+/// So the room follows one participant (the largest tile; in co-streaming, the anchor) and moves its canvas
+/// clock (`MixClock.shift`) until that participant's pictures are ready `marginMs` before their canvas. Once a
+/// second, from how long each picture shown for the first time had been ready, it picks the shift that
+/// minimises the mean wait, counting a picture that would be ready less than `marginMs` before its canvas as
+/// missing it (a whole interval more). The shift is made only when it saves at least `minGainMs` on the mean,
+/// and at most `stepMs` per canvas, so canvas timestamps stay evenly spaced (33 ± 2 ms at 30 fps).
+///
+/// `offsetMs`, the sum of the shifts made, is added to every canvas timestamp: a canvas composed later shows
+/// later pictures, and its timestamp must say so for them to stay in sync with their sound. Following a
+/// sender's clock, the offset drifts without bound (0.1 ms a second for a sender 100 ppm fast) and the canvas
+/// rate with it; timestamps keep meaning real time. Confined to the room's queue; time is given, not read.
+struct CanvasPhase {
+    static let windowMs: Int64 = 1000
+    /// Fewer pictures than this in a window (a slow or stalled sender) move nothing.
+    static let minObservations = 10
+    /// Pictures kept per window (60 fps fills half); storage reserved once.
+    static let capacity = 128
+    static let marginMs = 3.0
+    static let minGainMs = 2.0
+    static let stepMs: Int64 = 2
+
+    /// The canvas interval, in milliseconds.
+    let intervalMs: Double
+    /// The sum of the shifts made so far (ms; positive: canvases composed later than index × interval).
+    private(set) var offsetMs: Int64 = 0
+    /// What is left of the shift being made.
+    private(set) var remainingMs: Int64 = 0
+    private var waits: [Int64] = []
+    private var windowStart: Int64?
+
+    init(fps: Int) {
+        intervalMs = 1000 / Double(max(1, fps))
+        waits.reserveCapacity(Self.capacity)
+    }
+
+    /// How long the followed participant's picture had been ready when the canvas composed now first showed it.
+    mutating func observe(waitMs: Int64) {
+        // Longer than two intervals: the canvas before was skipped or the stream stalled; it says nothing of phase.
+        guard waitMs >= 0, Double(waitMs) < 2 * intervalMs, waits.count < Self.capacity else { return }
+        waits.append(waitMs)
+    }
+
+    /// Forgets the window's pictures (the followed participant changed, or canvases are being skipped).
+    mutating func restart(nowMs: Int64) {
+        waits.removeAll(keepingCapacity: true)
+        windowStart = nowMs
+    }
+
+    /// The shift (ms) to make to the canvas clock after the canvas composed at `nowMs`; call once per canvas,
+    /// after encoding it (its timestamp takes `offsetMs` from before the call).
+    mutating func next(nowMs: Int64) -> Int64 {
+        let start = windowStart ?? nowMs
+        windowStart = start
+        if remainingMs == 0, nowMs - start >= Self.windowMs {
+            if waits.count >= Self.minObservations {
+                let (shift, gain) = bestShift()
+                if gain >= Self.minGainMs { remainingMs = shift }
+            }
+            restart(nowMs: nowMs)
+        }
+        guard remainingMs != 0 else { return 0 }
+        let step = max(-Self.stepMs, min(Self.stepMs, remainingMs))
+        remainingMs -= step
+        offsetMs += step
+        // Pictures seen while the clock moves tell of a phase that is not the one it moves to.
+        restart(nowMs: nowMs)
+        return step
+    }
+
+    /// The shift within half an interval either way with the least mean wait, and what it saves on the mean.
+    private func bestShift() -> (shift: Int64, gainMs: Double) {
+        let here = cost(shift: 0)
+        var best = (shift: Int64(0), cost: here)
+        let reach = Int64(intervalMs / 2)
+        // Nearest first, so a tie keeps the smaller move.
+        for distance in 1...max(1, reach) {
+            let later = cost(shift: distance)
+            if later < best.cost { best = (distance, later) }
+            let earlier = cost(shift: -distance)
+            if earlier < best.cost { best = (-distance, earlier) }
+        }
+        return (best.shift, (here - best.cost) / Double(waits.count))
+    }
+
+    /// The waits had the canvases been composed `shift` ms later: a picture ready less than the margin before
+    /// its canvas counts as shown on the next one.
+    private func cost(shift: Int64) -> Double {
+        var total = 0.0
+        for wait in waits {
+            var w = Double(wait + shift).truncatingRemainder(dividingBy: intervalMs)
+            if w < 0 { w += intervalMs }
+            total += w < Self.marginMs ? w + intervalMs : w
+        }
+        return total
+    }
+}
