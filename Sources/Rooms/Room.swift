@@ -23,20 +23,21 @@ public final class Room: @unchecked Sendable {
     let queue: DispatchQueue
     private let logger: Logger
 
-    private let lock = NSLock()
+    let lock = NSLock()
     private let patchLock = NSLock()
     private var members: [String: Participant] = [:]
-    private var joinOrder: [String] = []
-    private var layout: Layout
+    var joinOrder: [String] = []
+    var layout: Layout
     /// Bumped (under `lock`) whenever the layout, the participants or the anchor change: what placements depend on.
-    private var placementInputsVersion: UInt64 = 0
+    var placementInputsVersion: UInt64 = 0
     private var closed = false
     /// The room's anchor and pictures, as created and then patched (under `lock`).
     private var anchor: String?
     private var images: RoomImages
 
-    // Confined to `queue`.
-    private var compositor: VideoCompositor?
+    // Confined to `queue`. (What the canvas tick in Room+Canvas.swift reads is internal rather than private, for
+    // that file's sake; the confinement and locking said here hold all the same.)
+    var compositor: VideoCompositor?
     private var mixer = AudioMixer()
     private var mixBlock = [Float](repeating: 0, count: AudioFormat.blockFrames * 2)
     private var inputBlocks: [[Float]] = []
@@ -46,24 +47,24 @@ public final class Room: @unchecked Sendable {
     private var protectedFeedback: [UInt8] = []
     /// The participants of the current audio tick, in join order (storage reused between ticks).
     private var tickParticipants: [Participant] = []
-    private var tiles: [Tile] = []
+    var tiles: [Tile] = []
     /// The placements of `placedVersion` of the layout inputs (confined to `queue`; nil version: none yet).
-    private var placements: [Placement] = []
-    private var placedVersion: UInt64?
+    var placements: [Placement] = []
+    var placedVersion: UInt64?
     /// When canvases are composed and how far ahead of that they are stamped.
-    private var canvasTiming: CanvasTiming
+    var canvasTiming: CanvasTiming
     /// The video tick's schedule, for `MixClock.shift` (under `lock`: set by `start`, read by a tick).
-    private var videoToken: MixClock.Token?
-    private var voice = VoiceActivity()
+    var videoToken: MixClock.Token?
+    var voice = VoiceActivity()
     /// Users who left since the last audio tick (their meters go on the room queue).
     private let departedVoices = DepartedList()
     /// The last reported levels, for GET room.
     private let publishedVoice = PublishedVoiceReport()
     /// Who was kicked, and when: their older tokens no longer admit them.
     let kicks = KickList()
-    private let programme: Programme
+    let programme: Programme
 
-    private var clock: MixClock?
+    var clock: MixClock?
     /// Guarded by `lock`: read when the room parks (a tick) or wakes (a join, an output), emptied by `close`.
     private var clockTokens: [MixClock.Token] = []
     /// Kept for the room's lifetime (a relay that goes away cancels its pending ticks).
@@ -76,7 +77,7 @@ public final class Room: @unchecked Sendable {
     private let ticksParked = ManagedFlag()
     /// The canvas may not show what is configured (no tick composed it since the room started, since its
     /// pictures changed, or since it went idle): a snapshot composes it first.
-    private var canvasStale = true
+    var canvasStale = true
     /// How long a stalled participant's last picture stays before the placeholder replaces it.
     var holdMs: Int64 { Int64(config.canvas.holdMs) }
 
@@ -206,7 +207,7 @@ public final class Room: @unchecked Sendable {
 
     /// Who a pip layout without its own `anchor` puts full-canvas: the room's `anchor`, else the first
     /// admin present (in join order). Called under `lock`.
-    private var anchorCandidate: String? {
+    var anchorCandidate: String? {
         if let anchor, members[anchor] != nil { return anchor }
         return joinOrder.first { members[$0]?.isAdmin == true }
     }
@@ -279,47 +280,6 @@ public final class Room: @unchecked Sendable {
     public var outputs: [RoomInfo.OutputInfo] { queue.sync { programme.outputInfos } }
 
     // MARK: ticks (on `queue`)
-
-    private func videoTick(_ index: Int64) {
-        // Under dynamic frame rate, skipped canvases are not even composed.
-        guard compositor != nil, programme.wantsCanvas(index: index) else { return }
-        // Nobody in the room and no output: nothing would change on the canvas or go anywhere (an idle room costs
-        // nothing). A snapshot composes it when it asks.
-        guard programme.hasOutputs || participantCount > 0 else { goIdle(); return }
-        canvasStale = false
-        let now = Clock.nowMs()
-        // Placed again only when the layout, the participants or the anchor changed (hot path: computing them
-        // allocates a few arrays, and they stay the same for thousands of frames).
-        let changed: (layout: Layout, order: [String], anchor: String?, version: UInt64)? = lock.withLock {
-            placementInputsVersion == placedVersion ? nil : (layout, joinOrder, anchorCandidate, placementInputsVersion)
-        }
-        if let changed {
-            placements = LayoutEngine.placements(for: changed.layout, participants: changed.order, canvasWidth: config.canvas.width,
-                                                 canvasHeight: config.canvas.height, anchor: changed.anchor)
-            placedVersion = changed.version
-            canvasTiming.placed(placements, nowMs: now)
-        }
-        tiles.removeAll(keepingCapacity: true)
-        let dueAhead = canvasTiming.begin(nowMs: now, everyCanvas: programme.currentFps == config.canvas.fps)
-        for (i, placement) in placements.enumerated() {
-            guard let p = participant(placement.userId) else { continue }
-            var timing = PictureTiming()
-            let frame = p.hasVideo ? p.currentFrame(nowMs: now, holdMs: holdMs, leadMs: dueAhead, timing: &timing) : nil
-            canvasTiming.observe(placement: i, timing)
-            tiles.append(Tile(rect: placement.rect, fit: placement.fit, picture: frame, alpha: placement.alpha,
-                              border: placement.border, speaking: frame == nil && voice.isSpeaking(p.userId)))
-        }
-        // In place through the optional: a local copy would share the canvas planes and make the compose copy them.
-        compositor?.compose(tiles)
-        if let canvas = compositor?.canvas {
-            let stamp = canvasTiming.stamp
-            programme.encodeVideo(canvas, index: index, leadMs: stamp.leadMs, phaseMs: stamp.phaseMs)
-        }
-        let shift = canvasTiming.end(nowMs: now)
-        if shift != 0, let clock, let token = lock.withLock({ videoToken }) {
-            clock.shift(token, byNanoseconds: shift * 1_000_000)
-        }
-    }
 
     private func audioTick(_ index: Int64) {
         let now = Clock.nowMs()
@@ -413,21 +373,9 @@ public final class Room: @unchecked Sendable {
 
     /// Nobody is left to draw: the tiles of the last canvas go (a snapshot must not show them) and the canvas is
     /// composed only when a snapshot asks. On `queue`.
-    private func goIdle() {
+    func goIdle() {
         tiles.removeAll(keepingCapacity: true)
         canvasStale = true
-    }
-
-    /// The current canvas (a copy), for snapshots; nil for audio-only rooms.
-    var canvasSnapshot: VideoFrame? {
-        queue.sync {
-            if canvasStale {
-                // The tiles of the last tick (none in an idle room) with the pictures configured now.
-                canvasStale = false
-                compositor?.compose(tiles)
-            }
-            return compositor?.canvas
-        }
     }
 
     // MARK: closing
