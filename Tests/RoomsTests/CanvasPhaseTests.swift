@@ -51,7 +51,19 @@ import Mixing
         let shifts = run(&phase, from: 1034, ms: 330) { _ in nil }
         #expect(shifts.prefix(8) == [-2, -2, -2, -2, -2, -2, -2, 0])
         // Consecutive canvases' timestamps differ by at most a step.
-        #expect(shifts.allSatisfy { abs($0) <= CanvasPhase.stepMs })
+        #expect(shifts.allSatisfy { abs($0) <= phase.stepMs })
+    }
+
+    @Test func atLowFrameRatesTheWindowHoldsFifteenCanvasesAndTheStepIsASixteenthOfTheInterval() {
+        var phase = CanvasPhase(fps: 5)
+        #expect(phase.windowMs == 3000 && phase.stepMs == 12)
+        // Ready 10 ms after each 200 ms canvas: 13 ms later leaves 3.
+        let shifts = stride(from: Int64(0), to: 3400, by: 200).map { now in
+            phase.observe(waitMs: 190)
+            return phase.next(nowMs: now)
+        }
+        #expect(shifts == Array(repeating: 0, count: 15) + [12, 1])
+        #expect(phase.offsetMs == 13)
     }
 
     @Test func aGainUnderTwoMillisecondsOnTheMeanIsNotWorthAMove() {

@@ -10,27 +10,30 @@
 ///
 /// So the room follows one participant (the largest tile; in co-streaming, the anchor) and moves its canvas
 /// clock (`MixClock.shift`) until that participant's pictures are ready `marginMs` before their canvas. Once a
-/// second, from how long each picture shown for the first time had been ready, it picks the shift that
+/// second (`windowMs`), from how long each picture shown for the first time had been ready, it picks the shift that
 /// minimises the mean wait, counting a picture that would be ready less than `marginMs` before its canvas as
 /// missing it (a whole interval more). The shift is made only when it saves at least `minGainMs` on the mean,
 /// and at most `stepMs` per canvas, so canvas timestamps stay evenly spaced (33 ± 2 ms at 30 fps).
+/// Below 15 fps the window grows to 15 canvases and the step to a sixteenth of the interval.
 ///
 /// `offsetMs`, the sum of the shifts made, is added to every canvas timestamp: a canvas composed later shows
 /// later pictures, and its timestamp must say so for them to stay in sync with their sound. Following a
 /// sender's clock, the offset drifts without bound (0.1 ms a second for a sender 100 ppm fast) and the canvas
 /// rate with it; timestamps keep meaning real time. Confined to the room's queue; time is given, not read.
 struct CanvasPhase {
-    static let windowMs: Int64 = 1000
     /// Fewer pictures than this in a window (a slow or stalled sender) move nothing.
     static let minObservations = 10
     /// Pictures kept per window (60 fps fills half); storage reserved once.
     static let capacity = 128
     static let marginMs = 3.0
     static let minGainMs = 2.0
-    static let stepMs: Int64 = 2
 
     /// The canvas interval, in milliseconds.
     let intervalMs: Double
+    /// A second, or 15 canvases at low frame rates (enough pictures to judge by).
+    let windowMs: Int64
+    /// The most a canvas is moved: 2 ms at 30 fps, a sixteenth of the interval at low frame rates.
+    let stepMs: Int64
     /// The sum of the shifts made so far (ms; positive: canvases composed later than index × interval).
     private(set) var offsetMs: Int64 = 0
     /// What is left of the shift being made.
@@ -40,6 +43,8 @@ struct CanvasPhase {
 
     init(fps: Int) {
         intervalMs = 1000 / Double(max(1, fps))
+        windowMs = max(1000, Int64(intervalMs * 15))
+        stepMs = max(2, Int64(intervalMs / 16))
         waits.reserveCapacity(Self.capacity)
     }
 
@@ -61,7 +66,7 @@ struct CanvasPhase {
     mutating func next(nowMs: Int64) -> Int64 {
         let start = windowStart ?? nowMs
         windowStart = start
-        if remainingMs == 0, nowMs - start >= Self.windowMs {
+        if remainingMs == 0, nowMs - start >= windowMs {
             if waits.count >= Self.minObservations {
                 let (shift, gain) = bestShift()
                 if gain >= Self.minGainMs { remainingMs = shift }
@@ -69,7 +74,7 @@ struct CanvasPhase {
             restart(nowMs: nowMs)
         }
         guard remainingMs != 0 else { return 0 }
-        let step = max(-Self.stepMs, min(Self.stepMs, remainingMs))
+        let step = max(-stepMs, min(stepMs, remainingMs))
         remainingMs -= step
         offsetMs += step
         // Pictures seen while the clock moves tell of a phase that is not the one it moves to.
