@@ -27,6 +27,12 @@ struct CanvasPhase {
     static let capacity = 128
     static let marginMs = 3.0
     static let minGainMs = 2.0
+    /// A move is made only when at least `minClustered` of the window's pictures would then be ready within
+    /// `clusterMs` past the margin: a sender at another frame rate (25 fps on a 30 fps canvas, or 29.5) spreads
+    /// its pictures over the interval or drifts through it, and chasing it would make the canvas hunt, a
+    /// half-interval move every second for 29.5 fps.
+    static let clusterMs = 8.0
+    static let minClustered = 0.8
 
     /// The canvas interval, in milliseconds.
     let intervalMs: Double
@@ -69,7 +75,7 @@ struct CanvasPhase {
         if remainingMs == 0, nowMs - start >= windowMs {
             if waits.count >= Self.minObservations {
                 let (shift, gain) = bestShift()
-                if gain >= Self.minGainMs { remainingMs = shift }
+                if gain >= Self.minGainMs, clustered(shift: shift) >= Self.minClustered { remainingMs = shift }
             }
             restart(nowMs: nowMs)
         }
@@ -97,15 +103,25 @@ struct CanvasPhase {
         return (best.shift, (here - best.cost) / Double(waits.count))
     }
 
+    /// The share of the window's pictures that would wait at most `clusterMs` past the margin after `shift`.
+    private func clustered(shift: Int64) -> Double {
+        var near = 0
+        for wait in waits where shiftedWait(wait, by: shift) <= Self.marginMs + Self.clusterMs { near += 1 }
+        return Double(near) / Double(waits.count)
+    }
+
+    /// A picture's wait had the canvases been composed `shift` ms later (less than the margin: the next canvas).
+    private func shiftedWait(_ wait: Int64, by shift: Int64) -> Double {
+        var w = Double(wait + shift).truncatingRemainder(dividingBy: intervalMs)
+        if w < 0 { w += intervalMs }
+        return w < Self.marginMs ? w + intervalMs : w
+    }
+
     /// The waits had the canvases been composed `shift` ms later: a picture ready less than the margin before
     /// its canvas counts as shown on the next one.
     private func cost(shift: Int64) -> Double {
         var total = 0.0
-        for wait in waits {
-            var w = Double(wait + shift).truncatingRemainder(dividingBy: intervalMs)
-            if w < 0 { w += intervalMs }
-            total += w < Self.marginMs ? w + intervalMs : w
-        }
+        for wait in waits { total += shiftedWait(wait, by: shift) }
         return total
     }
 }
