@@ -1,3 +1,4 @@
+import Logging
 import Testing
 import Media
 import Mixing
@@ -101,6 +102,23 @@ import Mixing
         phase.restart(nowMs: 990)
         _ = run(&phase, from: 990, ms: 99) { _ in nil }
         #expect(phase.remainingMs == 0 && phase.offsetMs == 0)
+    }
+
+    @Test func anotherParticipantInTheFollowedPlaceRestartsTheWindow() {
+        func tile(_ user: String) -> Placement {
+            Placement(userId: user, rect: Rect(x: 0, y: 0, width: 640, height: 360), z: 0, fit: .cover)
+        }
+        var timing = CanvasTiming(fps: 30, logger: Logger(label: "test"), room: "r")
+        timing.placed([tile("a")], nowMs: 0)
+        for now in stride(from: Int64(0), to: 990, by: 33) {
+            _ = timing.begin(nowMs: now, everyCanvas: true)
+            timing.observe(placement: 0, PictureTiming(spareMs: nil, readyForMs: 30))
+            _ = timing.end(nowMs: now)
+        }
+        timing.placed([tile("b")], nowMs: 990)   // same place, another sender: a's waits say nothing of b's
+        _ = timing.begin(nowMs: 1023, everyCanvas: true)
+        #expect(timing.end(nowMs: 1023) == 0 && timing.phase.remainingMs == 0)
+        #expect(timing.follows == 0)
     }
 
     @Test func theLargestTileIsFollowedTheFirstOfEquals() {

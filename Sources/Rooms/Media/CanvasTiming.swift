@@ -11,6 +11,8 @@ struct CanvasTiming {
     private(set) var phase: CanvasPhase
     /// The placement whose pictures the phase follows: the largest tile (in co-streaming, the anchor's).
     private(set) var follows: Int?
+    /// Whose tile that is: another participant in the same place is another sender's clock.
+    private var followedUser: String?
     private let fps: Int
     private var leadMs: Int64 = 0
     private let logger: Logger
@@ -26,8 +28,10 @@ struct CanvasTiming {
     /// The layout was placed again: follow the largest tile, and forget what was seen of another one's pictures.
     mutating func placed(_ placements: [Placement], nowMs: Int64) {
         let largest = Self.largestTile(placements)
-        if largest != follows { phase.restart(nowMs: nowMs) }
+        let user = largest.map { placements[$0].userId }
+        if largest != follows || user != followedUser { phase.restart(nowMs: nowMs) }
         follows = largest
+        followedUser = user
     }
 
     /// Starts the canvas composed at `nowMs`; returns how far after the sound being mixed its pictures may have
