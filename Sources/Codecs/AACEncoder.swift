@@ -71,8 +71,8 @@ public final class AACEncoder: @unchecked Sendable {
         frame.pointee.nb_samples = Int32(frameSize)
         frame.pointee.sample_rate = ctx.pointee.sample_rate
         status = av_channel_layout_copy(&frame.pointee.ch_layout, &ctx.pointee.ch_layout)
-        if status >= 0 { status = av_frame_get_buffer(frame, 0) }
-        guard status >= 0 else { throw AVError.error(status, "av_frame_get_buffer") }
+        if status >= 0 { status = cohost_audio_frame_single_buffer(frame) }
+        guard status >= 0 else { throw AVError.error(status, "allocating the AAC input frame") }
         guard frameSize > 0 else { throw AVError.error("aac encoder reports no frame size") }
     }
 
@@ -105,8 +105,8 @@ public final class AACEncoder: @unchecked Sendable {
         while consumed < total {
             if filled == 0 {
                 // The encoder may still reference the previous buffer; this reallocates only then.
-                let status = av_frame_make_writable(frame)
-                guard status >= 0 else { throw AVError.error(status, "av_frame_make_writable") }
+                let status = cohost_audio_frame_make_writable(frame)
+                guard status >= 0 else { throw AVError.error(status, "making the AAC input frame writable") }
             }
             let n = min(frameSize - filled, total - consumed)
             copy(interleavedStereo, from: consumed, count: n, into: frame)
@@ -149,10 +149,11 @@ public final class AACEncoder: @unchecked Sendable {
         }
     }
 
-    /// Sends one frame (nil: drain) and hands every packet out. libavcodec 5.1 allocates here per frame whatever
-    /// the caller does (4 times mono, 5 stereo): `av_frame_ref` of the input (one `AVBufferRef` per channel plane)
-    /// and, because the native AAC encoder writes into its internal byte buffer, `av_packet_make_refcounted`
-    /// copying each packet (data, `AVBuffer`, `AVBufferRef`).
+    /// Sends one frame (nil: drain) and hands every packet out. libavcodec 5.1 allocates here 4 times per frame
+    /// whatever the caller does: `av_frame_ref` of the input (one `AVBufferRef`; one per channel plane if the
+    /// planes were not in one buffer) and, because the native AAC encoder writes into its internal byte buffer,
+    /// a refcounted copy of each packet (data, `AVBuffer`, `AVBufferRef`) from `get_encode_buffer`, which an
+    /// encoder without `AV_CODEC_CAP_DR1` must leave at libavcodec's default (avcodec.h).
     private func send(_ frame: UnsafeMutablePointer<AVFrame>?,
                       _ each: (_ data: UnsafeRawBufferPointer, _ pts: Int64) -> Void) throws(CodecError) {
         guard let context, let packet else { return }

@@ -87,3 +87,32 @@ struct AACEncoderInPlaceTests {
         #expect(got == expected)
     }
 }
+
+@Suite("AACEncoder channels")
+struct AACEncoderChannelTests {
+    /// 20 ms of interleaved stereo with a 440 Hz sine at −12 dBFS on one side and silence on the other.
+    static func oneSided(_ block: Int, left: Bool) -> [Float] {
+        var out = [Float](repeating: 0, count: 1920)
+        for i in 0..<960 {
+            let t = Double(block * 960 + i) / 48_000
+            out[2 * i + (left ? 0 : 1)] = Float(0.25 * sin(2 * Double.pi * 440 * t))
+        }
+        return out
+    }
+
+    @Test("each input channel reaches its own side of the stream: a tone on one side and silence on the other decode as such",
+          arguments: [true, false])
+    func channelsStaySeparate(toneOnLeft: Bool) throws {
+        let encoder = try AACEncoder(channels: 2, bitrate: 128_000)
+        var frames: [EncodedAudio] = []
+        for b in 0..<50 { frames += try encoder.encode(Self.oneSided(b, left: toneOnLeft)) }
+        frames += try encoder.flush()
+        let (left, right) = try AACTestDecoder.decode(frames, audioSpecificConfig: encoder.audioSpecificConfig)
+        // Past the priming and the first frames' ramp, a −12 dBFS sine has an RMS of 0.25/√2 ≈ 0.177.
+        let tone = toneOnLeft ? left : right, quiet = toneOnLeft ? right : left
+        #expect(tone.count >= 48_000)
+        let rms = { (s: ArraySlice<Float>) in (s.reduce(0) { $0 + Double($1 * $1) } / Double(s.count)).squareRoot() }
+        #expect(abs(rms(tone[4096..<40_960]) - 0.177) < 0.01, "tone RMS \(rms(tone[4096..<40_960]))")
+        #expect(rms(quiet[4096..<40_960]) < 0.001, "silent side RMS \(rms(quiet[4096..<40_960]))")
+    }
+}
