@@ -2,7 +2,7 @@
 
 Environment: BENCH_QUICK=1 (short windows, N=2, R=5,10: a smoke run, not figures to quote); BENCH_PARTS
 (comma list of video,latency,voice,alloc; default all); BENCH_WARMUP / BENCH_WINDOW (seconds);
-BENCH_SIZES (e.g. 2,4,9); BENCH_VOICE_STEPS (e.g. 10,25,50,75,100); COHOST_BIN (default .build/release/cohost); BENCH_OUT (where to write
+BENCH_SIZES (e.g. 2,4,9); BENCH_REPEAT (windows of each mixer per N, the cheapest counting; default 3, 1 quick); BENCH_VOICE_STEPS (e.g. 10,25,50,75,100); COHOST_BIN (default .build/release/cohost); BENCH_OUT (where to write
 the JSON; default bench/results.json for a full run, else the run's work directory); BENCH_KEEP=1 (keep logs).
 """
 import datetime
@@ -38,6 +38,7 @@ def config():
         "warmup_s": float(os.environ.get("BENCH_WARMUP", 3 if QUICK else 10)),
         "window_s": float(os.environ.get("BENCH_WINDOW", 5 if QUICK else 20)),
         "video_sizes": _ints("BENCH_SIZES", [2] if QUICK else [2, 4, 9]),
+        "video_repeat": int(os.environ.get("BENCH_REPEAT", 1 if QUICK else 3)),
         "voice_steps": _ints("BENCH_VOICE_STEPS", [5, 10] if QUICK else [10, 25, 35, 40, 45, 50, 55, 60, 75, 100]),
         "parts": os.environ.get("BENCH_PARTS", "video,latency,voice,alloc").split(","),
     }
@@ -50,7 +51,7 @@ def main():
     workdir = tempfile.mkdtemp(prefix="cohost-bench-")
     ivf, opus = media.prepare(CACHE)
     ctx = {"workdir": workdir, "ivf": ivf, "opus": opus, "bench_dir": os.path.dirname(os.path.abspath(__file__)),
-           "warmup": cfg["warmup_s"], "window": cfg["window_s"]}
+           "warmup": cfg["warmup_s"], "window": cfg["window_s"], "repeat": cfg["video_repeat"]}
     started = time.monotonic()
     results = {"schema": 1, "generated": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                "machine": machine_info(), "config": cfg,

@@ -69,8 +69,18 @@ def table(r):
                          f"{_f(x['codec_floor_cores'], 3):>5} | {_f(x['cohost_over_floor']):>12} | "
                          f"{_f(x['cohost']['output_video_fps'], 1):>10}/{_f(x['ffmpeg']['output_fps'], 1):<10} | "
                          f"{_load(x['cohost'])} / {_load(x['ffmpeg'])}")
-        lines.append("   (stolen: cores the hypervisor ran something else on while this VM wanted them; above ~0.05 the "
-                     "window's CPU figures read high)")
+        for key in sorted((k for k in v if k.startswith("n")), key=lambda k: int(k[1:])):
+            samples = v[key].get("samples") or []
+            if len(samples) > 1:
+                lines.append(f"   N={key[1:]} windows, cohost / ffmpeg cores (stolen): " + ", ".join(
+                    f"{_f(s['cohost_cores'], 3)} ({_f(s['cohost_steal_cores'], 3)}) / "
+                    f"{_f(s['ffmpeg_cores'], 3)} ({_f(s['ffmpeg_steal_cores'], 3)})" for s in samples))
+        floors = v["x264_floor"].get("samples") or []
+        if len(floors) > 1:
+            lines.append("   x264 floor windows (stolen): " + ", ".join(
+                f"{_f(s['cores'], 3)} ({_f(s['steal_cores'], 3)})" for s in floors))
+        lines.append("   (each figure above is the cheapest of its windows, taken in turns; stolen: cores the hypervisor "
+                     "ran something else on while this VM wanted them; above ~0.05 the window's CPU figures read high)")
     lat = r.get("latency")
     if lat:
         lines += ["", "2. latency (age of each new pulled frame; cohost path vs direct sender->nginx path)",
@@ -87,6 +97,10 @@ def table(r):
             lines.append(f"   {s['rooms']} | {s['speakers']} | {_f(s['cores'], 3)} | {_f(s['cores_per_speaker_pct'], 3)} | "
                          f"{_f(s['min_room_audio_fps'])} | {s['rooms_behind']}/{s['rooms_reporting']} | "
                          f"{_f(s['rss_per_room_mib'])} | {s['held']} | {_load(s)}")
+            first = s.get("first_window")
+            if first:
+                lines.append(f"     (measured twice: the first window had {first['rooms_behind']}/{first['rooms_reporting']} "
+                             f"rooms behind, {_f(first['cores'], 3)} cores, box busy {_load(first)})")
         lines.append(f"   largest R held: {vo['max_rooms_held']}")
         j = vo.get("janus")
         if isinstance(j, dict):

@@ -1,6 +1,6 @@
 """Part 3: voice rooms. R audio-only rooms x 6 Opus speakers (3 with DTX), each room pushing AAC to nginx-rtmp.
 R grows in steps (rooms are added, never restarted) until a room's output falls behind real time or Cohost passes
-1.6 cores. Speakers are replayed by one Python process per step (not counted in Cohost's CPU).
+1.6 cores, in two windows running (one window can be a burst of the host's steal). Speakers are replayed by one Python process per step (not counted in Cohost's CPU).
 
 First, idle rooms: 90 voice rooms and 10 720p rooms with nobody in them and no output (rooms created ahead of
 their users), against the same server with no room at all; they are closed before the steps."""
@@ -62,6 +62,26 @@ def _idle_rooms(ctx, cohost):
     return result
 
 
+def _measure_step(ctx, procs, cohost, replayers, have, rss0):
+    """One window over the `have` rooms running: Cohost's cores, each room's output rate, whether it held."""
+    procs.check_alive()
+    pids = [cohost.pid] + [p.pid for p in replayers]
+    cores, load = machine_load_window(lambda: cpu_window(pids, ctx["window"]))
+    rooms = [f"voice{r}" for r in range(have)]
+    rates = _room_rates(cohost, rooms, ctx["window"])
+    known = [v for v in rates.values() if v is not None]
+    slow = [r for r, v in rates.items() if v is not None and v < REALTIME * AAC_FPS]
+    c = cores[cohost.pid]
+    step = {"rooms": have, "speakers": have * SPEAKERS, "cores": round(c, 3),
+            "cores_per_speaker_pct": round(100 * c / (have * SPEAKERS), 3),
+            "sender_cores": round(sum(cores[p.pid] for p in replayers), 3), **load,
+            "rss_per_room_mib": round((rss_mib(cohost.pid) - rss0) / have, 2),
+            "min_room_audio_fps": round(min(known), 2) if known else None,
+            "rooms_behind": len(slow), "rooms_reporting": len(known)}
+    step["held"] = bool(known) and not slow and c <= CPU_LIMIT
+    return step
+
+
 def run(ctx, steps):
     workdir = os.path.join(ctx["workdir"], "voice")
     os.makedirs(workdir, exist_ok=True)
@@ -80,21 +100,14 @@ def run(ctx, steps):
             replayers.append(_add_rooms(ctx, procs, workdir, cohost, nginx, have, target))
             have = target
             time.sleep(ctx["warmup"])
-            procs.check_alive()
-            pids = [cohost.pid] + [p.pid for p in replayers]
-            cores, load = machine_load_window(lambda: cpu_window(pids, ctx["window"]))
-            rooms = [f"voice{r}" for r in range(have)]
-            rates = _room_rates(cohost, rooms, ctx["window"])
-            known = [v for v in rates.values() if v is not None]
-            slow = [r for r, v in rates.items() if v is not None and v < REALTIME * AAC_FPS]
-            c = cores[cohost.pid]
-            step = {"rooms": have, "speakers": have * SPEAKERS, "cores": round(c, 3),
-                    "cores_per_speaker_pct": round(100 * c / (have * SPEAKERS), 3),
-                    "sender_cores": round(sum(cores[p.pid] for p in replayers), 3), **load,
-                    "rss_per_room_mib": round((rss_mib(cohost.pid) - rss0) / have, 2),
-                    "min_room_audio_fps": round(min(known), 2) if known else None,
-                    "rooms_behind": len(slow), "rooms_reporting": len(known)}
-            step["held"] = bool(known) and not slow and c <= CPU_LIMIT
+            step = _measure_step(ctx, procs, cohost, replayers, have, rss0)
+            if not step["held"]:
+                # A window can fall behind because the host stole the cores (BENCHMARKS.md): a step fails when a
+                # second window, right after, falls behind too. Both windows are kept.
+                log(f"  voice R={have}: not held, measuring again: {step}")
+                first = step
+                step = _measure_step(ctx, procs, cohost, replayers, have, rss0)
+                step["first_window"] = first
             log(f"  voice R={have}: {step}")
             results.append(step)
             if not step["held"]:
