@@ -5,10 +5,12 @@ blocks (and their complement, as a check) and pipes them to one ffmpeg that send
 from the same frames, H.264 (ultrafast, zerolatency, video only) straight to nginx: the direct path. Cohost's room
 holds that participant 1:1 at the canvas's top-left (plus replayed participants for load) and pushes to nginx.
 Two pullers (ffmpeg, 1 decoder thread, low_delay) read both streams back as raw gray; each decoded frame's age is
-now minus its code. The live participant's Opus comes from the replayer. Added latency = Cohost path minus direct path, at p50 and p95.
+now minus its code. Added latency = Cohost path minus direct path, at p50 and p95. The live participant's voice is
+beeps sent from this process, and a third puller hears them in the programme: the voice's age (voice_age.py), which a
+player that lines sound and picture up by timestamp waits for; the direct path carries no sound to compare it with.
 
 Both of the live participant's streams carry sender reports that map RTP time to the wall clock at capture, as a
-WebRTC sender's do: the replayer's for the voice, and for the picture a relay in front of ffmpeg (ffmpeg's own map RTP
+WebRTC sender's do: the beeper's for the voice, and for the picture a relay in front of ffmpeg (ffmpeg's own map RTP
 time to its start-up, tens of ms after the first frame was drawn; Cohost's lip-sync would rightly hold every picture
 back by that error)."""
 import os
@@ -18,6 +20,7 @@ import subprocess
 import threading
 import time
 
+import voice_age
 from lib import Cohost, Nginx, Procs, grid_regions, log
 from video import _replayer
 
@@ -184,13 +187,14 @@ def run(ctx, load=3):
             dest = ["127.0.0.1", cohost.rtp_port]
             streams += [{"kind": "video", "ssrc": 2000 + i, "pt": 96, "dest": dest, "start": 60 * (i % 5)},
                         {"kind": "audio", "ssrc": 1000 + i, "pt": 111, "dest": dest, "track": "tone"}]
-        # The live participant's voice comes from the replayer, whose sender reports map RTP time to the wall
-        # clock exactly; a separate ffmpeg's reports are only right to within its start-up, and Cohost's lip-sync
-        # would then (rightly) hold the picture back for that error. Its packets are dropped until the join.
-        streams.append({"kind": "audio", "ssrc": 1101, "pt": 111, "dest": ["127.0.0.1", cohost.rtp_port],
-                        "track": "tone"})
+        # The live participant's voice is sent from here (voice_age.Beeper), with sender reports that map RTP time
+        # to the wall clock exactly; a separate ffmpeg's reports are only right to within its start-up, and
+        # Cohost's lip-sync would then (rightly) hold the picture back for that error.
+        beeper = voice_age.Beeper(["127.0.0.1", cohost.rtp_port], 1101, clock)
+        stop_relay.append(beeper)
         _replayer(procs, workdir, ctx, streams)
         via = Puller(procs, "pull-cohost", nginx.url("lat"), clock, crop=True)
+        heard = voice_age.VoicePuller(procs, "pull-cohost-voice", nginx.url("lat"), clock)
         direct = Puller(procs, "pull-direct", nginx.url("direct"), clock, crop=False)
         # The Cohost puller must be showing the room (without our participant) before the join.
         end = time.monotonic() + 15
@@ -201,6 +205,7 @@ def run(ctx, load=3):
 
         join_ms = clock.ms()
         cohost.join("lat", "live", 1101, 2101)
+        beeper.start()
         relay = VideoRelay(["127.0.0.1", cohost.rtp_port], 2101)
         stop_relay.append(relay)
         rtp = f"rtp://127.0.0.1:{relay.port}?pkt_size=1200"
@@ -268,6 +273,11 @@ def run(ctx, load=3):
             out["added_p95_ms"] = out["cohost"]["p95_ms"] - out["direct"]["p95_ms"]
         else:
             out["added_p50_ms"] = out["added_p95_ms"] = None
+        voice = voice_age.ages(beeper.beeps, heard.onsets, start, stop_ms)
+        out["voice"] = {"beeps": len(voice), "beeps_sent": sum(start <= c < stop_ms for c, _ in beeper.beeps),
+                        "p50_ms": percentile(voice, 50), "p95_ms": percentile(voice, 95)}
+        out["voice_after_picture_p50_ms"] = (out["voice"]["p50_ms"] - out["cohost"]["p50_ms"]
+                                             if voice and ages["cohost"] else None)
         out["sender_frames_dropped"] = dropped
         out["cohost_live_participant"] = live   # Cohost's own view of the stream: buffer depth, lip-sync delay
         out["join_to_first_frame_ms"] = via.first_valid_ms - join_ms if via.first_valid_ms else None

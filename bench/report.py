@@ -88,6 +88,11 @@ def table(r):
                   f"direct {_f(_get(lat, 'direct', 'p50_ms'))}/{_f(_get(lat, 'direct', 'p95_ms'))} ms, "
                   f"added {_f(lat['added_p50_ms'])}/{_f(lat['added_p95_ms'])} ms; "
                   f"join -> first output frame {_f(lat['join_to_first_frame_ms'])} ms"]
+        if lat.get("voice"):
+            lines.append(f"   voice through cohost (beeps heard in the programme): p50/p95 {_f(_get(lat, 'voice', 'p50_ms'))}/"
+                         f"{_f(_get(lat, 'voice', 'p95_ms'))} ms from capture, {_get(lat, 'voice', 'beeps')} of "
+                         f"{_get(lat, 'voice', 'beeps_sent')} beeps; {_f(lat.get('voice_after_picture_p50_ms'))} ms after "
+                         f"the picture at p50")
     vo = r.get("voice")
     if vo:
         lines += ["", "3. voice rooms (6 Opus speakers each, 3 with DTX; AAC 64k mono out)",
