@@ -20,6 +20,7 @@ import subprocess
 import threading
 import time
 
+import media
 import voice_age
 from lib import Cohost, Nginx, Procs, grid_regions, log
 from video import _replayer
@@ -99,9 +100,6 @@ class Puller:
             self.samples.append((now, now - code))
 
 
-NTP_EPOCH = 2208988800
-
-
 class VideoRelay:
     """Forwards the live VP8 sender's RTP to Cohost and sends the stream's RTCP sender reports itself (ffmpeg runs
     with -rtpflags skip_rtcp): frame k has RTP time base + 3000 k (ffmpeg stamps piped frames by their index at
@@ -141,13 +139,10 @@ class VideoRelay:
             if self.base is None or self.first_wall is None:
                 continue
             wall = time.time()
-            ntp = wall + NTP_EPOCH
             # Ticks the feeder skipped were never written: ffmpeg numbered the next frame on, so RTP time
             # runs that many frames behind the drawing clock.
-            rtp = (self.base + int((wall - self.first_wall - self.skipped() / 30) * 90000)) & 0xFFFFFFFF
-            sr = struct.pack("!BBHIIIIII", 0x80, 200, 6, self.ssrc, int(ntp), int((ntp % 1) * (1 << 32)), rtp,
-                             self.packets & 0xFFFFFFFF, self.octets & 0xFFFFFFFF)
-            self.tx.sendto(sr, self.dest)
+            rtp = self.base + int((wall - self.first_wall - self.skipped() / 30) * 90000)
+            self.tx.sendto(media.sender_report(self.ssrc, wall, rtp, self.packets, self.octets), self.dest)
 
     def close(self):
         self.stop.set()

@@ -18,6 +18,16 @@ import subprocess
 VIDEO_SECONDS = 10
 
 
+NTP_EPOCH = 2208988800   # 1900-01-01 to 1970-01-01, in seconds
+
+
+def sender_report(ssrc, wall, rtp, packets, octets):
+    """An RTCP sender report (RFC 3550 6.4.1) without report blocks: RTP time `rtp` is wall-clock time `wall`."""
+    ntp = wall + NTP_EPOCH
+    return struct.pack("!BBHIIIIII", 0x80, 200, 6, ssrc, int(ntp), int((ntp % 1) * (1 << 32)), rtp & 0xFFFFFFFF,
+                       packets & 0xFFFFFFFF, octets & 0xFFFFFFFF)
+
+
 def make_video(path):
     if os.path.exists(path):
         return

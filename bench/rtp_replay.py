@@ -23,8 +23,6 @@ sys.dont_write_bytecode = True  # no __pycache__ in the tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import media  # noqa: E402
 
-NTP_EPOCH = 2208988800
-
 
 class Stream:
     def __init__(self, spec):
@@ -108,14 +106,10 @@ def main():
             next_v = t0 + vtick / 30
         if now >= next_sr:
             wall = time.time()
-            ntp = wall + NTP_EPOCH
-            sec, frac = int(ntp), int((ntp % 1) * (1 << 32))
             for s in streams:
                 rate = 90000 if s.kind == "video" else 48000
-                rtp = (s.ts0 + int((wall - wall0) * rate)) & 0xFFFFFFFF
-                sr = pack("!BBHIIIIII", 0x80, 200, 6, s.ssrc, sec, frac, rtp, s.packets & 0xFFFFFFFF,
-                          s.octets & 0xFFFFFFFF)
-                sendto(sr, s.rtcp)
+                sendto(media.sender_report(s.ssrc, wall, s.ts0 + int((wall - wall0) * rate), s.packets, s.octets),
+                       s.rtcp)
             next_sr += 1.0
         delay = min(next_a, next_v, next_sr) - time.monotonic()
         if delay > 0:

@@ -17,7 +17,7 @@ import subprocess
 import threading
 import time
 
-from media import _Opus
+from media import _Opus, sender_report
 
 RATE, FRAME = 48000, 960            # samples per second, per 20 ms frame
 PERIOD_FRAMES, BEEP_FRAMES = 25, 2  # a beep every 500 ms, 40 ms long
@@ -26,7 +26,6 @@ AMPLITUDE = 8000                    # of 32767: -12 dBFS
 WINDOW = 480                        # 10 ms analysis windows
 THRESHOLD = 0.05                    # amplitude (of full scale) at a beep frequency that counts as a beep
 QUIET_WINDOWS = 10                  # below it for 100 ms before an onset
-NTP_EPOCH = 2208988800
 
 
 def _frames():
@@ -76,10 +75,8 @@ class Beeper:
                 packets, octets = packets + 1, octets + len(payload)
                 if time.monotonic() >= next_report:
                     wall = time.time()
-                    ntp = wall + NTP_EPOCH
-                    now_rtp = (base + int((wall - capture0) * RATE)) & 0xFFFFFFFF
-                    self.sock.sendto(struct.pack("!BBHIIIIII", 0x80, 200, 6, self.ssrc, int(ntp),
-                                                 int((ntp % 1) * (1 << 32)), now_rtp, packets, octets), self.dest)
+                    self.sock.sendto(sender_report(self.ssrc, wall, base + int((wall - capture0) * RATE), packets,
+                                                   octets), self.dest)
                     next_report += 0.5
             except OSError:
                 return
