@@ -223,7 +223,7 @@ public final class Participant: @unchecked Sendable {
             // speech resumes. That frame becomes silence without waking the decoder, and the gap after it is
             // a pause, not loss: nothing to conceal (PLC over seconds of DTX was the cost of a quiet speaker).
             if let frames = OpusSilence.frames(of: data) {
-                path.fifo.writeSilence(frames: frames)
+                path.fifo.writeSilence(frames: frames, arrivedMs: nowMs)
                 path.expectedTimestamp = rtpTimestamp &+ UInt32(frames)
                 path.afterDTX = true
                 path.silentFrames += 1
@@ -233,12 +233,12 @@ public final class Participant: @unchecked Sendable {
                 let gap = Int(Int32(bitPattern: rtpTimestamp &- expected))
                 if gap > 0 && gap <= path.concealCredit {
                     path.concealCredit -= gap
-                    try conceal(gap, before: data, path: &path)
+                    try conceal(gap, before: data, path: &path, nowMs: nowMs)
                 }
             }
             path.afterDTX = false
             let frames = try path.decoder.decode(data, into: &path.scratch)
-            path.fifo.write(path.scratch, frames: frames, channels: path.decoder.channels)
+            path.fifo.write(path.scratch, frames: frames, channels: path.decoder.channels, arrivedMs: nowMs)
             path.expectedTimestamp = rtpTimestamp &+ UInt32(frames)
             path.framesDecoded += 1
         } catch {
@@ -249,16 +249,16 @@ public final class Participant: @unchecked Sendable {
 
     /// Fills a gap of `frames` lost samples so the mix never hears silence-then-burst: Opus PLC for all
     /// but the last 20 ms, which comes from the next packet's in-band FEC when it carries some.
-    private func conceal(_ frames: Int, before next: [UInt8], path: inout AudioPath) throws(CodecError) {
+    private func conceal(_ frames: Int, before next: [UInt8], path: inout AudioPath, nowMs: Int64) throws(CodecError) {
         var remaining = frames
         while remaining > AudioFormat.blockFrames {
             let chunk = min(remaining - AudioFormat.blockFrames, AudioFormat.blockFrames * 6)
             let n = try path.decoder.conceal(frames: chunk, into: &path.scratch)
-            path.fifo.write(path.scratch, frames: n, channels: path.decoder.channels)
+            path.fifo.write(path.scratch, frames: n, channels: path.decoder.channels, arrivedMs: nowMs)
             remaining -= chunk
         }
         let n = try path.decoder.recover(frames: remaining, from: next, into: &path.scratch)
-        path.fifo.write(path.scratch, frames: n, channels: path.decoder.channels)
+        path.fifo.write(path.scratch, frames: n, channels: path.decoder.channels, arrivedMs: nowMs)
         path.concealedFrames += frames
     }
 
@@ -296,7 +296,15 @@ public final class Participant: @unchecked Sendable {
         guard var path = audio else { return (false, 0) }
         audio = nil
         decodePending(path: &path)
-        let ok = path.fifo.read(into: &output, frames: AudioFormat.blockFrames)
+        let before = (path.fifo.underruns, path.fifo.marginAddedFrames, path.fifo.marginCutFrames)
+        let ok = path.fifo.read(into: &output, frames: AudioFormat.blockFrames, nowMs: nowMs)
+        if before != (path.fifo.underruns, path.fifo.marginAddedFrames, path.fifo.marginCutFrames) {
+            logger.debug("voice margin", metadata: [
+                "user": "\(userId)", "underruns": "\(path.fifo.underruns)", "targetMs": "\(path.fifo.margin.targetMs)",
+                "slackMs": "\(path.fifo.margin.lastWindowMinMs ?? -1)",
+                "addedMs": "\(path.fifo.marginAddedFrames * 1000 / AudioFormat.sampleRate)",
+                "cutMs": "\(path.fifo.marginCutFrames * 1000 / AudioFormat.sampleRate)"])
+        }
         if ok, let next = path.expectedTimestamp {
             // The FIFO holds the decoded audio up to `next`, contiguously (gaps are concealed).
             path.lastPulledTimestamp = next &- UInt32(path.fifo.bufferedFrames + AudioFormat.blockFrames)
@@ -372,7 +380,8 @@ public final class Participant: @unchecked Sendable {
                                     fps: a.rates.fps, kbps: a.rates.kbps,
                                     jitterMs: s.jitter * 1000 / Double(a.stream.clockRate), nacksSent: 0, keyframeRequests: 0,
                                     concealedMs: a.concealedFrames * 1000 / AudioFormat.sampleRate, retransmissions: 0,
-                                    roundTripMs: nil, lipSyncDelayMs: a.fifo.syncDelayFrames * 1000 / AudioFormat.sampleRate))
+                                    roundTripMs: nil, lipSyncDelayMs: a.fifo.syncDelayFrames * 1000 / AudioFormat.sampleRate,
+                                    voiceMarginMs: a.fifo.margin.lastWindowMinMs))
         }
         if let v = video {
             let s = v.stream.stats
@@ -382,7 +391,7 @@ public final class Participant: @unchecked Sendable {
                                     jitterMs: s.jitter * 1000 / Double(v.stream.clockRate), nacksSent: s.nacksSent,
                                     keyframeRequests: v.stream.keyframeRequester.sent, concealedMs: 0,
                                     retransmissions: s.retransmissions, roundTripMs: s.roundTripMs.map { Int($0) },
-                                    lipSyncDelayMs: 0))
+                                    lipSyncDelayMs: 0, voiceMarginMs: nil))
         }
         return out
     }

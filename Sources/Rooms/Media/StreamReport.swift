@@ -22,6 +22,9 @@ public struct StreamReport: Sendable, Encodable {
     public var roundTripMs: Int?
     /// Audio: how long this voice is held back to stay in sync with a slower video path.
     public var lipSyncDelayMs: Int
+    /// Audio: how early the latest packet of the last second reached the mixer before it was needed (the margin
+    /// its FIFO keeps for jitter, lip-sync's hold left out); absent until a second of reads was timed.
+    public var voiceMarginMs: Int?
 }
 
 /// Packet and frame rates over the last report interval (about a second).
