@@ -55,6 +55,32 @@ import Media
         #expect(fifo.trimmedFrames == 9 * 960)
     }
 
+    @Test func aStandingSurplusIsDroppedAfterASecondSoTheVoiceDoesNotLag() {
+        var fifo = AudioFIFO()
+        var out = block(0)
+        // Five blocks arrive at once, then one per read: the fill stays at 5 blocks before each read.
+        for _ in 0..<5 { fifo.write(block(1), frames: 960) }
+        for _ in 0..<49 {
+            #expect(fifo.read(into: &out, frames: 960))
+            fifo.write(block(1), frames: 960)
+        }
+        #expect(fifo.bufferedFrames == 5 * 960 && fifo.trimmedFrames == 0)
+        #expect(fifo.read(into: &out, frames: 960))  // the 50th read ends the window: 4 left, 2 kept
+        #expect(fifo.bufferedFrames == 2 * 960)
+        #expect(fifo.trimmedFrames == 2 * 960)
+    }
+
+    @Test func aFillThatTouchesThePrebufferIsLeftAlone() {
+        var fifo = AudioFIFO()
+        var out = block(0)
+        for _ in 0..<3 { fifo.write(block(1), frames: 960) }
+        for _ in 0..<100 {
+            #expect(fifo.read(into: &out, frames: 960))
+            fifo.write(block(1), frames: 960)
+        }
+        #expect(fifo.bufferedFrames == 3 * 960 && fifo.trimmedFrames == 0)
+    }
+
     @Test func beforeThePrebufferFillsASyncDelayIsMadeAtOnce() {
         var fifo = AudioFIFO()
         var out = block(0)

@@ -4,12 +4,12 @@ import Media
 ///
 /// It prebuffers `startFrames` before the first read so network jitter does not turn into gaps,
 /// and trims itself back to `startFrames` when a burst or clock drift pushes it past `maxFrames`,
-/// so latency cannot creep up. Given arrival and read times, it then keeps the margin `VoiceMargin` asks
-/// for: how early the latest packets of the last seconds came, measured at every read. A surplus (an initial
-/// burst, a sender clock a little fast) would delay this voice — and, through lip-sync, its pictures — for as
-/// long as the stream lasts, and is cut from a quiet stretch; a margin spent (a burst of first packets, a
-/// sender clock a little slow) is put back as silence at a pause. Storage is one preallocated ring; reads and
-/// writes copy into caller buffers and allocate nothing.
+/// so latency cannot creep up. A standing surplus is trimmed too: when the fill never dropped below
+/// `startFrames` plus one block during the last second of reads (an initial burst, a sender clock a
+/// little fast), the surplus is dropped, since it would otherwise delay this voice — and put it out of
+/// sync with its picture — for as long as the stream lasts. Given arrival and read times, it measures how early
+/// the voice's audio came before it was read (`VoiceMargin`). Storage is one preallocated ring; reads and writes
+/// copy into caller buffers and allocate nothing.
 struct AudioFIFO {
     private var ring: [Float]
     private var readIndex = 0      // in samples (frames × 2)
@@ -29,17 +29,14 @@ struct AudioFIFO {
     static let quietPeak: Float = 0.01
     static let syncChangeMaxWaitReads = 100  // 2 s of 20 ms reads
     private(set) var underruns = 0
-    /// Frames dropped by the overflow guard and by lip-sync cuts.
     private(set) var trimmedFrames = 0
     private(set) var margin = VoiceMargin()
-    /// A margin change not made yet (frames; positive: add), waiting for a quiet read. Each window replaces it.
-    private(set) var pendingMarginFrames = 0
-    private(set) var marginAddedFrames = 0
-    private(set) var marginCutFrames = 0
-    /// Silence put in front of the stream (lip-sync, margin) and not read yet: it is not the sender's audio.
+    /// Silence put in front of the stream for lip-sync and not read yet: it is not the sender's audio.
     private var insertedAhead = 0
-    /// The last write was a DTX frame's silence: an underrun after it is a pause, not a late packet.
-    private var lastWriteWasSilence = false
+    /// The lowest fill (samples) seen by the reads of the current window.
+    private var lowestFill = Int.max
+    private var windowReads = 0
+    static let windowReads = 50
 
     init(startFrames: Int = 2 * AudioFormat.blockFrames, maxFrames: Int = 10 * AudioFormat.blockFrames, capacityFrames: Int = 40 * AudioFormat.blockFrames) {
         self.startFrames = startFrames
@@ -52,10 +49,8 @@ struct AudioFIFO {
     var bufferedFrames: Int { count / 2 }
 
     /// Appends `frames` of decoded audio: interleaved stereo, or mono (`channels` 1), which is written to
-    /// both channels so the ring and the mixer keep one format. `arrivedMs`: when its packet came (the margin
-    /// is measured only when writes and reads are timed).
+    /// both channels so the ring and the mixer keep one format. `arrivedMs`: when its packet came, for `margin`.
     mutating func write(_ samples: [Float], frames: Int, channels: Int = 2, arrivedMs: Int64? = nil) {
-        lastWriteWasSilence = false
         guard channels == 2 else { return writeMono(samples, frames: frames, arrivedMs: arrivedMs) }
         let n = min(frames * 2, samples.count, ring.count)
         if count + n > ring.count { drop(count + n - ring.count) }
@@ -99,7 +94,6 @@ struct AudioFIFO {
         if count + n > ring.count { drop(count + n - ring.count) }
         zero(n, from: (readIndex + count) % ring.count)
         wrote(n, arrivedMs: arrivedMs)
-        lastWriteWasSilence = true
     }
 
     /// Counts `n` samples just put in the ring and trims back to the prebuffer past `maxFrames`.
@@ -119,15 +113,11 @@ struct AudioFIFO {
         }
     }
 
-    /// Fills one block; returns false (and leaves `output` untouched) when nothing is ready. `nowMs`: when
-    /// the mixer reads, for the margin (see `VoiceMargin`).
+    /// Fills one block; returns false (and leaves `output` untouched) when nothing is ready. `nowMs`: when the
+    /// mixer reads, for `margin`.
     mutating func read(into output: inout [Float], frames: Int, nowMs: Int64? = nil) -> Bool {
         let n = frames * 2
-        if pendingSyncChangeFrames != 0 {
-            considerSyncChange(frames: frames)
-        } else if pendingMarginFrames != 0 && primed {
-            considerMarginChange(frames: frames)
-        }
+        if pendingSyncChangeFrames != 0 { considerSyncChange(frames: frames) }
         if !primed {
             guard count >= startFrames * 2 else { return false }
             primed = true
@@ -136,7 +126,6 @@ struct AudioFIFO {
             // Underrun: start again from a full prebuffer rather than play scraps.
             primed = false
             underruns += 1
-            if !lastWriteWasSilence { margin.underran() }
             return false
         }
         guard output.count >= n else { return false }
@@ -152,29 +141,15 @@ struct AudioFIFO {
         readIndex = (start + n) % ring.count
         count -= n
         consumed(frames)
-        if let nowMs, let change = margin.read(nowMs: nowMs, heldMs: syncDelayFrames * 1000 / AudioFormat.sampleRate) {
-            pendingMarginFrames = change * AudioFormat.sampleRate / 1000
+        if let nowMs { margin.read(nowMs: nowMs) }
+        lowestFill = min(lowestFill, count)
+        windowReads += 1
+        if windowReads == Self.windowReads {
+            if lowestFill >= (startFrames + frames) * 2 { drop(lowestFill - startFrames * 2) }
+            windowReads = 0
+            lowestFill = Int.max
         }
         return true
-    }
-
-    /// Makes the pending margin change at a quiet read: more margin as silence in front of it, less by
-    /// cutting a stretch that is quiet all along. Unlike a lip-sync change it is never forced; without a pause
-    /// it waits, and the next window asks again from fresh slacks.
-    private mutating func considerMarginChange(frames: Int) {
-        let change = pendingMarginFrames
-        // A cut must leave this read its block: otherwise it would turn into the gap it is meant to avoid.
-        guard change > 0 || count >= (frames - change) * 2, isQuiet(frames: max(frames, -change)) else { return }
-        pendingMarginFrames = 0
-        let made: Int
-        if change > 0 {
-            made = insertSilence(frames: change)
-            marginAddedFrames += made
-        } else {
-            made = -drop(-change * 2, counted: false)
-            marginCutFrames -= made
-        }
-        margin.shift(ms: made * 1000 / AudioFormat.sampleRate)
     }
 
     /// Holds this voice back by `frames` (lip-sync with a slower video path), more or less than now. The change
@@ -208,15 +183,13 @@ struct AudioFIFO {
         }  // unprimed: the prebuffer now waits for the longer fill
     }
 
-    /// Puts `frames` of silence in front of what is buffered, where the next read starts; returns the frames put in.
-    @discardableResult
-    private mutating func insertSilence(frames: Int) -> Int {
+    /// Puts `frames` of silence in front of what is buffered, where the next read starts.
+    private mutating func insertSilence(frames: Int) {
         let n = min(frames * 2, ring.count - count) & ~1
         readIndex = (readIndex - n + ring.count) % ring.count
         zero(n, from: readIndex)
         count += n
         insertedAhead += n / 2
-        return n / 2
     }
 
     /// Whether the next `frames` buffered (or all there is) stay below `quietPeak`.
@@ -232,15 +205,12 @@ struct AudioFIFO {
         }
     }
 
-    /// Drops `samples` from the front; returns the frames dropped.
-    @discardableResult
-    private mutating func drop(_ samples: Int, counted: Bool = true) -> Int {
+    private mutating func drop(_ samples: Int) {
         let n = min(samples, count) & ~1
         readIndex = (readIndex + n) % ring.count
         count -= n
-        if counted { trimmedFrames += n / 2 }
+        trimmedFrames += n / 2
         consumed(n / 2)
-        return n / 2
     }
 
     /// `frames` left the front of the ring: silence put in goes first, the rest was the sender's stream.

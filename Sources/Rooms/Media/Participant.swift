@@ -296,15 +296,7 @@ public final class Participant: @unchecked Sendable {
         guard var path = audio else { return (false, 0) }
         audio = nil
         decodePending(path: &path)
-        let before = (path.fifo.underruns, path.fifo.marginAddedFrames, path.fifo.marginCutFrames)
         let ok = path.fifo.read(into: &output, frames: AudioFormat.blockFrames, nowMs: nowMs)
-        if before != (path.fifo.underruns, path.fifo.marginAddedFrames, path.fifo.marginCutFrames) {
-            logger.debug("voice margin", metadata: [
-                "user": "\(userId)", "underruns": "\(path.fifo.underruns)", "targetMs": "\(path.fifo.margin.targetMs)",
-                "slackMs": "\(path.fifo.margin.lastWindowMinMs ?? -1)",
-                "addedMs": "\(path.fifo.marginAddedFrames * 1000 / AudioFormat.sampleRate)",
-                "cutMs": "\(path.fifo.marginCutFrames * 1000 / AudioFormat.sampleRate)"])
-        }
         if ok, let next = path.expectedTimestamp {
             // The FIFO holds the decoded audio up to `next`, contiguously (gaps are concealed).
             path.lastPulledTimestamp = next &- UInt32(path.fifo.bufferedFrames + AudioFormat.blockFrames)

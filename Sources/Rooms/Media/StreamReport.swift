@@ -22,8 +22,8 @@ public struct StreamReport: Sendable, Encodable {
     public var roundTripMs: Int?
     /// Audio: how long this voice is held back to stay in sync with a slower video path.
     public var lipSyncDelayMs: Int
-    /// Audio: how early the latest packet of the last second reached the mixer before it was needed (the margin
-    /// its FIFO keeps for jitter, lip-sync's hold left out); absent until a second of reads was timed.
+    /// Audio: how early the latest packet of the last second reached the mixer before it was needed (its margin
+    /// against a late packet, lip-sync's hold included); absent until a second of reads was timed.
     public var voiceMarginMs: Int?
 }
 
