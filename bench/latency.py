@@ -25,6 +25,7 @@ import voice_age
 from lib import Cohost, Nginx, Procs, grid_regions, log
 from video import _replayer
 
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)   # Linux; same value as SCM_TIMESTAMPNS
 W, H, BITS, BW = 640, 360, 32, 20
 ROW1, ROW2, RH = 20, 60, 28
 WHITE, BLACK, GRAY = 235, 16, 128
@@ -108,6 +109,9 @@ class VideoRelay:
     def __init__(self, dest, ssrc):
         self.dest, self.ssrc = tuple(dest), ssrc
         self.rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        # The kernel stamps each datagram's arrival: how long it then waited for this thread (the GIL, shared with
+        # the pullers and the beeper) is time the Cohost path is charged for and the direct path is not.
+        self.rx.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
         self.rx.bind(("127.0.0.1", 0))
         self.rx.settimeout(0.2)
         self.port = self.rx.getsockname()[1]
@@ -116,6 +120,8 @@ class VideoRelay:
         self.first_wall = None   # set by the feeder when frame 0 is drawn
         self.skipped = lambda: 0  # set by the run: ticks the VP8 feeder skipped so far
         self.packets = self.octets = 0
+        self.held = []   # (forward time on the run's clock in ms, ms between the datagram's arrival and its forwarding)
+        self.clock = None  # set by the run, to date `held`
         self.stop = threading.Event()
         threading.Thread(target=self._forward, daemon=True).start()
         threading.Thread(target=self._reports, daemon=True).start()
@@ -123,7 +129,7 @@ class VideoRelay:
     def _forward(self):
         while not self.stop.is_set():
             try:
-                data = self.rx.recv(2048)
+                data, anc, _, _ = self.rx.recvmsg(2048, 64)
             except socket.timeout:
                 continue
             except OSError:
@@ -131,6 +137,11 @@ class VideoRelay:
             if len(data) >= 12 and self.base is None:
                 self.base = struct.unpack("!I", data[4:8])[0]
             self.tx.sendto(data, self.dest)
+            for level, kind, value in anc:
+                if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(value) >= 16 and self.clock:
+                    sec, nsec = struct.unpack_from("qq", value)
+                    now = time.time()
+                    self.held.append((int((now - self.clock.epoch) * 1000), (now - sec - nsec / 1e9) * 1000))
             self.packets += 1
             self.octets += max(0, len(data) - 12)
 
@@ -148,6 +159,10 @@ class VideoRelay:
         self.stop.set()
         self.rx.close()
         self.tx.close()
+
+
+def _round(v):
+    return None if v is None else round(v, 1)
 
 
 def percentile(values, p):
@@ -202,6 +217,7 @@ def run(ctx, load=3):
         cohost.join("lat", "live", 1101, 2101)
         beeper.start()
         relay = VideoRelay(["127.0.0.1", cohost.rtp_port], 2101)
+        relay.clock = clock
         stop_relay.append(relay)
         rtp = f"rtp://127.0.0.1:{relay.port}?pkt_size=1200"
         raw_in = ["ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error",
@@ -273,6 +289,12 @@ def run(ctx, load=3):
                         "p50_ms": percentile(voice, 50), "p95_ms": percentile(voice, 95)}
         out["voice_after_picture_p50_ms"] = (out["voice"]["p50_ms"] - out["cohost"]["p50_ms"]
                                              if voice and ages["cohost"] else None)
+        held = [h for t, h in relay.held if start <= t < stop_ms]
+        out["relay_held_ms"] = {"p50": _round(percentile(held, 50)), "p95": _round(percentile(held, 95)),
+                                "max": _round(max(held, default=None))}
+        late = [l for t, l in beeper.late if start <= t < stop_ms]
+        out["voice"]["sent_late_ms"] = {"p50": _round(percentile(late, 50)), "p95": _round(percentile(late, 95)),
+                                        "max": _round(max(late, default=None))}
         out["sender_frames_dropped"] = dropped
         out["cohost_live_participant"] = live   # Cohost's own view of the stream: buffer depth, lip-sync delay
         out["join_to_first_frame_ms"] = via.first_valid_ms - join_ms if via.first_valid_ms else None

@@ -50,6 +50,7 @@ class Beeper:
         self.cycles = _frames()
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.beeps = []   # (capture ms on `clock`, index of the frequency)
+        self.late = []    # (send ms on `clock`, ms the send came after its frame's capture ended)
         self.stop = threading.Event()
 
     def start(self):
@@ -72,6 +73,7 @@ class Beeper:
             header = struct.pack("!BBHII", 0x80, 111, seq & 0xFFFF, rtp, self.ssrc)
             try:
                 self.sock.sendto(header + payload, self.dest)
+                self.late.append((self.clock.ms(), (time.monotonic() - t0 - (k + 1) * FRAME / RATE) * 1000))
                 packets, octets = packets + 1, octets + len(payload)
                 if time.monotonic() >= next_report:
                     wall = time.time()
