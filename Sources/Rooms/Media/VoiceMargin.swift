@@ -5,8 +5,10 @@
 /// part of the voice's delay that its FIFO adds on top of the network's: what moves a run's voice — and, through
 /// lip-sync, its pictures — from one run to the next. It is only measured here (`voiceMarginMs` in
 /// `GET /v1/rooms/{room}`). Acting on it (putting in or cutting 20 ms blocks at pauses to hold it within 10–50 ms)
-/// was built and taken out again in stop 23: in `LipSyncTests`' slow-video case it left the picture 6–34 ms after its
-/// sound instead of 1–20 ms (BENCHMARKS.md §2).
+/// was built and taken out again in stop 23: it gained the voice nothing measurable, and in `LipSyncTests`' slow-video
+/// case the picture came 5–34 ms (once 45) after its sound against 1–22 ms without it (BENCHMARKS.md §2).
+/// A slack can read a little below zero: a packet that came during the tick, before its pull, is dated after the
+/// tick's time.
 ///
 /// Positions are counted in frames of the sender's stream as written (silence the FIFO puts in for lip-sync is not
 /// part of it, and a read of it measures nothing). Arrivals are kept in a fixed ring, so recording them allocates
