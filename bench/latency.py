@@ -106,8 +106,8 @@ class VideoRelay:
     with -rtpflags skip_rtcp): frame k has RTP time base + 3000 k (ffmpeg stamps piped frames by their index at
     30 fps) and was drawn at `first_wall` + k/30, so a report at wall time w says RTP base + (w - first_wall) x 90 kHz."""
 
-    def __init__(self, dest, ssrc):
-        self.dest, self.ssrc = tuple(dest), ssrc
+    def __init__(self, dest, ssrc, clock):
+        self.dest, self.ssrc, self.clock = tuple(dest), ssrc, clock
         self.rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         # The kernel stamps each datagram's arrival: how long it then waited for this thread (the GIL, shared with
         # the pullers and the beeper) is time the Cohost path is charged for and the direct path is not.
@@ -121,7 +121,6 @@ class VideoRelay:
         self.skipped = lambda: 0  # set by the run: ticks the VP8 feeder skipped so far
         self.packets = self.octets = 0
         self.held = []   # (forward time on the run's clock in ms, ms between the datagram's arrival and its forwarding)
-        self.clock = None  # set by the run, to date `held`
         self.stop = threading.Event()
         threading.Thread(target=self._forward, daemon=True).start()
         threading.Thread(target=self._reports, daemon=True).start()
@@ -138,7 +137,7 @@ class VideoRelay:
                 self.base = struct.unpack("!I", data[4:8])[0]
             self.tx.sendto(data, self.dest)
             for level, kind, value in anc:
-                if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(value) >= 16 and self.clock:
+                if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(value) >= 16:
                     sec, nsec = struct.unpack_from("qq", value)
                     now = time.time()
                     self.held.append((int((now - self.clock.epoch) * 1000), (now - sec - nsec / 1e9) * 1000))
@@ -161,8 +160,10 @@ class VideoRelay:
         self.tx.close()
 
 
-def _round(v):
-    return None if v is None else round(v, 1)
+def spread(values):
+    """p50, p95 and max of `values` (ms, to 0.1), None each when there are none."""
+    r = lambda v: None if v is None else round(v, 1)
+    return {"p50": r(percentile(values, 50)), "p95": r(percentile(values, 95)), "max": r(max(values, default=None))}
 
 
 def percentile(values, p):
@@ -216,8 +217,7 @@ def run(ctx, load=3):
         join_ms = clock.ms()
         cohost.join("lat", "live", 1101, 2101)
         beeper.start()
-        relay = VideoRelay(["127.0.0.1", cohost.rtp_port], 2101)
-        relay.clock = clock
+        relay = VideoRelay(["127.0.0.1", cohost.rtp_port], 2101, clock)
         stop_relay.append(relay)
         rtp = f"rtp://127.0.0.1:{relay.port}?pkt_size=1200"
         raw_in = ["ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error",
@@ -289,12 +289,8 @@ def run(ctx, load=3):
                         "p50_ms": percentile(voice, 50), "p95_ms": percentile(voice, 95)}
         out["voice_after_picture_p50_ms"] = (out["voice"]["p50_ms"] - out["cohost"]["p50_ms"]
                                              if voice and ages["cohost"] else None)
-        held = [h for t, h in relay.held if start <= t < stop_ms]
-        out["relay_held_ms"] = {"p50": _round(percentile(held, 50)), "p95": _round(percentile(held, 95)),
-                                "max": _round(max(held, default=None))}
-        late = [l for t, l in beeper.late if start <= t < stop_ms]
-        out["voice"]["sent_late_ms"] = {"p50": _round(percentile(late, 50)), "p95": _round(percentile(late, 95)),
-                                        "max": _round(max(late, default=None))}
+        out["relay_held_ms"] = spread([h for t, h in relay.held if start <= t < stop_ms])
+        out["voice"]["sent_late_ms"] = spread([late for t, late in beeper.late if start <= t < stop_ms])
         out["sender_frames_dropped"] = dropped
         out["cohost_live_participant"] = live   # Cohost's own view of the stream: buffer depth, lip-sync delay
         out["join_to_first_frame_ms"] = via.first_valid_ms - join_ms if via.first_valid_ms else None

@@ -93,7 +93,8 @@ def table(r):
                          f"{_f(_get(lat, 'voice', 'p95_ms'))} ms from capture, {_get(lat, 'voice', 'beeps')} of "
                          f"{_get(lat, 'voice', 'beeps_sent')} beeps; {_f(lat.get('voice_after_picture_p50_ms'))} ms after "
                          f"the picture at p50")
-        audio = next((s for s in (lat.get("cohost_live_participant") or {}).get("streams", []) if s.get("kind") == "audio"), {})
+        streams = (lat.get("cohost_live_participant") or {}).get("streams", [])
+        audio = next((s for s in streams if s.get("kind") == "audio"), {})
         held, late = lat.get("relay_held_ms") or {}, _get(lat, "voice", "sent_late_ms") or {}
         lines.append(f"   live voice's margin in cohost {_f(audio.get('voiceMarginMs'))} ms, held for lip-sync "
                      f"{_f(audio.get('lipSyncDelayMs'))} ms; this benchmark's threads held the live media "

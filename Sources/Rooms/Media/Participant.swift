@@ -372,7 +372,8 @@ public final class Participant: @unchecked Sendable {
                                     fps: a.rates.fps, kbps: a.rates.kbps,
                                     jitterMs: s.jitter * 1000 / Double(a.stream.clockRate), nacksSent: 0, keyframeRequests: 0,
                                     concealedMs: a.concealedFrames * 1000 / AudioFormat.sampleRate, retransmissions: 0,
-                                    roundTripMs: nil, lipSyncDelayMs: a.fifo.syncDelayFrames * 1000 / AudioFormat.sampleRate,
+                                    roundTripMs: nil,
+                                    lipSyncDelayMs: a.fifo.syncDelayFrames * 1000 / AudioFormat.sampleRate,
                                     voiceMarginMs: a.fifo.margin.lastWindowMinMs))
         }
         if let v = video {

@@ -12,9 +12,10 @@
 /// first shows it, the spare also lost that canvas's wait, up to a frame interval, and the lead stayed that
 /// much too low: pictures then waited for their sound, and `CanvasPhase` lined the canvases up with where
 /// they fell due instead of with their decoding.) So the lead follows the smallest spare seen over a second
-/// (every participant with sender reports on both streams), minus a margin; it moves at most `stepMs` per canvas, so canvas timestamps stay evenly spaced (33 ± 4 ms
-/// at 30 fps) and never go back; decreases are always taken, increases under `hysteresisMs` are ignored so it
-/// does not wander with arrival jitter. Without observations it keeps its value. Confined to the room's queue.
+/// (every participant with sender reports on both streams), minus a margin; it moves at most `stepMs` per
+/// canvas, so canvas timestamps stay evenly spaced (33 ± 4 ms at 30 fps) and never go back; decreases are always
+/// taken, increases under `hysteresisMs` are ignored so it does not wander with arrival jitter. Without
+/// observations it keeps its value. Confined to the room's queue.
 struct VideoLead {
     static let windowMs: Int64 = 1000
     static let marginMs: Int64 = 5
