@@ -29,6 +29,10 @@ struct MetricsEndpoint: Sendable {
         ("cohost_stream_frames_decoded", { Double($0.framesDecoded) }),
         ("cohost_stream_fps", { Double($0.fps) }),
         ("cohost_stream_kbps", { Double($0.kbps) }),
+        ("cohost_stream_concealed_ms", { Double($0.concealedMs) }),
+        ("cohost_stream_underruns", { Double($0.underruns) }),
+        ("cohost_stream_trimmed_ms", { Double($0.trimmedMs) }),
+        ("cohost_stream_picture_buffers_replaced", { Double($0.pictureBuffersReplaced) }),
     ]
 
     func render() -> String {

@@ -82,6 +82,7 @@ import TestSupport
         #expect(relay.dropped > 0 && relay.returned > 0, "relay dropped \(relay.dropped), returned \(relay.returned)")
         let metrics = String(decoding: try cohost.call("GET", "/metrics", token: nil).body, as: UTF8.self)
         #expect(metrics.contains(#"cohost_stream_nacks_sent{"#), "\(metrics.prefix(600))")
+        #expect(metrics.contains(#"cohost_stream_concealed_ms{"#), "\(metrics.prefix(600))")
     }
 
     func meanDifference(_ a: [UInt8], _ b: [UInt8]) -> Double {

@@ -120,7 +120,8 @@ import Media
         for _ in 0..<3 { #expect(fifo.read(into: &out, frames: 960) && out[0] == 1) }
         #expect(fifo.pendingSyncChangeFrames == -2 * 960)  // two loud blocks ahead of the cut, then one
         #expect(fifo.read(into: &out, frames: 960) && out[0] == 0.001)  // 2 quiet blocks cut, the third read
-        #expect(fifo.syncDelayFrames == 0 && fifo.trimmedFrames == 2 * 960 && fifo.bufferedFrames == 0)
+        #expect(fifo.syncDelayFrames == 0 && fifo.bufferedFrames == 0)
+        #expect(fifo.syncCutFrames == 2 * 960 && fifo.trimmedFrames == 0)  // a lip-sync cut is not a latency trim
     }
 
     @Test func withoutAPauseASyncDelayChangeWaitsAtMostTwoSeconds() {

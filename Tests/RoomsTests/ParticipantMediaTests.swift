@@ -138,6 +138,49 @@ import RTP
         #expect(try #require(p.reports().first { $0.kind == "audio" }).framesDecoded == 23)
     }
 
+    /// What an operator sees of a voice's FIFO: a burst past its 200 ms ceiling is cut back to the prebuffer
+    /// (a skip heard, `trimmedMs`), and running dry while playing is a gap (`underruns`).
+    @Test func aVoicesBurstCutAndItsRunningDryAreReported() throws {
+        let p = try participant(audio: true)
+        let payload = try OpusEncoder(channels: 2, bitrate: 64_000).encode([Float](repeating: 0, count: AudioFormat.blockFrames * 2))
+        for i in 0..<15 {
+            _ = p.receive(RTPPacket(payloadType: 111, sequenceNumber: UInt16(i), timestamp: UInt32(960 * i), ssrc: 0xA0D1,
+                                    payload: payload), bytes: payload.count + 12, nowMs: 0)
+        }
+        var block = [Float](repeating: 0, count: AudioFormat.blockFrames * 2)
+        var reads = 0
+        while p.pullAudio(into: &block, nowMs: 300).ok { reads += 1 }
+        // The 11th block passed 10 and the FIFO went back to its 2-block prebuffer: 9 blocks cut, 6 read.
+        #expect(reads == 6)
+        let audio = try #require(p.reports().first { $0.kind == "audio" })
+        #expect(audio.trimmedMs == 180)
+        #expect(audio.underruns == 1)
+        #expect(audio.pictureBuffersReplaced == 0)
+    }
+
+    /// A reader that keeps every picture it was given (a stuck snapshot) leaves the decoder no slot to reuse:
+    /// from the ninth picture on each one is a new buffer, and the video stream's report says so.
+    @Test func picturesHeldByAReaderMakeTheDecoderReplaceBuffersAndTheReportCountsThem() throws {
+        let p = try participant()
+        let encoder = try VP8Encoder(width: 64, height: 48, fps: 30, bitrateKbps: 200)
+        var held: [Picture] = []
+        for i in 0..<20 {
+            let frame = VideoFrame(width: 64, height: 48, color: YUVColor(y: UInt8(16 + 9 * i), u: 128, v: 128))
+            for out in try encoder.encode(frame, pts: Int64(i), forceKeyframe: false) {
+                let packet = RTPPacket(marker: true, payloadType: 96, sequenceNumber: UInt16(i), timestamp: UInt32(3000 * i),
+                                       ssrc: Self.videoSSRC, payload: [0x10] + out.data)
+                _ = p.receive(packet, bytes: out.data.count + 13, nowMs: Int64(33 * i))
+            }
+            _ = p.drain(nowMs: Int64(33 * i))
+            var timing = PictureTiming()
+            if let picture = p.currentFrame(nowMs: Int64(33 * i), holdMs: 1000, timing: &timing) { held.append(picture) }
+        }
+        #expect(p.videoPictures.decoded == 20 && held.count == 20)
+        let video = try #require(p.reports().first { $0.kind == "video" })
+        #expect(video.pictureBuffersReplaced == 20 - 8)  // 8 slots (VideoPresenter.slotCount)
+        #expect(video.underruns == 0 && video.trimmedMs == 0)
+    }
+
     @Test func picturesCanvasesStillHoldKeepTheirPixelsWhileDecodingGoesOnAndNoSlotIsMadeAnew() throws {
         let p = try participant()
         let encoder = try VP8Encoder(width: 160, height: 120, fps: 30, bitrateKbps: 400)

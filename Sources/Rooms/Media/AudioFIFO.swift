@@ -28,8 +28,12 @@ struct AudioFIFO {
     /// A stretch whose peak is below this (−40 dBFS) is quiet: a pause between words.
     static let quietPeak: Float = 0.01
     static let syncChangeMaxWaitReads = 100  // 2 s of 20 ms reads
+    /// Reads that found the FIFO dry mid-stream (a gap heard; it then prebuffers again).
     private(set) var underruns = 0
+    /// Audio cut to keep this voice's delay down (a burst, a fast sender clock, a full ring): heard as a skip.
     private(set) var trimmedFrames = 0
+    /// Audio cut because lip-sync's hold shrank: cut only from quiet stretches (or after 2 s of waiting for one).
+    private(set) var syncCutFrames = 0
     private(set) var margin = VoiceMargin()
     /// Silence put in front of the stream for lip-sync and not read yet: it is not the sender's audio.
     private var insertedAhead = 0
@@ -177,7 +181,7 @@ struct AudioFIFO {
         startFrames = baseStartFrames + syncDelayFrames
         maxFrames = baseMaxFrames + syncDelayFrames
         if change < 0 {
-            drop(-change * 2)
+            drop(-change * 2, forSync: true)
         } else if primed {
             insertSilence(frames: change)
         }  // unprimed: the prebuffer now waits for the longer fill
@@ -205,11 +209,11 @@ struct AudioFIFO {
         }
     }
 
-    private mutating func drop(_ samples: Int) {
+    private mutating func drop(_ samples: Int, forSync: Bool = false) {
         let n = min(samples, count) & ~1
         readIndex = (readIndex + n) % ring.count
         count -= n
-        trimmedFrames += n / 2
+        if forSync { syncCutFrames += n / 2 } else { trimmedFrames += n / 2 }
         consumed(n / 2)
     }
 

@@ -374,7 +374,8 @@ public final class Participant: @unchecked Sendable {
                                     concealedMs: a.concealedFrames * 1000 / AudioFormat.sampleRate, retransmissions: 0,
                                     roundTripMs: nil,
                                     lipSyncDelayMs: a.fifo.syncDelayFrames * 1000 / AudioFormat.sampleRate,
-                                    voiceMarginMs: a.fifo.margin.lastWindowMinMs))
+                                    underruns: a.fifo.underruns, trimmedMs: a.fifo.trimmedFrames * 1000 / AudioFormat.sampleRate,
+                                    pictureBuffersReplaced: 0, voiceMarginMs: a.fifo.margin.lastWindowMinMs))
         }
         if let v = video {
             let s = v.stream.stats
@@ -384,7 +385,8 @@ public final class Participant: @unchecked Sendable {
                                     jitterMs: s.jitter * 1000 / Double(v.stream.clockRate), nacksSent: s.nacksSent,
                                     keyframeRequests: v.stream.keyframeRequester.sent, concealedMs: 0,
                                     retransmissions: s.retransmissions, roundTripMs: s.roundTripMs.map { Int($0) },
-                                    lipSyncDelayMs: 0, voiceMarginMs: nil))
+                                    lipSyncDelayMs: 0, underruns: 0, trimmedMs: 0,
+                                    pictureBuffersReplaced: v.presenter.slotsReplaced, voiceMarginMs: nil))
         }
         return out
     }

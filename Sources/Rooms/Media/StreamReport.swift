@@ -22,6 +22,14 @@ public struct StreamReport: Sendable, Encodable {
     public var roundTripMs: Int?
     /// Audio: how long this voice is held back to stay in sync with a slower video path.
     public var lipSyncDelayMs: Int
+    /// Audio: times this voice's FIFO ran dry while playing (a gap heard until it had prebuffered again).
+    public var underruns: Int
+    /// Audio: how much of this voice was cut to keep its delay down (a burst, a sender clock running fast);
+    /// lip-sync's cuts, made in pauses, are not counted.
+    public var trimmedMs: Int
+    /// Video: pictures the decoder could not reuse because someone still held them (a slow snapshot, an old
+    /// canvas), so a new picture buffer was made. Stays 0 in steady state.
+    public var pictureBuffersReplaced: Int
     /// Audio: how early the latest packet of the last second reached the mixer before it was needed (its margin
     /// against a late packet, lip-sync's hold included); absent until a second of reads was timed.
     public var voiceMarginMs: Int?
