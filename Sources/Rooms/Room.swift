@@ -13,19 +13,19 @@ import RTP
 /// handlers and take `lock` for the participant table. Media work runs on `queue`, a serial queue
 /// fed by the shared `MixClock`: a video tick composes and encodes one canvas, an audio tick
 /// mixes and encodes 20 ms. A video tick that finds the previous one still running is skipped
-/// (counted), so a slow encoder lowers the frame rate instead of piling up work; audio ticks are
-/// never skipped.
+/// (counted), so a slow encoder lowers the frame rate instead of piling up work. No audio block is
+/// skipped: when the clock itself fell behind and skipped ticks, the next tick mixes their blocks too.
 public final class Room: @unchecked Sendable {
     public let name: String
     public let config: RoomConfig
     public let events: EventHub
     public let createdAt = Date()
     let queue: DispatchQueue
-    private let logger: Logger
+    let logger: Logger
 
     let lock = NSLock()
     private let patchLock = NSLock()
-    private var members: [String: Participant] = [:]
+    var members: [String: Participant] = [:]
     var joinOrder: [String] = []
     var layout: Layout
     /// Bumped (under `lock`) whenever the layout, the participants or the anchor change: what placements depend on.
@@ -35,18 +35,26 @@ public final class Room: @unchecked Sendable {
     private var anchor: String?
     private var images: RoomImages
 
-    // Confined to `queue`. (What the canvas tick in Room+Canvas.swift reads is internal rather than private, for
-    // that file's sake; the confinement and locking said here hold all the same.)
+    // Confined to `queue`. (What the canvas and audio ticks in Room+Canvas.swift and Room+Audio.swift use is internal
+    // rather than private, for those files' sake; the confinement and locking said here hold all the same.)
     var compositor: VideoCompositor?
-    private var mixer = AudioMixer()
-    private var mixBlock = [Float](repeating: 0, count: AudioFormat.blockFrames * 2)
-    private var inputBlocks: [[Float]] = []
-    private var mixInputs: [MixInput] = []
+    var mixer = AudioMixer()
+    var mixBlock = [Float](repeating: 0, count: AudioFormat.blockFrames * 2)
+    var inputBlocks: [[Float]] = []
+    var mixInputs: [MixInput] = []
     /// One participant's RTCP feedback at a time, and its SRTCP form: reused (the audio tick's).
-    private var feedbackBytes: [UInt8] = []
-    private var protectedFeedback: [UInt8] = []
+    var feedbackBytes: [UInt8] = []
+    var protectedFeedback: [UInt8] = []
     /// The participants of the current audio tick, in join order (storage reused between ticks).
-    private var tickParticipants: [Participant] = []
+    var tickParticipants: [Participant] = []
+    /// The last audio tick handled (nil before the first, and while parked).
+    var lastAudioTick: Int64?
+    /// Audio blocks of ticks the clock skipped, mixed late by the tick after; and skips too long to make up.
+    var audioBlocksCaughtUp = 0
+    var audioGaps = 0
+    /// The most blocks one tick makes up for (a voice's FIFO holds at most 10): past that the programme's
+    /// sound restarts at the tick's time, leaving a gap, rather than mix a burst of stale audio.
+    static let maxCatchUpBlocks: Int64 = 10
     var tiles: [Tile] = []
     /// The placements of `placedVersion` of the layout inputs (confined to `queue`; nil version: none yet).
     var placements: [Placement] = []
@@ -57,16 +65,16 @@ public final class Room: @unchecked Sendable {
     var videoToken: MixClock.Token?
     var voice = VoiceActivity()
     /// Users who left since the last audio tick (their meters go on the room queue).
-    private let departedVoices = DepartedList()
+    let departedVoices = DepartedList()
     /// The last reported levels, for GET room.
-    private let publishedVoice = PublishedVoiceReport()
+    let publishedVoice = PublishedVoiceReport()
     /// Who was kicked, and when: their older tokens no longer admit them.
     let kicks = KickList()
     let programme: Programme
 
     var clock: MixClock?
     /// Guarded by `lock`: read when the room parks (a tick) or wakes (a join, an output), emptied by `close`.
-    private var clockTokens: [MixClock.Token] = []
+    var clockTokens: [MixClock.Token] = []
     /// Kept for the room's lifetime (a relay that goes away cancels its pending ticks).
     private var relays: [TickRelay] = []
     private let videoTickPending = ManagedFlag()
@@ -74,18 +82,18 @@ public final class Room: @unchecked Sendable {
     /// in the clock, which calls no handler of them (an idle room wakes no thread, not even the clock's) until a
     /// join or an output clears it.
     /// Set under `lock` on `queue`; cleared under `lock` (joins) or on `queue` (outputs), so never both at once.
-    private let ticksParked = ManagedFlag()
+    let ticksParked = ManagedFlag()
     /// The canvas may not show what is configured (no tick composed it since the room started, since its
     /// pictures changed, or since it went idle): a snapshot composes it first.
     var canvasStale = true
     /// How long a stalled participant's last picture stays before the placeholder replaces it.
     var holdMs: Int64 { Int64(config.canvas.holdMs) }
 
-    private let serverSSRC: UInt32
+    let serverSSRC: UInt32
     /// Sends one compound RTCP datagram, with a buffer for its SRTCP form. Both are the room's, reused: keeping
     /// them past the call is safe but makes the next tick reallocate.
     typealias FeedbackSender = @Sendable (Participant, [UInt8], inout [UInt8]) -> Void
-    private let sendFeedback: FeedbackSender
+    let sendFeedback: FeedbackSender
 
     init(config: RoomConfig, serverSSRC: UInt32, logger: Logger, sendFeedback: @escaping FeedbackSender) throws {
         self.serverSSRC = serverSSRC
@@ -280,81 +288,6 @@ public final class Room: @unchecked Sendable {
     public var outputs: [RoomInfo.OutputInfo] { queue.sync { programme.outputInfos } }
 
     // MARK: ticks (on `queue`)
-
-    private func audioTick(_ index: Int64) {
-        let now = Clock.nowMs()
-        // Refilled in place every tick (hot path: the `participants` getter builds a new array).
-        lock.withLock {
-            tickParticipants.removeAll(keepingCapacity: true)
-            for userId in joinOrder { if let p = members[userId] { tickParticipants.append(p) } }
-        }
-        let count = tickParticipants.count
-        if inputBlocks.count < count {
-            inputBlocks.append(contentsOf: Array(repeating: [Float](repeating: 0, count: AudioFormat.blockFrames * 2),
-                                                 count: count - inputBlocks.count))
-        }
-        mixInputs.removeAll(keepingCapacity: true)
-        for i in 0..<count {
-            let p = tickParticipants[i]
-            if case .firstVideoFrame(let w, let h)? = p.drain(nowMs: now) {
-                events.publish(.firstVideoFrame(userId: p.userId, width: w, height: h))
-            }
-            // Receiver reports once a second; keyframe requests and NACKs as soon as they are due.
-            feedbackBytes.removeAll(keepingCapacity: true)
-            p.feedback(nowMs: now, serverSSRC: serverSSRC, reportDue: index % 50 == 0, into: &feedbackBytes)
-            if !feedbackBytes.isEmpty { sendFeedback(p, feedbackBytes, &protectedFeedback) }
-            let (ok, gain) = p.pullAudio(into: &inputBlocks[i], nowMs: now)
-            if ok {
-                mixInputs.append(MixInput(samples: inputBlocks[i], gain: gain))
-                voice.add(userId: p.userId, block: inputBlocks[i], gain: gain, nowMs: now)
-            } else {
-                voice.addSilence(userId: p.userId, nowMs: now)
-            }
-        }
-        // The mix goes only to the outputs (the meters take each voice alone): with none, nothing is mixed.
-        if programme.hasOutputs { mixer.mix(mixInputs, into: &mixBlock) }
-        programme.encodeAudio(mixBlock, tick: index)
-        voiceTick(present: tickParticipants, nowMs: now)
-        outputTicks(nowMs: now)
-        if !programme.hasOutputs {
-            // Under `lock`, so a join cannot slip in between the check and the parking (it clears the flag after).
-            // Not while a departure waits for the next voice tick (its meter and active speaker must go first).
-            let park = lock.withLock { () -> Bool in
-                guard members.isEmpty && departedVoices.isEmpty, ticksParked.setIfClear() else { return false }
-                clock?.park(clockTokens)
-                return true
-            }
-            if park { goIdle() }
-        }
-        // No participant is kept past its tick (the storage is: no local copy shares it, so this is in place).
-        tickParticipants.removeAll(keepingCapacity: true)
-    }
-
-    /// Levels every 200 ms (event + FLV message), `active_speaker` when it changes.
-    private func voiceTick(present: [Participant], nowMs now: Int64) {
-        for userId in departedVoices.take() { voice.remove(userId: userId) }
-        let (report, changed) = voice.endTick(present: present, nowMs: now)
-        if let changed { events.publish(.activeSpeaker(userId: changed)) }
-        // An empty room has no levels to tell: it sends nothing (and costs nothing here).
-        guard report, !present.isEmpty else { return }
-        programme.sendVoiceLevels(voice.levels, activeSpeaker: voice.activeSpeaker)
-        // Nobody listening: skip building the JSON.
-        if events.hasListeners {
-            events.publish(.voiceLevels(voice.levels.map { VoiceLevel(userId: $0.userId, level: $0.level) },
-                                        activeSpeaker: voice.activeSpeaker))
-        }
-        publishedVoice.store(voice.levels, activeSpeaker: voice.activeSpeaker)
-    }
-
-    /// Output status events every `statusIntervalMs` (the programme keeps the cadence and runs the controllers).
-    private func outputTicks(nowMs now: Int64) {
-        let statuses = programme.outputTick(nowMs: now)
-        guard !statuses.isEmpty else { return }
-        let bitrate = programme.currentBitrateKbps
-        for (output, status) in statuses {
-            events.publish(.outputStatus(output: output.id, url: redactedURL(output.url), status: status, bitrate: bitrate))
-        }
-    }
 
     /// Whether the clock has stopped posting ticks to this idle room (tests).
     var ticksAreParked: Bool { ticksParked.isSet }

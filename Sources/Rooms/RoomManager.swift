@@ -88,6 +88,8 @@ public final class RoomManager: @unchecked Sendable {
     public var ingestCounters: IngestCounters { router.snapshot }
     /// Entries in the server's SSRC table (each participant's media SSRCs, and RTX ones).
     public var ssrcBindings: Int { router.bindingCount }
+    /// Ticks (audio and video, every room) the shared clock skipped because it fell behind: a stalled machine.
+    public var clockSkippedTicks: Int { clock.skippedTicks }
 
     /// Creates a room from a request; 409 when the name is taken.
     @discardableResult

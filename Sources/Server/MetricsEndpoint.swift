@@ -40,6 +40,7 @@ struct MetricsEndpoint: Sendable {
         Gauge(label: "cohost_rooms").record(rooms.count)
         Gauge(label: "cohost_participants").record(rooms.reduce(0) { $0 + $1.participantCount })
         Gauge(label: "cohost_ssrc_bindings").record(manager.ssrcBindings)
+        Gauge(label: "cohost_clock_skipped_ticks").record(manager.clockSkippedTicks)
         let c = manager.ingestCounters
         Gauge(label: "cohost_udp_datagrams").record(c.datagrams)
         Gauge(label: "cohost_udp_dropped", dimensions: [("reason", "malformed")]).record(c.malformed)

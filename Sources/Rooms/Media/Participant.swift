@@ -125,6 +125,9 @@ public final class Participant: @unchecked Sendable {
         lock.withLock { (video?.framesDecoded ?? 0, video?.presenter.slotsReplaced ?? 0) }
     }
 
+    /// Decoded audio waiting in this voice's FIFO (frames), for tests.
+    var audioBufferedFrames: Int { lock.withLock { audio?.fifo.bufferedFrames ?? 0 } }
+
     func setMix(muted: Bool?, gain: Float?) {
         lock.withLock {
             if let muted { self.muted = muted }

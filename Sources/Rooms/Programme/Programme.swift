@@ -16,7 +16,8 @@ final class Programme {
     private let config: RoomConfig
     private let video: H264Encoder?
     private var audio: AACEncoder
-    /// Blocks went by with no output to encode them for: the next encoded block needs a new AAC encoder.
+    /// Blocks went by with no output to encode them for, or unmixed (`restartAudioTimeline`): the next encoded
+    /// block needs a new AAC encoder.
     private var audioSkipped = false
     /// One per interleave policy (`OutputOptions.Interleave`); each output takes the tags of its own.
     private var strictInterleaver: TagInterleaver
@@ -225,13 +226,20 @@ final class Programme {
         return index - last >= Int64(config.h264Config.keyintFrames)
     }
 
+    /// The next block's tick is not the one after the last: its sound restarts there (a new encoder, stamped from
+    /// that tick), leaving a gap, so that it stays at its pictures' time.
+    func restartAudioTimeline() {
+        audioSkipped = true
+    }
+
     /// Encodes one 20 ms mixed block, the one of audio tick `tick` (its time is tick × 20 ms).
     func encodeAudio(_ block: [Float], tick: Int64) {
         audioBlocksIn += 1
         guard !outputs.isEmpty else { audioSkipped = true; return }
         do {
             if audioSkipped {
-                // On the clock's timeline: a parked room got no ticks at all while it was idle.
+                // On the clock's timeline: a parked room got no ticks at all while it was idle, and a long stall
+                // skipped more than the room would make up.
                 audioSkipped = false
                 audioBlocksIn = tick + 1
                 audio = try AACEncoder(channels: config.audio.channels, bitrate: config.audio.bitrateKbps * 1000,

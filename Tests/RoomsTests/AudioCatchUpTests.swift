@@ -1,0 +1,97 @@
+import Codecs
+import Foundation
+import Logging
+import Media
+import RTP
+import Testing
+@testable import Rooms
+
+/// When the shared clock falls behind it skips ticks; a room then mixes the skipped audio blocks on the next
+/// tick, so no voice is left a block behind and the programme's sound stays at its pictures' time.
+@Suite struct AudioCatchUpTests {
+    static let ssrc: UInt32 = 0xA0D1
+
+    func room(output path: String) throws -> (Room, Participant) {
+        let request = #"{"name":"catchup","audioOnly":true,"audio":{"bitrate":64,"channels":1}}"#
+        let config = try JSONDecoder().decode(RoomConfigRequest.self, from: Data(request.utf8)).resolve()
+        let room = try Room(config: config, serverSSRC: 1, logger: Logger(label: "t")) { _, _, _ in }
+        let opus = NegotiatedStream(kind: .audio, ssrc: Self.ssrc, payloadType: 111, clockRate: 48_000, codec: "opus", srtp: nil)
+        let p = try Participant(userId: "u", sessionID: 1, audio: opus, video: nil, decodeChannels: 1, nowMs: 0,
+                                logger: Logger(label: "t"))
+        _ = try room.add(p)
+        _ = try room.startOutput(url: "file://" + path)
+        return (room, p)
+    }
+
+    /// Sends Opus packet `k` (20 ms of a tone) as if it arrived on time, at k × 20 ms.
+    func send(_ k: Int, to p: Participant, encoder: OpusEncoder) throws {
+        var tone = [Float](repeating: 0, count: AudioFormat.blockFrames * 2)
+        for i in 0..<AudioFormat.blockFrames {
+            let v = Float(0.3 * sin(2 * Double.pi * 440 * Double(k * AudioFormat.blockFrames + i) / 48_000))
+            tone[2 * i] = v; tone[2 * i + 1] = v
+        }
+        let payload = try encoder.encode(tone)
+        _ = p.receive(RTPPacket(payloadType: 111, sequenceNumber: UInt16(k), timestamp: UInt32(960 * k), ssrc: Self.ssrc,
+                                payload: payload), bytes: payload.count + 12, nowMs: Int64(20 * k))
+    }
+
+    func path() -> String { NSTemporaryDirectory() + "cohost-catchup-\(UUID().uuidString).flv" }
+
+    @Test func skippedTicksAreMixedByTheNextOneSoTheVoiceKeepsItsDelay() throws {
+        let file = path()
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let (room, p) = try room(output: file)
+        let encoder = try OpusEncoder(channels: 2, bitrate: 32_000)
+        // Packet k arrives just after tick k - 2 (it waits in the jitter buffer until the next tick drains it).
+        for k in 0..<2 { try send(k, to: p, encoder: encoder) }
+        for tick in 0..<5 {
+            room.queue.sync { room.audioTick(Int64(tick), nowMs: Int64(20 * tick + 40)) }
+            try send(tick + 2, to: p, encoder: encoder)
+        }
+        let steady = p.audioBufferedFrames
+        #expect(steady == 960)  // after a read: the prebuffer's second block; the next packet is on its way
+        // The clock skips ticks 5, 6 and 7; their packets come all the same.
+        for k in 7..<10 { try send(k, to: p, encoder: encoder) }
+        room.queue.sync { room.audioTick(8, nowMs: 200) }
+        try send(10, to: p, encoder: encoder)
+        #expect(room.queue.sync { room.audioBlocksCaughtUp } == 3)
+        #expect(p.audioBufferedFrames == steady)  // left unread, 3 blocks more: 60 ms more delay for good
+        for tick in 9..<30 {
+            room.queue.sync { room.audioTick(Int64(tick), nowMs: Int64(20 * tick + 40)) }
+            try send(tick + 2, to: p, encoder: encoder)
+        }
+        _ = room.close()
+        // Every block was encoded: the AAC frames follow on from each other, and there are as many as 30 blocks
+        // make (28 whole frames of 1024 samples, the last kept back by the encoder's look-ahead; 27 blocks: 24).
+        let audio = flvTags(try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))).filter { $0.type == 8 }.dropFirst()
+        let times = audio.map { Int($0.ms) }
+        #expect(room.queue.sync { room.audioGaps } == 0)
+        #expect(zip(times, times.dropFirst()).allSatisfy { $1 - $0 == 21 || $1 - $0 == 22 }, "\(times)")
+        #expect(times.count == 27)
+    }
+
+    @Test func aStallLongerThanTheFIFOsRestartsTheSoundAtTheTicksTime() throws {
+        let file = path()
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let (room, p) = try room(output: file)
+        let encoder = try OpusEncoder(channels: 2, bitrate: 32_000)
+        for k in 0..<2 { try send(k, to: p, encoder: encoder) }
+        for tick in 0..<10 {
+            room.queue.sync { room.audioTick(Int64(tick), nowMs: Int64(20 * tick + 40)) }
+            try send(tick + 2, to: p, encoder: encoder)
+        }
+        // 40 ticks (800 ms) skipped: more than a voice's FIFO holds, so nothing is made up for.
+        for tick in 50..<80 {
+            room.queue.sync { room.audioTick(Int64(tick), nowMs: Int64(20 * tick + 40)) }
+            try send(tick + 2, to: p, encoder: encoder)
+        }
+        #expect(room.queue.sync { room.audioBlocksCaughtUp } == 0)
+        #expect(room.queue.sync { room.audioGaps } == 1)
+        _ = room.close()
+        let times = flvTags(try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))).filter { $0.type == 8 }.dropFirst()
+            .map { Int($0.ms) }
+        // Before the stall the sound runs up to ≈ 200 ms; after it, it starts again at tick 50's time (1000 ms).
+        let gap = try #require(zip(times, times.dropFirst()).first { $1 - $0 > 22 })
+        #expect(gap.0 < 200 && gap.1 >= 1000 - 43 && gap.1 <= 1000 + 43, "\(times)")
+    }
+}
