@@ -13,6 +13,7 @@ Both of the live participant's streams carry sender reports that map RTP time to
 WebRTC sender's do: the beeper's for the voice, and for the picture a relay in front of ffmpeg (ffmpeg's own map RTP
 time to its start-up, tens of ms after the first frame was drawn; Cohost's lip-sync would rightly hold every picture
 back by that error)."""
+import json
 import os
 import socket
 import struct
@@ -22,7 +23,7 @@ import time
 
 import media
 import voice_age
-from lib import Cohost, Nginx, Procs, grid_regions, log
+from lib import Cohost, Nginx, Procs, grid_regions, log, metric_values
 from video import _replayer
 
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)   # Linux; same value as SCM_TIMESTAMPNS
@@ -63,6 +64,10 @@ def read_code(frame):
             return None
         value = value << 1 | (1 if a > b else 0)
     return value
+
+
+def skipped_ticks(cohost):
+    return sum(v for _, v in metric_values(cohost.metrics(), "cohost_clock_skipped_ticks"))
 
 
 class Puller:
@@ -269,13 +274,17 @@ def run(ctx, load=3):
 
         time.sleep(max(3.0, ctx["warmup"]))
         procs.check_alive()
+        skipped_before = skipped_ticks(cohost)
         start = clock.ms()
         time.sleep(ctx["window"])
         stop_ms = clock.ms()
+        skipped = skipped_ticks(cohost) - skipped_before
         info = cohost.room("lat") or {}
         live = next((p for p in info.get("participants", []) if p.get("userId") == "live"), None)
         ages = {name: [a for t, a in p.samples if start <= t < stop_ms] for name, p in (("cohost", via), ("direct", direct))}
         out = {"window_s": ctx["window"], "load_participants": load}
+        # Ticks Cohost's clock skipped in the window (it fell behind: the machine stalled it).
+        out["clock_skipped_ticks"] = skipped
         for name, values in ages.items():
             out[name] = {"frames": len(values), "p50_ms": percentile(values, 50), "p95_ms": percentile(values, 95)}
         out["cohost"]["frames_pulled"], out["direct"]["frames_pulled"] = via.frames, direct.frames
@@ -302,6 +311,7 @@ def run(ctx, load=3):
             open(os.path.join(workdir, "last-cohost.gray"), "wb").write(via.last_frame or b"")
             log("debug files in", workdir)
             for name, p in (("cohost", via), ("direct", direct)):
+                json.dump(p.samples, open(os.path.join(workdir, f"ages-{name}.json"), "w"))  # (arrival ms, age ms)
                 per = {}
                 for t, a in p.samples:
                     per.setdefault(t // 1000, []).append(a)

@@ -99,7 +99,8 @@ def table(r):
         lines.append(f"   live voice's margin in cohost {_f(audio.get('voiceMarginMs'))} ms, held for lip-sync "
                      f"{_f(audio.get('lipSyncDelayMs'))} ms; this benchmark's threads held the live media "
                      f"{_f(held.get('p50'))}/{_f(held.get('max'))} ms (video relay, p50/max) and "
-                     f"{_f(late.get('p50'))}/{_f(late.get('max'))} ms (voice sends)")
+                     f"{_f(late.get('p50'))}/{_f(late.get('max'))} ms (voice sends); Cohost's clock skipped "
+                     f"{_f(lat.get('clock_skipped_ticks'))} ticks")
     vo = r.get("voice")
     if vo:
         lines += ["", "3. voice rooms (6 Opus speakers each, 3 with DTX; AAC 64k mono out)",

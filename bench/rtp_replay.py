@@ -2,6 +2,13 @@
 own SSRC, sequence numbers and timestamps, paced in real time (video every 1/30 s, audio every 20 ms), with an
 RTCP sender report per stream every second. Runs until SIGTERM.
 
+Sender reports map RTP time to the wall clock at capture, as a WebRTC sender's do. A video frame is sent at its
+capture instant (it was encoded ahead of time); an audio frame is sent when its 20 ms have been captured, as a
+microphone's block is, so its report puts its capture 20 ms before its sending (the latency benchmark's live voice
+is sent the same way). Reports that put audio capture at the sending made every replayed participant's pictures
+look only ≈12 ms ahead of their sound (a live sender's are ≈38 ms), and Cohost's canvases, stamped ahead of their
+sound by the least any participant's pictures are (VideoLead), then held the live participant's pictures back.
+
     python3 bench/rtp_replay.py CONFIG.json
 
 CONFIG: {"ivf": path, "opus": path, "streams": [{"kind": "video"|"audio", "ssrc": int, "pt": int,
@@ -22,6 +29,8 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ in the tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import media  # noqa: E402
+
+AUDIO_BLOCK_S = 0.02  # an audio frame leaves when its block has been captured
 
 
 class Stream:
@@ -108,8 +117,8 @@ def main():
             wall = time.time()
             for s in streams:
                 rate = 90000 if s.kind == "video" else 48000
-                sendto(media.sender_report(s.ssrc, wall, s.ts0 + int((wall - wall0) * rate), s.packets, s.octets),
-                       s.rtcp)
+                captured = wall - wall0 + (AUDIO_BLOCK_S if s.kind == "audio" else 0)  # media time of `wall`
+                sendto(media.sender_report(s.ssrc, wall, s.ts0 + int(captured * rate), s.packets, s.octets), s.rtcp)
             next_sr += 1.0
         delay = min(next_a, next_v, next_sr) - time.monotonic()
         if delay > 0:
