@@ -45,7 +45,7 @@ extension Room {
                                                                  "caughtUp": "\(first < index)"])
         }
         lastAudioTick = index
-        for tick in first...index { mixNextBlock(tick: tick, nowMs: now) }
+        for tick in first...index { mixNextBlock(tick: tick, nowMs: now, catchingUp: first < index) }
         voiceTick(present: tickParticipants, nowMs: now)
         outputTicks(nowMs: now)
         if !programme.hasOutputs {
@@ -66,11 +66,11 @@ extension Room {
     }
 
     /// One 20 ms block of every voice, mixed and encoded as the block of `tick`.
-    private func mixNextBlock(tick: Int64, nowMs now: Int64) {
+    private func mixNextBlock(tick: Int64, nowMs now: Int64, catchingUp: Bool) {
         mixInputs.removeAll(keepingCapacity: true)
         for i in tickParticipants.indices {
             let p = tickParticipants[i]
-            let (ok, gain) = p.pullAudio(into: &inputBlocks[i], nowMs: now)
+            let (ok, gain) = p.pullAudio(into: &inputBlocks[i], nowMs: now, catchingUp: catchingUp)
             if ok {
                 mixInputs.append(MixInput(samples: inputBlocks[i], gain: gain))
                 voice.add(userId: p.userId, block: inputBlocks[i], gain: gain, nowMs: now)

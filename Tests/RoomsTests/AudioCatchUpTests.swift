@@ -23,8 +23,8 @@ import Testing
         return (room, p)
     }
 
-    /// Sends Opus packet `k` (20 ms of a tone) as if it arrived on time, at k × 20 ms.
-    func send(_ k: Int, to p: Participant, encoder: OpusEncoder) throws {
+    /// Sends Opus packet `k` (20 ms of a tone), arriving at `at` (by default on time, at k × 20 ms).
+    func send(_ k: Int, to p: Participant, encoder: OpusEncoder, at: Int64? = nil) throws {
         var tone = [Float](repeating: 0, count: AudioFormat.blockFrames * 2)
         for i in 0..<AudioFormat.blockFrames {
             let v = Float(0.3 * sin(2 * Double.pi * 440 * Double(k * AudioFormat.blockFrames + i) / 48_000))
@@ -32,7 +32,7 @@ import Testing
         }
         let payload = try encoder.encode(tone)
         _ = p.receive(RTPPacket(payloadType: 111, sequenceNumber: UInt16(k), timestamp: UInt32(960 * k), ssrc: Self.ssrc,
-                                payload: payload), bytes: payload.count + 12, nowMs: Int64(20 * k))
+                                payload: payload), bytes: payload.count + 12, nowMs: at ?? Int64(20 * k))
     }
 
     func path() -> String { NSTemporaryDirectory() + "cohost-catchup-\(UUID().uuidString).flv" }
@@ -68,6 +68,29 @@ import Testing
         #expect(room.queue.sync { room.audioGaps } == 0)
         #expect(zip(times, times.dropFirst()).allSatisfy { $1 - $0 == 21 || $1 - $0 == 22 }, "\(times)")
         #expect(times.count == 27)
+    }
+
+    /// The sender stalled with the machine: the packets of the skipped time come after the tick that made up for
+    /// it. That tick played silence for what was missing; the late audio is dropped and the voice keeps its delay.
+    @Test func audioOfTheSkippedTimeThatComesLateIsDroppedNotQueued() throws {
+        let file = path()
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let (room, p) = try room(output: file)
+        let encoder = try OpusEncoder(channels: 2, bitrate: 32_000)
+        for k in 0..<2 { try send(k, to: p, encoder: encoder) }
+        for tick in 0..<5 {
+            room.queue.sync { room.audioTick(Int64(tick), nowMs: Int64(20 * tick + 40)) }
+            try send(tick + 2, to: p, encoder: encoder)
+        }
+        let steady = p.audioBufferedFrames
+        room.queue.sync { room.audioTick(8, nowMs: 200) }  // ticks 5-7 skipped, and packets 7 and 8 not sent yet
+        for k in 7..<11 { try send(k, to: p, encoder: encoder, at: 205) }
+        room.queue.sync { room.audioTick(9, nowMs: 220) }
+        try send(11, to: p, encoder: encoder)
+        let audio = try #require(p.reports().first { $0.kind == "audio" })
+        #expect(audio.underruns == 0 && audio.trimmedMs == 40)
+        #expect(p.audioBufferedFrames == steady)  // as an underrun would have it: 2 blocks more
+        _ = room.close()
     }
 
     @Test func aStallLongerThanTheFIFOsRestartsTheSoundAtTheTicksTime() throws {

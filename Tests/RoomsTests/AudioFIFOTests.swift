@@ -168,4 +168,34 @@ import Media
         #expect(fifo.read(into: &out, frames: 960))
         #expect(out.allSatisfy { $0 == 0.5 })
     }
+
+    /// After a stall the mixer makes up for the ticks it skipped; the senders stalled too, so some of that audio
+    /// is still on its way. A block missing then is owed, not an underrun: the FIFO stays primed, and the owed
+    /// audio is dropped when it comes, so the voice keeps its delay instead of gaining a prebuffer's worth.
+    @Test func aBlockMissingWhileCatchingUpIsOwedAndTheLateAudioIsDropped() {
+        var fifo = AudioFIFO()
+        var out = block(0)
+        fifo.write(block(1), frames: 960)
+        fifo.write(block(2), frames: 960)
+        #expect(fifo.read(into: &out, frames: 960) && out[0] == 1)
+        #expect(fifo.read(into: &out, frames: 960, catchingUp: true) && out[0] == 2)
+        #expect(!fifo.read(into: &out, frames: 960, catchingUp: true))  // block 3's time: not here yet
+        #expect(fifo.underruns == 0 && fifo.owedFrames == 960)
+        fifo.write(block(3), frames: 960)  // late: its time was played as silence
+        fifo.write(block(4), frames: 960)
+        #expect(fifo.owedFrames == 0 && fifo.trimmedFrames == 960)
+        #expect(fifo.read(into: &out, frames: 960) && out[0] == 4)  // still primed: no prebuffer to wait for
+    }
+
+    @Test func anUnderrunForgetsWhatWasOwed() {
+        var fifo = AudioFIFO()
+        var out = block(0)
+        for v in [1, 2] as [Float] { fifo.write(block(v), frames: 960) }
+        #expect(fifo.read(into: &out, frames: 960) && fifo.read(into: &out, frames: 960, catchingUp: true))
+        #expect(!fifo.read(into: &out, frames: 960, catchingUp: true) && fifo.owedFrames == 960)
+        #expect(!fifo.read(into: &out, frames: 960))  // an ordinary read finds it dry: the voice went quiet
+        #expect(fifo.underruns == 1 && fifo.owedFrames == 0)
+        for v in [5, 6] as [Float] { fifo.write(block(v), frames: 960) }
+        #expect(fifo.read(into: &out, frames: 960) && out[0] == 5)  // what it says next is not cut
+    }
 }

@@ -30,6 +30,9 @@ struct AudioFIFO {
     static let syncChangeMaxWaitReads = 100  // 2 s of 20 ms reads
     /// Reads that found the FIFO dry mid-stream (a gap heard; it then prebuffers again).
     private(set) var underruns = 0
+    /// Audio the mixer read while catching up after a stall and found not yet here: it belongs to the time the
+    /// stall took, so the first that much to come is dropped instead of delaying the voice by it.
+    private(set) var owedFrames = 0
     /// Audio cut to keep this voice's delay down (a burst, a fast sender clock, a full ring): heard as a skip.
     private(set) var trimmedFrames = 0
     /// Audio cut because lip-sync's hold shrank: cut only from quiet stretches (or after 2 s of waiting for one).
@@ -104,6 +107,12 @@ struct AudioFIFO {
     private mutating func wrote(_ n: Int, arrivedMs: Int64?) {
         count += n
         if let arrivedMs { margin.wrote(frames: n / 2, arrivedMs: arrivedMs) }
+        if owedFrames > 0 {
+            // The oldest audio here is the stall's: the mixer already played silence in its place.
+            let paid = min(owedFrames, count / 2)
+            owedFrames -= paid
+            drop(paid * 2)
+        }
         if count > maxFrames * 2 { drop(count - startFrames * 2) }
     }
 
@@ -118,8 +127,9 @@ struct AudioFIFO {
     }
 
     /// Fills one block; returns false (and leaves `output` untouched) when nothing is ready. `nowMs`: when the
-    /// mixer reads, for `margin`.
-    mutating func read(into output: inout [Float], frames: Int, nowMs: Int64? = nil) -> Bool {
+    /// mixer reads, for `margin`. `catchingUp`: the mixer makes up for ticks a stall skipped, and the audio of that
+    /// time may still be on its way (the senders stalled too): a block missing then is owed, not an underrun.
+    mutating func read(into output: inout [Float], frames: Int, nowMs: Int64? = nil, catchingUp: Bool = false) -> Bool {
         let n = frames * 2
         if pendingSyncChangeFrames != 0 { considerSyncChange(frames: frames) }
         if !primed {
@@ -127,9 +137,15 @@ struct AudioFIFO {
             primed = true
         }
         guard count >= n else {
-            // Underrun: start again from a full prebuffer rather than play scraps.
+            if catchingUp {
+                owedFrames = min(owedFrames + frames, maxFrames)
+                return false
+            }
+            // Underrun: start again from a full prebuffer rather than play scraps (and owe nothing: a voice
+            // that went quiet would otherwise lose the start of what it says next).
             primed = false
             underruns += 1
+            owedFrames = 0
             return false
         }
         guard output.count >= n else { return false }

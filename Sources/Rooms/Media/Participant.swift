@@ -293,13 +293,13 @@ public final class Participant: @unchecked Sendable {
     }
 
     /// Copies the next 20 ms block into `output`, scaled by the mix gain; false when there is none.
-    func pullAudio(into output: inout [Float], nowMs: Int64) -> (ok: Bool, gain: Float) {
+    func pullAudio(into output: inout [Float], nowMs: Int64, catchingUp: Bool = false) -> (ok: Bool, gain: Float) {
         lock.lock()
         defer { lock.unlock() }
         guard var path = audio else { return (false, 0) }
         audio = nil
         decodePending(path: &path)
-        let ok = path.fifo.read(into: &output, frames: AudioFormat.blockFrames, nowMs: nowMs)
+        let ok = path.fifo.read(into: &output, frames: AudioFormat.blockFrames, nowMs: nowMs, catchingUp: catchingUp)
         if ok, let next = path.expectedTimestamp {
             // The FIFO holds the decoded audio up to `next`, contiguously (gaps are concealed).
             path.lastPulledTimestamp = next &- UInt32(path.fifo.bufferedFrames + AudioFormat.blockFrames)
