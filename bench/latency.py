@@ -67,7 +67,7 @@ def read_code(frame):
 
 
 def skipped_ticks(cohost):
-    return sum(v for _, v in metric_values(cohost.metrics(), "cohost_clock_skipped_ticks"))
+    return int(sum(v for _, v in metric_values(cohost.metrics(), "cohost_clock_skipped_ticks")))
 
 
 class Puller:
@@ -311,7 +311,8 @@ def run(ctx, load=3):
             open(os.path.join(workdir, "last-cohost.gray"), "wb").write(via.last_frame or b"")
             log("debug files in", workdir)
             for name, p in (("cohost", via), ("direct", direct)):
-                json.dump(p.samples, open(os.path.join(workdir, f"ages-{name}.json"), "w"))  # (arrival ms, age ms)
+                with open(os.path.join(workdir, f"ages-{name}.json"), "w") as f:
+                    json.dump(p.samples, f)  # (arrival ms, age ms)
                 per = {}
                 for t, a in p.samples:
                     per.setdefault(t // 1000, []).append(a)

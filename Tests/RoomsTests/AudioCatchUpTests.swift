@@ -35,19 +35,32 @@ import Testing
                                 payload: payload), bytes: payload.count + 12, nowMs: at ?? Int64(20 * k))
     }
 
-    func path() -> String { NSTemporaryDirectory() + "cohost-catchup-\(UUID().uuidString).flv" }
-
-    @Test func skippedTicksAreMixedByTheNextOneSoTheVoiceKeepsItsDelay() throws {
-        let file = path()
-        defer { try? FileManager.default.removeItem(atPath: file) }
+    /// A room with one voice and an FLV file output; the voice's first two packets are in (its prebuffer).
+    func start() throws -> (room: Room, p: Participant, encoder: OpusEncoder, file: String) {
+        let file = NSTemporaryDirectory() + "cohost-catchup-\(UUID().uuidString).flv"
         let (room, p) = try room(output: file)
         let encoder = try OpusEncoder(channels: 2, bitrate: 32_000)
-        // Packet k arrives just after tick k - 2 (it waits in the jitter buffer until the next tick drains it).
         for k in 0..<2 { try send(k, to: p, encoder: encoder) }
-        for tick in 0..<5 {
+        return (room, p, encoder, file)
+    }
+
+    /// Ticks on time, packet `tick + 2` arriving just after each (it waits in the jitter buffer until the next tick
+    /// drains it): after each read one block is left.
+    func tick(_ ticks: Range<Int>, _ room: Room, _ p: Participant, _ encoder: OpusEncoder) throws {
+        for tick in ticks {
             room.queue.sync { room.audioTick(Int64(tick), nowMs: Int64(20 * tick + 40)) }
             try send(tick + 2, to: p, encoder: encoder)
         }
+    }
+
+    func audioTimes(_ file: String) throws -> [Int] {
+        flvTags(try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))).filter { $0.type == 8 }.dropFirst().map { Int($0.ms) }
+    }
+
+    @Test func skippedTicksAreMixedByTheNextOneSoTheVoiceKeepsItsDelay() throws {
+        let (room, p, encoder, file) = try start()
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        try tick(0..<5, room, p, encoder)
         let steady = p.audioBufferedFrames
         #expect(steady == 960)  // after a read: the prebuffer's second block; the next packet is on its way
         // The clock skips ticks 5, 6 and 7; their packets come all the same.
@@ -56,15 +69,11 @@ import Testing
         try send(10, to: p, encoder: encoder)
         #expect(room.queue.sync { room.audioBlocksCaughtUp } == 3)
         #expect(p.audioBufferedFrames == steady)  // left unread, 3 blocks more: 60 ms more delay for good
-        for tick in 9..<30 {
-            room.queue.sync { room.audioTick(Int64(tick), nowMs: Int64(20 * tick + 40)) }
-            try send(tick + 2, to: p, encoder: encoder)
-        }
+        try tick(9..<30, room, p, encoder)
         _ = room.close()
         // Every block was encoded: the AAC frames follow on from each other, and there are as many as 30 blocks
         // make (28 whole frames of 1024 samples, the last kept back by the encoder's look-ahead; 27 blocks: 24).
-        let audio = flvTags(try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))).filter { $0.type == 8 }.dropFirst()
-        let times = audio.map { Int($0.ms) }
+        let times = try audioTimes(file)
         #expect(room.queue.sync { room.audioGaps } == 0)
         #expect(zip(times, times.dropFirst()).allSatisfy { $1 - $0 == 21 || $1 - $0 == 22 }, "\(times)")
         #expect(times.count == 27)
@@ -73,15 +82,9 @@ import Testing
     /// The sender stalled with the machine: the packets of the skipped time come after the tick that made up for
     /// it. That tick played silence for what was missing; the late audio is dropped and the voice keeps its delay.
     @Test func audioOfTheSkippedTimeThatComesLateIsDroppedNotQueued() throws {
-        let file = path()
+        let (room, p, encoder, file) = try start()
         defer { try? FileManager.default.removeItem(atPath: file) }
-        let (room, p) = try room(output: file)
-        let encoder = try OpusEncoder(channels: 2, bitrate: 32_000)
-        for k in 0..<2 { try send(k, to: p, encoder: encoder) }
-        for tick in 0..<5 {
-            room.queue.sync { room.audioTick(Int64(tick), nowMs: Int64(20 * tick + 40)) }
-            try send(tick + 2, to: p, encoder: encoder)
-        }
+        try tick(0..<5, room, p, encoder)
         let steady = p.audioBufferedFrames
         room.queue.sync { room.audioTick(8, nowMs: 200) }  // ticks 5-7 skipped, and packets 7 and 8 not sent yet
         for k in 7..<11 { try send(k, to: p, encoder: encoder, at: 205) }
@@ -89,30 +92,20 @@ import Testing
         try send(11, to: p, encoder: encoder)
         let audio = try #require(p.reports().first { $0.kind == "audio" })
         #expect(audio.underruns == 0 && audio.trimmedMs == 40)
-        #expect(p.audioBufferedFrames == steady)  // as an underrun would have it: 2 blocks more
+        #expect(p.audioBufferedFrames == steady)  // an underrun and a new prebuffer would leave 2 blocks more
         _ = room.close()
     }
 
     @Test func aStallLongerThanTheFIFOsRestartsTheSoundAtTheTicksTime() throws {
-        let file = path()
+        let (room, p, encoder, file) = try start()
         defer { try? FileManager.default.removeItem(atPath: file) }
-        let (room, p) = try room(output: file)
-        let encoder = try OpusEncoder(channels: 2, bitrate: 32_000)
-        for k in 0..<2 { try send(k, to: p, encoder: encoder) }
-        for tick in 0..<10 {
-            room.queue.sync { room.audioTick(Int64(tick), nowMs: Int64(20 * tick + 40)) }
-            try send(tick + 2, to: p, encoder: encoder)
-        }
+        try tick(0..<10, room, p, encoder)
         // 40 ticks (800 ms) skipped: more than a voice's FIFO holds, so nothing is made up for.
-        for tick in 50..<80 {
-            room.queue.sync { room.audioTick(Int64(tick), nowMs: Int64(20 * tick + 40)) }
-            try send(tick + 2, to: p, encoder: encoder)
-        }
+        try tick(50..<80, room, p, encoder)
         #expect(room.queue.sync { room.audioBlocksCaughtUp } == 0)
         #expect(room.queue.sync { room.audioGaps } == 1)
         _ = room.close()
-        let times = flvTags(try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))).filter { $0.type == 8 }.dropFirst()
-            .map { Int($0.ms) }
+        let times = try audioTimes(file)
         // Before the stall the sound runs up to ≈ 200 ms; after it, it starts again at tick 50's time (1000 ms).
         let gap = try #require(zip(times, times.dropFirst()).first { $1 - $0 > 22 })
         #expect(gap.0 < 200 && gap.1 >= 1000 - 43 && gap.1 <= 1000 + 43, "\(times)")

@@ -7,9 +7,10 @@ import Media
 /// so latency cannot creep up. A standing surplus is trimmed too: when the fill never dropped below
 /// `startFrames` plus one block during the last second of reads (an initial burst, a sender clock a
 /// little fast), the surplus is dropped, since it would otherwise delay this voice — and put it out of
-/// sync with its picture — for as long as the stream lasts. Given arrival and read times, it measures how early
-/// the voice's audio came before it was read (`VoiceMargin`). Storage is one preallocated ring; reads and writes
-/// copy into caller buffers and allocate nothing.
+/// sync with its picture — for as long as the stream lasts. After a stall, a block the mixer made up for
+/// before its audio came is owed, and that audio is dropped when it comes (`owedFrames`). Given arrival
+/// and read times, it measures how early the voice's audio came before it was read (`VoiceMargin`).
+/// Storage is one preallocated ring; reads and writes copy into caller buffers and allocate nothing.
 struct AudioFIFO {
     private var ring: [Float]
     private var readIndex = 0      // in samples (frames × 2)
