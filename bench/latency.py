@@ -15,6 +15,7 @@ time to its start-up, tens of ms after the first frame was drawn; Cohost's lip-s
 back by that error)."""
 import json
 import os
+import signal
 import socket
 import struct
 import subprocess
@@ -64,6 +65,17 @@ def read_code(frame):
             return None
         value = value << 1 | (1 if a > b else 0)
     return value
+
+
+def _stall(pid, ms, stop):
+    """BENCH_STALL_MS: stops Cohost for `ms` every 2 s (SIGSTOP, SIGCONT), as a stalled machine would, so that its
+    clock skips ticks; the senders go on, and their packets wait in the socket buffers."""
+    while not stop.wait(2.0):
+        try:
+            os.kill(pid, signal.SIGSTOP)
+            time.sleep(ms / 1000)
+        finally:
+            os.kill(pid, signal.SIGCONT)
 
 
 def skipped_ticks(cohost):
@@ -208,6 +220,9 @@ def run(ctx, load=3):
         # Cohost's lip-sync would then (rightly) hold the picture back for that error.
         beeper = voice_age.Beeper(["127.0.0.1", cohost.rtp_port], 1101, clock)
         stop_relay.append(beeper)
+        stall_ms = int(os.environ.get("BENCH_STALL_MS", "0"))
+        if stall_ms > 0:
+            threading.Thread(target=_stall, args=(cohost.pid, stall_ms, stop), daemon=True).start()
         _replayer(procs, workdir, ctx, streams)
         via = Puller(procs, "pull-cohost", nginx.url("lat"), clock, crop=True)
         heard = voice_age.VoicePuller(procs, "pull-cohost-voice", nginx.url("lat"), clock)
