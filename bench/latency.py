@@ -70,12 +70,15 @@ def read_code(frame):
 def _stall(pid, ms, stop):
     """BENCH_STALL_MS: stops Cohost for `ms` every 2 s (SIGSTOP, SIGCONT), as a stalled machine would, so that its
     clock skips ticks; the senders go on, and their packets wait in the socket buffers."""
-    while not stop.wait(2.0):
-        try:
-            os.kill(pid, signal.SIGSTOP)
-            time.sleep(ms / 1000)
-        finally:
-            os.kill(pid, signal.SIGCONT)
+    try:
+        while not stop.wait(2.0):
+            try:
+                os.kill(pid, signal.SIGSTOP)
+                time.sleep(ms / 1000)
+            finally:
+                os.kill(pid, signal.SIGCONT)
+    except ProcessLookupError:
+        pass   # Cohost exited (the run ended or it crashed, which the run reports)
 
 
 def skipped_ticks(cohost):
