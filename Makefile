@@ -2,7 +2,7 @@
 SWIFT ?= swift
 ARGS ?=
 
-.PHONY: run build test demo bench fuzz packages test-packages clean
+.PHONY: run build build-tests test test-unit test-e2e lint demo bench fuzz packages test-packages clean
 
 packages:
 	@scripts/ensure-packages.sh
@@ -16,10 +16,29 @@ build: packages
 run: build
 	.build/release/cohost serve $(ARGS)
 
-# Tests start real processes (nginx-rtmp, ffmpeg, cohost); suites that do are serialised.
-test: test-packages
+build-tests: test-packages
 	$(SWIFT) build --build-tests
-	COHOST_BIN=$$($(SWIFT) build --show-bin-path)/cohost $(SWIFT) test --skip-build --no-parallel
+
+# Unit suites run in parallel. The end-to-end suites start real processes (nginx-rtmp, ffmpeg, cohost) and some
+# measure timing: they nest under one serialised parent suite (`EndToEnd`) and run after the unit suites.
+UNIT = $(SWIFT) test --skip-build --skip EndToEndTests
+E2E = COHOST_BIN=$$($(SWIFT) build --show-bin-path)/cohost $(SWIFT) test --skip-build --filter EndToEndTests
+
+test: build-tests
+	$(UNIT)
+	$(E2E)
+
+test-unit: build-tests
+	$(UNIT)
+
+test-e2e: build-tests
+	$(E2E)
+
+# swift-format (the toolchain's) with .swift-format: line length, one statement per line; and Package.swift
+# declaring exactly what each target imports.
+lint:
+	$(SWIFT) format lint --strict --parallel --recursive Sources Tests fuzz Package.swift
+	python3 scripts/check-imports.py
 
 demo: test-packages build
 	scripts/demo.sh
@@ -28,7 +47,7 @@ demo: test-packages build
 fuzz: test-packages
 	scripts/fuzz.sh
 
-# Benchmarks (issue 7; BENCHMARKS.md): Cohost vs an ffmpeg mixer, latency, voice rooms, memory, allocations.
+# Benchmarks (BENCHMARKS.md): Cohost vs an ffmpeg mixer, latency, voice rooms, memory, allocations.
 # Writes bench/results.json. BENCH_QUICK=1 for a short smoke run (~2 min); in full about 27 minutes. Installs janus
 # (its AudioBridge is measured on the voice senders) besides what the tests need.
 bench: build

@@ -1,5 +1,5 @@
 // swift-tools-version:6.1
-// Cohost: a conferencing (co-hosting) server and mixer. Module map: see README "Design".
+// Cohost: a conferencing (co-hosting) server and mixer. Module map: docs/architecture.md.
 import PackageDescription
 
 /// A system-library target for one C library: a module map plus a shim header, nothing else.
@@ -10,7 +10,7 @@ func cLibrary(_ name: String, pkgConfig: String? = nil, apt: String) -> Target {
 
 let package = Package(
     name: "cohost",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "cohost", targets: ["cohost"]),
     ],
@@ -47,25 +47,28 @@ let package = Package(
         .target(name: "Media"),
         .target(name: "RTP"),
         .target(name: "SRTP", dependencies: ["CSRTP"]),
-        .target(name: "Ingest", dependencies: ["RTP", "Media"]),
+        .target(name: "Ingest", dependencies: ["RTP"]),
+        // Timing and buffering between ingest and the mix (FIFOs, presenter, lip-sync, canvas timing): no C library.
+        .target(name: "Playout", dependencies: ["Media", "RTP"]),
         .target(name: "Codecs", dependencies: ["COpus", "CVPX", "CX264", "CAVCodec", "CYUV", "CScale", "Media"]),
-        .target(name: "Mixing", dependencies: ["Media", "Codecs"]),
+        // Layout maths, the audio mix, meters and the shared clock: no C library.
+        .target(name: "Mixing", dependencies: ["Media"]),
+        .target(name: "Compositing", dependencies: ["Media", "Mixing", "Codecs"]),
         .target(name: "Publishing", dependencies: [
-            "CRTMP", "Media",
+            "CRTMP",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "Rooms", dependencies: [
-            "RTP", "SRTP", "Ingest", "Codecs", "Mixing", "Publishing", "Media",
+            "RTP", "SRTP", "Ingest", "Playout", "Codecs", "Mixing", "Compositing", "Publishing", "Media",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
         ]),
         .target(name: "Server", dependencies: [
-            "Rooms", "RTP", "CUDP",
+            "Rooms", "Mixing", "CUDP",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
@@ -80,28 +83,44 @@ let package = Package(
             "Server", "Rooms", "ServeConfig",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "Metrics", package: "swift-metrics"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
 
         // Tests mirror the modules.
         .testTarget(name: "MediaTests", dependencies: ["Media"]),
         .testTarget(name: "RTPTests", dependencies: ["RTP", "TestSupport"]),
-        .testTarget(name: "SRTPTests", dependencies: ["SRTP", "RTP"]),
+        .testTarget(name: "SRTPTests", dependencies: ["SRTP", "TestSupport"]),
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "RTP"]),
-        .testTarget(name: "CodecsTests", dependencies: ["Codecs", "Media", "TestSupport"]),
+        .testTarget(name: "PlayoutTests", dependencies: ["Playout", "Media", "RTP"]),
+        .testTarget(name: "CodecsTests", dependencies: ["Codecs", "CAVCodec", "Media", "TestSupport"]),
         .testTarget(name: "MixingTests", dependencies: ["Mixing", "Media", "TestSupport"]),
-        .testTarget(name: "PublishingTests", dependencies: ["Publishing", "Codecs", "Media", "TestSupport"]),
-        .testTarget(name: "RoomsTests", dependencies: ["Rooms"]),
-        .testTarget(name: "ServeConfigTests", dependencies: ["ServeConfig"]),
+        .testTarget(name: "CompositingTests", dependencies: ["Compositing", "Mixing", "Media", "TestSupport"]),
+        .testTarget(name: "PublishingTests", dependencies: [
+            "Publishing", "Codecs", "Media", "TestSupport",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .testTarget(name: "RoomsTests", dependencies: [
+            "Rooms", "Playout", "Codecs", "Mixing", "Publishing", "Media", "RTP", "SRTP", "TestSupport",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .testTarget(name: "ServeConfigTests", dependencies: [
+            "ServeConfig",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "ServerTests", dependencies: [
             "Server", "Rooms", "TestSupport",
+            .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         .testTarget(name: "EndToEndTests", dependencies: [
             "TestSupport", "Rooms",
             .product(name: "WSClient", package: "swift-websocket"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        // Helpers for tests that start real processes (nginx-rtmp, ffmpeg, cohost).
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // Helpers shared by the tests: polling, test signals, and real processes (nginx-rtmp, ffmpeg, cohost).
+        .target(name: "TestSupport", dependencies: ["Media"], path: "Tests/TestSupport"),
     ]
 )

@@ -50,8 +50,8 @@ extension ImageOps {
     /// compositor's scratch frame and its canvas); `rect` is clipped and even-aligned like `fill`.
     /// alpha ≤ 0 (or NaN) leaves `dst` alone; alpha ≥ 1 copies.
     public static func blend(_ src: VideoFrame, into dst: inout VideoFrame, rect: Rect, alpha: Double) {
-        guard src.width == dst.width, src.height == dst.height, isSane(rect), alpha > 0 else { return }
-        let r = aligned(rect, width: dst.width, height: dst.height)
+        guard src.width == dst.width, src.height == dst.height, rect.isSane, alpha > 0 else { return }
+        let r = rect.aligned(width: dst.width, height: dst.height)
         guard !r.isEmpty else { return }
         let weight = min(65536, Int((alpha * 65536).rounded()))
         let c = chromaRect(r)
@@ -73,9 +73,9 @@ extension ImageOps {
     public static func blend(_ image: VideoFrame, alpha: [UInt8], chromaAlpha: [UInt8], opacity: Double,
                              into dst: inout VideoFrame, x: Int, y: Int) {
         guard alpha.count == image.width * image.height, chromaAlpha.count == image.strideUV * image.chromaHeight,
-              isSane(Rect(x: x, y: y, width: image.width, height: image.height)), opacity > 0 else { return }
+              Rect(x: x, y: y, width: image.width, height: image.height).isSane, opacity > 0 else { return }
         let ox = x & ~1, oy = y & ~1
-        let r = aligned(Rect(x: ox, y: oy, width: image.width, height: image.height), width: dst.width, height: dst.height)
+        let r = Rect(x: ox, y: oy, width: image.width, height: image.height).aligned(width: dst.width, height: dst.height)
         guard !r.isEmpty else { return }
         let opacity16 = min(65536, Int((opacity * 65536).rounded()))
         let c = chromaRect(r)

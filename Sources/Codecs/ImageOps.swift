@@ -53,7 +53,7 @@ public enum ImageOps {
     /// Shared by the I420 and single-plane (alpha) scalers so a picture and its alpha land on the same pixels.
     static func mapping(crop: Rect, sourceWidth: Int, sourceHeight: Int,
                         rect: Rect, destWidth: Int, destHeight: Int) -> (from: Rect, to: Rect)? {
-        guard isSane(crop), isSane(rect) else { return nil }
+        guard crop.isSane, rect.isSane else { return nil }
         let source = crop.intersection(Rect(x: 0, y: 0, width: sourceWidth, height: sourceHeight))
         guard !source.isEmpty, !rect.isEmpty else { return nil }
         let visible = rect.intersection(Rect(x: 0, y: 0, width: destWidth, height: destHeight))
@@ -63,16 +63,16 @@ public enum ImageOps {
         let cy0 = source.y + Int((Double(visible.y - rect.y) * sy).rounded())
         let cx1 = source.x + Int((Double(visible.maxX - rect.x) * sx).rounded())
         let cy1 = source.y + Int((Double(visible.maxY - rect.y) * sy).rounded())
-        let from = aligned(Rect(x: cx0, y: cy0, width: cx1 - cx0, height: cy1 - cy0), width: sourceWidth, height: sourceHeight)
-        let to = aligned(visible, width: destWidth, height: destHeight)
+        let from = Rect(x: cx0, y: cy0, width: cx1 - cx0, height: cy1 - cy0).aligned(width: sourceWidth, height: sourceHeight)
+        let to = visible.aligned(width: destWidth, height: destHeight)
         guard !from.isEmpty, !to.isEmpty else { return nil }
         return (from, to)
     }
 
     /// Fills `rect` (clipped to `dst`, snapped to even coordinates) with `color` (libyuv `I420Rect`).
     public static func fill(_ dst: inout VideoFrame, rect: Rect, color: YUVColor) {
-        guard isSane(rect) else { return }
-        let r = aligned(rect, width: dst.width, height: dst.height)
+        guard rect.isSane else { return }
+        let r = rect.aligned(width: dst.width, height: dst.height)
         guard !r.isEmpty else { return }
         let strideY = Int32(dst.strideY), strideUV = Int32(dst.strideUV)
         dst.y.withUnsafeMutableBufferPointer { dy in
@@ -105,22 +105,5 @@ public enum ImageOps {
             }
         }
         return out
-    }
-
-    /// Coordinates far beyond any frame would overflow the arithmetic above; such rects draw nothing.
-    public static func isSane(_ r: Rect) -> Bool {
-        let range = -(1 << 30)..<(1 << 30)  // not abs(): abs(Int.min) traps
-        return range.contains(r.x) && range.contains(r.y) && range.contains(r.width) && range.contains(r.height)
-    }
-
-    /// `rect` clipped to a `width`×`height` frame with an even origin and even size; an edge that reaches
-    /// an odd frame border keeps the border, since the last chroma column/row still lies inside the plane.
-    public static func aligned(_ rect: Rect, width: Int, height: Int) -> Rect {
-        let r = rect.intersection(Rect(x: 0, y: 0, width: width, height: height))
-        guard !r.isEmpty else { return Rect(x: 0, y: 0, width: 0, height: 0) }
-        let x0 = r.x & ~1, y0 = r.y & ~1
-        let x1 = r.maxX == width ? width : r.maxX & ~1
-        let y1 = r.maxY == height ? height : r.maxY & ~1
-        return Rect(x: x0, y: y0, width: max(0, x1 - x0), height: max(0, y1 - y0))
     }
 }

@@ -54,7 +54,7 @@ public final class RoomManager: @unchecked Sendable {
         guard let sweepInterval else { return }
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "cohost.timeouts"))
         timer.schedule(deadline: .now() + sweepInterval, repeating: sweepInterval)
-        timer.setEventHandler { [weak self] in self?.sweep(nowMs: Clock.nowMs()) }
+        timer.setEventHandler { [weak self] in self?.sweep(nowMs: MonotonicClock.nowMs()) }
         timer.resume()
         timeoutTimer = timer
     }
@@ -183,7 +183,7 @@ public final class RoomManager: @unchecked Sendable {
         do {
             participant = try Participant(userId: userId, sessionID: session, isAdmin: isAdmin, audio: negotiation.audio,
                                           video: negotiation.video, decodeChannels: room.config.audio.channels,
-                                          nowMs: Clock.nowMs(), logger: logger)
+                                          nowMs: MonotonicClock.nowMs(), logger: logger)
             for stream in [negotiation.audio, negotiation.video].compactMap({ $0 }) {
                 let inbound = try stream.srtp.map { try SRTPSession(profile: $0.profile, masterKeyAndSalt: $0.key, direction: .inbound) }
                 let outbound = try stream.srtp.flatMap { srtp in
@@ -288,13 +288,13 @@ public final class RoomManager: @unchecked Sendable {
         case .dropped:
             return
         case let .rtp(participant, size):
-            if case .firstVideoFrame(let w, let h)? = participant.receive(scratch.packet, bytes: size, nowMs: Clock.nowMs()),
+            if case .firstVideoFrame(let w, let h)? = participant.receive(scratch.packet, bytes: size, nowMs: MonotonicClock.nowMs()),
                let room = roomOf(participant) {
                 room.events.publish(.firstVideoFrame(userId: participant.userId, width: w, height: h))
             }
         case let .rtcp(participant, packets):
             for packet in packets {
-                if case .senderReport(let sr) = packet { participant.noteSenderReport(sr, nowMs: Clock.nowMs()) }
+                if case .senderReport(let sr) = packet { participant.noteSenderReport(sr, nowMs: MonotonicClock.nowMs()) }
                 guard case .bye = packet else { continue }
                 if let room = roomOf(participant) {
                     room.remove(participant.userId, ifSession: participant.sessionID).map { p in

@@ -3,7 +3,7 @@ import Hummingbird
 import Rooms
 import Mixing
 
-/// The HTTP API of design.md §4. Handlers parse, authorise and call `RoomManager`; nothing else.
+/// The HTTP API of protocol/openapi.yaml. Handlers parse, authorise and call `RoomManager`; nothing else.
 struct RoomRoutes: Sendable {
     let manager: RoomManager
     let keys: APIKeys

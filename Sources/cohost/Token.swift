@@ -2,7 +2,7 @@ import Foundation
 import ArgumentParser
 import Rooms
 
-/// `cohost token`: mints a room token (design.md §3).
+/// `cohost token`: mints a room token (protocol/token.md).
 struct Token: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Print a signed room token.")
 

@@ -2,6 +2,7 @@ import Testing
 import Foundation
 import Media
 @testable import Codecs
+import TestSupport
 
 @Suite("Opus")
 struct OpusTests {
@@ -17,16 +18,6 @@ struct OpusTests {
         return s1 * s1 + s2 * s2 - coefficient * s1 * s2
     }
 
-    /// 20 ms of a 1 kHz sine at −6 dBFS (amplitude 0.5), phase continuing from `block`.
-    static func sineBlock(_ block: Int, channels: Int) -> [Float] {
-        var out = [Float](repeating: 0, count: 960 * channels)
-        for i in 0..<960 {
-            let s = Float(0.5 * sin(2 * Double.pi * 1000 * Double(block * 960 + i) / 48_000))
-            for c in 0..<channels { out[i * channels + c] = s }
-        }
-        return out
-    }
-
     @Test("a 1 kHz sine survives encode and decode: energy concentrated at 1 kHz, both channels", arguments: [1, 2])
     func roundTrip(channels: Int) throws {
         let encoder = try OpusEncoder(channels: channels, bitrate: 64_000)
@@ -34,7 +25,7 @@ struct OpusTests {
         var block: [Float] = []
         var left: [Float] = []
         for b in 0..<20 {
-            let packet = try encoder.encode(Self.sineBlock(b, channels: channels))
+            let packet = try encoder.encode(sineBlock(amplitude: 0.5, block: b, channels: channels))
             #expect(!packet.isEmpty)
             let frames = try decoder.decode(packet, into: &block)
             #expect(frames == 960)
@@ -65,7 +56,7 @@ struct OpusTests {
         var both: [Float] = [], one: [Float] = []
         var maxDifference: Float = 0
         for b in 0..<10 {
-            let packet = try stereoEncoder.encode(Self.sineBlock(b, channels: 2))
+            let packet = try stereoEncoder.encode(sineBlock(amplitude: 0.5, block: b, channels: 2))
             #expect(try stereo.decode(packet, into: &both) == 960 && both.count == 1920)
             #expect(try mono.decode(packet, into: &one) == 960 && one.count == 960)
             if b >= 5 {  // past the start-up: the downmix is the mean of the two channels, to coding noise
@@ -82,7 +73,7 @@ struct OpusTests {
         let encoder = try OpusEncoder(channels: 1, bitrate: 32_000)
         let decoder = try OpusDecoder()
         var block: [Float] = []
-        for b in 0..<5 { _ = try decoder.decode(try encoder.encode(Self.sineBlock(b, channels: 1)), into: &block) }
+        for b in 0..<5 { _ = try decoder.decode(try encoder.encode(sineBlock(amplitude: 0.5, block: b, channels: 1)), into: &block) }
         #expect(try decoder.conceal(frames: 960, into: &block) == 960)
         #expect(block.count == 1920)
         #expect(block.contains { $0 != 0 })   // concealment continues the tone rather than going silent

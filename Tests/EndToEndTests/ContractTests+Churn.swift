@@ -6,7 +6,7 @@ import TestSupport
 /// 50 joins and leaves leave nothing behind: no participant (admin API, metrics), no SSRC binding
 /// (`cohost_ssrc_bindings` back where it was, every SSRC can be joined again, packets for them count as unknown), no file descriptor and no
 /// thread of the server process beyond a small margin.
-extension ContractTests {
+extension EndToEnd.ContractTests {
     static let loopSSRCBase: UInt32 = 20_000
 
     /// Audio SSRC of iteration `i` (4 alternating values), and a video SSRC on even iterations.
@@ -57,7 +57,7 @@ extension ContractTests {
         let used = Set((0..<4).flatMap { i -> [UInt32] in let (a, v) = Self.loopSSRCs(i); return [a] + (v.map { [$0] } ?? []) })
         sendDatagrams(used.sorted().map(Self.rtpPacket), toPort: s.harness.rtpPort)
         var unknownAfter = unknownBefore
-        try await RoomServiceTests.waitFor(seconds: 3) {
+        await eventually(seconds: 3) {
             unknownAfter = (try? s.call("GET", "/metrics").text).flatMap { Self.metric("cohost_udp_dropped", labels: #"reason="unknown_ssrc""#, in: $0) } ?? 0
             return unknownAfter >= unknownBefore + Double(used.count)
         }
@@ -73,7 +73,7 @@ extension ContractTests {
 
         // Descriptors and threads come back (decoder and worker threads may take a moment to end).
         var after = try Self.processCounts(s.pid)
-        try await RoomServiceTests.waitFor(seconds: 5) {
+        await eventually(seconds: 5) {
             after = (try? Self.processCounts(s.pid)) ?? after
             return after.fds <= before.fds + 2 && after.threads <= before.threads + 2
         }
@@ -81,8 +81,8 @@ extension ContractTests {
         #expect(after.threads <= before.threads + 2, "threads \(before.threads) before the loop, \(after.threads) after")
 
         #expect(try s.call("DELETE", "/v1/rooms/churn", token: s.root).status == 204)
-        try await RoomServiceTests.waitFor(seconds: 5) { events.isClosed }
-        let kinds = RoomServiceTests.types(events.messages)
+        await eventually(seconds: 5) { events.isClosed }
+        let kinds = EndToEnd.RoomServiceTests.types(events.messages)
         #expect(kinds.filter { $0.hasPrefix("participant_joined c") }.count == 50)
         #expect(kinds.filter { $0.hasPrefix("participant_left c") && $0.hasSuffix(" left") }.count == 50 - kicked)
         #expect(kinds.filter { $0.hasPrefix("participant_left c") && $0.hasSuffix(" kicked") }.count == kicked)
@@ -110,7 +110,5 @@ extension ContractTests {
     }
 
     /// A minimal RTP packet (Opus payload type) for `ssrc`.
-    static func rtpPacket(_ ssrc: UInt32) -> [UInt8] {
-        [0x80, 111, 0, 1, 0, 0, 0, 0, UInt8(ssrc >> 24), UInt8(ssrc >> 16 & 0xFF), UInt8(ssrc >> 8 & 0xFF), UInt8(ssrc & 0xFF), 0xF8, 0xFF, 0xFE]
-    }
+    static func rtpPacket(_ ssrc: UInt32) -> [UInt8] { rtpPacketBytes(ssrc: ssrc, payload: [0xF8, 0xFF, 0xFE]) }
 }

@@ -4,7 +4,7 @@ import Rooms
 import TestSupport
 
 /// Server-wide limits: body sizes (413) and the number of rooms (429).
-extension ContractTests {
+extension EndToEnd.ContractTests {
     @Test func oversizedBodiesAre413() throws {
         let s = try contractServer()
         #expect(try s.call("POST", "/v1/rooms", token: s.root, json: #"{"name":"big","audioOnly":true}"#).status == 201)

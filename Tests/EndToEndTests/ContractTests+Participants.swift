@@ -4,7 +4,7 @@ import Rooms
 import TestSupport
 
 /// Joining (SDP over HTTP), the mix controls, leaving, and the events a room publishes about them.
-extension ContractTests {
+extension EndToEnd.ContractTests {
     static func offerWithoutSSRC() -> String {
         CohostHarness.offer(audioSSRC: 1, videoSSRC: nil).replacingOccurrences(of: "a=ssrc:1\r\n", with: "")
     }
@@ -30,7 +30,7 @@ extension ContractTests {
         // Real VP8 + Opus from ffmpeg: the room reports the first picture and per-stream statistics.
         let sender = try startFFmpegParticipant(rtpPort: s.harness.rtpPort, colour: "red", toneHz: 440, audioSSRC: 30001, videoSSRC: 30002)
         defer { sender.terminate() }
-        try await RoomServiceTests.waitFor(seconds: 10) { events.messages.contains { $0.contains("first_video_frame") } }
+        await eventually(seconds: 10) { events.messages.contains { $0.contains("first_video_frame") } }
         let first = events.messages.first { $0.contains("first_video_frame") }.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         #expect(first?["userId"] as? String == "alice" && first?["width"] as? Int == 320 && first?["height"] as? Int == 180)
         try await Task.sleep(for: .milliseconds(1200))  // one report interval, so fps and kbps are measured
@@ -76,7 +76,7 @@ extension ContractTests {
         #expect(try s.call("DELETE", "/v1/rooms/pt/participants/bob", token: bob).errorCode == "not_found")
         #expect(try s.call("DELETE", "/v1/rooms/pt", token: root).status == 204)
 
-        try await RoomServiceTests.waitFor(seconds: 5) { events.isClosed }
+        await eventually(seconds: 5) { events.isClosed }
         let summary = Self.roomEvents(events.messages).filter { !$0.hasPrefix("first_video_frame") }
         #expect(summary == ["participant_joined alice", "participant_joined bob", "participant_left bob replaced", "participant_joined bob",
                             "participant_left bob left", "participant_left alice room_closed", "room_closed"], "\(summary)")

@@ -4,7 +4,7 @@ import Rooms
 import TestSupport
 
 /// Room pictures and anchor: set at creation, changed and removed with PATCH, refused with their codes.
-extension ContractTests {
+extension EndToEnd.ContractTests {
     /// A PNG made by ffmpeg (a real encoder, not ours): `colour` at `width`×`height`, RGBA.
     static func png(colour: String, width: Int, height: Int) throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("cohost-\(UUID().uuidString).png").path

@@ -3,8 +3,8 @@ import Testing
 import Rooms
 import TestSupport
 
-/// Tokens, permissions and kicks (design.md §3): each refusal with its own status and code.
-extension ContractTests {
+/// Tokens, permissions and kicks (protocol/token.md): each refusal with its own status and code.
+extension EndToEnd.ContractTests {
     static func now() -> Int64 { Int64(Date().timeIntervalSince1970) }
 
     /// A token with any claims, signed with `secret`.
@@ -124,7 +124,7 @@ extension ContractTests {
         #expect(try s.call("DELETE", "/v1/rooms/kick/participants/alice", token: alice).status == 204)
         #expect(try s.call("DELETE", "/v1/rooms/kick", token: admin).status == 204)
 
-        try await RoomServiceTests.waitFor(seconds: 5) { events.isClosed }
+        await eventually(seconds: 5) { events.isClosed }
         #expect(Self.roomEvents(events.messages) == [
             "participant_joined bob", "participant_joined alice", "participant_kicked bob", "participant_left bob kicked",
             "participant_joined bob", "participant_left bob left", "participant_left alice left", "room_closed",

@@ -43,7 +43,7 @@ struct OutputEventLog {
     }
 }
 
-/// One `output_status` event (design.md §6).
+/// One `output_status` event (protocol/events.schema.json).
 struct OutputStatusReport: CustomStringConvertible {
     let time: Date
     let videoFps: Double
@@ -72,16 +72,6 @@ struct OutputStatusReport: CustomStringConvertible {
     var description: String {
         "fps \(videoFps)/\(audioFps) kbps \(kbps) dropped \(droppedVideoFrames)/\(droppedAudioFrames) queue \(queueMs) ms bitrate \(bitrate.map(String.init) ?? "-")"
     }
-}
-
-/// Polls `condition` every 100 ms until it holds or `seconds` pass; returns whether it held.
-func waitUntil(seconds: Double, _ condition: () -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(100))
-    }
-    return condition()
 }
 
 /// Frames decoded so far from `user`'s stream of `kind` ("audio", "video"), from the room's info; 0 while unknown.

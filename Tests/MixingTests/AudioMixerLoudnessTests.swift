@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Mixing
+import TestSupport
 
 /// Loudness properties of the whole mix path (`AudioMixer.mix` with its `SoftLimiter`), measured with
 /// the same `VoiceMeter` the room uses.
@@ -13,7 +14,7 @@ struct AudioMixerLoudnessTests {
 
     /// One block of a cosine (all of them peak together at t = 0: the worst start), interleaved stereo.
     private func cosine(frequency: Double, amplitude: Double, block: Int) -> [Float] {
-        VoiceMeterTests.sine(frequency: frequency, amplitude: amplitude, block: block, cosine: true)
+        sineBlock(frequency: frequency, amplitude: amplitude, block: block, cosine: true)
     }
 
     /// Mixes one second (50 blocks) of full-scale cosines; returns every output block.

@@ -1,29 +1,18 @@
 import Foundation
 import Testing
 @testable import Mixing
+import TestSupport
 
 @Suite("AudioMixer")
 struct AudioMixerTests {
-    /// One 20 ms interleaved stereo block of a sine, `block` blocks from the start.
-    private func sine(frequency: Double, amplitude: Double, phase: Double = 0, block: Int = 0) -> [Float] {
-        var out = [Float](repeating: 0, count: 1920)
-        for i in 0..<960 {
-            let t = Double(block * 960 + i) / 48_000
-            let s = Float(amplitude * sin(2 * .pi * frequency * t + phase))
-            out[2 * i] = s
-            out[2 * i + 1] = s
-        }
-        return out
-    }
-
     private let minus20dBFS = pow(10, -20.0 / 20)  // 0.1
 
     @Test func twoQuietSinesSumExactly() {
         var mixer = AudioMixer()
         var output: [Float] = []
         for block in 0..<10 {
-            let a = sine(frequency: 440, amplitude: minus20dBFS, block: block)
-            let b = sine(frequency: 660, amplitude: minus20dBFS, phase: 1, block: block)
+            let a = sineBlock(frequency: 440, amplitude: minus20dBFS, block: block)
+            let b = sineBlock(frequency: 660, amplitude: minus20dBFS, block: block, phase: 1)
             mixer.mix([MixInput(samples: a, gain: 1), MixInput(samples: b, gain: 1)], into: &output)
             #expect(output.count == 1920)
             let worst = zip(output, zip(a, b)).map { abs($0 - ($1.0 + $1.1)) }.max() ?? 1
@@ -34,7 +23,7 @@ struct AudioMixerTests {
     @Test func aLoneSpeakerBelowTheThresholdKeepsItsLevelBitForBit() {
         var mixer = AudioMixer()
         var output = [Float](repeating: 9, count: 1920)
-        let a = sine(frequency: 1000, amplitude: 0.7)  // −3.1 dBFS, just under the knee
+        let a = sineBlock(frequency: 1000, amplitude: 0.7)  // −3.1 dBFS, just under the knee
         mixer.mix([MixInput(samples: a, gain: 1)], into: &output)
         #expect(output == a)
     }
@@ -45,7 +34,7 @@ struct AudioMixerTests {
         var peak: Float = 0
         for block in 0..<50 {
             let inputs = (0..<9).map { k in
-                MixInput(samples: sine(frequency: 200 + 110 * Double(k), amplitude: 1, phase: .pi / 2, block: block), gain: 1)
+                MixInput(samples: sineBlock(frequency: 200 + 110 * Double(k), amplitude: 1, block: block, phase: .pi / 2), gain: 1)
             }
             mixer.mix(inputs, into: &output)
             peak = max(peak, output.map(\.magnitude).max() ?? 0)
@@ -67,8 +56,8 @@ struct AudioMixerTests {
     @Test func gainZeroMutesAndGainScales() {
         var mixer = AudioMixer()
         var output: [Float] = []
-        let loud = sine(frequency: 300, amplitude: 1)
-        let quiet = sine(frequency: 500, amplitude: minus20dBFS)
+        let loud = sineBlock(frequency: 300, amplitude: 1)
+        let quiet = sineBlock(frequency: 500, amplitude: minus20dBFS)
         mixer.mix([MixInput(samples: loud, gain: 0), MixInput(samples: quiet, gain: 1)], into: &output)
         #expect(output == quiet)
         mixer.mix([MixInput(samples: quiet, gain: 2)], into: &output)
@@ -88,13 +77,13 @@ struct AudioMixerTests {
     @Test func nonFiniteSamplesAreZeroedWithoutPoisoningLaterBlocks() {
         var mixer = AudioMixer()
         var output: [Float] = []
-        var broken = sine(frequency: 440, amplitude: minus20dBFS)
+        var broken = sineBlock(frequency: 440, amplitude: minus20dBFS)
         broken[10] = .nan
         broken[11] = .infinity
         mixer.mix([MixInput(samples: broken, gain: 1)], into: &output)
         #expect(output[10] == 0 && output[11] == 0)
         #expect(output.allSatisfy { $0.isFinite })
-        let next = sine(frequency: 440, amplitude: minus20dBFS, block: 1)
+        let next = sineBlock(frequency: 440, amplitude: minus20dBFS, block: 1)
         mixer.mix([MixInput(samples: next, gain: 1)], into: &output)
         #expect(output == next)
     }

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Mixing
+import TestSupport
 
 @Suite("MixClock")
 struct MixClockTests {
@@ -10,18 +11,6 @@ struct MixClockTests {
         let ticks = Mutex<[(tick: Int64, nanos: UInt64)]>([])
         func record(_ tick: Int64) { ticks.withLock { $0.append((tick, monotonicNanoseconds())) } }
         var snapshot: [(tick: Int64, nanos: UInt64)] { ticks.withLock { $0 } }
-    }
-
-    /// Polls until `condition` holds or 5 s pass: on a loaded machine the clock thread may run late, so tests
-    /// wait for the ticks they need instead of sleeping a fixed time.
-    @discardableResult
-    func eventually(_ condition: () -> Bool) async -> Bool {
-        let deadline = monotonicNanoseconds() + 5_000_000_000
-        while monotonicNanoseconds() < deadline {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return condition()
     }
 
     @Test func schedulesStartOnTheNextMultipleOfTheirInterval() {

@@ -1,27 +1,15 @@
 import Foundation
 import Testing
 @testable import Mixing
+import TestSupport
 
 @Suite("VoiceMeter")
 struct VoiceMeterTests {
-    /// One 20 ms interleaved stereo block of a sine (or a cosine, which peaks at t = 0), `block` blocks from the start.
-    static func sine(frequency: Double, amplitude: Double, block: Int, cosine: Bool = false) -> [Float] {
-        var out = [Float](repeating: 0, count: 1920)
-        for i in 0..<960 {
-            let t = Double(block * 960 + i) / 48_000
-            let phase = 2 * .pi * frequency * t
-            let s = Float(amplitude * (cosine ? cos(phase) : sin(phase)))
-            out[2 * i] = s
-            out[2 * i + 1] = s
-        }
-        return out
-    }
-
     /// Feeds `blocks` blocks of a 1 kHz sine (a whole number of periods per block) and returns the meter.
     private func metered(amplitude: Double, gain: Float = 1, blocks: Int = 5) -> VoiceMeter {
         var meter = VoiceMeter()
         for block in 0..<blocks {
-            meter.add(block: Self.sine(frequency: 1000, amplitude: amplitude, block: block), gain: gain)
+            meter.add(block: sineBlock(frequency: 1000, amplitude: amplitude, block: block), gain: gain)
         }
         return meter
     }
@@ -75,11 +63,11 @@ struct VoiceMeterTests {
     @Test func theValueOnlyChangesWhenTheFifthBlockCompletesAWindow() {
         var meter = VoiceMeter()
         for block in 0..<4 {
-            let completed = meter.add(block: Self.sine(frequency: 1000, amplitude: 1, block: block), gain: 1)
+            let completed = meter.add(block: sineBlock(frequency: 1000, amplitude: 1, block: block), gain: 1)
             #expect(completed == false)
             #expect(meter.level == 0 && meter.windowsCompleted == 0)
         }
-        let fifth = meter.add(block: Self.sine(frequency: 1000, amplitude: 1, block: 4), gain: 1)
+        let fifth = meter.add(block: sineBlock(frequency: 1000, amplitude: 1, block: 4), gain: 1)
         #expect(fifth)
         #expect(meter.level == 95 && meter.windowsCompleted == 1)
         // The next window is silent: the loud value is held for four more blocks, then replaced.
@@ -96,7 +84,7 @@ struct VoiceMeterTests {
 
     @Test func oneLoudBlockInAWindowCountsForAFifthOfTheEnergy() {
         var meter = VoiceMeter()
-        meter.add(block: Self.sine(frequency: 1000, amplitude: 1, block: 0), gain: 1)
+        meter.add(block: sineBlock(frequency: 1000, amplitude: 1, block: 0), gain: 1)
         for _ in 0..<4 { meter.add(block: [Float](repeating: 0, count: 1920), gain: 1) }
         // −3.01 dBov over one fifth of the window: −3.01 − 6.99 = −10 dBov.
         #expect(abs(meter.dBov - -10) < 0.01, "dBov \(meter.dBov)")

@@ -2,7 +2,7 @@ import Testing
 @testable import RTP
 
 @Suite struct SessionDescriptionTests {
-    /// The offer from design.md §5, with `\n` line endings.
+    /// The example offer of protocol/sdp.md, with `\n` line endings.
     static let designOffer = """
         v=0
         o=- 1 1 IN IP4 127.0.0.1

@@ -61,14 +61,14 @@ import Testing
         let (room, p, encoder, file) = try start()
         defer { try? FileManager.default.removeItem(atPath: file) }
         try tick(0..<5, room, p, encoder)
-        let steady = p.audioBufferedFrames
+        let steady = p.audio?.bufferedFrames
         #expect(steady == 960)  // after a read: the prebuffer's second block; the next packet is on its way
         // The clock skips ticks 5, 6 and 7; their packets come all the same.
         for k in 7..<10 { try send(k, to: p, encoder: encoder) }
         room.queue.sync { room.audioTick(8, nowMs: 200) }
         try send(10, to: p, encoder: encoder)
         #expect(room.queue.sync { room.audioBlocksCaughtUp } == 3)
-        #expect(p.audioBufferedFrames == steady)  // left unread, 3 blocks more: 60 ms more delay for good
+        #expect(p.audio?.bufferedFrames == steady)  // left unread, 3 blocks more: 60 ms more delay for good
         try tick(9..<30, room, p, encoder)
         _ = room.close()
         // Every block was encoded: the AAC frames follow on from each other, and there are as many as 30 blocks
@@ -85,14 +85,14 @@ import Testing
         let (room, p, encoder, file) = try start()
         defer { try? FileManager.default.removeItem(atPath: file) }
         try tick(0..<5, room, p, encoder)
-        let steady = p.audioBufferedFrames
+        let steady = p.audio?.bufferedFrames
         room.queue.sync { room.audioTick(8, nowMs: 200) }  // ticks 5-7 skipped, and packets 7 and 8 not sent yet
         for k in 7..<11 { try send(k, to: p, encoder: encoder, at: 205) }
         room.queue.sync { room.audioTick(9, nowMs: 220) }
         try send(11, to: p, encoder: encoder)
         let audio = try #require(p.reports().first { $0.kind == "audio" })
         #expect(audio.underruns == 0 && audio.trimmedMs == 40)
-        #expect(p.audioBufferedFrames == steady)  // an underrun and a new prebuffer would leave 2 blocks more
+        #expect(p.audio?.bufferedFrames == steady)  // an underrun and a new prebuffer would leave 2 blocks more
         _ = room.close()
     }
 

@@ -5,6 +5,7 @@ import Media
 import RTP
 import Testing
 @testable import Rooms
+import TestSupport
 
 /// Rooms with nobody in them close by themselves after `emptyRoomTimeoutMs` (driven with injected time).
 @Suite(.serialized) struct IdleRoomTests {
@@ -57,7 +58,7 @@ import Testing
         let manager = Self.manager(emptyMs: 60_000)
         defer { manager.shutdown() }
         let events = try Self.createRoom(manager).events.subscribe()
-        let t0 = Clock.nowMs()
+        let t0 = MonotonicClock.nowMs()
         manager.sweep(nowMs: t0)               // empty since t0
         _ = try manager.join(room: "idle", userId: "alice", tokenIssuedAt: nil, offer: Self.offer)
         manager.sweep(nowMs: t0 + 9_000)       // alice sends nothing, but is within the 10 s participant timeout
@@ -75,11 +76,11 @@ import Testing
         defer { manager.shutdown() }
         let room = try Self.createRoom(manager)
         let events = room.events.subscribe()
-        let beforeJoins = Clock.nowMs()
+        let beforeJoins = MonotonicClock.nowMs()
         _ = try manager.join(room: "idle", userId: "alice", tokenIssuedAt: nil, offer: Self.offer)
         _ = try manager.join(room: "idle", userId: "bob", tokenIssuedAt: nil,
                              offer: Self.offer.replacingOccurrences(of: "ssrc:7001", with: "ssrc:7002"))
-        let afterJoins = Clock.nowMs()
+        let afterJoins = MonotonicClock.nowMs()
         // Bob sends one Opus packet 30 s after joining; Alice sends nothing.
         let bob = try #require(room.participant("bob"))
         let packet = RTPPacket(payloadType: 111, sequenceNumber: 1, timestamp: 960, ssrc: 7002, payload: [0xF8, 0xFF, 0xFE])
@@ -128,16 +129,6 @@ import Testing
 /// A room with nobody in it and no output mixes, composes and encodes nothing; what it would show is still
 /// what a snapshot gets.
 @Suite struct IdleRoomWorkTests {
-    /// Polls until `condition` holds (a loaded test machine may run a room's first ticks late); false after 5 s.
-    static func eventually(_ condition: () -> Bool) async throws -> Bool {
-        let deadline = Clock.nowMs() + 5_000
-        while !condition() {
-            guard Clock.nowMs() < deadline else { return false }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        return true
-    }
-
     @Test func anIdleRoomComposesNothingYetItsSnapshotShowsAPictureSetMeanwhile() async throws {
         let manager = RoomManager(settings: RoomSettings(emptyRoomTimeoutMs: 0), logger: Logger(label: "test"))
         defer { manager.shutdown() }
@@ -150,7 +141,7 @@ import Testing
         let png = try PNGEncoder.encode(red)
         let patch = "{\"backgroundImage\":\"" + Data(png).base64EncodedString() + "\"}"
         try room.apply(JSONDecoder().decode(RoomPatch.self, from: Data(patch.utf8)))
-        #expect(try await Self.eventually { room.ticksAreParked })
+        #expect(await eventually { room.ticksAreParked })
         let canvas = try #require(room.canvasSnapshot)
         #expect(canvas.y.allSatisfy { $0 == red.y[0] })
         #expect(canvas.u.allSatisfy { $0 == red.u[0] } && canvas.v.allSatisfy { $0 == red.v[0] })
@@ -171,33 +162,33 @@ import Testing
         let manager = RoomManager(settings: RoomSettings(emptyRoomTimeoutMs: 0), logger: Logger(label: "test"))
         defer { manager.shutdown() }
         let room = try IdleRoomTests.createRoom(manager)
-        #expect(try await Self.eventually { room.ticksAreParked })
+        #expect(await eventually { room.ticksAreParked })
         _ = try manager.join(room: "idle", userId: "alice", tokenIssuedAt: nil, offer: IdleRoomTests.offer)
         #expect(!room.ticksAreParked)
         try await Task.sleep(for: .milliseconds(100))
         #expect(!room.ticksAreParked)  // somebody is in: every tick runs
         #expect(manager.removeParticipant(room: "idle", userId: "alice", reason: .left))
-        #expect(try await Self.eventually { room.ticksAreParked })
+        #expect(await eventually { room.ticksAreParked })
         #expect(room.encodedFrames == (video: 0, audio: 0))
     }
 
     @Test func anOutputWakesAParkedRoomAndItsAudioStartsOnTheClock() async throws {
         let manager = RoomManager(settings: RoomSettings(emptyRoomTimeoutMs: 0), logger: Logger(label: "test"))
         defer { manager.shutdown() }
-        let created = Clock.nowMs()
+        let created = MonotonicClock.nowMs()
         let room = try IdleRoomTests.createRoom(manager)
-        let createdBy = Clock.nowMs()  // the room's clock starts within one 20 ms tick of this
+        let createdBy = MonotonicClock.nowMs()  // the room's clock starts within one 20 ms tick of this
         try await Task.sleep(for: .milliseconds(300))
-        #expect(try await Self.eventually { room.ticksAreParked })
+        #expect(await eventually { room.ticksAreParked })
         let path = NSTemporaryDirectory() + "cohost-idle-\(UUID().uuidString).flv"
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let added = Clock.nowMs()
+        let added = MonotonicClock.nowMs()
         let output = try room.startOutput(url: "file://" + path)
         #expect(!room.ticksAreParked)
-        #expect(try await Self.eventually { room.encodedFrames.audio > 5 })
+        #expect(await eventually { room.encodedFrames.audio > 5 })
         #expect(!room.ticksAreParked)
         #expect(room.stopOutput(id: output.id))
-        let stopped = Clock.nowMs()
+        let stopped = MonotonicClock.nowMs()
         // The first AAC frame is stamped with the time of the tick it was mixed at, not 0: the timeline went on
         // while the room was parked.
         let audio = flvTags(try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))).filter { $0.type == 8 }.dropFirst()

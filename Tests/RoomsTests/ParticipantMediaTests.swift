@@ -4,6 +4,7 @@ import Logging
 import Media
 import Codecs
 import RTP
+import Playout
 @testable import Rooms
 
 /// A participant's packet path: retransmissions, keyframe requests by FIR, audio loss concealment.
@@ -175,7 +176,7 @@ import RTP
             var timing = PictureTiming()
             if let picture = p.currentFrame(nowMs: Int64(33 * i), holdMs: 1000, timing: &timing) { held.append(picture) }
         }
-        #expect(p.videoPictures.decoded == 20 && held.count == 20)
+        #expect(p.video?.pictures.decoded == 20 && held.count == 20)
         let video = try #require(p.reports().first { $0.kind == "video" })
         #expect(video.pictureBuffersReplaced == 20 - 8)  // 8 slots (VideoPresenter.slotCount)
         #expect(video.underruns == 0 && video.trimmedMs == 0)
@@ -211,8 +212,8 @@ import RTP
                 if drawn.count > 3 { drawn.removeFirst() }
             }
         }
-        #expect(p.videoPictures.decoded >= 25)
+        #expect((p.video?.pictures.decoded ?? 0) >= 25)
         #expect(checked >= 70)
-        #expect(p.videoPictures.slotsReplaced == 0)
+        #expect(p.video?.pictures.slotsReplaced == 0)
     }
 }

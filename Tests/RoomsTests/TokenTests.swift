@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Rooms
 
-/// Room tokens (design.md §3). Golden tokens were made with Python's hmac/hashlib/base64, not with this code.
+/// Room tokens (protocol/token.md). Golden tokens were made with Python's hmac/hashlib/base64, not with this code.
 @Suite struct TokenTests {
     static let keys = APIKeys.dev
     /// {"alg":"HS256","typ":"JWT"} . {"iss":"devkey","sub":"alice","room":"standup","exp":2000000000,"iat":1700000000}

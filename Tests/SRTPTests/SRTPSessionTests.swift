@@ -1,14 +1,13 @@
 import Testing
 @testable import SRTP
+import TestSupport
 
 @Suite struct SRTPSessionTests {
     static let key80 = SRTPKnownAnswerTests.masterKeyAndSalt
 
     /// An Opus-sized RTP packet: PT 111, seq 0x0102, ts 0x11223344, the given SSRC, 40 payload bytes.
     static func rtpPacket(seq: UInt16 = 0x0102, ssrc: UInt32 = 0x1234_5678) -> [UInt8] {
-        [0x80, 0x6f, UInt8(seq >> 8), UInt8(seq & 0xff), 0x11, 0x22, 0x33, 0x44,
-         UInt8(ssrc >> 24), UInt8(ssrc >> 16 & 0xff), UInt8(ssrc >> 8 & 0xff), UInt8(ssrc & 0xff)]
-            + (0..<40).map { UInt8($0) }
+        rtpPacketBytes(seq: seq, timestamp: 0x1122_3344, ssrc: ssrc, payload: (0..<40).map { UInt8($0) })
     }
 
     /// A receiver report (PT 201) from SSRC 0x12345678 with no report blocks, then 16 bytes of padding payload.

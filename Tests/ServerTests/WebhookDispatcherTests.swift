@@ -5,6 +5,7 @@ import HummingbirdTesting
 import Logging
 import Rooms
 @testable import Server
+import TestSupport
 
 /// Webhook deliveries to a real local HTTP listener (Hummingbird on a free loopback port).
 @Suite(.serialized) struct WebhookDispatcherTests {
@@ -57,11 +58,6 @@ import Rooms
         return String(text.prefix(64))
     }
 
-    static func waitFor(seconds: Double, _ condition: () -> Bool) async throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
-    }
-
     @Test func aRefusedDeliveryIsRetriedWithTheSameIdAndSignatureThenTheRestFollowInOrder() async throws {
         try await Self.withListener(failFirst: 1) { url, received in
             let dispatcher = WebhookDispatcher(configuration: .init(urls: [url], keyID: "k1", secret: "s1"), logger: Logger(label: "test"))
@@ -78,7 +74,7 @@ import Rooms
             // Publishing never waits for the receiver (whose first answer takes the 0.5 s backoff to retry).
             #expect(Date().timeIntervalSince(started) < 0.4)
 
-            try await Self.waitFor(seconds: 5) { received.all.count >= 4 }
+            await eventually(seconds: 5) { received.all.count >= 4 }
             let all = received.all
             #expect(all.count == 4)
             guard all.count == 4 else { return }
@@ -96,7 +92,7 @@ import Rooms
                 #expect(r.signature == "sha256=" + (try Self.opensslHMAC(r.body, secret: "s1")))
                 #expect(r.eventId?.count == 36)  // a UUID
             }
-            try await Self.waitFor(seconds: 5) { dispatcher.pending == 0 }
+            await eventually(seconds: 5) { dispatcher.pending == 0 }
             #expect(dispatcher.counts == .init(delivered: 3, failed: 0, dropped: 0))
         }
     }
@@ -107,7 +103,7 @@ import Rooms
             defer { dispatcher.stop() }
             let started = Date()
             dispatcher.receive(eventJSON: #"{"room":"r","time":"2024-05-01T12:00:00.000Z","type":"room_closed"}"#, room: "r")
-            try await Self.waitFor(seconds: 5) { dispatcher.counts.delivered == 1 }
+            await eventually(seconds: 5) { dispatcher.counts.delivered == 1 }
             let elapsed = Date().timeIntervalSince(started)
             #expect(received.all.count == 2)
             #expect(elapsed >= 0.5 && elapsed < 3, "delivered after \(elapsed) s")
@@ -125,7 +121,7 @@ import Rooms
         for n in 0..<5 { dispatcher.receive(eventJSON: #"{"n":\#(n)}"#, room: "r") }
         #expect(Date().timeIntervalSince(started) < 0.5)  // queued, never delivered inline (each try would take ≥ 10 ms)
         #expect(dispatcher.counts.dropped == 3)
-        try await Self.waitFor(seconds: 5) { dispatcher.pending == 0 }
+        await eventually(seconds: 5) { dispatcher.pending == 0 }
         #expect(dispatcher.counts == .init(delivered: 0, failed: 2, dropped: 3))
         #expect(await dispatcher.drain(timeout: 0.1))
     }

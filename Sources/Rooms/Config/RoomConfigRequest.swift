@@ -112,7 +112,7 @@ public struct RoomConfigRequest: Decodable, Sendable {
     }
 }
 
-/// The mobile SDK's quality table (design.md §7), by the same names.
+/// The mobile SDK's quality table (docs/configuration.md), by the same names.
 public enum QualityPreset {
     public struct VideoPreset: Sendable { public let width, height, fps, bitrateKbps: Int; public let profile: H264Profile }
     public static let video: [String: VideoPreset] = [

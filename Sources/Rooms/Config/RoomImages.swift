@@ -2,6 +2,7 @@ import Foundation
 import Media
 import Codecs
 import Mixing
+import Compositing
 
 /// A PNG given to a room (background, placeholder or watermark), kept with its decoded picture.
 ///

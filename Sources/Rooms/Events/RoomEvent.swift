@@ -1,7 +1,7 @@
 import Foundation
 import Publishing
 
-/// Why a participant left (design.md §6).
+/// Why a participant left (protocol/events.schema.json).
 public enum LeaveReason: String, Sendable, Codable {
     case left, kicked, timeout, replaced, roomClosed = "room_closed"
 }
@@ -9,7 +9,7 @@ public enum LeaveReason: String, Sendable, Codable {
 /// One participant's voice level in a `voice_levels` event.
 public struct VoiceLevel: Sendable, Equatable {
     public var userId: String
-    /// 0…100, linear in dBov from −60 to 0 (design.md §6).
+    /// 0…100, linear in dBov from −60 to 0 (protocol/events.schema.json).
     public var level: Int
     public init(userId: String, level: Int) { self.userId = userId; self.level = level }
 }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The claims of a room token (design.md §3).
+/// The claims of a room token (protocol/token.md).
 public struct TokenClaims: Sendable, Equatable, Codable {
     /// The API key that signed the token.
     public var iss: String
@@ -82,7 +82,7 @@ public struct APIKeys: Sendable, CustomStringConvertible {
 
     public init(_ pairs: [String: String]) { secrets = pairs }
 
-    /// Dev mode's single key (design.md §3); the server says so loudly when it uses it.
+    /// Dev mode's single key (protocol/token.md); the server says so loudly when it uses it.
     public static let dev = APIKeys(["devkey": "devsecret"])
 
     /// Parses `KEY:SECRET[,KEY2:SECRET2]`. Whitespace around entries is ignored; a secret may
@@ -133,7 +133,7 @@ public enum Identifier {
     }
 }
 
-/// Room tokens: JWTs signed HS256 with an API key's secret (design.md §3).
+/// Room tokens: JWTs signed HS256 with an API key's secret (protocol/token.md).
 public enum RoomToken {
     /// Longest token looked at, in bytes; real ones are ~250.
     public static let maxLength = 4096

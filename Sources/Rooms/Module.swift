@@ -1,1 +1,0 @@
-// Rooms module: see README Design.

@@ -1,0 +1,117 @@
+import Foundation
+import Media
+import RTP
+import Playout
+import Logging
+import Synchronization
+
+/// One user in a room: who they are (user id, session, admin), how the mix takes their voice (mute, gain), and
+/// their media: an `AudioReceiver` and a `VideoReceiver`, each behind its own lock, so a video decode on the
+/// packet path never holds up the mixer's pull of the voice.
+public final class Participant: @unchecked Sendable {
+    public let userId: String
+    public let sessionID: Int
+    public let joinedAt: Date
+    /// Joined with an admin token.
+    public let isAdmin: Bool
+    let audio: AudioReceiver?
+    let video: VideoReceiver?
+    private let mix = Mutex<(muted: Bool, gain: Float)>((false, 1))
+    /// When the last packet came (monotonic ms): the room's once-a-second sweep reads it.
+    private let lastPacketMs: Atomic<Int64>
+
+    /// Something the room should announce after a packet was handled.
+    enum Signal { case firstVideoFrame(width: Int, height: Int) }
+
+    /// `decodeChannels`: 1 when the room's programme is mono, so voices are decoded to mono (cheaper) and
+    /// stereo senders are downmixed by the decoder; 2 otherwise.
+    init(userId: String, sessionID: Int, isAdmin: Bool = false, audio: NegotiatedStream?, video: NegotiatedStream?,
+         decodeChannels: Int = 2, nowMs: Int64, logger: Logger) throws {
+        self.userId = userId
+        self.isAdmin = isAdmin
+        self.sessionID = sessionID
+        self.joinedAt = Date()
+        lastPacketMs = Atomic(nowMs)
+        self.audio = try audio.map { try AudioReceiver($0, decodeChannels: decodeChannels, userId: userId, logger: logger) }
+        self.video = try video.map { try VideoReceiver($0, userId: userId, logger: logger) }
+    }
+
+    var audioSSRC: UInt32? { audio?.ssrc }
+    var videoSSRC: UInt32? { video?.ssrc }
+    var retransmission: (ssrc: UInt32, payloadType: UInt8)? { video?.retransmission }
+    var hasVideo: Bool { video != nil }
+
+    public var muted: Bool { mix.withLock { $0.muted } }
+    public var gain: Float { mix.withLock { $0.gain } }
+
+    func setMix(muted: Bool?, gain: Float?) {
+        mix.withLock {
+            if let muted { $0.muted = muted }
+            if let gain { $0.gain = gain }
+        }
+    }
+
+    /// Handles one parsed RTP packet of this participant (the UDP thread).
+    func receive(_ packet: RTPPacket, bytes: Int, nowMs: Int64) -> Signal? {
+        lastPacketMs.store(nowMs, ordering: .relaxed)
+        if let audio, packet.ssrc == audio.ssrc {
+            audio.receive(packet, bytes: bytes, nowMs: nowMs)
+            return nil
+        }
+        return video?.receive(packet, bytes: bytes, nowMs: nowMs)
+    }
+
+    /// Releases packets whose reordering wait expired; called by the room every tick.
+    func drain(nowMs: Int64) -> Signal? {
+        audio?.drain(nowMs: nowMs)
+        return video?.drain(nowMs: nowMs)
+    }
+
+    /// Copies the next 20 ms block into `output`; `ok` false when there is none or the participant is muted, and
+    /// the gain the mix applies.
+    func pullAudio(into output: inout [Float], nowMs: Int64, catchingUp: Bool = false) -> (ok: Bool, gain: Float) {
+        guard let audio else { return (false, 0) }
+        let ok = audio.pull(into: &output, nowMs: nowMs, catchingUp: catchingUp)
+        let (muted, gain) = mix.withLock { ($0.muted, $0.gain) }
+        return (ok && !muted, gain)
+    }
+
+    /// The picture to show now (see `VideoReceiver.currentFrame`), lip-synced with this participant's voice:
+    /// a new voice delay the lip-sync controller asks for goes to the voice's FIFO.
+    func currentFrame(nowMs: Int64, holdMs: Int64, leadMs: Int64 = 0, timing: inout PictureTiming) -> Picture? {
+        guard let video else { timing = PictureTiming(); return nil }
+        let (playout, pending) = audio?.playout(nowMs: nowMs) ?? (nil, false)
+        let (picture, delay) = video.currentFrame(nowMs: nowMs, holdMs: holdMs, leadMs: leadMs, playout: playout,
+                                                  syncChangePending: pending, timing: &timing)
+        if let delay { audio?.setSyncDelay(frames: delay) }
+        return picture
+    }
+
+    func reports() -> [StreamReport] { [audio?.report(), video?.report()].compactMap { $0 } }
+
+    /// The RTCP this participant's sources should get now, appended to `out` as one compound datagram: a keyframe
+    /// request, NACKs, and receiver reports when `reportDue`; nothing when there is nothing to say. `blocks` is the
+    /// caller's reused storage for the report blocks (hot path: a steady stream allocates nothing here).
+    func feedback(nowMs: Int64, serverSSRC: UInt32, reportDue: Bool, blocks: inout [ReceptionReport],
+                  into out: inout [UInt8]) {
+        blocks.removeAll(keepingCapacity: true)
+        if reportDue {
+            if let audio { blocks.append(audio.receptionReport(nowMs: nowMs)) }
+            if let video { blocks.append(video.receptionReport(nowMs: nowMs)) }
+        }
+        let (request, nack) = video?.requests(nowMs: nowMs, serverSSRC: serverSSRC) ?? (nil, nil)
+        guard reportDue || request != nil || nack != nil else { return }
+        // A compound RTCP packet starts with a report (RFC 3550 §6.1), empty when none is due.
+        ReceiverReport(ssrc: serverSSRC, reports: blocks).append(to: &out)
+        request?.append(to: &out)
+        nack?.append(to: &out)
+    }
+
+    /// A sender report from one of this participant's sources: for LSR/DLSR and the media clock.
+    func noteSenderReport(_ sr: SenderReport, nowMs: Int64) {
+        if let audio, sr.ssrc == audio.ssrc { audio.noteSenderReport(sr, nowMs: nowMs) }
+        if let video, sr.ssrc == video.ssrc { video.noteSenderReport(sr, nowMs: nowMs) }
+    }
+
+    func idleMilliseconds(nowMs: Int64) -> Int64 { nowMs - lastPacketMs.load(ordering: .relaxed) }
+}

@@ -1,0 +1,182 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import RTP
+import SRTP
+
+/// The buffers one datagram's handling reuses: the parsed RTP packet and the SRTP plaintext. The UDP
+/// layer keeps one per socket and passes it to `RoomManager.ingest`, so a datagram allocates nothing in
+/// steady state (the arrays keep their capacity from one packet to the next). Confined to its caller.
+public struct DatagramScratch: Sendable {
+    var packet = RTPPacket(payloadType: 0, sequenceNumber: 0, timestamp: 0, ssrc: 0)
+    var clear: [UInt8] = []
+    /// The packets of the last RTCP datagram; `Routed.rtcp` shares this buffer, which is unique again by the
+    /// next datagram, so parsing reuses it.
+    var rtcp: [RTCPPacket] = []
+
+    public init() {
+        packet.payload.reserveCapacity(2048)
+        clear.reserveCapacity(2048)
+        rtcp.reserveCapacity(8)
+    }
+}
+
+/// Counters for datagrams that never reached a participant; exported as metrics.
+public struct IngestCounters: Sendable, Equatable {
+    public var datagrams = 0
+    public var malformed = 0
+    public var unknownSSRC = 0
+    public var wrongSource = 0
+    public var srtpFailures = 0
+    public var rtcp = 0
+}
+
+/// The server-wide SSRC table: which participant owns an SSRC, the address it latched, and
+/// its SRTP context. One lookup per datagram under one lock; the participant does the rest.
+final class StreamRouter: @unchecked Sendable {
+    final class Binding: @unchecked Sendable {
+        let ssrc: UInt32
+        let room: String
+        let participant: Participant
+        let srtp: SRTPSession?
+        /// Protects the RTCP Cohost sends back (the answer's key); nil for plain RTP.
+        let outbound: SRTPSession?
+        var latched: PeerAddress?
+        /// Where this source's RTCP came from, when not multiplexed: feedback goes back there.
+        var rtcpPeer: PeerAddress?
+        init(ssrc: UInt32, room: String, participant: Participant, srtp: SRTPSession?, outbound: SRTPSession?) {
+            self.ssrc = ssrc; self.room = room; self.participant = participant; self.srtp = srtp; self.outbound = outbound
+        }
+    }
+
+    private let lock = NSLock()
+    private var bindings: [UInt32: Binding] = [:]
+    private(set) var counters = IngestCounters()
+
+    var snapshot: IngestCounters { lock.withLock { counters } }
+    /// SSRCs bound to a participant now (media, and RTX where offered).
+    var bindingCount: Int { lock.withLock { bindings.count } }
+
+    /// A datagram the socket layer could not pass on whole (longer than its receive slot, or not from IP).
+    func countMalformed() {
+        lock.withLock {
+            counters.datagrams += 1
+            counters.malformed += 1
+        }
+    }
+
+    func isInUse(_ ssrc: UInt32) -> Bool { lock.withLock { bindings[ssrc] != nil } }
+
+    /// Registers every SSRC of a participant, or none when one is taken.
+    struct Entry {
+        var ssrc: UInt32
+        var inbound: SRTPSession?
+        var outbound: SRTPSession?
+    }
+
+    func register(_ entries: [Entry], room: String, participant: Participant) -> UInt32? {
+        lock.lock()
+        defer { lock.unlock() }
+        if let taken = entries.first(where: { bindings[$0.ssrc] != nil }) { return taken.ssrc }
+        for e in entries {
+            bindings[e.ssrc] = Binding(ssrc: e.ssrc, room: room, participant: participant, srtp: e.inbound, outbound: e.outbound)
+        }
+        return nil
+    }
+
+    /// Where RTCP about `ssrc` goes: the address its RTP latched (rtcp-mux), or where its RTCP came from. For an
+    /// SRTP stream the compound is protected into `scratch` (the caller's reused buffer) and `protected` is true:
+    /// send `scratch`; otherwise send the compound as it is. nil before the first packet arrived, or when
+    /// protecting failed.
+    func protectFeedback(_ compound: [UInt8], about ssrc: UInt32,
+                         into scratch: inout [UInt8]) -> (to: PeerAddress, protected: Bool)? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let binding = bindings[ssrc], let peer = binding.rtcpPeer ?? binding.latched else { return nil }
+        guard let outbound = binding.outbound else { return (peer, false) }
+        do { try outbound.protectRTCP(compound, into: &scratch) } catch { return nil }
+        return (peer, true)
+    }
+
+    func unregister(_ participant: Participant) {
+        lock.lock()
+        defer { lock.unlock() }
+        for ssrc in [participant.audioSSRC, participant.videoSSRC, participant.retransmission?.ssrc].compactMap({ $0 })
+        where bindings[ssrc]?.participant === participant {
+            bindings[ssrc] = nil
+        }
+    }
+
+    enum Routed {
+        /// The packet is in the scratch passed to `route`.
+        case rtp(Participant, bytes: Int)
+        case rtcp(Participant, [RTCPPacket])
+        case dropped
+    }
+
+    /// Classifies, authenticates and latches one datagram. RTCP must name a known SSRC. SRTCP
+    /// authenticates itself and is accepted from any address; plain RTCP only from the host its
+    /// RTP latched (any port: senders such as ffmpeg send RTCP from the port above), so nobody
+    /// else can end a plain-RTP participant with a BYE or skew its lip-sync with a sender report.
+    func route(_ bytes: [UInt8], from peer: PeerAddress) -> Routed {
+        var scratch = DatagramScratch()
+        return route(bytes, from: peer, scratch: &scratch)
+    }
+
+    /// `route` for the hot path: SRTP plaintext and the parsed packet go into `scratch`'s reused buffers
+    /// (no allocation per RTP datagram; an RTCP datagram's packet list reuses `scratch.rtcp`, though report
+    /// blocks, SDES items and NACK lists in it are still new arrays).
+    func route(_ bytes: [UInt8], from peer: PeerAddress, scratch: inout DatagramScratch) -> Routed {
+        lock.lock()
+        defer { lock.unlock() }
+        counters.datagrams += 1
+        switch classifyPacket(bytes) {
+        case .invalid:
+            counters.malformed += 1
+            return .dropped
+        case .rtcp:
+            counters.rtcp += 1
+            guard bytes.count >= 8 else { counters.malformed += 1; return .dropped }
+            let ssrc = Self.readUInt32(bytes, at: 4)
+            guard let binding = bindings[ssrc] else { counters.unknownSSRC += 1; return .dropped }
+            var clear = bytes
+            if let srtp = binding.srtp {
+                do { try srtp.unprotectRTCP(bytes, into: &scratch.clear) } catch { counters.srtpFailures += 1; return .dropped }
+                clear = scratch.clear
+            } else if !(binding.latched?.hasSameHost(as: peer) ?? false) {
+                counters.wrongSource += 1
+                return .dropped
+            }
+            guard (try? parseCompoundRTCP(clear, into: &scratch.rtcp)) != nil else { counters.malformed += 1; return .dropped }
+            binding.rtcpPeer = peer
+            return .rtcp(binding.participant, scratch.rtcp)
+        case .rtp:
+            guard bytes.count >= 12 else { counters.malformed += 1; return .dropped }
+            let ssrc = Self.readUInt32(bytes, at: 8)
+            guard let binding = bindings[ssrc] else { counters.unknownSSRC += 1; return .dropped }
+            if let latched = binding.latched, latched != peer, binding.srtp == nil {
+                counters.wrongSource += 1
+                return .dropped
+            }
+            if let srtp = binding.srtp {
+                // Only an authenticated packet may latch or move the source (protocol/sdp.md).
+                do { try srtp.unprotectRTP(bytes, into: &scratch.clear) } catch { counters.srtpFailures += 1; return .dropped }
+            }
+            // Parsed into the scratch packet's storage: no payload array per datagram.
+            let parsed: Bool
+            if binding.srtp != nil {
+                parsed = (try? scratch.packet.parse(scratch.clear)) != nil
+            } else {
+                parsed = (try? scratch.packet.parse(bytes)) != nil
+            }
+            guard parsed else { counters.malformed += 1; return .dropped }
+            binding.latched = peer
+            return .rtp(binding.participant, bytes: bytes.count)
+        }
+    }
+
+    private static func readUInt32(_ b: [UInt8], at i: Int) -> UInt32 {
+        UInt32(b[i]) << 24 | UInt32(b[i + 1]) << 16 | UInt32(b[i + 2]) << 8 | UInt32(b[i + 3])
+    }
+}

@@ -1,0 +1,107 @@
+import Logging
+import Media
+import Mixing
+import Compositing
+import Playout
+
+/// A room's picture: on every video tick it places the layout when it changed, takes each tile's picture, composes
+/// the canvas and hands it to the programme, and lets `CanvasTiming` stamp the canvas and move the canvas clock.
+/// Confined to the room's queue.
+final class CanvasPipeline {
+    private let config: RoomConfig
+    private let roster: Roster
+    private let programme: ProgramFeed
+    private let audio: AudioPipeline
+    private let schedule: TickSchedule
+    private let logger: Logger
+    private var compositor: VideoCompositor
+    private var tiles: [Tile] = []
+    /// The placements of `placedVersion` of the roster's placement inputs (nil version: none yet).
+    private var placements: [Placement] = []
+    private var placedVersion: UInt64?
+    private var timing: CanvasTiming
+    /// The canvas may not show what is configured (no tick composed it since the room started, since its
+    /// pictures changed, or since it went idle): a snapshot composes it first.
+    private var stale = true
+    /// How long a stalled participant's last picture stays before the placeholder replaces it.
+    private var holdMs: Int64 { Int64(config.canvas.holdMs) }
+
+    init(config: RoomConfig, roster: Roster, programme: ProgramFeed, audio: AudioPipeline, schedule: TickSchedule,
+         logger: Logger) {
+        self.config = config
+        self.roster = roster
+        self.programme = programme
+        self.audio = audio
+        self.schedule = schedule
+        self.logger = logger
+        compositor = VideoCompositor(width: config.canvas.width, height: config.canvas.height,
+                                     background: config.backgroundColor, placeholder: config.placeholderColor)
+        config.images.apply(to: &compositor)
+        timing = CanvasTiming(fps: config.canvas.fps)
+    }
+
+    /// Composes and encodes canvas `index` of the room's video schedule.
+    func tick(_ index: Int64) {
+        // Under dynamic frame rate, skipped canvases are not even composed.
+        guard programme.wantsCanvas(index: index) else { return }
+        // Nobody in the room and no output: nothing would change on the canvas or go anywhere (an idle room costs
+        // nothing). A snapshot composes it when it asks.
+        guard programme.hasOutputs || roster.count > 0 else { goIdle(); return }
+        stale = false
+        let now = MonotonicClock.nowMs()
+        // Placed again only when the layout, the participants or the anchor changed (hot path: computing them
+        // allocates a few arrays, and they stay the same for thousands of frames).
+        if let changed = roster.placementInputs(ifChangedSince: placedVersion) {
+            placements = LayoutEngine.placements(for: changed.layout, participants: changed.order,
+                                                 canvasWidth: config.canvas.width, canvasHeight: config.canvas.height,
+                                                 anchor: changed.anchor)
+            placedVersion = changed.version
+            timing.placed(placements.map { ($0.userId, $0.rect) }, nowMs: now)
+        }
+        tiles.removeAll(keepingCapacity: true)
+        let dueAhead = timing.begin(nowMs: now, everyCanvas: programme.currentFps == config.canvas.fps)
+        if timing.leadTargetChanged {
+            logger.debug("video lead now \(timing.lead.targetMs) ms", metadata: ["room": "\(config.name)"])
+        }
+        for (i, placement) in placements.enumerated() {
+            guard let p = roster.participant(placement.userId) else { continue }
+            var pictureTiming = PictureTiming()
+            let frame = p.currentFrame(nowMs: now, holdMs: holdMs, leadMs: dueAhead, timing: &pictureTiming)
+            timing.observe(placement: i, pictureTiming)
+            tiles.append(Tile(rect: placement.rect, fit: placement.fit, picture: frame, alpha: placement.alpha,
+                              border: placement.border, speaking: frame == nil && audio.isSpeaking(p.userId)))
+        }
+        compositor.compose(tiles)
+        let stamp = timing.stamp
+        programme.encodeVideo(compositor.canvas, index: index, leadMs: stamp.leadMs, phaseMs: stamp.phaseMs)
+        let shift = timing.end(nowMs: now)
+        if let move = timing.phaseMoveStartedMs {
+            logger.debug("canvas phase moving by \(move) ms",
+                         metadata: ["room": "\(config.name)", "offsetMs": "\(timing.phase.offsetMs - shift)"])
+        }
+        if shift != 0 { schedule.shiftVideo(byMs: shift) }
+    }
+
+    /// Nobody is left to draw: the tiles of the last canvas go (a snapshot must not show them) and the canvas is
+    /// composed only when a snapshot asks.
+    func goIdle() {
+        tiles.removeAll(keepingCapacity: true)
+        stale = true
+    }
+
+    /// Takes the room's pictures (background, watermark, placeholder) at the next canvas.
+    func apply(_ images: RoomImages) {
+        images.apply(to: &compositor)
+        stale = true
+    }
+
+    /// The current canvas (sharing its planes until the next compose writes them), for snapshots.
+    var snapshot: VideoFrame {
+        if stale {
+            // The tiles of the last tick (none in an idle room) with the pictures configured now.
+            stale = false
+            compositor.compose(tiles)
+        }
+        return compositor.canvas
+    }
+}

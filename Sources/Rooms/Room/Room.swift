@@ -1,0 +1,195 @@
+import Foundation
+import Dispatch
+import Media
+import Mixing
+import Logging
+import Publishing
+
+/// One room: a façade that wires the room's owners together.
+///
+/// - `Roster` (lock-guarded): members, layout, anchor, pictures, kicks. Control calls use it from any thread.
+/// - `AudioPipeline` and `CanvasPipeline` (confined to `queue`): the 20 ms mix and the canvas.
+/// - `FeedbackScheduler` (confined to `queue`): RTCP to the senders each audio tick.
+/// - `TickSchedule`: the room's schedules on the shared `MixClock`, and parking.
+/// - `ProgramFeed` (confined to `queue`): the encoders and the outputs.
+public final class Room: @unchecked Sendable {
+    public let name: String
+    public let config: RoomConfig
+    public let events: EventHub
+    public let createdAt = Date()
+    let queue: DispatchQueue
+    private let roster: Roster
+    private let schedule: TickSchedule
+    private let programme: ProgramFeed
+    private let audio: AudioPipeline
+    private let canvas: CanvasPipeline?
+    private let feedback: FeedbackScheduler
+    /// One patch at a time (decoding pictures is slow, so not under the roster's lock): two concurrent patches of
+    /// different pictures must not undo each other.
+    private let patchLock = NSLock()
+
+    init(config: RoomConfig, serverSSRC: UInt32, logger: Logger, sendFeedback: @escaping FeedbackScheduler.Sender) throws {
+        name = config.name
+        self.config = config
+        let events = EventHub(room: config.name)
+        self.events = events
+        // On the global (non-overcommit) pool, which runs as many threads as there are cores: on the overcommit
+        // pool every room with a tick pending got a thread of its own, and at 50 voice rooms on 2 cores the
+        // context switches cost more than the rooms' work.
+        queue = DispatchQueue(label: "cohost.room.\(config.name)", qos: .userInteractive,
+                              target: .global(qos: .userInteractive))
+        roster = Roster(config: config)
+        schedule = TickSchedule(queue: queue)
+        programme = try ProgramFeed(config: config, logger: logger) { id, url, change in
+            // Events reach participants too: never the whole stream key.
+            events.publish(.outputState(output: id, url: redactedURL(url), state: change.state.rawValue,
+                                        attempt: change.attempt, error: change.message))
+        }
+        audio = AudioPipeline(room: config.name, programme: programme, events: events, logger: logger)
+        canvas = config.audioOnly ? nil : CanvasPipeline(config: config, roster: roster, programme: programme,
+                                                         audio: audio, schedule: schedule, logger: logger)
+        feedback = FeedbackScheduler(serverSSRC: serverSSRC, send: sendFeedback)
+    }
+
+    /// Starts the outputs of the config and registers the ticks with the shared clock.
+    func start(clock: MixClock) throws(RoomError) {
+        for spec in config.outputs { _ = try startOutput(spec) }
+        schedule.start(clock: clock, videoFps: config.audioOnly ? nil : config.canvas.fps,
+                       audio: { [weak self] tick in self?.audioTick(tick) },
+                       video: { [weak self] tick in self?.canvas?.tick(tick) })
+    }
+
+    // MARK: participants
+
+    var participants: [Participant] { roster.participants }
+    func participants(idleLongerThan ms: Int64, nowMs: Int64) -> [Participant] {
+        roster.participants(idleLongerThan: ms, nowMs: nowMs)
+    }
+    public var participantCount: Int { roster.count }
+    func participant(_ userId: String) -> Participant? { roster.participant(userId) }
+    var kicks: KickList { roster.kicks }
+
+    /// Every participant's per-stream statistics, in join order (for metrics).
+    public func streamReports() -> [(userId: String, streams: [StreamReport])] {
+        participants.map { ($0.userId, $0.reports()) }
+    }
+
+    /// Adds a participant, returning the one it replaces (same user id), if any. Wakes a parked room.
+    func add(_ participant: Participant) throws(RoomError) -> Participant? {
+        try roster.add(participant) { schedule.wake() }
+    }
+
+    func remove(_ userId: String, ifSession session: Int? = nil) -> Participant? {
+        roster.remove(userId, ifSession: session)
+    }
+
+    // MARK: layout and appearance
+
+    public var currentLayout: Layout { roster.currentLayout }
+    /// The user a pip layout shows full-canvas now (nil for other layouts or an empty room).
+    public var effectiveAnchor: String? { roster.effectiveAnchor }
+    /// The room's anchor and pictures now.
+    public var appearance: (anchor: String?, images: RoomImages) { roster.appearance }
+    /// The last `voice_levels` report: each participant's level and the active speaker.
+    public var voiceReport: (levels: [String: Int], activeSpeaker: String?) { audio.published.report }
+
+    /// Replaces the layout; the next video tick uses it whole (no half-applied frame).
+    public func applyLayout(_ newLayout: Layout) throws(RoomError) {
+        do { try newLayout.validate(canvasWidth: config.canvas.width, canvasHeight: config.canvas.height) } catch {
+            throw .badRequest("invalid_layout", error.message)
+        }
+        roster.setLayout(newLayout)
+    }
+
+    /// Changes the anchor and pictures; the compositor takes them at the next frame boundary.
+    public func apply(_ patch: RoomPatch) throws(RoomError) {
+        if config.audioOnly, patch.touchesImages {
+            throw .conflict("audio_only", "room '\(name)' is audio-only: it has no canvas for images")
+        }
+        patchLock.lock()
+        defer { patchLock.unlock() }
+        let (currentAnchor, currentImages) = roster.appearance
+        let (newAnchor, newImages) = try patch.resolve(anchor: currentAnchor, images: currentImages,
+                                                       canvasWidth: config.canvas.width,
+                                                       canvasHeight: config.canvas.height)
+        roster.setAppearance(anchor: newAnchor, images: newImages)
+        // Whatever is current when the queue gets to it, so the canvas always ends as GET reports.
+        queue.async { self.canvas?.apply(self.roster.currentImages) }
+    }
+
+    /// The current canvas (a copy), for snapshots; nil for audio-only rooms.
+    var canvasSnapshot: VideoFrame? { queue.sync { canvas?.snapshot } }
+
+    // MARK: outputs
+
+    /// Starts an output with its options (already validated by `OutputRequest.resolve`). Wakes a parked room.
+    public func startOutput(_ spec: OutputSpec) throws(RoomError) -> RoomInfo.OutputInfo {
+        let result: Result<RoomInfo.OutputInfo, RoomError> = queue.sync {
+            Result { () throws(RoomError) in
+                defer { schedule.wake() }
+                return try programme.addOutput(spec, nowMs: MonotonicClock.nowMs())
+            }
+        }
+        return try result.get()
+    }
+
+    /// Starts an output with the default options.
+    public func startOutput(url: String) throws(RoomError) -> RoomInfo.OutputInfo {
+        try startOutput(OutputSpec(url: url))
+    }
+
+    public func stopOutput(id: String) -> Bool { queue.sync { programme.removeOutput(id: id) } }
+    public var outputs: [RoomInfo.OutputInfo] { queue.sync { programme.outputInfos } }
+
+    // MARK: the audio tick (on `queue`)
+
+    /// Every 20 ms: packets whose reordering wait expired are released, RTCP goes out, the block of tick `index`
+    /// (and of ticks the clock skipped) is mixed, meters and outputs advance, and a room left with nobody and no
+    /// output parks its schedules. `now` is injected by tests.
+    func audioTick(_ index: Int64, nowMs now: Int64 = MonotonicClock.nowMs()) {
+        audio.gather(from: roster)
+        for p in audio.present {
+            if case .firstVideoFrame(let w, let h)? = p.drain(nowMs: now) {
+                events.publish(.firstVideoFrame(userId: p.userId, width: w, height: h))
+            }
+        }
+        feedback.tick(index, participants: audio.present, nowMs: now)
+        audio.mix(tick: index, nowMs: now)
+        audio.meter(departed: roster.departed.take(), nowMs: now)
+        for (output, status) in programme.outputTick(nowMs: now) {
+            events.publish(.outputStatus(output: output.id, url: redactedURL(output.url), status: status,
+                                         bitrate: programme.currentBitrateKbps))
+        }
+        if !programme.hasOutputs, roster.ifEmpty({ schedule.park() }) {
+            audio.forgetLastTick()
+            feedback.forgetLastTick()
+            canvas?.goIdle()
+        }
+        audio.endTick()
+    }
+
+    // MARK: state for tests and metrics
+
+    /// Whether the clock has stopped posting ticks to this idle room.
+    var ticksAreParked: Bool { schedule.isParked }
+    /// Video and AAC frames the programme has encoded (an idle room encodes none).
+    var encodedFrames: (video: Int, audio: Int) {
+        queue.sync { (programme.videoFramesEncoded, programme.audioFramesEncoded) }
+    }
+    /// Audio blocks of skipped ticks mixed late, and skips too long to make up (on `queue`).
+    var audioBlocksCaughtUp: Int { audio.blocksCaughtUp }
+    var audioGaps: Int { audio.gaps }
+
+    // MARK: closing
+
+    /// Stops the clock, flushes and stops outputs; returns the participants that were present.
+    func close() -> [Participant] {
+        let present = roster.close()
+        schedule.cancel()
+        // The relays stay: a tick already posted still runs before the stop below.
+        queue.sync { programme.stop() }
+        return present
+    }
+
+    var isClosed: Bool { roster.isClosed }
+}
