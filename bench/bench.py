@@ -1,4 +1,4 @@
-"""`make bench`: every benchmark of issue 7, a table on stdout and bench/results.json (full runs only).
+"""`make bench`: every benchmark, a table on stdout and bench/results.json (full runs only).
 
 Environment: BENCH_QUICK=1 (short windows, N=2, R=5,10: a smoke run, not figures to quote); BENCH_PARTS
 (comma list of video,latency,voice,alloc; default all); BENCH_WARMUP / BENCH_WINDOW (seconds);

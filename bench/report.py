@@ -46,7 +46,7 @@ def _f(v, digits=2):
 
 
 def _load(x):
-    """"busy (stolen)" of one measurement window; results from before stop 19 have no steal figure."""
+    """"busy (stolen)" of one measurement window; older results may have no steal figure."""
     return f"{_f(x.get('machine_busy_cores'))} ({_f(x.get('steal_cores'), 3)})"
 
 
