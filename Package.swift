@@ -4,15 +4,16 @@ import PackageDescription
 
 /// A system-library target for one C library: a module map plus a shim header, nothing else.
 func cLibrary(_ name: String, pkgConfig: String? = nil, apt: String) -> Target {
-    .systemLibrary(name: name, path: "Sources/CLibs/\(name)", pkgConfig: pkgConfig,
-                   providers: [.apt([apt])])
+    .systemLibrary(
+        name: name, path: "Sources/CLibs/\(name)", pkgConfig: pkgConfig,
+        providers: [.apt([apt])])
 }
 
 let package = Package(
     name: "cohost",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "cohost", targets: ["cohost"]),
+        .executable(name: "cohost", targets: ["cohost"])
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -54,38 +55,48 @@ let package = Package(
         // Layout maths, the audio mix, meters and the shared clock: no C library.
         .target(name: "Mixing", dependencies: ["Media"]),
         .target(name: "Compositing", dependencies: ["Media", "Mixing", "Codecs"]),
-        .target(name: "Publishing", dependencies: [
-            "CRTMP",
-            .product(name: "Logging", package: "swift-log"),
-        ]),
-        .target(name: "Rooms", dependencies: [
-            "RTP", "SRTP", "Ingest", "Playout", "Codecs", "Mixing", "Compositing", "Publishing", "Media",
-            .product(name: "Crypto", package: "swift-crypto"),
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "Metrics", package: "swift-metrics"),
-        ]),
-        .target(name: "Server", dependencies: [
-            "Rooms", "Mixing", "CUDP",
-            .product(name: "Hummingbird", package: "hummingbird"),
-            .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "Metrics", package: "swift-metrics"),
-            .product(name: "Prometheus", package: "swift-prometheus"),
-            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-        ]),
+        .target(
+            name: "Publishing",
+            dependencies: [
+                "CRTMP",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .target(
+            name: "Rooms",
+            dependencies: [
+                "RTP", "SRTP", "Ingest", "Playout", "Codecs", "Mixing", "Compositing", "Publishing", "Media",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]),
+        .target(
+            name: "Server",
+            dependencies: [
+                "Rooms", "Mixing", "CUDP",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
         // `cohost serve` settings: flags, COHOST_* environment and the TOML config file, merged (no server code).
-        .target(name: "ServeConfig", dependencies: [
-            .product(name: "TOMLKit", package: "TOMLKit"),
-            .product(name: "Logging", package: "swift-log"),
-        ]),
-        .executableTarget(name: "cohost", dependencies: [
-            "Server", "Rooms", "ServeConfig",
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "Metrics", package: "swift-metrics"),
-            .product(name: "Prometheus", package: "swift-prometheus"),
-        ]),
+        .target(
+            name: "ServeConfig",
+            dependencies: [
+                .product(name: "TOMLKit", package: "TOMLKit"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .executableTarget(
+            name: "cohost",
+            dependencies: [
+                "Server", "Rooms", "ServeConfig",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]),
 
         // Tests mirror the modules.
         .testTarget(name: "MediaTests", dependencies: ["Media"]),
@@ -96,30 +107,40 @@ let package = Package(
         .testTarget(name: "CodecsTests", dependencies: ["Codecs", "CAVCodec", "Media", "TestSupport"]),
         .testTarget(name: "MixingTests", dependencies: ["Mixing", "Media", "TestSupport"]),
         .testTarget(name: "CompositingTests", dependencies: ["Compositing", "Mixing", "Media", "TestSupport"]),
-        .testTarget(name: "PublishingTests", dependencies: [
-            "Publishing", "Codecs", "Media", "TestSupport",
-            .product(name: "Logging", package: "swift-log"),
-        ]),
-        .testTarget(name: "RoomsTests", dependencies: [
-            "Rooms", "Playout", "Codecs", "Mixing", "Publishing", "Media", "RTP", "SRTP", "TestSupport",
-            .product(name: "Logging", package: "swift-log"),
-        ]),
-        .testTarget(name: "ServeConfigTests", dependencies: [
-            "ServeConfig",
-            .product(name: "Logging", package: "swift-log"),
-        ]),
-        .testTarget(name: "ServerTests", dependencies: [
-            "Server", "Rooms", "TestSupport",
-            .product(name: "Hummingbird", package: "hummingbird"),
-            .product(name: "HummingbirdTesting", package: "hummingbird"),
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "Prometheus", package: "swift-prometheus"),
-        ]),
-        .testTarget(name: "EndToEndTests", dependencies: [
-            "TestSupport", "Rooms",
-            .product(name: "WSClient", package: "swift-websocket"),
-            .product(name: "Logging", package: "swift-log"),
-        ]),
+        .testTarget(
+            name: "PublishingTests",
+            dependencies: [
+                "Publishing", "Codecs", "Media", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .testTarget(
+            name: "RoomsTests",
+            dependencies: [
+                "Rooms", "Playout", "Codecs", "Mixing", "Publishing", "Media", "RTP", "SRTP", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .testTarget(
+            name: "ServeConfigTests",
+            dependencies: [
+                "ServeConfig",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .testTarget(
+            name: "ServerTests",
+            dependencies: [
+                "Server", "Rooms", "TestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: [
+                "TestSupport", "Rooms",
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // Helpers shared by the tests: polling, test signals, and real processes (nginx-rtmp, ffmpeg, cohost).
         .target(name: "TestSupport", dependencies: ["Media"], path: "Tests/TestSupport"),
     ]

@@ -20,8 +20,9 @@ struct PacketRecords: Sequence, IteratorProtocol {
         offset += 2 + length
         sequence &+= UInt16(flags >> 4)
         timestamp &+= UInt32((flags >> 2) & 3) * 3000
-        let packet = RTPPacket(marker: flags & 1 != 0, payloadType: 96, sequenceNumber: sequence,
-                               timestamp: timestamp, ssrc: 1, payload: payload)
+        let packet = RTPPacket(
+            marker: flags & 1 != 0, payloadType: 96, sequenceNumber: sequence,
+            timestamp: timestamp, ssrc: 1, payload: payload)
         return (packet, flags & 2 != 0)
     }
 }

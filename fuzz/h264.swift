@@ -8,7 +8,9 @@ public func fuzzH264(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         if let frame = depacketizer.push(packet, afterLoss: afterLoss) {
             require(frame.data.count <= 8192, "access unit over the bound")
         }
-        while let frame = depacketizer.takeReadyFrame() { require(frame.data.count <= 8192, "access unit over the bound") }
+        while let frame = depacketizer.takeReadyFrame() {
+            require(frame.data.count <= 8192, "access unit over the bound")
+        }
     }
     return 0
 }

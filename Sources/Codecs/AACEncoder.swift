@@ -38,11 +38,15 @@ public final class AACEncoder: @unchecked Sendable {
     /// mid-stream continues the timeline of the one before it).
     public init(channels: Int, bitrate: Int, startSample: Int64 = 0) throws(CodecError) {
         _ = AVError.quietLogs
-        guard channels == 1 || channels == 2 else { throw AVError.error("AAC channels must be 1 or 2, not \(channels)") }
+        guard channels == 1 || channels == 2 else {
+            throw AVError.error("AAC channels must be 1 or 2, not \(channels)")
+        }
         guard (8_000...512_000).contains(bitrate) else { throw AVError.error("AAC bitrate \(bitrate) out of range") }
         self.channels = channels
         self.bitrate = bitrate
-        guard let codec = avcodec_find_encoder_by_name("aac") else { throw AVError.error("native aac encoder not found") }
+        guard let codec = avcodec_find_encoder_by_name("aac") else {
+            throw AVError.error("native aac encoder not found")
+        }
         guard let ctx = avcodec_alloc_context3(codec) else { throw AVError.error("avcodec_alloc_context3 failed") }
         context = ctx
         ctx.pointee.sample_fmt = AV_SAMPLE_FMT_FLTP
@@ -54,9 +58,13 @@ public final class AACEncoder: @unchecked Sendable {
         ctx.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER  // AudioSpecificConfig in extradata, not ADTS
         // Until every stored property is set, a throw does not run deinit: free by hand.
         var status = avcodec_open2(ctx, codec, nil)
-        guard status >= 0 else { Self.free(ctx, nil, nil); throw AVError.error(status, "avcodec_open2(aac)") }
+        guard status >= 0 else {
+            Self.free(ctx, nil, nil)
+            throw AVError.error(status, "avcodec_open2(aac)")
+        }
         guard let extradata = ctx.pointee.extradata, ctx.pointee.extradata_size >= 2 else {
-            Self.free(ctx, nil, nil); throw AVError.error("aac encoder produced no AudioSpecificConfig")
+            Self.free(ctx, nil, nil)
+            throw AVError.error("aac encoder produced no AudioSpecificConfig")
         }
         audioSpecificConfig = Array(UnsafeBufferPointer(start: extradata, count: Int(ctx.pointee.extradata_size)))
         frameSize = Int(ctx.pointee.frame_size)
@@ -78,8 +86,10 @@ public final class AACEncoder: @unchecked Sendable {
 
     deinit { Self.free(context, frame, packet) }
 
-    private static func free(_ ctx: UnsafeMutablePointer<AVCodecContext>?, _ frame: UnsafeMutablePointer<AVFrame>?,
-                             _ packet: UnsafeMutablePointer<AVPacket>?) {
+    private static func free(
+        _ ctx: UnsafeMutablePointer<AVCodecContext>?, _ frame: UnsafeMutablePointer<AVFrame>?,
+        _ packet: UnsafeMutablePointer<AVPacket>?
+    ) {
         var ctx = ctx, frame = frame, packet = packet
         avcodec_free_context(&ctx)
         av_frame_free(&frame)
@@ -97,7 +107,9 @@ public final class AACEncoder: @unchecked Sendable {
     /// Like `encode(_:)`, but hands each completed frame to `each` straight from libavcodec's packet (the bytes
     /// are valid only during the call) instead of copying it into an array: the programme's per-block path
     /// (hot path: no allocation in Swift; libavcodec 5.1 itself still allocates per frame, see `send`).
-    public func encode(_ interleavedStereo: [Float], each: (_ data: UnsafeRawBufferPointer, _ pts: Int64) -> Void) throws(CodecError) {
+    public func encode(
+        _ interleavedStereo: [Float], each: (_ data: UnsafeRawBufferPointer, _ pts: Int64) -> Void
+    ) throws(CodecError) {
         guard !flushed else { throw AVError.error("encode after flush") }
         guard let frame else { return }
         let total = interleavedStereo.count / 2
@@ -123,7 +135,9 @@ public final class AACEncoder: @unchecked Sendable {
         guard !flushed else { return [] }
         flushed = true
         var out: [EncodedAudio] = []
-        let collect = { (data: UnsafeRawBufferPointer, pts: Int64) in out.append(EncodedAudio(data: Array(data), pts: pts)) }
+        let collect = { (data: UnsafeRawBufferPointer, pts: Int64) in
+            out.append(EncodedAudio(data: Array(data), pts: pts))
+        }
         if filled > 0, let frame {
             frame.pointee.nb_samples = Int32(filled)  // the aac encoder accepts a small last frame
             try send(frame, collect)
@@ -154,8 +168,10 @@ public final class AACEncoder: @unchecked Sendable {
     /// planes were not in one buffer) and, because the native AAC encoder writes into its internal byte buffer,
     /// a refcounted copy of each packet (data, `AVBuffer`, `AVBufferRef`) from `get_encode_buffer`, which an
     /// encoder without `AV_CODEC_CAP_DR1` must leave at libavcodec's default (avcodec.h).
-    private func send(_ frame: UnsafeMutablePointer<AVFrame>?,
-                      _ each: (_ data: UnsafeRawBufferPointer, _ pts: Int64) -> Void) throws(CodecError) {
+    private func send(
+        _ frame: UnsafeMutablePointer<AVFrame>?,
+        _ each: (_ data: UnsafeRawBufferPointer, _ pts: Int64) -> Void
+    ) throws(CodecError) {
         guard let context, let packet else { return }
         if let frame {
             frame.pointee.pts = nextPTS
@@ -170,7 +186,9 @@ public final class AACEncoder: @unchecked Sendable {
             guard status >= 0 else { throw AVError.error(status, "avcodec_receive_packet") }
             defer { av_packet_unref(packet) }
             guard let data = packet.pointee.data, packet.pointee.size > 0 else { continue }
-            each(UnsafeRawBufferPointer(start: data, count: Int(packet.pointee.size)), max(0, packet.pointee.pts + ptsShift))
+            each(
+                UnsafeRawBufferPointer(start: data, count: Int(packet.pointee.size)),
+                max(0, packet.pointee.pts + ptsShift))
         }
     }
 }

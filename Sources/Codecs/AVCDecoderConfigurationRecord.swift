@@ -7,12 +7,12 @@ enum AVCDecoderConfigurationRecord {
         guard sps.count >= 4, !pps.isEmpty, sps.count <= 0xFFFF, pps.count <= 0xFFFF else { return nil }
         let profileIDC = sps[1]
         var out: [UInt8] = [
-            1,                  // configurationVersion
-            profileIDC,         // AVCProfileIndication
-            sps[2],             // profile_compatibility (constraint flags)
-            sps[3],             // AVCLevelIndication
-            0xFC | 3,           // reserved '111111' + lengthSizeMinusOne = 3 (4-byte lengths)
-            0xE0 | 1,           // reserved '111' + numOfSequenceParameterSets = 1
+            1,  // configurationVersion
+            profileIDC,  // AVCProfileIndication
+            sps[2],  // profile_compatibility (constraint flags)
+            sps[3],  // AVCLevelIndication
+            0xFC | 3,  // reserved '111111' + lengthSizeMinusOne = 3 (4-byte lengths)
+            0xE0 | 1,  // reserved '111' + numOfSequenceParameterSets = 1
         ]
         out.reserveCapacity(out.count + 2 + sps.count + 3 + pps.count + 4)
         out += [UInt8(sps.count >> 8), UInt8(sps.count & 0xFF)] + sps
@@ -21,10 +21,10 @@ enum AVCDecoderConfigurationRecord {
         // 8-bit 4:2:0, which is what these values state.
         if ![66, 77, 88].contains(profileIDC) {
             out += [
-                0xFC | 1,       // reserved '111111' + chroma_format_idc = 1 (4:2:0)
-                0xF8 | 0,       // reserved '11111' + bit_depth_luma_minus8 = 0
-                0xF8 | 0,       // reserved '11111' + bit_depth_chroma_minus8 = 0
-                0,              // numOfSequenceParameterSetExt
+                0xFC | 1,  // reserved '111111' + chroma_format_idc = 1 (4:2:0)
+                0xF8 | 0,  // reserved '11111' + bit_depth_luma_minus8 = 0
+                0xF8 | 0,  // reserved '11111' + bit_depth_chroma_minus8 = 0
+                0,  // numOfSequenceParameterSetExt
             ]
         }
         return out

@@ -57,13 +57,18 @@ public struct BilinearScaler: Sendable {
     }
 
     private mutating func scale(_ src: PlanePointers, crop: Rect, into dst: inout VideoFrame, at rect: Rect) -> Bool {
-        guard let (from, to) = ImageOps.mapping(crop: crop, sourceWidth: src.width, sourceHeight: src.height,
-                                                rect: rect, destWidth: dst.width, destHeight: dst.height) else { return false }
-        let chroma = (from: (width: (from.width + 1) / 2, height: (from.height + 1) / 2),
-                      to: (width: (to.width + 1) / 2, height: (to.height + 1) / 2))
+        guard
+            let (from, to) = ImageOps.mapping(
+                crop: crop, sourceWidth: src.width, sourceHeight: src.height,
+                rect: rect, destWidth: dst.width, destHeight: dst.height)
+        else { return false }
+        let chroma = (
+            from: (width: (from.width + 1) / 2, height: (from.height + 1) / 2),
+            to: (width: (to.width + 1) / 2, height: (to.height + 1) / 2)
+        )
         guard useKernel, !Self.libyuvHasKernel(from: (from.width, from.height), to: (to.width, to.height)),
-              !Self.libyuvHasKernel(from: chroma.from, to: chroma.to),
-              let lumaTable = table(from.width, to.width), let chromaTable = table(chroma.from.width, chroma.to.width)
+            !Self.libyuvHasKernel(from: chroma.from, to: chroma.to),
+            let lumaTable = table(from.width, to.width), let chromaTable = table(chroma.from.width, chroma.to.width)
         else {
             libyuvScalings += 1
             return ImageOps.scale(src, crop: crop, into: &dst, at: rect)
@@ -74,28 +79,34 @@ public struct BilinearScaler: Sendable {
         let dstOffY = to.y * dst.strideY + to.x, dstOffUV = (to.y / 2) * dst.strideUV + to.x / 2
         let luma = (from: (width: from.width, height: from.height), to: (width: to.width, height: to.height))
         let (dstStrideY, dstStrideUV) = (dst.strideY, dst.strideUV)
-        Self.scalePlane(src.y + from.y * src.strideY + from.x, stride: src.strideY, into: &dst.y, at: dstOffY,
-                        stride: dstStrideY, size: luma, table: lumaTable, row: &row, simd: simd)
-        Self.scalePlane(src.u + (from.y / 2) * src.strideU + from.x / 2, stride: src.strideU, into: &dst.u, at: dstOffUV,
-                        stride: dstStrideUV, size: chroma, table: chromaTable, row: &row, simd: simd)
-        Self.scalePlane(src.v + (from.y / 2) * src.strideV + from.x / 2, stride: src.strideV, into: &dst.v, at: dstOffUV,
-                        stride: dstStrideUV, size: chroma, table: chromaTable, row: &row, simd: simd)
+        Self.scalePlane(
+            src.y + from.y * src.strideY + from.x, stride: src.strideY, into: &dst.y, at: dstOffY,
+            stride: dstStrideY, size: luma, table: lumaTable, row: &row, simd: simd)
+        Self.scalePlane(
+            src.u + (from.y / 2) * src.strideU + from.x / 2, stride: src.strideU, into: &dst.u, at: dstOffUV,
+            stride: dstStrideUV, size: chroma, table: chromaTable, row: &row, simd: simd)
+        Self.scalePlane(
+            src.v + (from.y / 2) * src.strideV + from.x / 2, stride: src.strideV, into: &dst.v, at: dstOffUV,
+            stride: dstStrideUV, size: chroma, table: chromaTable, row: &row, simd: simd)
         return true
     }
 
     /// One plane through the kernel: `size.from` pixels from `source` into `size.to` pixels of `target` from
     /// `targetOffset`.
-    private static func scalePlane(_ source: UnsafePointer<UInt8>, stride sourceStride: Int,
-                                   into target: inout [UInt8], at targetOffset: Int, stride targetStride: Int,
-                                   size: (from: (width: Int, height: Int), to: (width: Int, height: Int)),
-                                   table: [UInt8], row: inout [UInt8], simd: Int32) {
+    private static func scalePlane(
+        _ source: UnsafePointer<UInt8>, stride sourceStride: Int,
+        into target: inout [UInt8], at targetOffset: Int, stride targetStride: Int,
+        size: (from: (width: Int, height: Int), to: (width: Int, height: Int)),
+        table: [UInt8], row: inout [UInt8], simd: Int32
+    ) {
         target.withUnsafeMutableBufferPointer { t in
             table.withUnsafeBufferPointer { table in
                 row.withUnsafeMutableBufferPointer { r in
                     guard let t = t.baseAddress, let table = table.baseAddress, let r = r.baseAddress else { return }
-                    cscale_plane(source, Int32(sourceStride), Int32(size.from.width), Int32(size.from.height),
-                                 t + targetOffset, Int32(targetStride), Int32(size.to.width), Int32(size.to.height),
-                                 table, r, simd)
+                    cscale_plane(
+                        source, Int32(sourceStride), Int32(size.from.width), Int32(size.from.height),
+                        t + targetOffset, Int32(targetStride), Int32(size.to.width), Int32(size.to.height),
+                        table, r, simd)
                 }
             }
         }
@@ -106,8 +117,12 @@ public struct BilinearScaler: Sendable {
     static func libyuvHasKernel(from: (width: Int, height: Int), to: (width: Int, height: Int)) -> Bool {
         let (sw, sh, dw, dh) = (from.width, from.height, to.width, to.height)
         if sw == dw { return true }  // a copy, or vertical-only scaling
-        if dw <= sw && dh <= sh && (4 * dw == 3 * sw && 4 * dh == 3 * sh || 2 * dw == sw && 2 * dh == sh
-                                    || 8 * dw == 3 * sw && 8 * dh == 3 * sh) { return true }
+        if dw <= sw && dh <= sh
+            && (4 * dw == 3 * sw && 4 * dh == 3 * sh || 2 * dw == sw && 2 * dh == sh
+                || 8 * dw == 3 * sw && 8 * dh == 3 * sh)
+        {
+            return true
+        }
         return (dw + 1) / 2 == sw && (dh + 1) / 2 == sh  // 2× up
     }
 

@@ -46,8 +46,12 @@ public final class DecodedPicture: ExternalPicture, @unchecked Sendable {
     package func withPlanes<R>(_ body: (PlanePointers) -> R) -> R {
         let f = frame.pointee
         // Only decoded pictures reach a tile; one that is empty (never decoded into, or refused) lends a black pixel.
-        guard width > 0, let y = f.data.0, let u = f.data.1, let v = f.data.2 else { return PlanePointers.withBlackPixel(body) }
-        return body(PlanePointers(width: width, height: height, y: y, u: u, v: v, strideY: Int(f.linesize.0),
-                                  strideU: Int(f.linesize.1), strideV: Int(f.linesize.2)))
+        guard width > 0, let y = f.data.0, let u = f.data.1, let v = f.data.2 else {
+            return PlanePointers.withBlackPixel(body)
+        }
+        return body(
+            PlanePointers(
+                width: width, height: height, y: y, u: u, v: v, strideY: Int(f.linesize.0),
+                strideU: Int(f.linesize.1), strideV: Int(f.linesize.2)))
     }
 }

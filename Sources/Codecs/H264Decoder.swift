@@ -15,7 +15,8 @@ public final class H264Decoder: @unchecked Sendable {
     private let decoder: LibavVideoDecoder
 
     public init(maxWidth: Int = 4096, maxHeight: Int = 4096) throws(CodecError) {
-        decoder = try LibavVideoDecoder(codec: AV_CODEC_ID_H264, name: "H.264", maxWidth: maxWidth, maxHeight: maxHeight)
+        decoder = try LibavVideoDecoder(
+            codec: AV_CODEC_ID_H264, name: "H.264", maxWidth: maxWidth, maxHeight: maxHeight)
     }
 
     /// Decodes one Annex-B access unit into `output` (resized when the stream size changes).
@@ -32,8 +33,9 @@ public final class H264Decoder: @unchecked Sendable {
 
     /// With libavcodec's own picture buffers instead of the pool: for tests comparing the two.
     init(unpooledMaxWidth maxWidth: Int, maxHeight: Int) throws(CodecError) {
-        decoder = try LibavVideoDecoder(codec: AV_CODEC_ID_H264, name: "H.264", maxWidth: maxWidth, maxHeight: maxHeight,
-                                        pooledPictures: false)
+        decoder = try LibavVideoDecoder(
+            codec: AV_CODEC_ID_H264, name: "H.264", maxWidth: maxWidth, maxHeight: maxHeight,
+            pooledPictures: false)
     }
 
     var bufferCounts: DecoderBufferCounts { decoder.bufferCounts }

@@ -36,7 +36,7 @@ public final class H264Encoder: @unchecked Sendable {
         param.pointee.i_fps_den = 1
         param.pointee.i_timebase_num = 1
         param.pointee.i_timebase_den = UInt32(config.fps)
-        param.pointee.b_vfr_input = 0       // constant frame rate: rate control from fps, not timestamps
+        param.pointee.b_vfr_input = 0  // constant frame rate: rate control from fps, not timestamps
         param.pointee.i_keyint_max = Int32(config.keyintFrames)
         // A fixed GOP: CDN ingests and HLS segmenters cut at keyframes and expect them on the interval.
         // With scene-cut detection a busy canvas produced a keyframe every third frame (seen end to end).
@@ -45,7 +45,7 @@ public final class H264Encoder: @unchecked Sendable {
         param.pointee.i_keyint_min = Int32(config.keyintFrames)
         param.pointee.i_threads = Int32(config.threads)
         param.pointee.i_log_level = X264_LOG_WARNING
-        param.pointee.b_annexb = 0          // 4-byte length prefixes (AVCC), as FLV wants
+        param.pointee.b_annexb = 0  // 4-byte length prefixes (AVCC), as FLV wants
         param.pointee.b_repeat_headers = 0  // SPS/PPS only via x264_encoder_headers
         Self.setRate(param, kbps: config.bitrateKbps)
         guard x264_param_apply_profile(param, config.profile.rawValue) == 0 else {
@@ -99,11 +99,15 @@ public final class H264Encoder: @unchecked Sendable {
     /// Like `encode(_:pts:forceKeyframe:)`, but hands the AVCC bytes to `body` straight from x264's buffer (valid
     /// only during the call) instead of copying them into a new array: the programme's per-canvas path (hot path,
     /// no allocation). Returns what `body` returned, or nil when x264 emitted nothing.
-    public func encode<R>(_ frame: VideoFrame, pts: Int64, forceKeyframe: Bool,
-                          _ body: (_ avcc: UnsafeRawBufferPointer, _ isKeyframe: Bool, _ pts: Int64, _ dts: Int64) -> R)
-        throws(CodecError) -> R? {
+    public func encode<R>(
+        _ frame: VideoFrame, pts: Int64, forceKeyframe: Bool,
+        _ body: (_ avcc: UnsafeRawBufferPointer, _ isKeyframe: Bool, _ pts: Int64, _ dts: Int64) -> R
+    )
+        throws(CodecError) -> R?
+    {
         guard frame.width == config.width, frame.height == config.height else {
-            throw Self.error("frame is \(frame.width)x\(frame.height), encoder expects \(config.width)x\(config.height)")
+            throw Self.error(
+                "frame is \(frame.width)x\(frame.height), encoder expects \(config.width)x\(config.height)")
         }
         let pic = pictureIn
         x264_picture_init(pic)
@@ -116,9 +120,11 @@ public final class H264Encoder: @unchecked Sendable {
         let result: Result<R?, CodecError> = frame.y.withUnsafeBufferPointer { y in
             frame.u.withUnsafeBufferPointer { u in
                 frame.v.withUnsafeBufferPointer { v in
-                    pic.pointee.img.plane = (UnsafeMutablePointer(mutating: y.baseAddress),
-                                             UnsafeMutablePointer(mutating: u.baseAddress),
-                                             UnsafeMutablePointer(mutating: v.baseAddress), nil)
+                    pic.pointee.img.plane = (
+                        UnsafeMutablePointer(mutating: y.baseAddress),
+                        UnsafeMutablePointer(mutating: u.baseAddress),
+                        UnsafeMutablePointer(mutating: v.baseAddress), nil
+                    )
                     defer { pic.pointee.img.plane = (nil, nil, nil, nil) }
                     return encodeCall(pic, body)
                 }
@@ -142,7 +148,9 @@ public final class H264Encoder: @unchecked Sendable {
 
     /// Changes the target bitrate (and VBV with it) on the running encoder (`x264_encoder_reconfig`).
     public func reconfigure(bitrateKbps: Int) throws(CodecError) {
-        guard bitrateKbps > 0, bitrateKbps <= 1_000_000 else { throw Self.error("bitrate \(bitrateKbps) kbps out of range") }
+        guard bitrateKbps > 0, bitrateKbps <= 1_000_000 else {
+            throw Self.error("bitrate \(bitrateKbps) kbps out of range")
+        }
         let param = UnsafeMutablePointer<x264_param_t>.allocate(capacity: 1)
         defer { param.deallocate() }
         x264_encoder_parameters(handle, param)
@@ -152,8 +160,10 @@ public final class H264Encoder: @unchecked Sendable {
         }
     }
 
-    private func encodeCall<R>(_ pic: UnsafeMutablePointer<x264_picture_t>?,
-                               _ body: (UnsafeRawBufferPointer, Bool, Int64, Int64) -> R) -> Result<R?, CodecError> {
+    private func encodeCall<R>(
+        _ pic: UnsafeMutablePointer<x264_picture_t>?,
+        _ body: (UnsafeRawBufferPointer, Bool, Int64, Int64) -> R
+    ) -> Result<R?, CodecError> {
         var nals: UnsafeMutablePointer<x264_nal_t>?
         var count: Int32 = 0
         let size = x264_encoder_encode(handle, &nals, &count, pic, pictureOut)
@@ -161,7 +171,8 @@ public final class H264Encoder: @unchecked Sendable {
         guard size > 0, count > 0, let first = nals?.pointee.p_payload else { return .success(nil) }
         // x264 guarantees the payloads of one frame's NALs are contiguous, in order.
         let out = pictureOut.pointee
-        return .success(body(UnsafeRawBufferPointer(start: first, count: Int(size)), out.b_keyframe != 0, out.i_pts, out.i_dts))
+        return .success(
+            body(UnsafeRawBufferPointer(start: first, count: Int(size)), out.b_keyframe != 0, out.i_pts, out.i_dts))
     }
 
     private static func setRate(_ param: UnsafeMutablePointer<x264_param_t>, kbps: Int) {
@@ -172,12 +183,15 @@ public final class H264Encoder: @unchecked Sendable {
     }
 
     private static func validate(_ c: H264EncoderConfig) throws(CodecError) {
-        guard c.width >= 16, c.height >= 16, c.width <= 8192, c.height <= 8192, c.width % 2 == 0, c.height % 2 == 0 else {
+        guard c.width >= 16, c.height >= 16, c.width <= 8192, c.height <= 8192, c.width % 2 == 0, c.height % 2 == 0
+        else {
             throw error("size \(c.width)x\(c.height) must be even and between 16 and 8192")
         }
         guard (1...240).contains(c.fps) else { throw error("fps \(c.fps) out of range 1...240") }
         guard (1...1_000_000).contains(c.bitrateKbps) else { throw error("bitrate \(c.bitrateKbps) kbps out of range") }
-        guard (1...100_000).contains(c.keyintFrames) else { throw error("keyint \(c.keyintFrames) frames out of range") }
+        guard (1...100_000).contains(c.keyintFrames) else {
+            throw error("keyint \(c.keyintFrames) frames out of range")
+        }
         guard (1...64).contains(c.threads) else { throw error("threads \(c.threads) out of range 1...64") }
     }
 

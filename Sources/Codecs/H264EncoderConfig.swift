@@ -10,8 +10,10 @@ public struct H264EncoderConfig: Sendable, Equatable {
     /// Encoder threads (x264 sliced threads under zerolatency, so no added delay).
     public var threads: Int = 1
 
-    public init(width: Int, height: Int, fps: Int, bitrateKbps: Int, keyintFrames: Int,
-                profile: H264Profile, threads: Int = 1) {
+    public init(
+        width: Int, height: Int, fps: Int, bitrateKbps: Int, keyintFrames: Int,
+        profile: H264Profile, threads: Int = 1
+    ) {
         self.width = width
         self.height = height
         self.fps = fps

@@ -51,26 +51,28 @@ public enum H264Level: UInt8, CaseIterable, Comparable, Sendable, CustomStringCo
     public var limits: Limits {
         switch self {
         //                               MaxMBPS           MaxFS       MaxBR
-        case .level1:   Limits(maxMacroblocksPerSecond: 1_485, maxFrameSizeMacroblocks: 99, maxBitrate: 64)
-        case .level1b:  Limits(maxMacroblocksPerSecond: 1_485, maxFrameSizeMacroblocks: 99, maxBitrate: 128)
+        case .level1: Limits(maxMacroblocksPerSecond: 1_485, maxFrameSizeMacroblocks: 99, maxBitrate: 64)
+        case .level1b: Limits(maxMacroblocksPerSecond: 1_485, maxFrameSizeMacroblocks: 99, maxBitrate: 128)
         case .level1_1: Limits(maxMacroblocksPerSecond: 3_000, maxFrameSizeMacroblocks: 396, maxBitrate: 192)
         case .level1_2: Limits(maxMacroblocksPerSecond: 6_000, maxFrameSizeMacroblocks: 396, maxBitrate: 384)
         case .level1_3: Limits(maxMacroblocksPerSecond: 11_880, maxFrameSizeMacroblocks: 396, maxBitrate: 768)
-        case .level2:   Limits(maxMacroblocksPerSecond: 11_880, maxFrameSizeMacroblocks: 396, maxBitrate: 2_000)
+        case .level2: Limits(maxMacroblocksPerSecond: 11_880, maxFrameSizeMacroblocks: 396, maxBitrate: 2_000)
         case .level2_1: Limits(maxMacroblocksPerSecond: 19_800, maxFrameSizeMacroblocks: 792, maxBitrate: 4_000)
         case .level2_2: Limits(maxMacroblocksPerSecond: 20_250, maxFrameSizeMacroblocks: 1_620, maxBitrate: 4_000)
-        case .level3:   Limits(maxMacroblocksPerSecond: 40_500, maxFrameSizeMacroblocks: 1_620, maxBitrate: 10_000)
+        case .level3: Limits(maxMacroblocksPerSecond: 40_500, maxFrameSizeMacroblocks: 1_620, maxBitrate: 10_000)
         case .level3_1: Limits(maxMacroblocksPerSecond: 108_000, maxFrameSizeMacroblocks: 3_600, maxBitrate: 14_000)
         case .level3_2: Limits(maxMacroblocksPerSecond: 216_000, maxFrameSizeMacroblocks: 5_120, maxBitrate: 20_000)
-        case .level4:   Limits(maxMacroblocksPerSecond: 245_760, maxFrameSizeMacroblocks: 8_192, maxBitrate: 20_000)
+        case .level4: Limits(maxMacroblocksPerSecond: 245_760, maxFrameSizeMacroblocks: 8_192, maxBitrate: 20_000)
         case .level4_1: Limits(maxMacroblocksPerSecond: 245_760, maxFrameSizeMacroblocks: 8_192, maxBitrate: 50_000)
         case .level4_2: Limits(maxMacroblocksPerSecond: 522_240, maxFrameSizeMacroblocks: 8_704, maxBitrate: 50_000)
-        case .level5:   Limits(maxMacroblocksPerSecond: 589_824, maxFrameSizeMacroblocks: 22_080, maxBitrate: 135_000)
+        case .level5: Limits(maxMacroblocksPerSecond: 589_824, maxFrameSizeMacroblocks: 22_080, maxBitrate: 135_000)
         case .level5_1: Limits(maxMacroblocksPerSecond: 983_040, maxFrameSizeMacroblocks: 36_864, maxBitrate: 240_000)
         case .level5_2: Limits(maxMacroblocksPerSecond: 2_073_600, maxFrameSizeMacroblocks: 36_864, maxBitrate: 240_000)
-        case .level6:   Limits(maxMacroblocksPerSecond: 4_177_920, maxFrameSizeMacroblocks: 139_264, maxBitrate: 240_000)
-        case .level6_1: Limits(maxMacroblocksPerSecond: 8_355_840, maxFrameSizeMacroblocks: 139_264, maxBitrate: 480_000)
-        case .level6_2: Limits(maxMacroblocksPerSecond: 16_711_680, maxFrameSizeMacroblocks: 139_264, maxBitrate: 800_000)
+        case .level6: Limits(maxMacroblocksPerSecond: 4_177_920, maxFrameSizeMacroblocks: 139_264, maxBitrate: 240_000)
+        case .level6_1:
+            Limits(maxMacroblocksPerSecond: 8_355_840, maxFrameSizeMacroblocks: 139_264, maxBitrate: 480_000)
+        case .level6_2:
+            Limits(maxMacroblocksPerSecond: 16_711_680, maxFrameSizeMacroblocks: 139_264, maxBitrate: 800_000)
         }
     }
 
@@ -153,8 +155,10 @@ extension H264Level {
     /// The lowest level whose limits hold `width`×`height` at `fps` frames/s and `bitrateKbps` kbit/s in
     /// `profile`, or nil when no level does (or a setting is not positive). Dimensions round up to whole
     /// 16×16 macroblocks, as the encoder pads them.
-    public static func minimumLevel(width: Int, height: Int, fps: Int, bitrateKbps: Int,
-                                    profile: H264Profile) -> H264Level? {
+    public static func minimumLevel(
+        width: Int, height: Int, fps: Int, bitrateKbps: Int,
+        profile: H264Profile
+    ) -> H264Level? {
         try? check(width: width, height: height, fps: fps, bitrateKbps: bitrateKbps, profile: profile)
     }
 
@@ -162,11 +166,15 @@ extension H264Level {
     /// limit (side, frame size, macroblock rate, bitrate) that even the highest level cannot meet.
     /// Safe on hostile input: no arithmetic here can overflow.
     @discardableResult
-    public static func check(width: Int, height: Int, fps: Int, bitrateKbps: Int,
-                             profile: H264Profile) throws(H264LevelError) -> H264Level {
+    public static func check(
+        width: Int, height: Int, fps: Int, bitrateKbps: Int,
+        profile: H264Profile
+    ) throws(H264LevelError) -> H264Level {
         guard width > 0, height > 0, fps > 0, bitrateKbps > 0 else {
-            throw H264LevelError(limit: .invalidSettings, message:
-                "video settings must be positive, got \(width)x\(height) at \(fps) fps, \(bitrateKbps) kbps")
+            throw H264LevelError(
+                limit: .invalidSettings,
+                message:
+                    "video settings must be positive, got \(width)x\(height) at \(fps) fps, \(bitrateKbps) kbps")
         }
         let size = "\(width)x\(height)"
         let top = highest
@@ -178,32 +186,41 @@ extension H264Level {
         // Sides first: once both are bounded (≤ 1055), the products below cannot overflow.
         let longest = max(widthMBs, heightMBs)
         guard longest <= top.maxSideMacroblocks else {
-            throw H264LevelError(limit: .sideLength, message:
-                "\(size) is \(inMBs); a side of \(longest) macroblocks is longer than the "
-                + "\(top.maxSideMacroblocks) H.264 allows (sqrt(8 × MaxFS \(top.limits.maxFrameSizeMacroblocks)) "
-                + "at \(top))")
+            throw H264LevelError(
+                limit: .sideLength,
+                message:
+                    "\(size) is \(inMBs); a side of \(longest) macroblocks is longer than the "
+                    + "\(top.maxSideMacroblocks) H.264 allows (sqrt(8 × MaxFS \(top.limits.maxFrameSizeMacroblocks)) "
+                    + "at \(top))")
         }
         let frameMBs = widthMBs * heightMBs
         guard frameMBs <= top.limits.maxFrameSizeMacroblocks else {
-            throw H264LevelError(limit: .frameSize, message:
-                "\(size) is \(inMBs) = \(frameMBs) per frame; H.264 allows at most "
-                + "\(top.limits.maxFrameSizeMacroblocks) (MaxFS at \(top))")
+            throw H264LevelError(
+                limit: .frameSize,
+                message:
+                    "\(size) is \(inMBs) = \(frameMBs) per frame; H.264 allows at most "
+                    + "\(top.limits.maxFrameSizeMacroblocks) (MaxFS at \(top))")
         }
         let (rate, overflow) = frameMBs.multipliedReportingOverflow(by: fps)
         guard !overflow, rate <= top.limits.maxMacroblocksPerSecond else {
             let needed = overflow ? "\(frameMBs) × \(fps)" : "\(rate)"
-            throw H264LevelError(limit: .macroblockRate, message:
-                "\(size) at \(fps) fps needs \(needed) macroblocks/s; H.264 allows at most "
-                + "\(top.limits.maxMacroblocksPerSecond) (MaxMBPS at \(top))")
+            throw H264LevelError(
+                limit: .macroblockRate,
+                message:
+                    "\(size) at \(fps) fps needs \(needed) macroblocks/s; H.264 allows at most "
+                    + "\(top.limits.maxMacroblocksPerSecond) (MaxMBPS at \(top))")
         }
         let maxKbps = top.maxBitrateKbps(for: profile)
         guard bitrateKbps <= maxKbps else {
-            let basis = profile.cpbBrVclFactor == 1_000
+            let basis =
+                profile.cpbBrVclFactor == 1_000
                 ? "MaxBR at \(top)"
                 : "\(Double(profile.cpbBrVclFactor) / 1000) × MaxBR \(top.limits.maxBitrate) at \(top)"
-            throw H264LevelError(limit: .bitrate, message:
-                "\(bitrateKbps) kbps is above the \(maxKbps) kbps H.264 allows for \(profile.rawValue) profile "
-                + "(\(basis))")
+            throw H264LevelError(
+                limit: .bitrate,
+                message:
+                    "\(bitrateKbps) kbps is above the \(maxKbps) kbps H.264 allows for \(profile.rawValue) profile "
+                    + "(\(basis))")
         }
 
         // Every column of Table A-1 is non-decreasing in level order, so the highest level holds these

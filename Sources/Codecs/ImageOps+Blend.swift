@@ -12,17 +12,22 @@ extension ImageOps {
     /// Scales the sub-rectangle `crop` of an 8-bit `src` plane (`srcWidth`×`srcHeight`, stride = width) into
     /// the `dstWidth`×`dstHeight` plane `dst` at `rect` (bilinear, libyuv `ScalePlane`), with the same
     /// clipping and even alignment as `scale`, so an alpha plane scaled here lines up with its picture.
-    public static func scalePlane(_ src: [UInt8], width srcWidth: Int, height srcHeight: Int, crop: Rect,
-                                  into dst: inout [UInt8], width dstWidth: Int, height dstHeight: Int, at rect: Rect) {
+    public static func scalePlane(
+        _ src: [UInt8], width srcWidth: Int, height srcHeight: Int, crop: Rect,
+        into dst: inout [UInt8], width dstWidth: Int, height dstHeight: Int, at rect: Rect
+    ) {
         guard src.count >= srcWidth * srcHeight, dst.count >= dstWidth * dstHeight,
-              let (from, to) = mapping(crop: crop, sourceWidth: srcWidth, sourceHeight: srcHeight,
-                                       rect: rect, destWidth: dstWidth, destHeight: dstHeight) else { return }
+            let (from, to) = mapping(
+                crop: crop, sourceWidth: srcWidth, sourceHeight: srcHeight,
+                rect: rect, destWidth: dstWidth, destHeight: dstHeight)
+        else { return }
         src.withUnsafeBufferPointer { s in
             dst.withUnsafeMutableBufferPointer { d in
                 guard let s = s.baseAddress, let d = d.baseAddress else { return }
-                ScalePlane(s + from.y * srcWidth + from.x, Int32(srcWidth), Int32(from.width), Int32(from.height),
-                           d + to.y * dstWidth + to.x, Int32(dstWidth), Int32(to.width), Int32(to.height),
-                           kFilterBilinear)
+                ScalePlane(
+                    s + from.y * srcWidth + from.x, Int32(srcWidth), Int32(from.width), Int32(from.height),
+                    d + to.y * dstWidth + to.x, Int32(dstWidth), Int32(to.width), Int32(to.height),
+                    kFilterBilinear)
             }
         }
     }
@@ -37,7 +42,8 @@ extension ImageOps {
             let y0 = cy * 2, y1 = min(cy * 2 + 1, height - 1)
             for cx in 0..<cw {
                 let x0 = cx * 2, x1 = min(cx * 2 + 1, width - 1)
-                let sum = Int(alpha[y0 * width + x0]) + Int(alpha[y0 * width + x1])
+                let sum =
+                    Int(alpha[y0 * width + x0]) + Int(alpha[y0 * width + x1])
                     + Int(alpha[y1 * width + x0]) + Int(alpha[y1 * width + x1])
                 out[cy * cw + cx] = UInt8((sum + 2) / 4)
             }
@@ -70,12 +76,16 @@ extension ImageOps {
     /// Blends a whole `image` whose top-left corner goes to (`x`, `y`) of `dst` (even, or it is floored),
     /// weighting each pixel by `alpha` (luma resolution, `image.width·image.height`) or `chromaAlpha`
     /// (chroma resolution) times `opacity`. The part outside `dst` is cut. Mismatched planes draw nothing.
-    public static func blend(_ image: VideoFrame, alpha: [UInt8], chromaAlpha: [UInt8], opacity: Double,
-                             into dst: inout VideoFrame, x: Int, y: Int) {
+    public static func blend(
+        _ image: VideoFrame, alpha: [UInt8], chromaAlpha: [UInt8], opacity: Double,
+        into dst: inout VideoFrame, x: Int, y: Int
+    ) {
         guard alpha.count == image.width * image.height, chromaAlpha.count == image.strideUV * image.chromaHeight,
-              Rect(x: x, y: y, width: image.width, height: image.height).isSane, opacity > 0 else { return }
+            Rect(x: x, y: y, width: image.width, height: image.height).isSane, opacity > 0
+        else { return }
         let ox = x & ~1, oy = y & ~1
-        let r = Rect(x: ox, y: oy, width: image.width, height: image.height).aligned(width: dst.width, height: dst.height)
+        let r = Rect(x: ox, y: oy, width: image.width, height: image.height).aligned(
+            width: dst.width, height: dst.height)
         guard !r.isEmpty else { return }
         let opacity16 = min(65536, Int((opacity * 65536).rounded()))
         let c = chromaRect(r)
@@ -117,11 +127,14 @@ extension ImageOps {
     }
 
     /// Uniform-weight blend of `r` (same coordinates in both planes).
-    private static func blendPlane(_ src: UnsafeBufferPointer<UInt8>, _ srcStride: Int,
-                                   _ dst: UnsafeMutableBufferPointer<UInt8>, _ dstStride: Int,
-                                   _ r: Rect, weight: Int) {
+    private static func blendPlane(
+        _ src: UnsafeBufferPointer<UInt8>, _ srcStride: Int,
+        _ dst: UnsafeMutableBufferPointer<UInt8>, _ dstStride: Int,
+        _ r: Rect, weight: Int
+    ) {
         guard let s = src.baseAddress, let d = dst.baseAddress,
-              (r.maxY - 1) * srcStride + r.maxX <= src.count, (r.maxY - 1) * dstStride + r.maxX <= dst.count else { return }
+            (r.maxY - 1) * srcStride + r.maxX <= src.count, (r.maxY - 1) * dstStride + r.maxX <= dst.count
+        else { return }
         for row in r.y..<r.maxY {
             let sp = s + row * srcStride, dp = d + row * dstStride
             if weight >= 65536 {
@@ -134,13 +147,16 @@ extension ImageOps {
 
     /// Per-pixel-alpha blend: `r` in destination coordinates, `from` the matching source origin
     /// (alpha has the source plane's stride).
-    private static func blendPlane(_ src: UnsafeBufferPointer<UInt8>, _ srcStride: Int,
-                                   _ dst: UnsafeMutableBufferPointer<UInt8>, _ dstStride: Int, _ r: Rect,
-                                   alpha: UnsafeBufferPointer<UInt8>, from: (x: Int, y: Int), opacity16: Int) {
+    private static func blendPlane(
+        _ src: UnsafeBufferPointer<UInt8>, _ srcStride: Int,
+        _ dst: UnsafeMutableBufferPointer<UInt8>, _ dstStride: Int, _ r: Rect,
+        alpha: UnsafeBufferPointer<UInt8>, from: (x: Int, y: Int), opacity16: Int
+    ) {
         let lastSource = (from.y + r.height - 1) * srcStride + from.x + r.width
         guard let s = src.baseAddress, let d = dst.baseAddress, let a = alpha.baseAddress,
-              lastSource <= src.count, lastSource <= alpha.count,
-              (r.maxY - 1) * dstStride + r.maxX <= dst.count else { return }
+            lastSource <= src.count, lastSource <= alpha.count,
+            (r.maxY - 1) * dstStride + r.maxX <= dst.count
+        else { return }
         for row in 0..<r.height {
             let sp = s + (from.y + row) * srcStride + from.x, ap = a + (from.y + row) * srcStride + from.x
             let dp = d + (r.y + row) * dstStride + r.x

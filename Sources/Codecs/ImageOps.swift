@@ -25,8 +25,11 @@ public enum ImageOps {
     }
 
     static func scale(_ src: PlanePointers, crop: Rect, into dst: inout VideoFrame, at rect: Rect) -> Bool {
-        guard let (from, to) = mapping(crop: crop, sourceWidth: src.width, sourceHeight: src.height,
-                                       rect: rect, destWidth: dst.width, destHeight: dst.height) else { return false }
+        guard
+            let (from, to) = mapping(
+                crop: crop, sourceWidth: src.width, sourceHeight: src.height,
+                rect: rect, destWidth: dst.width, destHeight: dst.height)
+        else { return false }
         var status: Int32 = -1
         let dstStrideY = dst.strideY, dstStrideUV = dst.strideUV
         let dstOffY = to.y * dstStrideY + to.x, dstOffUV = (to.y / 2) * dstStrideUV + to.x / 2
@@ -34,14 +37,15 @@ public enum ImageOps {
             dst.u.withUnsafeMutableBufferPointer { du in
                 dst.v.withUnsafeMutableBufferPointer { dv in
                     guard let dy = dy.baseAddress, let du = du.baseAddress, let dv = dv.baseAddress else { return }
-                    status = I420Scale(src.y + from.y * src.strideY + from.x, Int32(src.strideY),
-                                       src.u + (from.y / 2) * src.strideU + from.x / 2, Int32(src.strideU),
-                                       src.v + (from.y / 2) * src.strideV + from.x / 2, Int32(src.strideV),
-                                       Int32(from.width), Int32(from.height),
-                                       dy + dstOffY, Int32(dstStrideY),
-                                       du + dstOffUV, Int32(dstStrideUV),
-                                       dv + dstOffUV, Int32(dstStrideUV),
-                                       Int32(to.width), Int32(to.height), kFilterBilinear)
+                    status = I420Scale(
+                        src.y + from.y * src.strideY + from.x, Int32(src.strideY),
+                        src.u + (from.y / 2) * src.strideU + from.x / 2, Int32(src.strideU),
+                        src.v + (from.y / 2) * src.strideV + from.x / 2, Int32(src.strideV),
+                        Int32(from.width), Int32(from.height),
+                        dy + dstOffY, Int32(dstStrideY),
+                        du + dstOffUV, Int32(dstStrideUV),
+                        dv + dstOffUV, Int32(dstStrideUV),
+                        Int32(to.width), Int32(to.height), kFilterBilinear)
                 }
             }
         }
@@ -51,8 +55,10 @@ public enum ImageOps {
     /// The source and destination rects `scale` works on: `crop` clipped to the source, the visible part of
     /// `rect` in the destination, and the matching part of the crop, both even-aligned. nil when nothing shows.
     /// Shared by the I420 and single-plane (alpha) scalers so a picture and its alpha land on the same pixels.
-    static func mapping(crop: Rect, sourceWidth: Int, sourceHeight: Int,
-                        rect: Rect, destWidth: Int, destHeight: Int) -> (from: Rect, to: Rect)? {
+    static func mapping(
+        crop: Rect, sourceWidth: Int, sourceHeight: Int,
+        rect: Rect, destWidth: Int, destHeight: Int
+    ) -> (from: Rect, to: Rect)? {
         guard crop.isSane, rect.isSane else { return nil }
         let source = crop.intersection(Rect(x: 0, y: 0, width: sourceWidth, height: sourceHeight))
         guard !source.isEmpty, !rect.isEmpty else { return nil }
@@ -63,7 +69,8 @@ public enum ImageOps {
         let cy0 = source.y + Int((Double(visible.y - rect.y) * sy).rounded())
         let cx1 = source.x + Int((Double(visible.maxX - rect.x) * sx).rounded())
         let cy1 = source.y + Int((Double(visible.maxY - rect.y) * sy).rounded())
-        let from = Rect(x: cx0, y: cy0, width: cx1 - cx0, height: cy1 - cy0).aligned(width: sourceWidth, height: sourceHeight)
+        let from = Rect(x: cx0, y: cy0, width: cx1 - cx0, height: cy1 - cy0).aligned(
+            width: sourceWidth, height: sourceHeight)
         let to = visible.aligned(width: destWidth, height: destHeight)
         guard !from.isEmpty, !to.isEmpty else { return nil }
         return (from, to)
@@ -79,9 +86,10 @@ public enum ImageOps {
             dst.u.withUnsafeMutableBufferPointer { du in
                 dst.v.withUnsafeMutableBufferPointer { dv in
                     guard let dy = dy.baseAddress, let du = du.baseAddress, let dv = dv.baseAddress else { return }
-                    _ = I420Rect(dy, strideY, du, strideUV, dv, strideUV,
-                                 Int32(r.x), Int32(r.y), Int32(r.width), Int32(r.height),
-                                 Int32(color.y), Int32(color.u), Int32(color.v))
+                    _ = I420Rect(
+                        dy, strideY, du, strideUV, dv, strideUV,
+                        Int32(r.x), Int32(r.y), Int32(r.width), Int32(r.height),
+                        Int32(color.y), Int32(color.u), Int32(color.v))
                 }
             }
         }
@@ -96,10 +104,12 @@ public enum ImageOps {
                 src.v.withUnsafeBufferPointer { sv in
                     out.withUnsafeMutableBufferPointer { o in
                         guard let sy = sy.baseAddress, let su = su.baseAddress, let sv = sv.baseAddress,
-                              let o = o.baseAddress else { return }
+                            let o = o.baseAddress
+                        else { return }
                         // libyuv's "RAW" is R,G,B in memory (its "RGB24" is B,G,R).
-                        _ = I420ToRAW(sy, Int32(src.strideY), su, Int32(src.strideUV), sv, Int32(src.strideUV),
-                                      o, Int32(src.width * 3), Int32(src.width), Int32(src.height))
+                        _ = I420ToRAW(
+                            sy, Int32(src.strideY), su, Int32(src.strideUV), sv, Int32(src.strideUV),
+                            o, Int32(src.width * 3), Int32(src.width), Int32(src.height))
                     }
                 }
             }

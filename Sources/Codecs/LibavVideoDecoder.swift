@@ -29,7 +29,9 @@ final class LibavVideoDecoder: @unchecked Sendable {
     private var detachedPictures = 0
 
     /// `pooledPictures` false keeps libavcodec's own buffers (tests compare the two).
-    init(codec id: AVCodecID, name: String, maxWidth: Int, maxHeight: Int, pooledPictures: Bool = true) throws(CodecError) {
+    init(
+        codec id: AVCodecID, name: String, maxWidth: Int, maxHeight: Int, pooledPictures: Bool = true
+    ) throws(CodecError) {
         _ = AVError.quietLogs
         self.name = name
         self.maxWidth = maxWidth
@@ -38,10 +40,12 @@ final class LibavVideoDecoder: @unchecked Sendable {
         guard let ctx = avcodec_alloc_context3(codec) else { throw AVError.error("avcodec_alloc_context3 failed") }
         context = ctx
         if pooledPictures {
-            guard let pool = cohost_picture_pool_install(ctx) else { throw AVError.error("out of memory for the picture pool") }
+            guard let pool = cohost_picture_pool_install(ctx) else {
+                throw AVError.error("out of memory for the picture pool")
+            }
             self.pool = pool
         }
-        ctx.pointee.thread_count = 1            // no frame threading: it would add frames of delay
+        ctx.pointee.thread_count = 1  // no frame threading: it would add frames of delay
         ctx.pointee.flags |= AV_CODEC_FLAG_LOW_DELAY
         // Refused while parsing the header, before libavcodec allocates frames for it: a hostile 16383×16383
         // VP8 keyframe of ten bytes must not cost hundreds of megabytes.
@@ -66,8 +70,9 @@ final class LibavVideoDecoder: @unchecked Sendable {
     /// Pictures the decoder took from the pool, pool layouts built (one per picture size) and input buffers
     /// allocated: for tests.
     var bufferCounts: DecoderBufferCounts {
-        DecoderBufferCounts(pictures: Int(pool?.pointee.pictures ?? 0), layouts: Int(pool?.pointee.layouts ?? 0),
-                            inputs: inputBuffersAllocated, detached: detachedPictures)
+        DecoderBufferCounts(
+            pictures: Int(pool?.pointee.pictures ?? 0), layouts: Int(pool?.pointee.layouts ?? 0),
+            inputs: inputBuffersAllocated, detached: detachedPictures)
     }
 
     /// Decodes one compressed frame into `output` (resized when the stream size changes, planes copied row by
@@ -118,7 +123,9 @@ final class LibavVideoDecoder: @unchecked Sendable {
     private func send(_ data: [UInt8]) throws(CodecError) {
         guard let context, let packet else { throw AVError.error("\(name) decoder not open") }
         guard !data.isEmpty else { throw AVError.error("empty \(name) frame") }
-        guard data.count <= Self.maxAccessUnitBytes else { throw AVError.error("\(name) frame of \(data.count) bytes too large") }
+        guard data.count <= Self.maxAccessUnitBytes else {
+            throw AVError.error("\(name) frame of \(data.count) bytes too large")
+        }
         let padding = Int(AV_INPUT_BUFFER_PADDING_SIZE)
         let needed = data.count + padding
         // Reusable once libavcodec has let go of it, which it does when the frame is decoded.
@@ -132,7 +139,9 @@ final class LibavVideoDecoder: @unchecked Sendable {
             input = av_buffer_alloc(size)
             if input != nil { inputBuffersAllocated += 1 }
         }
-        guard let input, let bytes = input.pointee.data else { throw AVError.error("out of memory for a \(name) frame") }
+        guard let input, let bytes = input.pointee.data else {
+            throw AVError.error("out of memory for a \(name) frame")
+        }
         data.withUnsafeBufferPointer { src in
             if let base = src.baseAddress { bytes.update(from: base, count: src.count) }
         }
@@ -169,11 +178,13 @@ final class LibavVideoDecoder: @unchecked Sendable {
             throw AVError.error("picture \(w)x\(h) outside 1x1...\(maxWidth)x\(maxHeight)")
         }
         guard let py = f.data.0, let pu = f.data.1, let pv = f.data.2,
-              f.linesize.0 >= w, f.linesize.1 >= (w + 1) / 2, f.linesize.2 >= (w + 1) / 2 else {
+            f.linesize.0 >= w, f.linesize.1 >= (w + 1) / 2, f.linesize.2 >= (w + 1) / 2
+        else {
             throw AVError.error("decoded picture has unexpected planes")
         }
-        return PlanePointers(width: w, height: h, y: py, u: pu, v: pv, strideY: Int(f.linesize.0),
-                             strideU: Int(f.linesize.1), strideV: Int(f.linesize.2))
+        return PlanePointers(
+            width: w, height: h, y: py, u: pu, v: pv, strideY: Int(f.linesize.0),
+            strideU: Int(f.linesize.1), strideV: Int(f.linesize.2))
     }
 }
 

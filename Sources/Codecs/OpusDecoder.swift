@@ -15,10 +15,13 @@ public final class OpusDecoder: @unchecked Sendable {
     /// A mono decoder costs ≈30 % less than a stereo one on the same mono voice stream (libopus keeps,
     /// synthesises and shifts its history per output channel).
     public init(channels: Int = 2) throws(CodecError) {
-        guard channels == 1 || channels == 2 else { throw OpusError.error("Opus output channels must be 1 or 2, not \(channels)") }
+        guard channels == 1 || channels == 2 else {
+            throw OpusError.error("Opus output channels must be 1 or 2, not \(channels)")
+        }
         var status: Int32 = 0
         guard let handle = opus_decoder_create(Int32(AudioFormat.sampleRate), Int32(channels), &status),
-              status == OPUS_OK else { throw OpusError.error(status, "opus_decoder_create") }
+            status == OPUS_OK
+        else { throw OpusError.error(status, "opus_decoder_create") }
         self.channels = channels
         self.handle = handle
     }
@@ -30,7 +33,9 @@ public final class OpusDecoder: @unchecked Sendable {
     /// Returns frames per channel.
     public func decode(_ packet: [UInt8], into output: inout [Float]) throws(CodecError) -> Int {
         guard !packet.isEmpty else { throw OpusError.error("empty Opus packet (use conceal for a lost one)") }
-        guard packet.count <= 1275 * 3 + 7 else { throw OpusError.error("Opus packet of \(packet.count) bytes is too long") }
+        guard packet.count <= 1275 * 3 + 7 else {
+            throw OpusError.error("Opus packet of \(packet.count) bytes is too long")
+        }
         // Non-empty arrays always have a base address; OPUS_BAD_ARG stands in for the impossible nil.
         let frames = packet.withUnsafeBufferPointer { p -> Int32 in
             guard let base = p.baseAddress else { return OPUS_BAD_ARG }
@@ -38,7 +43,9 @@ public final class OpusDecoder: @unchecked Sendable {
         }
         guard frames >= 0 else { throw OpusError.error(frames, "opus_packet_get_nb_samples") }
         guard frames > 0 else { throw OpusError.error(OPUS_INVALID_PACKET, "Opus packet with no frames") }
-        guard Int(frames) <= OpusError.maxFrames else { throw OpusError.error("Opus packet of \(frames) frames exceeds 120 ms") }
+        guard Int(frames) <= OpusError.maxFrames else {
+            throw OpusError.error("Opus packet of \(frames) frames exceeds 120 ms")
+        }
         resize(&output, frames: Int(frames))
         let decoded = packet.withUnsafeBufferPointer { p in
             output.withUnsafeMutableBufferPointer { o -> Int32 in
@@ -74,7 +81,9 @@ public final class OpusDecoder: @unchecked Sendable {
         guard (1...OpusError.maxFrames).contains(frames) else {
             throw OpusError.error("cannot recover \(frames) frames (1...\(OpusError.maxFrames))")
         }
-        guard !nextPacket.isEmpty, nextPacket.count <= 1275 * 3 + 7 else { return try conceal(frames: frames, into: &output) }
+        guard !nextPacket.isEmpty, nextPacket.count <= 1275 * 3 + 7 else {
+            return try conceal(frames: frames, into: &output)
+        }
         resize(&output, frames: frames)
         let decoded = nextPacket.withUnsafeBufferPointer { p in
             output.withUnsafeMutableBufferPointer { o -> Int32 in

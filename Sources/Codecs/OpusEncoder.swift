@@ -12,12 +12,17 @@ public final class OpusEncoder: @unchecked Sendable {
     private var scratch = [UInt8](repeating: 0, count: 4000)
 
     public init(channels: Int, bitrate: Int) throws(CodecError) {
-        guard channels == 1 || channels == 2 else { throw OpusError.error("Opus channels must be 1 or 2, not \(channels)") }
+        guard channels == 1 || channels == 2 else {
+            throw OpusError.error("Opus channels must be 1 or 2, not \(channels)")
+        }
         guard (6_000...510_000).contains(bitrate) else { throw OpusError.error("Opus bitrate \(bitrate) out of range") }
         self.channels = channels
         var status: Int32 = 0
-        guard let handle = opus_encoder_create(Int32(AudioFormat.sampleRate), Int32(channels), OPUS_APPLICATION_AUDIO, &status),
-              status == OPUS_OK else { throw OpusError.error(status, "opus_encoder_create") }
+        guard
+            let handle = opus_encoder_create(
+                Int32(AudioFormat.sampleRate), Int32(channels), OPUS_APPLICATION_AUDIO, &status),
+            status == OPUS_OK
+        else { throw OpusError.error(status, "opus_encoder_create") }
         self.handle = handle
         let set = cohost_opus_set_bitrate(handle, Int32(bitrate))
         // Fully initialised here, so a throw runs deinit, which destroys the encoder.

@@ -34,7 +34,9 @@ public final class PNGDecoder: @unchecked Sendable {
         context = avcodec_alloc_context3(codec)
         frame = av_frame_alloc()
         packet = av_packet_alloc()
-        guard let ctx = context, frame != nil, packet != nil else { throw AVError.error("avcodec/av_frame/av_packet alloc failed") }
+        guard let ctx = context, frame != nil, packet != nil else {
+            throw AVError.error("avcodec/av_frame/av_packet alloc failed")
+        }
         // libavcodec refuses larger pictures itself, before allocating them.
         ctx.pointee.max_pixels = Int64(Self.maxSide * Self.maxSide)
         ctx.pointee.thread_count = 1
@@ -60,7 +62,10 @@ public final class PNGDecoder: @unchecked Sendable {
         guard let context, let frame, let packet else { throw AVError.error("PNG decoder not initialised") }
         // A previous call may have ended in EOF or an error: start from a clean decoder state.
         avcodec_flush_buffers(context)
-        defer { av_packet_unref(packet); av_frame_unref(frame) }
+        defer {
+            av_packet_unref(packet)
+            av_frame_unref(frame)
+        }
         var status = av_new_packet(packet, Int32(bytes.count))  // zeroed input padding included
         guard status >= 0, let data = packet.pointee.data else { throw AVError.error(status, "av_new_packet") }
         bytes.withUnsafeBufferPointer { src in
@@ -115,7 +120,10 @@ public final class PNGDecoder: @unchecked Sendable {
                 layout.read(UnsafePointer(plane + r0 * lineSize), palette: palette, into: top)
                 layout.read(UnsafePointer(plane + r1 * lineSize), palette: palette, into: bottom)
                 if w & 1 == 1 {
-                    for c in 0..<4 { top[w * 4 + c] = top[(w - 1) * 4 + c]; bottom[w * 4 + c] = bottom[(w - 1) * 4 + c] }
+                    for c in 0..<4 {
+                        top[w * 4 + c] = top[(w - 1) * 4 + c]
+                        bottom[w * 4 + c] = bottom[(w - 1) * 4 + c]
+                    }
                 }
                 for dy in 0..<2 {
                     let row = dy == 0 ? top : bottom, base = (pair + dy) * width
@@ -148,24 +156,33 @@ public final class PNGDecoder: @unchecked Sendable {
     /// U and V of a 2×2 block (two RGBA pixels from each row), from its alpha-weighted mean colour
     /// (the plain mean when the block is fully transparent).
     @inline(__always)
-    private static func chroma(_ top: UnsafeMutablePointer<UInt8>, _ bottom: UnsafeMutablePointer<UInt8>) -> (UInt8, UInt8) {
+    private static func chroma(
+        _ top: UnsafeMutablePointer<UInt8>, _ bottom: UnsafeMutablePointer<UInt8>
+    ) -> (UInt8, UInt8) {
         var sr = 0, sg = 0, sb = 0, sa = 0
         // No array literal here: this runs per 2×2 block.
         for i in 0..<4 {
             let p = (i < 2 ? top : bottom) + (i & 1) * 4
             let a = Int(p[3])
-            sr += a * Int(p[0]); sg += a * Int(p[1]); sb += a * Int(p[2]); sa += a
+            sr += a * Int(p[0])
+            sg += a * Int(p[1])
+            sb += a * Int(p[2])
+            sa += a
         }
         if sa == 0 {
             for i in 0..<4 {
                 let p = (i < 2 ? top : bottom) + (i & 1) * 4
-                sr += Int(p[0]); sg += Int(p[1]); sb += Int(p[2])
+                sr += Int(p[0])
+                sg += Int(p[1])
+                sb += Int(p[2])
             }
             sa = 4
         }
         let r = Double(sr) / Double(sa), g = Double(sg) / Double(sa), b = Double(sb) / Double(sa)
-        return (clamp(128 + (-37.797 * r - 74.203 * g + 112.0 * b) / 255),
-                clamp(128 + (112.0 * r - 93.786 * g - 18.214 * b) / 255))
+        return (
+            clamp(128 + (-37.797 * r - 74.203 * g + 112.0 * b) / 255),
+            clamp(128 + (112.0 * r - 93.786 * g - 18.214 * b) / 255)
+        )
     }
 
     @inline(__always)
@@ -218,24 +235,61 @@ struct PNGRowReader {
         for x in 0..<width {
             let o = out + x * 4
             switch kind {
-            case .rgb24: o[0] = src[x * 3]; o[1] = src[x * 3 + 1]; o[2] = src[x * 3 + 2]; o[3] = 255
-            case .rgba: o[0] = src[x * 4]; o[1] = src[x * 4 + 1]; o[2] = src[x * 4 + 2]; o[3] = src[x * 4 + 3]
-            case .rgb48be: o[0] = src[x * 6]; o[1] = src[x * 6 + 2]; o[2] = src[x * 6 + 4]; o[3] = 255
-            case .rgba64be: o[0] = src[x * 8]; o[1] = src[x * 8 + 2]; o[2] = src[x * 8 + 4]; o[3] = src[x * 8 + 6]
-            case .gray8: o[0] = src[x]; o[1] = src[x]; o[2] = src[x]; o[3] = 255
-            case .gray16be: o[0] = src[x * 2]; o[1] = src[x * 2]; o[2] = src[x * 2]; o[3] = 255
-            case .ya8: o[0] = src[x * 2]; o[1] = src[x * 2]; o[2] = src[x * 2]; o[3] = src[x * 2 + 1]
-            case .ya16be: o[0] = src[x * 4]; o[1] = src[x * 4]; o[2] = src[x * 4]; o[3] = src[x * 4 + 2]
+            case .rgb24:
+                o[0] = src[x * 3]
+                o[1] = src[x * 3 + 1]
+                o[2] = src[x * 3 + 2]
+                o[3] = 255
+            case .rgba:
+                o[0] = src[x * 4]
+                o[1] = src[x * 4 + 1]
+                o[2] = src[x * 4 + 2]
+                o[3] = src[x * 4 + 3]
+            case .rgb48be:
+                o[0] = src[x * 6]
+                o[1] = src[x * 6 + 2]
+                o[2] = src[x * 6 + 4]
+                o[3] = 255
+            case .rgba64be:
+                o[0] = src[x * 8]
+                o[1] = src[x * 8 + 2]
+                o[2] = src[x * 8 + 4]
+                o[3] = src[x * 8 + 6]
+            case .gray8:
+                o[0] = src[x]
+                o[1] = src[x]
+                o[2] = src[x]
+                o[3] = 255
+            case .gray16be:
+                o[0] = src[x * 2]
+                o[1] = src[x * 2]
+                o[2] = src[x * 2]
+                o[3] = 255
+            case .ya8:
+                o[0] = src[x * 2]
+                o[1] = src[x * 2]
+                o[2] = src[x * 2]
+                o[3] = src[x * 2 + 1]
+            case .ya16be:
+                o[0] = src[x * 4]
+                o[1] = src[x * 4]
+                o[2] = src[x * 4]
+                o[3] = src[x * 4 + 2]
             case .pal8:
                 let entry = Int(src[x]) * 4
                 // Native-endian words, as libavcodec stored them.
                 let word = palette.map { UnsafeRawPointer($0 + entry).loadUnaligned(as: UInt32.self) } ?? 0
-                o[0] = UInt8(truncatingIfNeeded: word >> 16); o[1] = UInt8(truncatingIfNeeded: word >> 8)
-                o[2] = UInt8(truncatingIfNeeded: word); o[3] = UInt8(truncatingIfNeeded: word >> 24)
+                o[0] = UInt8(truncatingIfNeeded: word >> 16)
+                o[1] = UInt8(truncatingIfNeeded: word >> 8)
+                o[2] = UInt8(truncatingIfNeeded: word)
+                o[3] = UInt8(truncatingIfNeeded: word >> 24)
             case .monoblack:
                 let bit = (src[x / 8] >> (7 - UInt8(x % 8))) & 1
                 let g: UInt8 = bit == 1 ? 255 : 0
-                o[0] = g; o[1] = g; o[2] = g; o[3] = 255
+                o[0] = g
+                o[1] = g
+                o[2] = g
+                o[3] = 255
             }
         }
     }

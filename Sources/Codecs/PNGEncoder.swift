@@ -25,7 +25,9 @@ public final class PNGEncoder: @unchecked Sendable {
         guard (1...Self.maxSide).contains(width), (1...Self.maxSide).contains(height) else {
             throw AVError.error("PNG size \(width)x\(height) outside 1...\(Self.maxSide)")
         }
-        guard (0...9).contains(compressionLevel) else { throw AVError.error("PNG compression level \(compressionLevel) outside 0...9") }
+        guard (0...9).contains(compressionLevel) else {
+            throw AVError.error("PNG compression level \(compressionLevel) outside 0...9")
+        }
         self.width = width
         self.height = height
         guard let codec = avcodec_find_encoder(AV_CODEC_ID_PNG) else { throw AVError.error("png encoder not found") }
@@ -33,7 +35,9 @@ public final class PNGEncoder: @unchecked Sendable {
         context = avcodec_alloc_context3(codec)
         frame = av_frame_alloc()
         packet = av_packet_alloc()
-        guard let ctx = context, let frame, packet != nil else { throw AVError.error("avcodec/av_frame/av_packet alloc failed") }
+        guard let ctx = context, let frame, packet != nil else {
+            throw AVError.error("avcodec/av_frame/av_packet alloc failed")
+        }
         ctx.pointee.width = Int32(width)
         ctx.pointee.height = Int32(height)
         ctx.pointee.pix_fmt = AV_PIX_FMT_RGB24
@@ -81,7 +85,9 @@ public final class PNGEncoder: @unchecked Sendable {
         status = avcodec_receive_packet(context, packet)
         guard status >= 0 else { throw AVError.error(status, "avcodec_receive_packet(png)") }
         defer { av_packet_unref(packet) }
-        guard let data = packet.pointee.data, packet.pointee.size > 0 else { throw AVError.error("png encoder produced an empty packet") }
+        guard let data = packet.pointee.data, packet.pointee.size > 0 else {
+            throw AVError.error("png encoder produced an empty packet")
+        }
         return Array(UnsafeBufferPointer(start: data, count: Int(packet.pointee.size)))
     }
 

@@ -36,8 +36,9 @@ public final class VP8Decoder: @unchecked Sendable {
 
     /// With libavcodec's own picture buffers instead of the pool: for tests comparing the two.
     init(unpooledMaxWidth maxWidth: Int, maxHeight: Int) throws(CodecError) {
-        decoder = try LibavVideoDecoder(codec: AV_CODEC_ID_VP8, name: "VP8", maxWidth: maxWidth, maxHeight: maxHeight,
-                                        pooledPictures: false)
+        decoder = try LibavVideoDecoder(
+            codec: AV_CODEC_ID_VP8, name: "VP8", maxWidth: maxWidth, maxHeight: maxHeight,
+            pooledPictures: false)
     }
 
     var bufferCounts: DecoderBufferCounts { decoder.bufferCounts }

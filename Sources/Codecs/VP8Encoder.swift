@@ -31,7 +31,7 @@ public final class VP8Encoder: @unchecked Sendable {
         cfg.rc_target_bitrate = UInt32(bitrateKbps)
         cfg.rc_end_usage = VPX_CBR
         cfg.g_threads = 1
-        cfg.g_lag_in_frames = 0           // realtime: every input frame comes out of the same call
+        cfg.g_lag_in_frames = 0  // realtime: every input frame comes out of the same call
         cfg.g_error_resilient = UInt32(VPX_ERROR_RESILIENT_DEFAULT)
         cfg.kf_max_dist = UInt32(fps * 10)
         context = .allocate(capacity: 1)
@@ -75,9 +75,11 @@ public final class VP8Encoder: @unchecked Sendable {
         let status = frame.y.withUnsafeBufferPointer { y in
             frame.u.withUnsafeBufferPointer { u in
                 frame.v.withUnsafeBufferPointer { v in
-                    image.pointee.planes = (UnsafeMutablePointer(mutating: y.baseAddress),
-                                            UnsafeMutablePointer(mutating: u.baseAddress),
-                                            UnsafeMutablePointer(mutating: v.baseAddress), nil)
+                    image.pointee.planes = (
+                        UnsafeMutablePointer(mutating: y.baseAddress),
+                        UnsafeMutablePointer(mutating: u.baseAddress),
+                        UnsafeMutablePointer(mutating: v.baseAddress), nil
+                    )
                     defer { image.pointee.planes = (nil, nil, nil, nil) }
                     return vpx_codec_encode(context, image, pts, 1, flags, UInt(cohost_vpx_dl_realtime()))
                 }

@@ -52,8 +52,9 @@ struct ScaledImage {
         var picture = VideoFrame(width: region.width, height: region.height)
         ImageOps.scale(image.picture, crop: crop, into: &picture, at: local)
         var alpha = [UInt8](repeating: 0, count: region.width * region.height)
-        ImageOps.scalePlane(image.alpha, width: image.width, height: image.height, crop: crop,
-                            into: &alpha, width: region.width, height: region.height, at: local)
+        ImageOps.scalePlane(
+            image.alpha, width: image.width, height: image.height, crop: crop,
+            into: &alpha, width: region.width, height: region.height, at: local)
         self.crop = crop
         self.dest = dest
         self.canvasWidth = canvasWidth
@@ -77,12 +78,15 @@ extension VideoCompositor {
     /// Draws one tile opaquely into `target` (the canvas, or the scratch frame for alpha tiles):
     /// picture (or placeholder), then the tile's border, then the speaking indicator of a placeholder.
     /// Always repaints the tile's whole clipped, even-aligned region.
-    static func draw(_ tile: Tile, style: TileStyle, into target: inout VideoFrame,
-                     placeholderCache: inout [Rect: ScaledImage], scaler: inout BilinearScaler,
-                     scalings: inout Int) {
+    static func draw(
+        _ tile: Tile, style: TileStyle, into target: inout VideoFrame,
+        placeholderCache: inout [Rect: ScaledImage], scaler: inout BilinearScaler,
+        scalings: inout Int
+    ) {
         var drewPicture = false
         if let picture = tile.picture {
-            let (crop, dest) = geometry(sourceWidth: picture.width, sourceHeight: picture.height, rect: tile.rect, fit: tile.fit)
+            let (crop, dest) = geometry(
+                sourceWidth: picture.width, sourceHeight: picture.height, rect: tile.rect, fit: tile.fit)
             if !crop.isEmpty, !dest.isEmpty {
                 if dest != tile.rect {
                     ImageOps.fill(&target, rect: tile.rect, color: style.background)
@@ -100,12 +104,14 @@ extension VideoCompositor {
         if !drewPicture {
             ImageOps.fill(&target, rect: tile.rect, color: style.placeholder)
             if let image = style.placeholderImage {
-                let (crop, dest) = geometry(sourceWidth: image.width, sourceHeight: image.height, rect: tile.rect, fit: .contain)
+                let (crop, dest) = geometry(
+                    sourceWidth: image.width, sourceHeight: image.height, rect: tile.rect, fit: .contain)
                 if placeholderCache[dest] == nil, placeholderCache.count >= placeholderCacheLimit {
                     placeholderCache.removeAll(keepingCapacity: true)
                 }
-                drawImage(image, crop: crop, dest: dest, opacity: 1, cache: &placeholderCache[dest],
-                          into: &target, scalings: &scalings)
+                drawImage(
+                    image, crop: crop, dest: dest, opacity: 1, cache: &placeholderCache[dest],
+                    into: &target, scalings: &scalings)
             }
         }
         if let border = tile.border {
@@ -129,21 +135,26 @@ extension VideoCompositor {
         ImageOps.fill(&target, rect: Rect(x: r.x, y: r.y, width: r.width, height: w), color: border.color)
         ImageOps.fill(&target, rect: Rect(x: r.x, y: r.maxY - w, width: r.width, height: w), color: border.color)
         ImageOps.fill(&target, rect: Rect(x: r.x, y: r.y + w, width: w, height: r.height - 2 * w), color: border.color)
-        ImageOps.fill(&target, rect: Rect(x: r.maxX - w, y: r.y + w, width: w, height: r.height - 2 * w), color: border.color)
+        ImageOps.fill(
+            &target, rect: Rect(x: r.maxX - w, y: r.y + w, width: w, height: r.height - 2 * w), color: border.color)
     }
 
     /// Blends `image` (its `crop`, scaled to `dest`) into `target` by its alpha × `opacity`, scaling only
     /// when `cache` does not already hold this crop at this destination.
-    static func drawImage(_ image: AlphaPicture, crop: Rect, dest: Rect, opacity: Double, cache: inout ScaledImage?,
-                          into target: inout VideoFrame, scalings: inout Int) {
+    static func drawImage(
+        _ image: AlphaPicture, crop: Rect, dest: Rect, opacity: Double, cache: inout ScaledImage?,
+        into target: inout VideoFrame, scalings: inout Int
+    ) {
         guard opacity > 0, !crop.isEmpty, !dest.isEmpty else { return }
         if !(cache?.fits(crop: crop, dest: dest, canvasWidth: target.width, canvasHeight: target.height) ?? false) {
-            cache = ScaledImage(image: image, crop: crop, dest: dest, canvasWidth: target.width, canvasHeight: target.height)
+            cache = ScaledImage(
+                image: image, crop: crop, dest: dest, canvasWidth: target.width, canvasHeight: target.height)
             if cache != nil { scalings += 1 }
         }
         guard let scaled = cache else { return }
-        ImageOps.blend(scaled.picture, alpha: scaled.alpha, chromaAlpha: scaled.chromaAlpha, opacity: opacity,
-                       into: &target, x: scaled.x, y: scaled.y)
+        ImageOps.blend(
+            scaled.picture, alpha: scaled.alpha, chromaAlpha: scaled.chromaAlpha, opacity: opacity,
+            into: &target, x: scaled.x, y: scaled.y)
     }
 
     /// Whether two images are the same one (same planes in memory), so re-assigning an unchanged image,

@@ -11,8 +11,10 @@ extension VideoCompositor {
     ///   (at least 2 px, at most the rect), centred in rect with the offset floored to even.
     /// - stretch: crop = the whole source, dest = rect.
     /// Absurd sizes or coordinates (beyond ±2³⁰) give empty geometry too.
-    public static func geometry(sourceWidth sw: Int, sourceHeight sh: Int, rect: Rect,
-                                fit: FitMode) -> (crop: Rect, dest: Rect) {
+    public static func geometry(
+        sourceWidth sw: Int, sourceHeight sh: Int, rect: Rect,
+        fit: FitMode
+    ) -> (crop: Rect, dest: Rect) {
         let empty = Rect(x: 0, y: 0, width: 0, height: 0)
         // Sizes beyond 2³⁰ (hostile rects) would overflow the products below: nothing to draw.
         guard sw > 0, sh > 0, sw < 1 << 30, sh < 1 << 30, rect.isSane, !rect.isEmpty else { return (empty, empty) }

@@ -22,7 +22,8 @@ struct UncoveredArea {
     /// Brings `rects` up to date for `tiles` on a `canvasWidth`×`canvasHeight` canvas.
     mutating func update(for tiles: [Tile], canvasWidth: Int, canvasHeight: Int) {
         if canvasWidth == self.canvasWidth, canvasHeight == self.canvasHeight,
-           Self.sameRegions(regions, tiles, canvasWidth: canvasWidth, canvasHeight: canvasHeight) {
+            Self.sameRegions(regions, tiles, canvasWidth: canvasWidth, canvasHeight: canvasHeight)
+        {
             return
         }
         regions.removeAll(keepingCapacity: true)
@@ -47,7 +48,9 @@ struct UncoveredArea {
     private static func sameRegions(_ regions: [Rect], _ tiles: [Tile], canvasWidth: Int, canvasHeight: Int) -> Bool {
         var index = 0
         for tile in tiles {
-            guard let region = opaqueRegion(tile, canvasWidth: canvasWidth, canvasHeight: canvasHeight) else { continue }
+            guard let region = opaqueRegion(tile, canvasWidth: canvasWidth, canvasHeight: canvasHeight) else {
+                continue
+            }
             guard index < regions.count, regions[index] == region else { return false }
             index += 1
         }
@@ -60,12 +63,17 @@ struct UncoveredArea {
     static func gaps(in bounds: Rect, minus covers: [Rect]) -> [Rect] {
         let clipped = covers.map { $0.intersection(bounds) }.filter { !$0.isEmpty }
         var edges = Set([bounds.y, bounds.maxY])
-        for c in clipped { edges.insert(c.y); edges.insert(c.maxY) }
+        for c in clipped {
+            edges.insert(c.y)
+            edges.insert(c.maxY)
+        }
         let ys = edges.sorted()
         var out: [Rect] = []
         var previousBand: [Int] = []  // indices into `out` of the gaps that end at the current band's top
         for (top, bottom) in zip(ys, ys.dropFirst()) {
-            let spans = clipped.filter { $0.y <= top && $0.maxY >= bottom }.map { ($0.x, $0.maxX) }.sorted { $0.0 < $1.0 }
+            let spans = clipped.filter { $0.y <= top && $0.maxY >= bottom }.map { ($0.x, $0.maxX) }.sorted {
+                $0.0 < $1.0
+            }
             var band: [Int] = []
             var x = bounds.x
             func keep(_ from: Int, _ to: Int) {

@@ -19,8 +19,10 @@ public struct Tile: Sendable {
     /// The participant is talking: a placeholder tile shows the compositor's `speakingBorder`.
     public var speaking: Bool
 
-    public init(rect: Rect, fit: FitMode, picture: Picture?, alpha: Double = 1, border: TileBorder? = nil,
-                speaking: Bool = false) {
+    public init(
+        rect: Rect, fit: FitMode, picture: Picture?, alpha: Double = 1, border: TileBorder? = nil,
+        speaking: Bool = false
+    ) {
         self.rect = rect
         self.fit = fit
         self.picture = picture
@@ -30,9 +32,12 @@ public struct Tile: Sendable {
     }
 
     /// A tile showing a `VideoFrame` (nil: the placeholder).
-    public init(rect: Rect, fit: FitMode, frame: VideoFrame?, alpha: Double = 1, border: TileBorder? = nil,
-                speaking: Bool = false) {
-        self.init(rect: rect, fit: fit, picture: frame.map(Picture.init), alpha: alpha, border: border, speaking: speaking)
+    public init(
+        rect: Rect, fit: FitMode, frame: VideoFrame?, alpha: Double = 1, border: TileBorder? = nil,
+        speaking: Bool = false
+    ) {
+        self.init(
+            rect: rect, fit: fit, picture: frame.map(Picture.init), alpha: alpha, border: border, speaking: speaking)
     }
 }
 
@@ -121,42 +126,51 @@ public struct VideoCompositor: Sendable {
         }
         let hidden = uncovered.rects.isEmpty
         if !hidden, let image = backgroundImage {
-            let (crop, dest) = Self.geometry(sourceWidth: image.width, sourceHeight: image.height, rect: bounds, fit: .cover)
-            Self.drawImage(image, crop: crop, dest: dest, opacity: 1, cache: &backgroundCache,
-                           into: &canvas, scalings: &imageScalings)
+            let (crop, dest) = Self.geometry(
+                sourceWidth: image.width, sourceHeight: image.height, rect: bounds, fit: .cover)
+            Self.drawImage(
+                image, crop: crop, dest: dest, opacity: 1, cache: &backgroundCache,
+                into: &canvas, scalings: &imageScalings)
         }
-        let style = TileStyle(background: background, placeholder: placeholder, speakingBorder: speakingBorder,
-                              placeholderImage: placeholderImage)
+        let style = TileStyle(
+            background: background, placeholder: placeholder, speakingBorder: speakingBorder,
+            placeholderImage: placeholderImage)
         for index in tiles.indices {
             let tile = tiles[index]
             let alpha = Self.opacity(tile.alpha)
             guard alpha > 0, !tile.rect.isEmpty else { continue }
             let region = Self.region(tile.rect, canvasWidth: canvas.width, canvasHeight: canvas.height)
             guard !region.isEmpty else { continue }
-            if Self.isOccluded(region, by: tiles[(index + 1)...], canvasWidth: canvas.width, canvasHeight: canvas.height) {
+            if Self.isOccluded(
+                region, by: tiles[(index + 1)...], canvasWidth: canvas.width, canvasHeight: canvas.height)
+            {
                 skippedTiles += 1
                 continue
             }
             if alpha >= 1 {
-                Self.draw(tile, style: style, into: &canvas, placeholderCache: &placeholderCache,
-                          scaler: &scaler, scalings: &imageScalings)
+                Self.draw(
+                    tile, style: style, into: &canvas, placeholderCache: &placeholderCache,
+                    scaler: &scaler, scalings: &imageScalings)
             } else {
                 if scratch.width != canvas.width || scratch.height != canvas.height {
                     scratch = VideoFrame(width: canvas.width, height: canvas.height)
                     scratchAllocations += 1
                 }
                 // The tile's whole region is repainted in the scratch, so stale pixels there never show.
-                Self.draw(tile, style: style, into: &scratch, placeholderCache: &placeholderCache,
-                          scaler: &scaler, scalings: &imageScalings)
+                Self.draw(
+                    tile, style: style, into: &scratch, placeholderCache: &placeholderCache,
+                    scaler: &scaler, scalings: &imageScalings)
                 ImageOps.blend(scratch, into: &canvas, rect: region, alpha: alpha)
             }
         }
         if let watermark {
             let image = watermark.image
-            let (crop, dest) = Self.geometry(sourceWidth: image.width, sourceHeight: image.height,
-                                             rect: watermark.rect, fit: watermark.fit)
-            Self.drawImage(image, crop: crop, dest: dest, opacity: Self.opacity(watermark.opacity),
-                           cache: &watermarkCache, into: &canvas, scalings: &imageScalings)
+            let (crop, dest) = Self.geometry(
+                sourceWidth: image.width, sourceHeight: image.height,
+                rect: watermark.rect, fit: watermark.fit)
+            Self.drawImage(
+                image, crop: crop, dest: dest, opacity: Self.opacity(watermark.opacity),
+                cache: &watermarkCache, into: &canvas, scalings: &imageScalings)
         }
     }
 

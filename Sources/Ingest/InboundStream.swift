@@ -71,15 +71,18 @@ public final class InboundStream: @unchecked Sendable {
     /// `nack: true` tracks missing packets for `nacks(nowMs:)`, and an adaptive depth then includes
     /// the NACK delay and round trip (`JitterBuffer.setRetransmissionAllowance`). Keyframe requests
     /// are spaced by at least `keyframeIntervalMs`.
-    public init(ssrc: UInt32, payloadType: UInt8, clockRate: Int, depacketizer: any Depacketizer,
-                maxDelayMs: Int64, capacity: Int = 256, adaptive: Bool = false,
-                adaptiveDelay: AdaptiveDelay = .video, nack: Bool = false,
-                nackConfiguration: NackConfiguration = NackConfiguration(), keyframeIntervalMs: Int64 = 500) {
+    public init(
+        ssrc: UInt32, payloadType: UInt8, clockRate: Int, depacketizer: any Depacketizer,
+        maxDelayMs: Int64, capacity: Int = 256, adaptive: Bool = false,
+        adaptiveDelay: AdaptiveDelay = .video, nack: Bool = false,
+        nackConfiguration: NackConfiguration = NackConfiguration(), keyframeIntervalMs: Int64 = 500
+    ) {
         self.ssrc = ssrc
         self.payloadType = payloadType
         self.clockRate = max(1, clockRate)
         self.depacketizer = depacketizer
-        buffer = adaptive
+        buffer =
+            adaptive
             ? JitterBuffer(adaptive: adaptiveDelay, clockRate: clockRate, capacity: capacity)
             : JitterBuffer(fixedDelayMs: maxDelayMs, clockRate: clockRate, capacity: capacity)
         reception = ReceptionStatistics(ssrc: ssrc, clockRate: clockRate)
@@ -87,7 +90,8 @@ public final class InboundStream: @unchecked Sendable {
         // The adaptive depth must leave room for a NACK and its answer, or every retransmission
         // would arrive after its gap was given up. A fixed depth stays as configured.
         if nack {
-            buffer.setRetransmissionAllowance(Self.retransmissionAllowance(nackConfiguration, rttMs: nackConfiguration.rttMs))
+            buffer.setRetransmissionAllowance(
+                Self.retransmissionAllowance(nackConfiguration, rttMs: nackConfiguration.rttMs))
         }
         released.reserveCapacity(max(1, capacity) + 2)
         keyframeRequester = KeyframeRequester(minIntervalMs: keyframeIntervalMs)
@@ -126,7 +130,8 @@ public final class InboundStream: @unchecked Sendable {
     /// a same-SSRC packet that fills a NACKed gap is recognised as one too. Retransmissions do not
     /// feed the jitter estimates, and timing them gives the round trip the NACK pacing and the
     /// jitter buffer's retransmission allowance use.
-    public func receive(_ packet: RTPPacket, bytes: Int, nowMs: Int64, isRetransmission: Bool = false) -> [EncodedFrame] {
+    public func receive(_ packet: RTPPacket, bytes: Int, nowMs: Int64, isRetransmission: Bool = false) -> [EncodedFrame]
+    {
         var frames: [EncodedFrame] = []
         receive(packet, bytes: bytes, nowMs: nowMs, isRetransmission: isRetransmission) { frames.append($0) }
         return frames
@@ -136,14 +141,23 @@ public final class InboundStream: @unchecked Sendable {
     /// into a returned array, and the packet is copied into the jitter buffer's reused storage, so nothing
     /// is allocated per packet. A frame's `data` may share storage the stream reuses later: copy it to
     /// keep it beyond the call (a plain `let` copy is enough; writes then copy on write).
-    public func receive(_ packet: RTPPacket, bytes: Int, nowMs: Int64, isRetransmission: Bool = false,
-                        frame: (EncodedFrame) -> Void) {
+    public func receive(
+        _ packet: RTPPacket, bytes: Int, nowMs: Int64, isRetransmission: Bool = false,
+        frame: (EncodedFrame) -> Void
+    ) {
         counters.lastPacketMs = nowMs
-        guard packet.ssrc == ssrc else { counters.wrongSSRC += 1; return }
-        guard packet.payloadType == payloadType else { counters.wrongPayloadType += 1; return }
+        guard packet.ssrc == ssrc else {
+            counters.wrongSSRC += 1
+            return
+        }
+        guard packet.payloadType == payloadType else {
+            counters.wrongPayloadType += 1
+            return
+        }
         counters.packets += 1
         counters.bytes += max(0, bytes)
-        let retransmitted = isRetransmission || (nack?.isAwaitingRetransmission(sequence: packet.sequenceNumber) ?? false)
+        let retransmitted =
+            isRetransmission || (nack?.isAwaitingRetransmission(sequence: packet.sequenceNumber) ?? false)
         if retransmitted { counters.retransmissions += 1 }
         let resyncs = buffer.stats.resyncs
         buffer.insert(packet, nowMs: nowMs, measuresJitter: !retransmitted, into: &released)
@@ -154,8 +168,9 @@ public final class InboundStream: @unchecked Sendable {
         }
         // Out-of-range jumps (no extended number) are not counted as received (RFC 3550 A.1).
         if let extended = buffer.lastExtendedSequence {
-            reception.packetReceived(extendedSequence: extended, rtpTimestamp: packet.timestamp, arrivalMs: nowMs,
-                                     measuresJitter: !retransmitted)
+            reception.packetReceived(
+                extendedSequence: extended, rtpTimestamp: packet.timestamp, arrivalMs: nowMs,
+                measuresJitter: !retransmitted)
             // Mutated in place: a copy of the generator would copy its missing-packet list on every packet.
             let rttBefore = nack?.rttMs
             nack?.packetReceived(extendedSequence: extended, nowMs: nowMs)

@@ -101,8 +101,10 @@ public struct JitterBuffer {
 
     /// `insert` for the hot path: appends the released packets to `out`, a buffer the caller reuses and
     /// hands back with `recycle` (no allocation per packet once the stream runs).
-    public mutating func insert(_ packet: RTPPacket, nowMs: Int64, measuresJitter: Bool = true,
-                                into out: inout [ReleasedPacket]) {
+    public mutating func insert(
+        _ packet: RTPPacket, nowMs: Int64, measuresJitter: Bool = true,
+        into out: inout [ReleasedPacket]
+    ) {
         // The estimate (and so the depth) is updated before the packet is placed, so a burst of
         // jitter already widens the wait this packet's own gap gets.
         switch reorder.placement(of: packet.sequenceNumber) {

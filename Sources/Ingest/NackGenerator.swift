@@ -14,8 +14,10 @@ public struct NackConfiguration: Sendable, Equatable {
     /// A sequence jump larger than this (either way) resets tracking instead of NACKing the gap.
     public var maxJump: Int64
 
-    public init(initialDelayMs: Int64 = 10, maxRequests: Int = 3, rttMs: Int64 = 50, maxAgeMs: Int64 = 400,
-                capacity: Int = 512, maxJump: Int64 = 1000) {
+    public init(
+        initialDelayMs: Int64 = 10, maxRequests: Int = 3, rttMs: Int64 = 50, maxAgeMs: Int64 = 400,
+        capacity: Int = 512, maxJump: Int64 = 1000
+    ) {
         self.initialDelayMs = max(0, initialDelayMs)
         self.maxRequests = max(1, maxRequests)
         self.rttMs = max(0, rttMs)
@@ -91,7 +93,10 @@ public struct NackGenerator: Sendable, Equatable {
 
     /// A packet arrived (in any order, duplicates included).
     public mutating func packetReceived(extendedSequence seq: Int64, nowMs: Int64) {
-        guard let top = highest else { highest = seq; return }
+        guard let top = highest else {
+            highest = seq
+            return
+        }
         if seq > top + configuration.maxJump || seq < top - configuration.maxJump {
             // A sender restart or a wild jump: NACKing the gap would flood the sender for packets
             // that are not coming. Start over from here.
@@ -138,7 +143,8 @@ public struct NackGenerator: Sendable, Equatable {
                 stats.expired += 1
                 continue
             }
-            let due = entry.requests == 0
+            let due =
+                entry.requests == 0
                 ? age >= configuration.initialDelayMs
                 : entry.requests < configuration.maxRequests && nowMs - entry.lastRequestMs >= rtt
             // An answer arriving at `age + rtt` or later finds the jitter buffer gone past the gap.

@@ -41,8 +41,10 @@ public struct ReceptionStatistics: Sendable, Equatable {
     /// One received packet. `extendedSequence` is the sequence number unwrapped across wraps
     /// (e.g. by `SequenceUnwrapper`). Retransmissions pass `measuresJitter: false`: they count as
     /// received but their transit time is not jitter (libwebrtc's receive statistics do the same).
-    public mutating func packetReceived(extendedSequence: Int64, rtpTimestamp: UInt32, arrivalMs: Int64,
-                                        measuresJitter: Bool = true) {
+    public mutating func packetReceived(
+        extendedSequence: Int64, rtpTimestamp: UInt32, arrivalMs: Int64,
+        measuresJitter: Bool = true
+    ) {
         if let base = baseSequence {
             // A packet from before the first one seen (reordered at the start) widens the range
             // instead of counting as a negative loss.
@@ -100,9 +102,10 @@ public struct ReceptionStatistics: Sendable, Equatable {
             let ms = min(max(0, nowMs - arrival), Int64(UInt32.max) * 1000 / 65536)
             delay = UInt32(ms * 65536 / 1000)
         }
-        return ReceptionReport(ssrc: ssrc, fractionLost: fraction, totalLost: totalLost,
-                               extendedHighestSequence: UInt32(truncatingIfNeeded: highestSequence),
-                               jitter: UInt32(min(jitter, Double(UInt32.max))),
-                               lastSenderReport: lastSenderReport, delaySinceLastSenderReport: delay)
+        return ReceptionReport(
+            ssrc: ssrc, fractionLost: fraction, totalLost: totalLost,
+            extendedHighestSequence: UInt32(truncatingIfNeeded: highestSequence),
+            jitter: UInt32(min(jitter, Double(UInt32.max))),
+            lastSenderReport: lastSenderReport, delaySinceLastSenderReport: delay)
     }
 }

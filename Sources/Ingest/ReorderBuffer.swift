@@ -6,7 +6,10 @@ public struct ReleasedPacket: Equatable, Sendable {
     /// Packets were given up as lost just before this one (or the stream restarted).
     public var afterLoss: Bool
 
-    public init(packet: RTPPacket, afterLoss: Bool) { self.packet = packet; self.afterLoss = afterLoss }
+    public init(packet: RTPPacket, afterLoss: Bool) {
+        self.packet = packet
+        self.afterLoss = afterLoss
+    }
 }
 
 /// Counters of a `ReorderBuffer`, cumulative since it was created.

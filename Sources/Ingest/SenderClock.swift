@@ -38,11 +38,18 @@ public struct SenderClock: Sendable, Equatable {
         // Whole seconds and the remainder apart, so units × 2^32 never overflows.
         var seconds = units / rate
         var remainder = units % rate
-        if remainder < 0 { seconds -= 1; remainder += rate }
+        if remainder < 0 {
+            seconds -= 1
+            remainder += rate
+        }
         // remainder × 2^32 / rate in 128 bits: the remainder can be as large as the (SDP-given)
         // rate, so a plain shift could drop high bits. The quotient is < 2^32 as remainder < rate.
-        let fraction = UInt64(rate).dividingFullWidth((high: UInt64(remainder) >> 32,
-                                                       low: UInt64(remainder) << 32)).quotient
+        let fraction = UInt64(rate).dividingFullWidth(
+            (
+                high: UInt64(remainder) >> 32,
+                low: UInt64(remainder) << 32
+            )
+        ).quotient
         return ntp &+ UInt64(bitPattern: seconds << 32) &+ fraction
     }
 

@@ -4,7 +4,11 @@ public struct YUVColor: Equatable, Hashable, Sendable {
     public var u: UInt8
     public var v: UInt8
 
-    public init(y: UInt8, u: UInt8, v: UInt8) { self.y = y; self.u = u; self.v = v }
+    public init(y: UInt8, u: UInt8, v: UInt8) {
+        self.y = y
+        self.u = u
+        self.v = v
+    }
 
     /// Converts 8-bit sRGB with the BT.601 limited-range matrix (what x264 and players assume by default).
     public init(r: UInt8, g: UInt8, b: UInt8) {

@@ -10,8 +10,10 @@ package struct PlanePointers {
     package let strideU: Int
     package let strideV: Int
 
-    package init(width: Int, height: Int, y: UnsafePointer<UInt8>, u: UnsafePointer<UInt8>, v: UnsafePointer<UInt8>,
-                strideY: Int, strideU: Int, strideV: Int) {
+    package init(
+        width: Int, height: Int, y: UnsafePointer<UInt8>, u: UnsafePointer<UInt8>, v: UnsafePointer<UInt8>,
+        strideY: Int, strideU: Int, strideV: Int
+    ) {
         self.width = width
         self.height = height
         self.y = y
@@ -27,7 +29,8 @@ package struct PlanePointers {
     package static func withBlackPixel<R>(_ body: (PlanePointers) -> R) -> R {
         withUnsafeBytes(of: (UInt8(16), UInt8(128), UInt8(128))) { raw in
             let b = raw.bindMemory(to: UInt8.self).baseAddress!  // a 3-byte tuple: never empty
-            return body(PlanePointers(width: 1, height: 1, y: b, u: b + 1, v: b + 2, strideY: 1, strideU: 1, strideV: 1))
+            return body(
+                PlanePointers(width: 1, height: 1, y: b, u: b + 1, v: b + 2, strideY: 1, strideU: 1, strideV: 1))
         }
     }
 }
@@ -100,7 +103,9 @@ extension VideoFrame {
         Self.copyRows(planes.v, stride: planes.strideV, width: cw, height: ch, into: &v)
     }
 
-    private static func copyRows(_ src: UnsafePointer<UInt8>, stride: Int, width: Int, height: Int, into dst: inout [UInt8]) {
+    private static func copyRows(
+        _ src: UnsafePointer<UInt8>, stride: Int, width: Int, height: Int, into dst: inout [UInt8]
+    ) {
         dst.withUnsafeMutableBufferPointer { d in
             guard let base = d.baseAddress, d.count >= width * height else { return }
             for row in 0..<height { (base + row * width).update(from: src + row * stride, count: width) }
@@ -111,15 +116,19 @@ extension VideoFrame {
     /// been replaced with arrays of the wrong size: then a black pixel is lent rather than memory past them.
     package func withPlanes<R>(_ body: (PlanePointers) -> R) -> R {
         let chroma = strideUV * chromaHeight
-        guard y.count >= width * height, u.count >= chroma, v.count >= chroma else { return PlanePointers.withBlackPixel(body) }
+        guard y.count >= width * height, u.count >= chroma, v.count >= chroma else {
+            return PlanePointers.withBlackPixel(body)
+        }
         return y.withUnsafeBufferPointer { y in
             u.withUnsafeBufferPointer { u in
                 v.withUnsafeBufferPointer { v in
                     guard let y = y.baseAddress, let u = u.baseAddress, let v = v.baseAddress else {
                         return PlanePointers.withBlackPixel(body)
                     }
-                    return body(PlanePointers(width: width, height: height, y: y, u: u, v: v,
-                                              strideY: strideY, strideU: strideUV, strideV: strideUV))
+                    return body(
+                        PlanePointers(
+                            width: width, height: height, y: y, u: u, v: v,
+                            strideY: strideY, strideU: strideUV, strideV: strideUV))
                 }
             }
         }

@@ -6,7 +6,10 @@ public struct Rect: Equatable, Hashable, Sendable, CustomStringConvertible {
     public var height: Int
 
     public init(x: Int, y: Int, width: Int, height: Int) {
-        self.x = x; self.y = y; self.width = width; self.height = height
+        self.x = x
+        self.y = y
+        self.width = width
+        self.height = height
     }
 
     public var isEmpty: Bool { width <= 0 || height <= 0 }

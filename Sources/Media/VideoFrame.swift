@@ -31,7 +31,10 @@ public struct VideoFrame: Sendable {
 
     public mutating func fill(_ color: YUVColor) {
         for i in y.indices { y[i] = color.y }
-        for i in u.indices { u[i] = color.u; v[i] = color.v }
+        for i in u.indices {
+            u[i] = color.u
+            v[i] = color.v
+        }
     }
 
     /// The colour at one luma position (chroma from its 2×2 block); for tests and snapshots.

@@ -91,7 +91,9 @@ public struct ActiveSpeakerDetector: Sendable {
         var tied = false
         for (userId, level) in levels where level >= thresholdDBov {
             if level > bestLevel {
-                best = userId; bestLevel = level; tied = false
+                best = userId
+                bestLevel = level
+                tied = false
             } else if level == bestLevel {
                 tied = true
             }

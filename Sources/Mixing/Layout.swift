@@ -30,10 +30,15 @@ public struct Region: Codable, Equatable, Sendable {
     /// A solid frame drawn inside the tile's edge; default none.
     public var border: RegionBorder?
 
-    public init(userId: String, x: Int, y: Int, width: Int, height: Int, z: Int = 0, fit: FitMode = .cover,
-                alpha: Double = 1, border: RegionBorder? = nil) {
+    public init(
+        userId: String, x: Int, y: Int, width: Int, height: Int, z: Int = 0, fit: FitMode = .cover,
+        alpha: Double = 1, border: RegionBorder? = nil
+    ) {
         self.userId = userId
-        self.x = x; self.y = y; self.width = width; self.height = height
+        self.x = x
+        self.y = y
+        self.width = width
+        self.height = height
         self.z = z
         self.fit = fit
         self.alpha = alpha

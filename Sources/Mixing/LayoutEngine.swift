@@ -47,8 +47,10 @@ public enum LayoutEngine {
     ///
     /// - Parameter anchor: the room's fallback anchor for pip (its configured anchor, or the first admin who
     ///   joined); see `effectiveAnchor`. Ignored by the other modes.
-    public static func placements(for layout: Layout, participants joinOrder: [String],
-                                  canvasWidth: Int, canvasHeight: Int, anchor: String? = nil) -> [Placement] {
+    public static func placements(
+        for layout: Layout, participants joinOrder: [String],
+        canvasWidth: Int, canvasHeight: Int, anchor: String? = nil
+    ) -> [Placement] {
         guard canvasWidth > 0, canvasHeight > 0 else { return [] }
         switch layout.mode {
         case .custom:
@@ -58,14 +60,17 @@ public enum LayoutEngine {
         case .pip:
             let users = distinct(joinOrder)
             guard let main = effectiveAnchor(for: layout, participants: users, anchor: anchor) else { return [] }
-            return pip(anchor: main, others: users.filter { $0 != main }, canvasWidth: canvasWidth, canvasHeight: canvasHeight)
+            return pip(
+                anchor: main, others: users.filter { $0 != main }, canvasWidth: canvasWidth, canvasHeight: canvasHeight)
         }
     }
 
     /// Who fills the canvas in pip mode: `layout.anchor` if that user is present, else the `anchor` argument
     /// if present, else the first participant in join order; nil with nobody present. Computed for every
     /// mode, so the room can report who would be the anchor.
-    public static func effectiveAnchor(for layout: Layout, participants joinOrder: [String], anchor: String? = nil) -> String? {
+    public static func effectiveAnchor(
+        for layout: Layout, participants joinOrder: [String], anchor: String? = nil
+    ) -> String? {
         if let wanted = layout.anchor, joinOrder.contains(wanted) { return wanted }
         if let fallback = anchor, joinOrder.contains(fallback) { return fallback }
         return joinOrder.first
@@ -81,14 +86,21 @@ public enum LayoutEngine {
         return (columns, (n + columns - 1) / columns)
     }
 
-    private static func custom(_ regions: [Region], present: [String], canvasWidth: Int, canvasHeight: Int) -> [Placement] {
+    private static func custom(
+        _ regions: [Region], present: [String], canvasWidth: Int, canvasHeight: Int
+    ) -> [Placement] {
         let present = Set(present)
         var indexed: [(index: Int, placement: Placement)] = []
         for (i, region) in regions.enumerated() where present.contains(region.userId) {
             let rect = LayoutRules.placedRect(region.rect, canvasWidth: canvasWidth, canvasHeight: canvasHeight)
             guard !rect.isEmpty else { continue }
-            indexed.append((i, Placement(userId: region.userId, rect: rect, z: region.z, fit: region.fit,
-                                         alpha: region.alpha, border: region.tileBorder)))
+            indexed.append(
+                (
+                    i,
+                    Placement(
+                        userId: region.userId, rect: rect, z: region.z, fit: region.fit,
+                        alpha: region.alpha, border: region.tileBorder)
+                ))
         }
         // Explicit tie-break on the region index: stable whatever the sort algorithm.
         indexed.sort { ($0.placement.z, $0.index) < ($1.placement.z, $1.index) }

@@ -34,8 +34,9 @@ enum LayoutRules {
         if let border = r.border {
             let range = RegionBorder.widthRange
             guard range.contains(border.width), border.width % 2 == 0 else {
-                throw LayoutError(.invalidBorderWidth,
-                                  "border.width \(border.width) must be even and \(range.lowerBound)…\(range.upperBound)")
+                throw LayoutError(
+                    .invalidBorderWidth,
+                    "border.width \(border.width) must be even and \(range.lowerBound)…\(range.upperBound)")
             }
             guard border.tileBorder != nil else {
                 throw LayoutError(.invalidBorderColor, "border.color \(quoted(border.color)) must be #RRGGBB")
@@ -65,7 +66,8 @@ extension Layout {
     public func validate(canvasWidth: Int, canvasHeight: Int) throws(LayoutError) {
         let limit = Layout.coordinateLimit
         guard (2...limit).contains(canvasWidth), (2...limit).contains(canvasHeight) else {
-            throw LayoutError(.invalidCanvas, "canvas \(canvasWidth)x\(canvasHeight) must be 2…\(limit) pixels each way")
+            throw LayoutError(
+                .invalidCanvas, "canvas \(canvasWidth)x\(canvasHeight) must be 2…\(limit) pixels each way")
         }
         try LayoutRules.checkAnchor(anchor)
         guard regions.count <= Layout.maxRegions else {
@@ -79,8 +81,10 @@ extension Layout {
             }
             let placed = LayoutRules.placedRect(region.rect, canvasWidth: canvasWidth, canvasHeight: canvasHeight)
             guard !placed.isEmpty else {
-                throw LayoutError(.outsideCanvas, "regions[\(i)] (\(region.userId)) at \(region.rect) has no visible "
-                    + "pixels on the \(canvasWidth)x\(canvasHeight) canvas once clipped and snapped to even pixels")
+                throw LayoutError(
+                    .outsideCanvas,
+                    "regions[\(i)] (\(region.userId)) at \(region.rect) has no visible "
+                        + "pixels on the \(canvasWidth)x\(canvasHeight) canvas once clipped and snapped to even pixels")
             }
         }
     }
@@ -110,7 +114,11 @@ extension Layout {
         guard !keys.isEmpty else { return "layout" }
         var out = ""
         for key in keys {
-            if let i = key.intValue { out += "[\(i)]" } else { out += out.isEmpty ? key.stringValue : ".\(key.stringValue)" }
+            if let i = key.intValue {
+                out += "[\(i)]"
+            } else {
+                out += out.isEmpty ? key.stringValue : ".\(key.stringValue)"
+            }
         }
         return out
     }

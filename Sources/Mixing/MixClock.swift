@@ -64,8 +64,10 @@ public final class MixClock: @unchecked Sendable {  // all mutable state is guar
     /// `intervalNanoseconds` (at least 1 ms is sensible; 0 is treated as 1 ns). The handler must be cheap:
     /// hop to the room's own queue for the real work.
     @discardableResult
-    public func schedule(intervalNanoseconds: UInt64, start: UInt64? = nil,
-                         handler: @escaping @Sendable (Int64) -> Void) -> Token {
+    public func schedule(
+        intervalNanoseconds: UInt64, start: UInt64? = nil,
+        handler: @escaping @Sendable (Int64) -> Void
+    ) -> Token {
         condition.lock()
         defer { condition.unlock() }
         nextId += 1

@@ -25,8 +25,9 @@ extension LayoutEngine {
 
     /// `others` are distinct and exclude `anchor`.
     static func pip(anchor: String, others: [String], canvasWidth: Int, canvasHeight: Int) -> [Placement] {
-        let full = LayoutRules.placedRect(Rect(x: 0, y: 0, width: canvasWidth, height: canvasHeight),
-                                          canvasWidth: canvasWidth, canvasHeight: canvasHeight)
+        let full = LayoutRules.placedRect(
+            Rect(x: 0, y: 0, width: canvasWidth, height: canvasHeight),
+            canvasWidth: canvasWidth, canvasHeight: canvasHeight)
         guard !full.isEmpty else { return [] }
         var result = [Placement(userId: anchor, rect: full, z: 0, fit: .cover)]
         // zip stops at the shorter list: guests beyond the last slot are heard, not seen.

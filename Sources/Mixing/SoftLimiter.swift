@@ -23,8 +23,10 @@ public struct SoftLimiter: Sendable {
     /// Frames the envelope stays at its last peak before it starts to fall.
     private var holdLeft = 0
 
-    public init(thresholdDBFS: Double = -3, releaseSeconds: Double = 0.15, holdSeconds: Double = 1.0,
-                sampleRate: Int = 48_000) {
+    public init(
+        thresholdDBFS: Double = -3, releaseSeconds: Double = 0.15, holdSeconds: Double = 1.0,
+        sampleRate: Int = 48_000
+    ) {
         threshold = Float(pow(10, thresholdDBFS / 20))
         self.releaseSeconds = releaseSeconds
         self.holdSeconds = holdSeconds
@@ -52,7 +54,8 @@ public struct SoftLimiter: Sendable {
             let peak = max(l.magnitude, r.magnitude)
             guard peak.isFinite else {
                 // A NaN or infinity from a broken input must not poison the envelope for good.
-                buffer[i] = 0; buffer[i + 1] = 0
+                buffer[i] = 0
+                buffer[i + 1] = 0
                 i += 2
                 continue
             }

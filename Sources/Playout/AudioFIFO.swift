@@ -8,8 +8,8 @@ import Media
 /// as it is. One preallocated ring: reads and writes copy into caller buffers and allocate nothing.
 public struct AudioFIFO {
     private var ring: [Float]
-    private var readIndex = 0      // in samples (frames × 2)
-    private var count = 0          // in samples
+    private var readIndex = 0  // in samples (frames × 2)
+    private var count = 0  // in samples
     private var primed = false
     public private(set) var startFrames: Int
     public private(set) var maxFrames: Int
@@ -41,7 +41,10 @@ public struct AudioFIFO {
     private var windowReads = 0
     public static let windowReads = 50
 
-    public init(startFrames: Int = 2 * AudioFormat.blockFrames, maxFrames: Int = 10 * AudioFormat.blockFrames, capacityFrames: Int = 40 * AudioFormat.blockFrames) {
+    public init(
+        startFrames: Int = 2 * AudioFormat.blockFrames, maxFrames: Int = 10 * AudioFormat.blockFrames,
+        capacityFrames: Int = 40 * AudioFormat.blockFrames
+    ) {
         self.startFrames = startFrames
         self.maxFrames = maxFrames
         baseStartFrames = startFrames
@@ -125,7 +128,9 @@ public struct AudioFIFO {
     /// Fills one block; returns false (and leaves `output` untouched) when nothing is ready. `nowMs`: when the
     /// mixer reads, for `margin`. `catchingUp`: the mixer makes up for ticks a stall skipped, and the audio of that
     /// time may still be on its way (the senders stalled too): a block missing then is owed, not an underrun.
-    public mutating func read(into output: inout [Float], frames: Int, nowMs: Int64? = nil, catchingUp: Bool = false) -> Bool {
+    public mutating func read(
+        into output: inout [Float], frames: Int, nowMs: Int64? = nil, catchingUp: Bool = false
+    ) -> Bool {
         let n = frames * 2
         if pendingSyncChangeFrames != 0 { considerSyncChange(frames: frames) }
         if !primed {
@@ -182,7 +187,9 @@ public struct AudioFIFO {
     private mutating func considerSyncChange(frames: Int) {
         syncChangeWaitedReads += 1
         let span = max(frames, -pendingSyncChangeFrames)  // all of what a cut removes must be quiet
-        if !primed || syncChangeWaitedReads >= Self.syncChangeMaxWaitReads || isQuiet(frames: span) { applySyncChange() }
+        if !primed || syncChangeWaitedReads >= Self.syncChangeMaxWaitReads || isQuiet(frames: span) {
+            applySyncChange()
+        }
     }
 
     private mutating func applySyncChange() {

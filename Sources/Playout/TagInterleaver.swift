@@ -63,8 +63,11 @@ public struct TagInterleaver<Tag: InterleavedTag> {
         let newest = max(audio.last?.timestampMs ?? 0, video.last?.timestampMs ?? 0)
         while true {
             if let a = audio.first, let v = video.first {
-                if a.timestampMs <= v.timestampMs { release(audio.removeFirst(), into: &out) }
-                else { release(video.removeFirst(), into: &out) }
+                if a.timestampMs <= v.timestampMs {
+                    release(audio.removeFirst(), into: &out)
+                } else {
+                    release(video.removeFirst(), into: &out)
+                }
             } else if let a = audio.first, newest > a.timestampMs, newest - a.timestampMs > maxWaitMs {
                 release(audio.removeFirst(), into: &out)
             } else if let v = video.first, newest > v.timestampMs, newest - v.timestampMs > maxWaitMs {
@@ -78,7 +81,8 @@ public struct TagInterleaver<Tag: InterleavedTag> {
     /// Everything still waiting, in order (at close).
     public mutating func flush(into out: inout [Tag]) {
         let rest = (audio + video).sorted { $0.timestampMs < $1.timestampMs }
-        audio.removeAll(); video.removeAll()
+        audio.removeAll()
+        video.removeAll()
         for tag in rest { release(tag, into: &out) }
     }
 

@@ -69,7 +69,10 @@ public struct VideoPresenter<Slot: AnyObject> {
         newlyShown = nil
         while let first = pending.first {
             if let playout, let capture = first.capture, capture > playout,
-               nowMs - first.decodedMs < Self.maxWaitMs { break }
+                nowMs - first.decodedMs < Self.maxWaitMs
+            {
+                break
+            }
             shown = first.slot
             newlyShown = (first.decodedMs, first.capture)
             pending.removeFirst()

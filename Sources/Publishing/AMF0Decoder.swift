@@ -12,7 +12,8 @@ public enum AMF0DecodeError: Error, Equatable, Sendable, CustomStringConvertible
     public var description: String {
         switch self {
         case .truncated(let offset): "AMF0 data ends inside the value at byte \(offset)"
-        case .unsupportedMarker(let marker, let offset): "unsupported AMF0 marker 0x\(String(marker, radix: 16)) at byte \(offset)"
+        case .unsupportedMarker(let marker, let offset):
+            "unsupported AMF0 marker 0x\(String(marker, radix: 16)) at byte \(offset)"
         case .tooDeep: "AMF0 objects nested deeper than \(AMF0Decoder.maxDepth) levels"
         case .invalidString(let offset): "AMF0 string at byte \(offset) is not UTF-8"
         }

@@ -27,7 +27,9 @@ public struct AdaptiveBitrateController: Sendable {
     /// connected. `mayIncrease` false holds the bitrate down (the frame rate recovers first).
     /// Returns the new bitrate when it changed.
     public mutating func update(queueMs: Int?, nowMs: Int64, mayIncrease: Bool = true) -> Int? {
-        switch stepper.step(queueMs: queueMs, nowMs: nowMs, canGoDown: !isAtMinimum, canGoUp: mayIncrease && !isAtTarget) {
+        switch stepper.step(
+            queueMs: queueMs, nowMs: nowMs, canGoDown: !isAtMinimum, canGoUp: mayIncrease && !isAtTarget)
+        {
         case .down:
             currentKbps = max(minKbps, currentKbps * 3 / 4)
         case .up:

@@ -42,7 +42,8 @@ final class FLVFileWriter: @unchecked Sendable {
         let fd = descriptor
         descriptor = -1
         guard Foundation.close(fd) == 0 else {
-            throw OutputIOError(description: "closing \(path) failed: \(String(cString: strerror(errno)))", isFinal: true)
+            throw OutputIOError(
+                description: "closing \(path) failed: \(String(cString: strerror(errno)))", isFinal: true)
         }
     }
 
@@ -55,7 +56,8 @@ final class FLVFileWriter: @unchecked Sendable {
             }
             if written < 0 {
                 if errno == EINTR { continue }
-                throw OutputIOError(description: "writing \(path) failed: \(String(cString: strerror(errno)))", isFinal: true)
+                throw OutputIOError(
+                    description: "writing \(path) failed: \(String(cString: strerror(errno)))", isFinal: true)
             }
             offset += written
         }

@@ -10,9 +10,11 @@ public struct FLVStreamInfo: Sendable, Equatable {
     public var audioBitrateKbps: Int
     public var encoder: String
 
-    public init(width: Int, height: Int, fps: Int, videoBitrateKbps: Int?,
-                audioSampleRate: Int = 48_000, audioChannels: Int = 2, audioBitrateKbps: Int,
-                encoder: String = "Cohost") {
+    public init(
+        width: Int, height: Int, fps: Int, videoBitrateKbps: Int?,
+        audioSampleRate: Int = 48_000, audioChannels: Int = 2, audioBitrateKbps: Int,
+        encoder: String = "Cohost"
+    ) {
         self.width = width
         self.height = height
         self.fps = fps
@@ -66,24 +68,29 @@ public enum FLVMuxer {
 
     /// AVC sequence header: keyframe + AVC, AVCPacketType 0, composition time 0, then the record.
     public static func avcSequenceHeader(_ decoderConfigurationRecord: [UInt8]) -> FLVTag {
-        FLVTag(kind: .video, timestampMs: 0, body: [0x17, 0x00, 0x00, 0x00, 0x00] + decoderConfigurationRecord,
-               isKeyframe: true, isSequenceHeader: true)
+        FLVTag(
+            kind: .video, timestampMs: 0, body: [0x17, 0x00, 0x00, 0x00, 0x00] + decoderConfigurationRecord,
+            isKeyframe: true, isSequenceHeader: true)
     }
 
     /// AAC sequence header: 0xAF, AACPacketType 0, then the AudioSpecificConfig.
     public static func aacSequenceHeader(_ audioSpecificConfig: [UInt8]) -> FLVTag {
-        FLVTag(kind: .audio, timestampMs: 0, body: [aacTagHeader, 0x00] + audioSpecificConfig,
-               isKeyframe: true, isSequenceHeader: true)
+        FLVTag(
+            kind: .audio, timestampMs: 0, body: [aacTagHeader, 0x00] + audioSpecificConfig,
+            isKeyframe: true, isSequenceHeader: true)
     }
 
     /// One H.264 access unit in AVCC form (4-byte length-prefixed NAL units).
     /// `compositionTimeMs` is pts − dts, written as a signed 24-bit big-endian value.
-    public static func videoTag(avcc: [UInt8], isKeyframe: Bool, timestampMs: UInt32, compositionTimeMs: Int32) -> FLVTag {
+    public static func videoTag(
+        avcc: [UInt8], isKeyframe: Bool, timestampMs: UInt32, compositionTimeMs: Int32
+    ) -> FLVTag {
         var body: [UInt8] = []
         body.reserveCapacity(5 + avcc.count)
         appendVideoHeader(isKeyframe: isKeyframe, compositionTimeMs: compositionTimeMs, to: &body)
         body.append(contentsOf: avcc)
-        return FLVTag(kind: .video, timestampMs: timestampMs, body: body, isKeyframe: isKeyframe, isSequenceHeader: false)
+        return FLVTag(
+            kind: .video, timestampMs: timestampMs, body: body, isKeyframe: isKeyframe, isSequenceHeader: false)
     }
 
     /// One raw AAC frame: 0xAF, AACPacketType 1, then the frame.
@@ -97,13 +104,20 @@ public enum FLVMuxer {
 
     /// `videoTag` with the body built in `bodies` (no allocation once the ring is warm) from bytes the encoder
     /// still owns; `sei` (a NAL unit without length prefix) goes before the first slice, as `VoiceLevelsSEI.inserting`.
-    public static func videoTag(avcc: UnsafeRawBufferPointer, sei: [UInt8]? = nil, isKeyframe: Bool, timestampMs: UInt32,
-                                compositionTimeMs: Int32, bodies: inout FLVBodyRing) -> FLVTag {
+    public static func videoTag(
+        avcc: UnsafeRawBufferPointer, sei: [UInt8]? = nil, isKeyframe: Bool, timestampMs: UInt32,
+        compositionTimeMs: Int32, bodies: inout FLVBodyRing
+    ) -> FLVTag {
         let body = bodies.build { body in
             appendVideoHeader(isKeyframe: isKeyframe, compositionTimeMs: compositionTimeMs, to: &body)
-            if let sei { VoiceLevelsSEI.append(sei, insertedInto: avcc, to: &body) } else { body.append(contentsOf: avcc) }
+            if let sei {
+                VoiceLevelsSEI.append(sei, insertedInto: avcc, to: &body)
+            } else {
+                body.append(contentsOf: avcc)
+            }
         }
-        return FLVTag(kind: .video, timestampMs: timestampMs, body: body, isKeyframe: isKeyframe, isSequenceHeader: false)
+        return FLVTag(
+            kind: .video, timestampMs: timestampMs, body: body, isKeyframe: isKeyframe, isSequenceHeader: false)
     }
 
     /// `audioTag` with the body built in `bodies` (no allocation once the ring is warm) from bytes the encoder
@@ -121,7 +135,9 @@ public enum FLVMuxer {
         let cts = UInt32(bitPattern: max(-0x80_0000, min(0x7F_FFFF, compositionTimeMs)))
         body.append(isKeyframe ? 0x17 : 0x27)
         body.append(0x01)
-        body.append(UInt8(cts >> 16 & 0xFF)); body.append(UInt8(cts >> 8 & 0xFF)); body.append(UInt8(cts & 0xFF))
+        body.append(UInt8(cts >> 16 & 0xFF))
+        body.append(UInt8(cts >> 8 & 0xFF))
+        body.append(UInt8(cts & 0xFF))
     }
 
     /// AudioTagHeader for AAC, AACPacketType 1 (raw frame).

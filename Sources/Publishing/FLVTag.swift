@@ -55,15 +55,21 @@ public struct FLVTag: Sendable, Equatable {
     public func appendSerialized(to out: inout [UInt8]) {
         let size = UInt32(min(body.count, Self.maxBodySize))
         out.append(kind.rawValue)
-        out.append(UInt8(size >> 16 & 0xFF)); out.append(UInt8(size >> 8 & 0xFF)); out.append(UInt8(size & 0xFF))
+        out.append(UInt8(size >> 16 & 0xFF))
+        out.append(UInt8(size >> 8 & 0xFF))
+        out.append(UInt8(size & 0xFF))
         // Timestamp: lower 24 bits big-endian, then the extended (upper) byte.
-        out.append(UInt8(timestampMs >> 16 & 0xFF)); out.append(UInt8(timestampMs >> 8 & 0xFF))
-        out.append(UInt8(timestampMs & 0xFF)); out.append(UInt8(timestampMs >> 24))
+        out.append(UInt8(timestampMs >> 16 & 0xFF))
+        out.append(UInt8(timestampMs >> 8 & 0xFF))
+        out.append(UInt8(timestampMs & 0xFF))
+        out.append(UInt8(timestampMs >> 24))
         out.append(contentsOf: [0, 0, 0])  // StreamID, always 0
         out.append(contentsOf: body)
         let previousTagSize = UInt32(11) + size
-        out.append(UInt8(previousTagSize >> 24)); out.append(UInt8(previousTagSize >> 16 & 0xFF))
-        out.append(UInt8(previousTagSize >> 8 & 0xFF)); out.append(UInt8(previousTagSize & 0xFF))
+        out.append(UInt8(previousTagSize >> 24))
+        out.append(UInt8(previousTagSize >> 16 & 0xFF))
+        out.append(UInt8(previousTagSize >> 8 & 0xFF))
+        out.append(UInt8(previousTagSize & 0xFF))
     }
 
     /// Video that is neither a sequence header nor a keyframe: useless without the frames before it.

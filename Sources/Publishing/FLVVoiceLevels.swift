@@ -19,7 +19,8 @@ public enum FLVVoiceLevels {
     /// The largest body `FLVMuxer.voiceLevelsTag` produces: 64 users with 64-byte ids and a 64-byte
     /// active speaker. Fixed parts: name 3+13, ECMA array 1+4 and end 3, `levels` 2+6 + object marker 1
     /// and end 3, `activeSpeaker` 2+13 + string 3+64, `time` 2+4 + number 9. Each user: 2+64 + number 9.
-    public static let maxBodySize = (3 + 13) + (1 + 4) + (2 + 6 + 1) + maxUsers * (2 + maxUserIdBytes + 9) + 3
+    public static let maxBodySize =
+        (3 + 13) + (1 + 4) + (2 + 6 + 1) + maxUsers * (2 + maxUserIdBytes + 9) + 3
         + (2 + 13 + 3 + maxUserIdBytes) + (2 + 4 + 9) + 3
 
     /// Whether `userId` can be written as an AMF0 member name here: not empty (an empty name is the
@@ -38,16 +39,20 @@ extension FLVMuxer {
     /// after the first `FLVVoiceLevels.maxUsers` written; levels are clamped to 0…100. An `activeSpeaker`
     /// that is not a writable id is sent as null. The RTMP output sends it as a plain AMF0 data message
     /// (no `@setDataFrame`), a file output writes it as a script tag.
-    public static func voiceLevelsTag(levels: [(userId: String, level: Int)], activeSpeaker: String?,
-                                      timestampMs: UInt32) -> FLVTag {
+    public static func voiceLevelsTag(
+        levels: [(userId: String, level: Int)], activeSpeaker: String?,
+        timestampMs: UInt32
+    ) -> FLVTag {
         var bodies = FLVBodyRing(slots: 1, reserve: 0)
         return voiceLevelsTag(levels: levels, activeSpeaker: activeSpeaker, timestampMs: timestampMs, bodies: &bodies)
     }
 
     /// `voiceLevelsTag` with the body written straight as AMF0 bytes into a body of `bodies` (every 200 ms per
     /// room: no value tree, no set of ids, no allocation once the ring is warm).
-    public static func voiceLevelsTag(levels: [(userId: String, level: Int)], activeSpeaker: String?,
-                                      timestampMs: UInt32, bodies: inout FLVBodyRing) -> FLVTag {
+    public static func voiceLevelsTag(
+        levels: [(userId: String, level: Int)], activeSpeaker: String?,
+        timestampMs: UInt32, bodies: inout FLVBodyRing
+    ) -> FLVTag {
         let body = bodies.build { out in
             appendAMF0Name(FLVVoiceLevels.name, marker: true, to: &out)
             out.append(AMF0Marker.ecmaArray.rawValue)
@@ -58,7 +63,9 @@ extension FLVMuxer {
             for i in levels.indices where written < FLVVoiceLevels.maxUsers {
                 let id = levels[i].userId
                 // The first of repeated ids wins (a linear scan: at most 64 short ids, every 200 ms).
-                guard FLVVoiceLevels.isWritable(id), !levels[..<i].contains(where: { $0.userId == id }) else { continue }
+                guard FLVVoiceLevels.isWritable(id), !levels[..<i].contains(where: { $0.userId == id }) else {
+                    continue
+                }
                 appendAMF0Name(id, to: &out)
                 appendAMF0Number(Double(min(100, max(0, levels[i].level))), to: &out)
                 written += 1

@@ -18,8 +18,10 @@ public final class FileOutput: Output {
     public var options: OutputOptions { core.options }
     private let core: OutputCore
 
-    public init(id: String, url: String, options: OutputOptions = OutputOptions(), logger: Logger,
-                onKeyframeNeeded: @escaping KeyframeRequestHandler = {}, onStateChange: @escaping OutputStateHandler) {
+    public init(
+        id: String, url: String, options: OutputOptions = OutputOptions(), logger: Logger,
+        onKeyframeNeeded: @escaping KeyframeRequestHandler = {}, onStateChange: @escaping OutputStateHandler
+    ) {
         self.id = id
         self.url = url
         var logger = logger
@@ -33,10 +35,13 @@ public final class FileOutput: Output {
             initial = OutputStateChange(state: .error, message: error.description)
         }
         if initial.state != .error {
-            do { try options.validate() } catch { initial = OutputStateChange(state: .error, message: error.description) }
+            do { try options.validate() } catch {
+                initial = OutputStateChange(state: .error, message: error.description)
+            }
         }
-        core = OutputCore(logger: logger, options: options, initial: initial, onKeyframeNeeded: onKeyframeNeeded,
-                          onStateChange: onStateChange)
+        core = OutputCore(
+            logger: logger, options: options, initial: initial, onKeyframeNeeded: onKeyframeNeeded,
+            onStateChange: onStateChange)
     }
 
     public var state: OutputState { core.state }

@@ -15,7 +15,9 @@ public struct FrameRateController: Sendable {
     public private(set) var currentFps: Int
     private var stepper: PressureStepper
 
-    public init(canvasFps: Int, minFps: Int = FrameRateController.defaultMinFps, tuning: AdaptationTuning = AdaptationTuning()) {
+    public init(
+        canvasFps: Int, minFps: Int = FrameRateController.defaultMinFps, tuning: AdaptationTuning = AdaptationTuning()
+    ) {
         maxFps = max(1, canvasFps)
         self.minFps = min(max(1, minFps), maxFps)
         currentFps = maxFps
@@ -28,7 +30,9 @@ public struct FrameRateController: Sendable {
     /// One control tick (see `AdaptiveBitrateController.update`). `mayDecrease` false holds the rate
     /// (the bitrate gives way first). Returns the new rate when it changed.
     public mutating func update(queueMs: Int?, nowMs: Int64, mayDecrease: Bool = true) -> Int? {
-        switch stepper.step(queueMs: queueMs, nowMs: nowMs, canGoDown: mayDecrease && !isAtMinimum, canGoUp: !isAtMaximum) {
+        switch stepper.step(
+            queueMs: queueMs, nowMs: nowMs, canGoDown: mayDecrease && !isAtMinimum, canGoUp: !isAtMaximum)
+        {
         case .down:
             currentFps = max(minFps, currentFps * 3 / 4)
         case .up:

@@ -72,21 +72,25 @@ public enum OutputError: Error, Equatable, Sendable, CustomStringConvertible {
 /// rtmps:// is TLS through Debian's librtmp (GnuTLS), which neither verifies the server's certificate
 /// nor sends SNI: the stream is encrypted but the server is not authenticated (logged as a warning).
 /// Nothing happens until `start`.
-public func makeOutput(id: String, url: String, options: OutputOptions = OutputOptions(), logger: Logger,
-                       onKeyframeNeeded: @escaping KeyframeRequestHandler = {},
-                       onStateChange: @escaping OutputStateHandler) throws(OutputError) -> any Output {
+public func makeOutput(
+    id: String, url: String, options: OutputOptions = OutputOptions(), logger: Logger,
+    onKeyframeNeeded: @escaping KeyframeRequestHandler = {},
+    onStateChange: @escaping OutputStateHandler
+) throws(OutputError) -> any Output {
     do { try options.validate() } catch { throw .invalidOptions(error) }
     switch OutputURL.scheme(of: url) {
     case "rtmp", "rtmps":
         if let reason = OutputURL.rtmpProblem(url) { throw .invalidURL(url: url, reason: reason) }
-        return RTMPPublisher(id: id, url: url, options: options, logger: logger, onKeyframeNeeded: onKeyframeNeeded,
-                             onStateChange: onStateChange)
+        return RTMPPublisher(
+            id: id, url: url, options: options, logger: logger, onKeyframeNeeded: onKeyframeNeeded,
+            onStateChange: onStateChange)
     case "file":
         guard case .success = OutputURL.filePath(url) else {
             throw .invalidURL(url: url, reason: "a file URL needs an absolute path (file:///dir/name.flv)")
         }
-        return FileOutput(id: id, url: url, options: options, logger: logger, onKeyframeNeeded: onKeyframeNeeded,
-                          onStateChange: onStateChange)
+        return FileOutput(
+            id: id, url: url, options: options, logger: logger, onKeyframeNeeded: onKeyframeNeeded,
+            onStateChange: onStateChange)
     default:
         throw .unsupportedScheme(url: url)
     }

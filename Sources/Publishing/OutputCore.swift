@@ -29,8 +29,10 @@ final class OutputCore: @unchecked Sendable {
     /// The socket the worker is blocked on, if any: `stop` shuts it down when a write hangs past the deadline.
     private var activeSocket: Int32 = -1
 
-    init(logger: Logger, options: OutputOptions, initial: OutputStateChange,
-         onKeyframeNeeded: @escaping KeyframeRequestHandler, onStateChange: @escaping OutputStateHandler) {
+    init(
+        logger: Logger, options: OutputOptions, initial: OutputStateChange,
+        onKeyframeNeeded: @escaping KeyframeRequestHandler, onStateChange: @escaping OutputStateHandler
+    ) {
         self.logger = logger
         self.options = options
         self.onKeyframeNeeded = onKeyframeNeeded
@@ -148,7 +150,11 @@ final class OutputCore: @unchecked Sendable {
             counters.sentTags += 1
             counters.sentBytes += tag.serializedSize
             guard !tag.isSequenceHeader else { return }
-            if tag.kind == .video { counters.sentVideoFrames += 1 } else if tag.kind == .audio { counters.sentAudioFrames += 1 }
+            if tag.kind == .video {
+                counters.sentVideoFrames += 1
+            } else if tag.kind == .audio {
+                counters.sentAudioFrames += 1
+            }
         }
     }
 

@@ -25,8 +25,10 @@ public struct OutputOptions: Sendable, Equatable {
         }
     }
 
-    public init(queueLimitMs: Int = 2000, maxRetries: Int? = nil, backoff: BackoffOptions = BackoffOptions(),
-                interleave: Interleave = .lowLatency) {
+    public init(
+        queueLimitMs: Int = 2000, maxRetries: Int? = nil, backoff: BackoffOptions = BackoffOptions(),
+        interleave: Interleave = .lowLatency
+    ) {
         self.queueLimitMs = queueLimitMs
         self.maxRetries = maxRetries
         self.backoff = backoff
@@ -45,8 +47,11 @@ public struct OutputOptions: Sendable, Equatable {
         try OutputOptionsError.check(backoff.initialMaxMs, BackoffOptions.initialMaxRange, "backoff.initialMaxMs")
         try OutputOptionsError.check(backoff.maxMs, BackoffOptions.maxRange, "backoff.maxMs")
         guard backoff.maxMs >= backoff.initialMaxMs else {
-            throw OutputOptionsError(field: "backoff.maxMs",
-                                     message: "backoff.maxMs must be at least backoff.initialMaxMs (\(backoff.initialMaxMs)), got \(backoff.maxMs)")
+            throw OutputOptionsError(
+                field: "backoff.maxMs",
+                message:
+                    "backoff.maxMs must be at least backoff.initialMaxMs (\(backoff.initialMaxMs)), got \(backoff.maxMs)"
+            )
         }
     }
 }
@@ -76,8 +81,9 @@ public struct OutputOptionsError: Error, Equatable, Sendable, CustomStringConver
 
     static func check(_ value: Int, _ range: ClosedRange<Int>, _ field: String) throws(OutputOptionsError) {
         guard range.contains(value) else {
-            throw OutputOptionsError(field: field,
-                                     message: "\(field) must be within \(range.lowerBound)...\(range.upperBound), got \(value)")
+            throw OutputOptionsError(
+                field: field,
+                message: "\(field) must be within \(range.lowerBound)...\(range.upperBound), got \(value)")
         }
     }
 }

@@ -43,8 +43,10 @@ public struct OutputStatus: Sendable, Equatable, Encodable {
     /// The queue's timestamp span now.
     public var queueMs: Int
 
-    public init(videoFps: Double = 0, audioFps: Double = 0, kbps: Int = 0, droppedVideoFrames: Int = 0,
-                droppedAudioFrames: Int = 0, queueMs: Int = 0) {
+    public init(
+        videoFps: Double = 0, audioFps: Double = 0, kbps: Int = 0, droppedVideoFrames: Int = 0,
+        droppedAudioFrames: Int = 0, queueMs: Int = 0
+    ) {
         self.videoFps = videoFps
         self.audioFps = audioFps
         self.kbps = kbps
@@ -66,16 +68,20 @@ public struct OutputRateMeter: Sendable {
     /// The status since the previous sample (or since `startMs`). A zero-length interval reports zero rates.
     public mutating func sample(_ stats: OutputStats, nowMs: Int64) -> OutputStatus {
         let elapsed = nowMs - lastMs
-        defer { last = stats; lastMs = nowMs }
+        defer {
+            last = stats
+            lastMs = nowMs
+        }
         func perSecond(_ count: Int) -> Double {
             guard elapsed > 0 else { return 0 }
             return (Double(max(0, count)) * 10_000 / Double(elapsed)).rounded() / 10
         }
         let bits = max(0, stats.sentBytes - last.sentBytes) * 8
-        return OutputStatus(videoFps: perSecond(stats.sentVideoFrames - last.sentVideoFrames),
-                            audioFps: perSecond(stats.sentAudioFrames - last.sentAudioFrames),
-                            kbps: elapsed > 0 ? Int(Int64(bits) / elapsed) : 0,
-                            droppedVideoFrames: stats.droppedVideoTags, droppedAudioFrames: stats.droppedAudioTags,
-                            queueMs: stats.queueMs)
+        return OutputStatus(
+            videoFps: perSecond(stats.sentVideoFrames - last.sentVideoFrames),
+            audioFps: perSecond(stats.sentAudioFrames - last.sentAudioFrames),
+            kbps: elapsed > 0 ? Int(Int64(bits) / elapsed) : 0,
+            droppedVideoFrames: stats.droppedVideoTags, droppedAudioFrames: stats.droppedAudioTags,
+            queueMs: stats.queueMs)
     }
 }

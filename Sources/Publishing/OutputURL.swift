@@ -42,7 +42,9 @@ enum OutputURL {
 
     /// The absolute path of a file:// URL.
     static func filePath(_ url: String) -> Result<String, OutputError> {
-        guard scheme(of: url) == "file", let range = url.range(of: "://") else { return .failure(.unsupportedScheme(url: url)) }
+        guard scheme(of: url) == "file", let range = url.range(of: "://") else {
+            return .failure(.unsupportedScheme(url: url))
+        }
         let raw = String(url[range.upperBound...])
         let path = raw.removingPercentEncodingIfValid
         guard path.hasPrefix("/"), path.count > 1, !path.hasSuffix("/"), !path.contains("\0") else {
@@ -61,7 +63,8 @@ extension String {
         while let byte = iterator.next() {
             if byte == UInt8(ascii: "%") {
                 guard let high = iterator.next(), let low = iterator.next(),
-                      let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) else { return self }
+                    let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16)
+                else { return self }
                 bytes.append(value)
             } else {
                 bytes.append(byte)

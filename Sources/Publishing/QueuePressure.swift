@@ -14,8 +14,10 @@ public struct AdaptationTuning: Sendable, Equatable {
     /// ...and steps up come at most this often.
     public var increaseIntervalMs: Int64
 
-    public init(congestedMs: Int = 500, clearMs: Int = 100, decreaseIntervalMs: Int64 = 1000,
-                recoverAfterMs: Int64 = 5000, increaseIntervalMs: Int64 = 1000) {
+    public init(
+        congestedMs: Int = 500, clearMs: Int = 100, decreaseIntervalMs: Int64 = 1000,
+        recoverAfterMs: Int64 = 5000, increaseIntervalMs: Int64 = 1000
+    ) {
         self.congestedMs = congestedMs
         self.clearMs = clearMs
         self.decreaseIntervalMs = decreaseIntervalMs
@@ -54,7 +56,8 @@ struct PressureStepper: Sendable {
         let clearFrom = clearSince ?? nowMs
         clearSince = clearFrom
         guard canGoUp, nowMs - clearFrom >= tuning.recoverAfterMs,
-              since(lastStepMs, nowMs) >= tuning.increaseIntervalMs else { return .hold }
+            since(lastStepMs, nowMs) >= tuning.increaseIntervalMs
+        else { return .hold }
         lastStepMs = nowMs
         return .up
     }

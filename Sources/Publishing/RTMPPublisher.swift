@@ -23,17 +23,22 @@ public final class RTMPPublisher: Output {
     private let environment: any PublisherEnvironment
 
     /// A URL that is not a usable rtmp:// URL puts the publisher straight into the final `error` state.
-    public convenience init(id: String, url: String, options: OutputOptions = OutputOptions(), logger: Logger,
-                            onKeyframeNeeded: @escaping KeyframeRequestHandler = {},
-                            onStateChange: @escaping OutputStateHandler) {
-        self.init(id: id, url: url, options: options, logger: logger, environment: LibRTMPEnvironment(),
-                  random: { Double.random(in: 0..<1) }, onKeyframeNeeded: onKeyframeNeeded, onStateChange: onStateChange)
+    public convenience init(
+        id: String, url: String, options: OutputOptions = OutputOptions(), logger: Logger,
+        onKeyframeNeeded: @escaping KeyframeRequestHandler = {},
+        onStateChange: @escaping OutputStateHandler
+    ) {
+        self.init(
+            id: id, url: url, options: options, logger: logger, environment: LibRTMPEnvironment(),
+            random: { Double.random(in: 0..<1) }, onKeyframeNeeded: onKeyframeNeeded, onStateChange: onStateChange)
     }
 
     /// With an injected environment and random source (tests).
-    init(id: String, url: String, options: OutputOptions, logger: Logger, environment: any PublisherEnvironment,
-         random: @escaping @Sendable () -> Double, onKeyframeNeeded: @escaping KeyframeRequestHandler,
-         onStateChange: @escaping OutputStateHandler) {
+    init(
+        id: String, url: String, options: OutputOptions, logger: Logger, environment: any PublisherEnvironment,
+        random: @escaping @Sendable () -> Double, onKeyframeNeeded: @escaping KeyframeRequestHandler,
+        onStateChange: @escaping OutputStateHandler
+    ) {
         self.id = id
         self.url = url
         self.environment = environment
@@ -47,10 +52,13 @@ public final class RTMPPublisher: Output {
             if OutputURL.scheme(of: url) == "rtmps" {
                 logger.warning("rtmps: the stream is encrypted, but librtmp does not verify the server's certificate")
             }
-            do { try options.validate() } catch { initial = OutputStateChange(state: .error, message: error.description) }
+            do { try options.validate() } catch {
+                initial = OutputStateChange(state: .error, message: error.description)
+            }
         }
-        core = OutputCore(logger: logger, options: options, initial: initial, onKeyframeNeeded: onKeyframeNeeded,
-                          onStateChange: onStateChange)
+        core = OutputCore(
+            logger: logger, options: options, initial: initial, onKeyframeNeeded: onKeyframeNeeded,
+            onStateChange: onStateChange)
     }
 
     public var state: OutputState { core.state }
@@ -89,7 +97,10 @@ public final class RTMPPublisher: Output {
                 if core.isStopRequested { break }
                 if error.isFinal {
                     // Confirm once, at once: a server that dies between handshake and answer looks the same.
-                    if !refusalConfirmed { refusalConfirmed = true; continue }
+                    if !refusalConfirmed {
+                        refusalConfirmed = true
+                        continue
+                    }
                     return core.finish(state: .error, attempt: retry, message: error.description)
                 }
                 refusalConfirmed = false
@@ -108,8 +119,9 @@ public final class RTMPPublisher: Output {
     }
 
     private func gaveUpMessage(retries: Int, _ error: OutputIOError) -> String {
-        retries == 0 ? "not retrying (maxRetries is 0): \(error.description)"
-                     : "gave up after \(retries) retries (maxRetries \(policy.maxRetries ?? retries)): \(error.description)"
+        retries == 0
+            ? "not retrying (maxRetries is 0): \(error.description)"
+            : "gave up after \(retries) retries (maxRetries \(policy.maxRetries ?? retries)): \(error.description)"
     }
 
     /// One connection: connect, send the headers, drain until stop. The connection (and its socket) is
@@ -119,7 +131,10 @@ public final class RTMPPublisher: Output {
         core.setActiveSocket(connection.socket)
         // Clear the socket `stop` may shut down before the connection closes it (the lifetime extension
         // keeps the optimiser from freeing the connection first).
-        defer { core.setActiveSocket(-1); withExtendedLifetime(connection) {} }
+        defer {
+            core.setActiveSocket(-1)
+            withExtendedLifetime(connection) {}
+        }
         for header in core.headerTags { try write(header, to: connection) }
         onConnected()
         // The queue may hold no keyframe for seconds (keyint): ask for one now instead of skipping video
@@ -131,7 +146,8 @@ public final class RTMPPublisher: Output {
 
     /// Writes queued tags until stop, starting at a keyframe with the audio of that moment (`StartGate`).
     private func drain(into connection: any PublishingConnection) throws(OutputIOError) {
-        var gate = StartGate(hasVideo: core.headerTags.contains { $0.kind == .video }, queueLimitMs: core.options.queueLimitMs)
+        var gate = StartGate(
+            hasVideo: core.headerTags.contains { $0.kind == .video }, queueLimitMs: core.options.queueLimitMs)
         var ready: [FLVTag] = []  // reused for every tag
         ready.reserveCapacity(64)
         while let tag = core.nextTag() {

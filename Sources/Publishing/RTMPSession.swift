@@ -43,7 +43,9 @@ final class RTMPSession: PublishingConnection, @unchecked Sendable {
     /// librtmp's one-time TLS/global setup inside `RTMP_Init` is not thread-safe; serialise handle creation.
     private static let setupLock = NSLock()
 
-    private init(rtmp: UnsafeMutablePointer<RTMP>, urlCopy: UnsafeMutablePointer<CChar>, hostCopy: UnsafeMutablePointer<CChar>?) {
+    private init(
+        rtmp: UnsafeMutablePointer<RTMP>, urlCopy: UnsafeMutablePointer<CChar>, hostCopy: UnsafeMutablePointer<CChar>?
+    ) {
         self.rtmp = rtmp
         self.urlCopy = urlCopy
         self.hostCopy = hostCopy
@@ -79,9 +81,11 @@ final class RTMPSession: PublishingConnection, @unchecked Sendable {
         RTMP_EnableWrite(rtmp)
         cohost_rtmp_set_timeout(rtmp, ioTimeoutSeconds)
 
-        let hostName = String(decoding: UnsafeRawBufferPointer(start: cohost_rtmp_host(rtmp),
-                                                               count: Int(max(0, cohost_rtmp_host_length(rtmp)))),
-                              as: UTF8.self)
+        let hostName = String(
+            decoding: UnsafeRawBufferPointer(
+                start: cohost_rtmp_host(rtmp),
+                count: Int(max(0, cohost_rtmp_host_length(rtmp)))),
+            as: UTF8.self)
         let port = Int(cohost_rtmp_port(rtmp))
         let hostCopy: UnsafeMutablePointer<CChar>?
         do {
@@ -101,7 +105,8 @@ final class RTMPSession: PublishingConnection, @unchecked Sendable {
         }
         try session.awaitPublishStart(url: url, server: "\(hostName):\(port)")
         guard cohost_rtmp_set_out_chunk_size(rtmp, outChunkSize) != 0 else {
-            throw OutputIOError(description: "sending the chunk size to \(hostName):\(port) failed\(session.failureSuffix())")
+            throw OutputIOError(
+                description: "sending the chunk size to \(hostName):\(port) failed\(session.failureSuffix())")
         }
         // librtmp only bounds reads; a stalled peer would otherwise block writes forever.
         var timeout = timeval(tv_sec: Int(ioTimeoutSeconds), tv_usec: 0)
@@ -110,7 +115,8 @@ final class RTMPSession: PublishingConnection, @unchecked Sendable {
         // send-buffer autotuning the kernel would otherwise take megabytes (tens of seconds on a slow link)
         // before a write blocks. Unlike a small SO_SNDBUF this does not cap the data in flight on long links.
         var lowWater = Int32(unsentLimitBytes)
-        _ = setsockopt(RTMP_Socket(rtmp), Int32(IPPROTO_TCP), TCP_NOTSENT_LOWAT, &lowWater, socklen_t(MemoryLayout<Int32>.size))
+        _ = setsockopt(
+            RTMP_Socket(rtmp), Int32(IPPROTO_TCP), TCP_NOTSENT_LOWAT, &lowWater, socklen_t(MemoryLayout<Int32>.size))
         return session
     }
 
@@ -145,11 +151,14 @@ final class RTMPSession: PublishingConnection, @unchecked Sendable {
         buffer.append(contentsOf: tag.body)
         let ok = buffer.withUnsafeMutableBufferPointer { storage in
             storage.withMemoryRebound(to: CChar.self) {
-                cohost_rtmp_send_message(rtmp, tag.kind.rawValue, video ? Self.videoChannel : Self.audioChannel,
-                                         absolute ? 1 : 0, $0.baseAddress, UInt32(tag.body.count), tag.timestampMs)
+                cohost_rtmp_send_message(
+                    rtmp, tag.kind.rawValue, video ? Self.videoChannel : Self.audioChannel,
+                    absolute ? 1 : 0, $0.baseAddress, UInt32(tag.body.count), tag.timestampMs)
             }
         }
-        guard ok != 0 else { throw OutputIOError(description: "sending a \(tag.kind) message failed\(failureSuffix())") }
+        guard ok != 0 else {
+            throw OutputIOError(description: "sending a \(tag.kind) message failed\(failureSuffix())")
+        }
         if video { videoChannelOpen = true } else { audioChannelOpen = true }
     }
 
@@ -162,7 +171,8 @@ final class RTMPSession: PublishingConnection, @unchecked Sendable {
         // A few packets at most per call, so a chatty server cannot starve our writes.
         for _ in 0..<4 {
             guard poll(&descriptor, 1, 0) > 0 else { return }
-            if descriptor.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 && descriptor.revents & Int16(POLLIN) == 0 {
+            if descriptor.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 && descriptor.revents & Int16(POLLIN) == 0
+            {
                 throw OutputIOError(description: "connection closed by the server")
             }
             guard cohost_rtmp_read_one(rtmp) != 0 else {
@@ -183,20 +193,34 @@ final class RTMPSession: PublishingConnection, @unchecked Sendable {
         while rtmp.pointee.m_bPlaying == 0 {
             let connectPending = hasPendingCall("connect")
             guard Date() < deadline else {
-                throw OutputIOError(description: "\(server) did not answer the RTMP \(connectPending ? "connect" : "publish") within \(Int(Self.publishHandshakeSeconds)) s")
+                throw OutputIOError(
+                    description:
+                        "\(server) did not answer the RTMP \(connectPending ? "connect" : "publish") within \(Int(Self.publishHandshakeSeconds)) s"
+                )
             }
             let (open, refusal) = readHandshakePacket()
             if let refusal {
                 if connectPending {
-                    throw OutputIOError(description: "\(server) refused the RTMP connect to application '\(app)': \(refusal)", isFinal: true)
+                    throw OutputIOError(
+                        description: "\(server) refused the RTMP connect to application '\(app)': \(refusal)",
+                        isFinal: true)
                 }
-                throw OutputIOError(description: "\(server) accepted application '\(app)' but refused to publish \(redactedURL(url)): \(refusal)")
+                throw OutputIOError(
+                    description:
+                        "\(server) accepted application '\(app)' but refused to publish \(redactedURL(url)): \(refusal)"
+                )
             }
             guard open || rtmp.pointee.m_bPlaying != 0 else {
                 if connectPending {
-                    throw OutputIOError(description: "\(server) refused the RTMP connect to application '\(app)' (no such application on the server?); check the URL", isFinal: true)
+                    throw OutputIOError(
+                        description:
+                            "\(server) refused the RTMP connect to application '\(app)' (no such application on the server?); check the URL",
+                        isFinal: true)
                 }
-                throw OutputIOError(description: "\(server) accepted application '\(app)' but refused to publish \(redactedURL(url)) (stream key rejected, or the name is still being published)")
+                throw OutputIOError(
+                    description:
+                        "\(server) accepted application '\(app)' but refused to publish \(redactedURL(url)) (stream key rejected, or the name is still being published)"
+                )
             }
         }
     }
@@ -212,7 +236,8 @@ final class RTMPSession: PublishingConnection, @unchecked Sendable {
         guard packet.m_nBytesRead == packet.m_nBodySize else { return (RTMP_IsConnected(rtmp) != 0, nil) }
         var refusal: String?
         if packet.m_packetType == UInt8(RTMP_PACKET_TYPE_INVOKE), let body = packet.m_body,
-           packet.m_nBodySize > 0, packet.m_nBodySize <= 64 * 1024 {
+            packet.m_nBodySize > 0, packet.m_nBodySize <= 64 * 1024
+        {
             let bytes = Array(UnsafeRawBufferPointer(start: body, count: Int(packet.m_nBodySize)))
             refusal = Self.refusal(inCommand: bytes)
         }
@@ -225,7 +250,8 @@ final class RTMPSession: PublishingConnection, @unchecked Sendable {
     /// The bytes come from the server: a body that does not decode is simply not a refusal.
     static func refusal(inCommand body: [UInt8]) -> String? {
         guard let values = try? decodeAMF0(body), case .string(let name)? = values.first,
-              name == "onStatus" || name == "_error" else { return nil }
+            name == "onStatus" || name == "_error"
+        else { return nil }
         for case .object(let properties) in values.dropFirst() {
             func text(_ key: String) -> String? {
                 guard case .string(let value)? = properties.first(where: { $0.name == key })?.value else { return nil }
@@ -240,7 +266,8 @@ final class RTMPSession: PublishingConnection, @unchecked Sendable {
 
     /// Server text bound for logs and events: printable characters only, at most 200 of them.
     private static func printable(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.prefix(200)))
+        String(
+            String.UnicodeScalarView(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.prefix(200)))
     }
 
     /// Whether librtmp still waits for the `_result` of a call named `name`.
@@ -259,7 +286,8 @@ final class RTMPSession: PublishingConnection, @unchecked Sendable {
     /// SO_SNDTIMEO) and then tries to send its goodbye on it, so errno ends up "Bad file descriptor" from that
     /// teardown, not the cause: a socket librtmp has closed is reported as a broken connection instead.
     private func failureSuffix() -> String {
-        RTMP_Socket(rtmp) < 0 ? ": the connection broke (reset or closed by the server, or no progress for \(Self.ioTimeoutSeconds) s)"
+        RTMP_Socket(rtmp) < 0
+            ? ": the connection broke (reset or closed by the server, or no progress for \(Self.ioTimeoutSeconds) s)"
             : Self.errnoSuffix()
     }
 

@@ -34,7 +34,10 @@ struct StartGate {
     /// Returns how many video and audio/data tags were skipped.
     mutating func admit(_ tag: FLVTag, into out: inout [FLVTag]) -> (video: Int, audio: Int) {
         if tag.kind == .video && !tag.isSequenceHeader {
-            guard awaitingKeyframe else { out.append(tag); return (0, 0) }
+            guard awaitingKeyframe else {
+                out.append(tag)
+                return (0, 0)
+            }
             guard tag.isKeyframe else { return (1, 0) }
             awaitingKeyframe = false
             let skipped = releaseHeld(from: tag.timestampMs, into: &out)

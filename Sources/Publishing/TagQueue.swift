@@ -75,7 +75,10 @@ struct TagQueue {
         while index < tags.count {
             let tag = tags[index]
             if tag.kind == .video && !tag.isSequenceHeader {
-                if tag.isKeyframe { reachedKeyframe = true; break }
+                if tag.isKeyframe {
+                    reachedKeyframe = true
+                    break
+                }
                 tags.remove(at: index)
                 droppedVideo += 1
             } else {

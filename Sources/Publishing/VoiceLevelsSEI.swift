@@ -18,8 +18,10 @@ public enum VoiceLevelsSEI {
     }
 
     /// Appends what `json` returns to `out` (the programme reuses one buffer: every 200 ms per video room).
-    public static func appendJSON(levels: [(userId: String, level: Int)], activeSpeaker: String?, timeMs: UInt32,
-                                  to out: inout [UInt8]) {
+    public static func appendJSON(
+        levels: [(userId: String, level: Int)], activeSpeaker: String?, timeMs: UInt32,
+        to out: inout [UInt8]
+    ) {
         out.append(contentsOf: #"{"levels":{"#.utf8)
         var first = true
         for entry in levels.prefix(FLVVoiceLevels.maxUsers) where isPlain(entry.userId) {
@@ -64,23 +66,26 @@ public enum VoiceLevelsSEI {
 
     /// Appends what `nal` returns to `out`, escaping as it goes (no intermediate RBSP array).
     public static func appendNAL(payload: [UInt8], to out: inout [UInt8]) {
-        out.append(0x06)                              // nal_ref_idc 0, type 6 (SEI)
+        out.append(0x06)  // nal_ref_idc 0, type 6 (SEI)
         var zeros = 0
         func put(_ byte: UInt8) {
             if zeros >= 2 && byte <= 3 {
-                out.append(3)                         // emulation_prevention_three_byte
+                out.append(3)  // emulation_prevention_three_byte
                 zeros = 0
             }
             out.append(byte)
             zeros = byte == 0 ? zeros + 1 : 0
         }
-        put(5)                                        // payloadType 5: user_data_unregistered
+        put(5)  // payloadType 5: user_data_unregistered
         var size = uuid.count + payload.count
-        while size >= 255 { put(255); size -= 255 }
+        while size >= 255 {
+            put(255)
+            size -= 255
+        }
         put(UInt8(size))
         for byte in uuid { put(byte) }
         for byte in payload { put(byte) }
-        put(0x80)                                     // rbsp_trailing_bits
+        put(0x80)  // rbsp_trailing_bits
     }
 
     /// `avcc` (4-byte length-prefixed NAL units, one access unit) with `nal` inserted before the first slice,
@@ -99,26 +104,41 @@ public enum VoiceLevelsSEI {
         var offset = 0
         var insertAt: Int?
         while offset + 4 <= avcc.count {
-            let length = Int(avcc[offset]) << 24 | Int(avcc[offset + 1]) << 16 | Int(avcc[offset + 2]) << 8 | Int(avcc[offset + 3])
-            guard length > 0, offset + 4 + length <= avcc.count else { out.append(contentsOf: avcc); return }
+            let length =
+                Int(avcc[offset]) << 24 | Int(avcc[offset + 1]) << 16 | Int(avcc[offset + 2]) << 8
+                | Int(avcc[offset + 3])
+            guard length > 0, offset + 4 + length <= avcc.count else {
+                out.append(contentsOf: avcc)
+                return
+            }
             let type = avcc[offset + 4] & 0x1F
-            if (1...5).contains(type) { insertAt = offset; break }
+            if (1...5).contains(type) {
+                insertAt = offset
+                break
+            }
             offset += 4 + length
         }
-        guard offset <= avcc.count else { out.append(contentsOf: avcc); return }
+        guard offset <= avcc.count else {
+            out.append(contentsOf: avcc)
+            return
+        }
         let at = insertAt ?? offset
         let n = nal.count
         out.append(contentsOf: UnsafeRawBufferPointer(rebasing: avcc[..<at]))
-        out.append(UInt8(n >> 24 & 0xFF)); out.append(UInt8(n >> 16 & 0xFF))
-        out.append(UInt8(n >> 8 & 0xFF)); out.append(UInt8(n & 0xFF))
+        out.append(UInt8(n >> 24 & 0xFF))
+        out.append(UInt8(n >> 16 & 0xFF))
+        out.append(UInt8(n >> 8 & 0xFF))
+        out.append(UInt8(n & 0xFF))
         out.append(contentsOf: nal)
         out.append(contentsOf: UnsafeRawBufferPointer(rebasing: avcc[at...]))
     }
 
     private static func isPlain(_ id: String) -> Bool {
         let bytes = id.utf8
-        return (1...64).contains(bytes.count) && bytes.allSatisfy { b in
-            (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || (b >= 0x30 && b <= 0x39) || b == 0x5F || b == 0x2E || b == 0x2D
-        }
+        return (1...64).contains(bytes.count)
+            && bytes.allSatisfy { b in
+                (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || (b >= 0x30 && b <= 0x39) || b == 0x5F
+                    || b == 0x2E || b == 0x2D
+            }
     }
 }

@@ -25,7 +25,8 @@ extension Array where Element == UInt8 {
 
     @inline(__always)
     mutating func appendBigEndian(_ v: UInt16) {
-        append(UInt8(truncatingIfNeeded: v >> 8)); append(UInt8(truncatingIfNeeded: v))
+        append(UInt8(truncatingIfNeeded: v >> 8))
+        append(UInt8(truncatingIfNeeded: v))
     }
 
     @inline(__always)
@@ -37,12 +38,15 @@ extension Array where Element == UInt8 {
 
     @inline(__always)
     mutating func appendBigEndian(_ v: UInt32) {
-        append(UInt8(truncatingIfNeeded: v >> 24)); append(UInt8(truncatingIfNeeded: v >> 16))
-        append(UInt8(truncatingIfNeeded: v >> 8)); append(UInt8(truncatingIfNeeded: v))
+        append(UInt8(truncatingIfNeeded: v >> 24))
+        append(UInt8(truncatingIfNeeded: v >> 16))
+        append(UInt8(truncatingIfNeeded: v >> 8))
+        append(UInt8(truncatingIfNeeded: v))
     }
 
     @inline(__always)
     mutating func appendBigEndian(_ v: UInt64) {
-        appendBigEndian(UInt32(truncatingIfNeeded: v >> 32)); appendBigEndian(UInt32(truncatingIfNeeded: v))
+        appendBigEndian(UInt32(truncatingIfNeeded: v >> 32))
+        appendBigEndian(UInt32(truncatingIfNeeded: v))
     }
 }

@@ -40,8 +40,10 @@ public struct H264Depacketizer: Depacketizer {
     private var lastDelivered = true
     private var ready: EncodedFrame?
 
-    public init(maxAccessUnitBytes: Int = H264Depacketizer.defaultMaxAccessUnitBytes,
-                maxNALUnits: Int = H264Depacketizer.defaultMaxNALUnits) {
+    public init(
+        maxAccessUnitBytes: Int = H264Depacketizer.defaultMaxAccessUnitBytes,
+        maxNALUnits: Int = H264Depacketizer.defaultMaxNALUnits
+    ) {
         self.maxAccessUnitBytes = maxAccessUnitBytes
         self.maxNALUnits = maxNALUnits
         buffer.reserveCapacity(64 * 1024)
@@ -68,7 +70,9 @@ public struct H264Depacketizer: Depacketizer {
             droppedPackets += 1
             switch state {
             case .assembling: dropAccessUnit()
-            case .idle: droppedFrames += 1; lastDelivered = false  // this timestamp's unit lost a packet
+            case .idle:
+                droppedFrames += 1
+                lastDelivered = false  // this timestamp's unit lost a packet
             case .skipping: break
             }
             enterSkipping(packet)
@@ -140,7 +144,8 @@ public struct H264Depacketizer: Depacketizer {
     /// Appends a start code and a whole NAL unit (or the header of a fragmented one).
     private mutating func appendNALUnit(_ nal: ArraySlice<UInt8>) -> Bool {
         guard nalUnits < maxNALUnits, buffer.count + 4 + nal.count <= maxAccessUnitBytes,
-              let header = nal.first else { return false }
+            let header = nal.first
+        else { return false }
         buffer.append(contentsOf: Self.startCode)
         buffer.append(contentsOf: nal)
         nalUnits += 1
@@ -194,7 +199,8 @@ public struct H264Depacketizer: Depacketizer {
     private mutating func closeAccessUnit() -> EncodedFrame {
         state = .idle
         lastDelivered = true
-        let frame = EncodedFrame(data: buffer, rtpTimestamp: timestamp, isKeyframe: keyframe, precededByLoss: lossBefore)
+        let frame = EncodedFrame(
+            data: buffer, rtpTimestamp: timestamp, isKeyframe: keyframe, precededByLoss: lossBefore)
         swap(&buffer, &spare)
         return frame
     }

@@ -71,8 +71,9 @@ public enum H264Payload: Equatable, Sendable {
         case Self.fuA:
             guard payload.count >= 2 else { throw .truncatedFragmentHeader }
             let header = payload[1]
-            let fragment = H264Fragment(start: header & 0x80 != 0, end: header & 0x40 != 0,
-                                        nalHeader: first & 0xE0 | header & 0x1F, data: 2..<payload.count)
+            let fragment = H264Fragment(
+                start: header & 0x80 != 0, end: header & 0x40 != 0,
+                nalHeader: first & 0xE0 | header & 0x1F, data: 2..<payload.count)
             // RFC 6184 §5.8: S and E must not both be set; a whole NAL unit is sent unfragmented.
             guard !(fragment.start && fragment.end) else { throw .fragmentStartAndEnd }
             self = .fragment(fragment)
@@ -96,7 +97,10 @@ public struct H264Fragment: Equatable, Sendable {
     public var data: Range<Int>
 
     public init(start: Bool, end: Bool, nalHeader: UInt8, data: Range<Int>) {
-        self.start = start; self.end = end; self.nalHeader = nalHeader; self.data = data
+        self.start = start
+        self.end = end
+        self.nalHeader = nalHeader
+        self.data = data
     }
 
     public var nalType: UInt8 { nalHeader & 0x1F }

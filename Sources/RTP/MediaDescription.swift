@@ -29,10 +29,12 @@ public struct MediaDescription: Equatable, Sendable {
     /// `a=ssrc-group:FID <primary> <retransmission>` (RFC 5576 §4.2, RFC 4588 §8): retransmission SSRC by primary SSRC.
     public var retransmissionSSRCs: [UInt32: UInt32] = [:]
 
-    public init(kind: Kind? = nil, rawKind: String, port: Int, proto: String, formats: [String] = [],
-                payloadTypes: [UInt8] = [], rtpmaps: [UInt8: RTPMap] = [:], fmtps: [UInt8: String] = [:],
-                ssrcs: [UInt32] = [], direction: String? = nil, cryptos: [CryptoAttribute] = [],
-                rtcpMux: Bool = false, mid: String? = nil) {
+    public init(
+        kind: Kind? = nil, rawKind: String, port: Int, proto: String, formats: [String] = [],
+        payloadTypes: [UInt8] = [], rtpmaps: [UInt8: RTPMap] = [:], fmtps: [UInt8: String] = [:],
+        ssrcs: [UInt32] = [], direction: String? = nil, cryptos: [CryptoAttribute] = [],
+        rtcpMux: Bool = false, mid: String? = nil
+    ) {
         self.kind = kind
         self.rawKind = rawKind
         self.port = port
@@ -60,8 +62,9 @@ public struct MediaDescription: Equatable, Sendable {
         let portText = fields[1].prefix { $0 != "/" }
         guard let port = Int(portText), (0...65535).contains(port) else { throw .badPort(line: line) }
         let formats = fields[3...].map(String.init)
-        self.init(kind: Kind(rawValue: String(fields[0])), rawKind: String(fields[0]), port: port,
-                  proto: String(fields[2]), formats: formats)
+        self.init(
+            kind: Kind(rawValue: String(fields[0])), rawKind: String(fields[0]), port: port,
+            proto: String(fields[2]), formats: formats)
         if isRTP {
             for format in formats {
                 guard let pt = Self.payloadType(format) else { throw .badPayloadType(line: line) }
@@ -100,7 +103,9 @@ public struct MediaDescription: Equatable, Sendable {
             let feedback = value.dropFirst(ptText.count).split(separator: " ").joined(separator: " ").lowercased()
             guard !feedback.isEmpty, feedback.count <= 64 else { throw .malformedLine(line: line) }
             let targets: [UInt8]
-            if ptText == "*" { targets = payloadTypes } else {
+            if ptText == "*" {
+                targets = payloadTypes
+            } else {
                 guard let pt = Self.payloadType(ptText) else { throw .badPayloadType(line: line) }
                 targets = [pt]
             }
@@ -111,7 +116,8 @@ public struct MediaDescription: Equatable, Sendable {
             let fields = value.split(separator: " ")
             guard fields.first == "FID" else { break }
             guard fields.count == 3, fields[1].count <= 10, fields[2].count <= 10,
-                  let primary = UInt32(fields[1]), let repair = UInt32(fields[2]) else { throw .badSsrc(line: line) }
+                let primary = UInt32(fields[1]), let repair = UInt32(fields[2])
+            else { throw .badSsrc(line: line) }
             retransmissionSSRCs[primary] = repair
         case "mid":
             mid = String(value)
@@ -127,7 +133,7 @@ public struct MediaDescription: Equatable, Sendable {
         guard let pt = payloadType(fields[0]) else { throw .badPayloadType(line: line) }
         let parts = fields[1].split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2 || parts.count == 3, !parts[0].isEmpty,
-              parts[1].count <= 9, let clock = Int(parts[1]), clock > 0
+            parts[1].count <= 9, let clock = Int(parts[1]), clock > 0
         else { throw .badRtpmap(line: line) }
         var channels: Int?
         if parts.count == 3 {
@@ -142,8 +148,9 @@ public struct MediaDescription: Equatable, Sendable {
         let fields = value.split(separator: " ", omittingEmptySubsequences: true)
         guard fields.count >= 3, fields[0].count <= 9, let tag = Int(fields[0]), tag >= 0
         else { throw .badCrypto(line: line) }
-        let crypto = CryptoAttribute(tag: tag, suite: String(fields[1]), keyParams: String(fields[2]),
-                                     sessionParams: fields[3...].map(String.init))
+        let crypto = CryptoAttribute(
+            tag: tag, suite: String(fields[1]), keyParams: String(fields[2]),
+            sessionParams: fields[3...].map(String.init))
         guard crypto.inlineKey != nil else { throw .badCrypto(line: line) }
         return crypto
     }

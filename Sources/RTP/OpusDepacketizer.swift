@@ -5,7 +5,8 @@ public struct OpusDepacketizer: Depacketizer {
     /// An empty payload carries no TOC byte and is not an Opus packet (RFC 6716 §3.1): skipped.
     public mutating func push(_ packet: RTPPacket, afterLoss: Bool) -> EncodedFrame? {
         guard !packet.payload.isEmpty else { return nil }
-        return EncodedFrame(data: packet.payload, rtpTimestamp: packet.timestamp, isKeyframe: true,
-                            precededByLoss: afterLoss)
+        return EncodedFrame(
+            data: packet.payload, rtpTimestamp: packet.timestamp, isKeyframe: true,
+            precededByLoss: afterLoss)
     }
 }

@@ -22,7 +22,8 @@ public enum RTCPError: Error, Equatable, Sendable, CustomStringConvertible {
         case .tooShort: "RTCP packet shorter than its 4-byte common header"
         case .badVersion(let v): "RTCP version is \(v), expected 2"
         case .lengthOverrun(let pt): "RTCP packet type \(pt): length field runs past the end of the datagram"
-        case .badPadding(let pt): "RTCP packet type \(pt): padding count is 0, not a multiple of 4, or larger than the body"
+        case .badPadding(let pt):
+            "RTCP packet type \(pt): padding count is 0, not a multiple of 4, or larger than the body"
         case .truncatedBody(let pt): "RTCP packet type \(pt): body shorter than its counts require"
         case .wrongPacketType(let e, let g): "RTCP packet type \(g) where \(e) was expected"
         case .wrongFeedbackType(let e, let g): "RTCP feedback message type FMT=\(g) where FMT=\(e) was expected"

@@ -26,7 +26,8 @@ public struct FullIntraRequest: Equatable, Sendable, RTCPWireFormat {
         public var sequenceNumber: UInt8
 
         public init(ssrc: UInt32, sequenceNumber: UInt8) {
-            self.ssrc = ssrc; self.sequenceNumber = sequenceNumber
+            self.ssrc = ssrc
+            self.sequenceNumber = sequenceNumber
         }
     }
 
@@ -37,7 +38,9 @@ public struct FullIntraRequest: Equatable, Sendable, RTCPWireFormat {
     public var entries: [Entry]
 
     public init(senderSSRC: UInt32, mediaSSRC: UInt32 = 0, entries: [Entry]) {
-        self.senderSSRC = senderSSRC; self.mediaSSRC = mediaSSRC; self.entries = entries
+        self.senderSSRC = senderSSRC
+        self.mediaSSRC = mediaSSRC
+        self.entries = entries
     }
 
     /// Parses one FIR packet (bytes past its declared length are ignored).
@@ -54,21 +57,26 @@ public struct FullIntraRequest: Equatable, Sendable, RTCPWireFormat {
         let entries = stride(from: body.lowerBound + 8, to: body.upperBound, by: 8).map {
             Entry(ssrc: readUInt32(b, $0), sequenceNumber: b[$0 + 4])
         }
-        self.init(senderSSRC: readUInt32(b, body.lowerBound), mediaSSRC: readUInt32(b, body.lowerBound + 4),
-                  entries: entries)
+        self.init(
+            senderSSRC: readUInt32(b, body.lowerBound), mediaSSRC: readUInt32(b, body.lowerBound + 4),
+            entries: entries)
     }
 
     public func append(to out: inout [UInt8]) {
         let list = entries.prefix(32766)
         out.reserve(additional: 12 + 8 * list.count)
-        RTCPHeader(count: Self.formatType, packetType: RTCPHeader.payloadFeedbackType,
-                   length: UInt16(2 + 2 * list.count)).append(to: &out)
+        RTCPHeader(
+            count: Self.formatType, packetType: RTCPHeader.payloadFeedbackType,
+            length: UInt16(2 + 2 * list.count)
+        ).append(to: &out)
         out.appendBigEndian(senderSSRC)
         out.appendBigEndian(mediaSSRC)
         for entry in list {
             out.appendBigEndian(entry.ssrc)
             out.append(entry.sequenceNumber)
-            out.append(0); out.append(0); out.append(0)  // reserved
+            out.append(0)
+            out.append(0)
+            out.append(0)  // reserved
         }
     }
 }

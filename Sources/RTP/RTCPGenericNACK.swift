@@ -24,7 +24,8 @@ public struct GenericNACK: Equatable, Sendable, RTCPWireFormat {
         public var lostBitmask: UInt16
 
         public init(packetID: UInt16, lostBitmask: UInt16 = 0) {
-            self.packetID = packetID; self.lostBitmask = lostBitmask
+            self.packetID = packetID
+            self.lostBitmask = lostBitmask
         }
     }
 
@@ -34,7 +35,9 @@ public struct GenericNACK: Equatable, Sendable, RTCPWireFormat {
     public var entries: [Entry]
 
     public init(senderSSRC: UInt32, mediaSSRC: UInt32, entries: [Entry]) {
-        self.senderSSRC = senderSSRC; self.mediaSSRC = mediaSSRC; self.entries = entries
+        self.senderSSRC = senderSSRC
+        self.mediaSSRC = mediaSSRC
+        self.entries = entries
     }
 
     /// Packs lost sequence numbers (any order, duplicates allowed) into the fewest entries for their
@@ -45,7 +48,10 @@ public struct GenericNACK: Equatable, Sendable, RTCPWireFormat {
         var start = 0, widest = -1
         for i in unique.indices {
             let gap = (Int(unique[(i + 1) % unique.count]) - Int(unique[i]) + 65536) % 65536
-            if gap > widest { widest = gap; start = (i + 1) % unique.count }
+            if gap > widest {
+                widest = gap
+                start = (i + 1) % unique.count
+            }
         }
         var entries: [Entry] = []
         for seq in unique[start...] + unique[..<start] {
@@ -86,15 +92,18 @@ public struct GenericNACK: Equatable, Sendable, RTCPWireFormat {
         let entries = stride(from: body.lowerBound + 8, to: body.upperBound, by: 4).map {
             Entry(packetID: readUInt16(b, $0), lostBitmask: readUInt16(b, $0 + 2))
         }
-        self.init(senderSSRC: readUInt32(b, body.lowerBound), mediaSSRC: readUInt32(b, body.lowerBound + 4),
-                  entries: entries)
+        self.init(
+            senderSSRC: readUInt32(b, body.lowerBound), mediaSSRC: readUInt32(b, body.lowerBound + 4),
+            entries: entries)
     }
 
     public func append(to out: inout [UInt8]) {
         let list = entries.prefix(65533)
         out.reserve(additional: 12 + 4 * list.count)
-        RTCPHeader(count: Self.formatType, packetType: RTCPHeader.transportFeedbackType,
-                   length: UInt16(2 + list.count)).append(to: &out)
+        RTCPHeader(
+            count: Self.formatType, packetType: RTCPHeader.transportFeedbackType,
+            length: UInt16(2 + list.count)
+        ).append(to: &out)
         out.appendBigEndian(senderSSRC)
         out.appendBigEndian(mediaSSRC)
         for entry in list {

@@ -22,7 +22,8 @@ public struct Goodbye: Equatable, Sendable, RTCPWireFormat {
     public var reason: String?
 
     public init(sources: [UInt32], reason: String? = nil) {
-        self.sources = sources; self.reason = reason
+        self.sources = sources
+        self.reason = reason
     }
 
     /// Parses one BYE packet (bytes past its declared length are ignored).
@@ -68,8 +69,10 @@ public struct Goodbye: Equatable, Sendable, RTCPWireFormat {
         }
         let bodyBytes = 4 * list.count + (tail.count + 3) / 4 * 4
         out.reserve(additional: 4 + bodyBytes)
-        RTCPHeader(count: UInt8(list.count), packetType: RTCPHeader.goodbyeType,
-                   length: RTCPHeader.lengthField(bodyBytes: bodyBytes)).append(to: &out)
+        RTCPHeader(
+            count: UInt8(list.count), packetType: RTCPHeader.goodbyeType,
+            length: RTCPHeader.lengthField(bodyBytes: bodyBytes)
+        ).append(to: &out)
         for source in list { out.appendBigEndian(source) }
         out.appendWordAligned(tail)
     }

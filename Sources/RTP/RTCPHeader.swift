@@ -16,7 +16,10 @@ public struct RTCPHeader: Equatable, Sendable {
     public var length: UInt16
 
     public init(padding: Bool = false, count: UInt8, packetType: UInt8, length: UInt16) {
-        self.padding = padding; self.count = count; self.packetType = packetType; self.length = length
+        self.padding = padding
+        self.count = count
+        self.packetType = packetType
+        self.length = length
     }
 
     /// Packet types Cohost understands (RFC 3550 §12.1, RFC 4585 §6.1).
@@ -44,13 +47,17 @@ public struct RTCPHeader: Equatable, Sendable {
 
     /// Validates the packet starting at `offset`: version, length within `bytes`, padding.
     /// Returns the header, the body range (after the header, padding removed) and where the packet ends.
-    static func parse(_ bytes: [UInt8], at offset: Int) throws(RTCPError)
-        -> (header: RTCPHeader, body: Range<Int>, end: Int) {
+    static func parse(
+        _ bytes: [UInt8], at offset: Int
+    ) throws(RTCPError)
+        -> (header: RTCPHeader, body: Range<Int>, end: Int)
+    {
         guard bytes.count - offset >= 4 else { throw .tooShort }
         let version = bytes[offset] >> 6
         guard version == 2 else { throw .badVersion(version) }
-        let header = RTCPHeader(padding: bytes[offset] & 0x20 != 0, count: bytes[offset] & 0x1F,
-                                packetType: bytes[offset + 1], length: readUInt16(bytes, offset + 2))
+        let header = RTCPHeader(
+            padding: bytes[offset] & 0x20 != 0, count: bytes[offset] & 0x1F,
+            packetType: bytes[offset + 1], length: readUInt16(bytes, offset + 2))
         let end = offset + header.packetSize
         guard end <= bytes.count else { throw .lengthOverrun(packetType: header.packetType) }
         var bodyEnd = end

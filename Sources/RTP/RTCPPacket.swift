@@ -69,8 +69,10 @@ public func parseCompoundRTCP(_ bytes: [UInt8], into packets: inout [RTCPPacket]
     }
 }
 
-private func decodeRTCPPacket(_ header: RTCPHeader, _ bytes: [UInt8], _ body: Range<Int>,
-                              _ whole: Range<Int>) throws(RTCPError) -> RTCPPacket {
+private func decodeRTCPPacket(
+    _ header: RTCPHeader, _ bytes: [UInt8], _ body: Range<Int>,
+    _ whole: Range<Int>
+) throws(RTCPError) -> RTCPPacket {
     switch header.packetType {
     case RTCPHeader.senderReportType:
         return .senderReport(try SenderReport(header, bytes, body))

@@ -19,7 +19,8 @@ public struct PictureLossIndication: Equatable, Sendable, RTCPWireFormat {
     public var mediaSSRC: UInt32
 
     public init(senderSSRC: UInt32, mediaSSRC: UInt32) {
-        self.senderSSRC = senderSSRC; self.mediaSSRC = mediaSSRC
+        self.senderSSRC = senderSSRC
+        self.mediaSSRC = mediaSSRC
     }
 
     /// Parses one PLI packet (bytes past its declared length are ignored).

@@ -38,7 +38,10 @@ public struct ReceiverEstimatedMaximumBitrate: Equatable, Sendable, RTCPWireForm
     public var ssrcs: [UInt32]
 
     public init(senderSSRC: UInt32, mediaSSRC: UInt32 = 0, bitrate: UInt64, ssrcs: [UInt32]) {
-        self.senderSSRC = senderSSRC; self.mediaSSRC = mediaSSRC; self.bitrate = bitrate; self.ssrcs = ssrcs
+        self.senderSSRC = senderSSRC
+        self.mediaSSRC = mediaSSRC
+        self.bitrate = bitrate
+        self.ssrcs = ssrcs
     }
 
     /// Whether a PSFB FMT=15 body carries the REMB identifier (other application feedback may use FMT=15).
@@ -77,17 +80,20 @@ public struct ReceiverEstimatedMaximumBitrate: Equatable, Sendable, RTCPWireForm
         let count = Int(b[at])
         guard body.count - 16 >= 4 * count else { throw .truncatedBody(packetType: pt) }
         let field = readUInt24(b, at + 1)
-        self.init(senderSSRC: readUInt32(b, body.lowerBound), mediaSSRC: readUInt32(b, body.lowerBound + 4),
-                  bitrate: Self.decode(exponent: UInt8(field >> 18), mantissa: field & 0x3FFFF),
-                  ssrcs: (0..<count).map { readUInt32(b, at + 4 + 4 * $0) })
+        self.init(
+            senderSSRC: readUInt32(b, body.lowerBound), mediaSSRC: readUInt32(b, body.lowerBound + 4),
+            bitrate: Self.decode(exponent: UInt8(field >> 18), mantissa: field & 0x3FFFF),
+            ssrcs: (0..<count).map { readUInt32(b, at + 4 + 4 * $0) })
     }
 
     public func append(to out: inout [UInt8]) {
         let list = ssrcs.prefix(255)
         let (exponent, mantissa) = Self.encode(bitrate)
         out.reserve(additional: 20 + 4 * list.count)
-        RTCPHeader(count: Self.formatType, packetType: RTCPHeader.payloadFeedbackType,
-                   length: UInt16(4 + list.count)).append(to: &out)
+        RTCPHeader(
+            count: Self.formatType, packetType: RTCPHeader.payloadFeedbackType,
+            length: UInt16(4 + list.count)
+        ).append(to: &out)
         out.appendBigEndian(senderSSRC)
         out.appendBigEndian(mediaSSRC)
         out.append(contentsOf: Self.identifier)

@@ -21,7 +21,9 @@ public struct ReceiverReport: Equatable, Sendable, RTCPWireFormat {
     public var profileExtensions: [UInt8]
 
     public init(ssrc: UInt32, reports: [ReceptionReport] = [], profileExtensions: [UInt8] = []) {
-        self.ssrc = ssrc; self.reports = reports; self.profileExtensions = profileExtensions
+        self.ssrc = ssrc
+        self.reports = reports
+        self.profileExtensions = profileExtensions
     }
 
     /// Parses one RR packet (bytes past its declared length are ignored).
@@ -34,19 +36,23 @@ public struct ReceiverReport: Equatable, Sendable, RTCPWireFormat {
         let pt = RTCPHeader.receiverReportType
         guard header.packetType == pt else { throw .wrongPacketType(expected: pt, got: header.packetType) }
         guard body.count >= 4 else { throw .truncatedBody(packetType: pt) }
-        let reports = try ReceptionReport.parseBlocks(b, at: body.lowerBound + 4, count: Int(header.count),
-                                                      end: body.upperBound, packetType: pt)
+        let reports = try ReceptionReport.parseBlocks(
+            b, at: body.lowerBound + 4, count: Int(header.count),
+            end: body.upperBound, packetType: pt)
         let extStart = body.lowerBound + 4 + reports.count * ReceptionReport.size
-        self.init(ssrc: readUInt32(b, body.lowerBound), reports: reports,
-                  profileExtensions: Array(b[extStart..<body.upperBound]))
+        self.init(
+            ssrc: readUInt32(b, body.lowerBound), reports: reports,
+            profileExtensions: Array(b[extStart..<body.upperBound]))
     }
 
     public func append(to out: inout [UInt8]) {
         let blocks = reports.prefix(31)
         let bodyBytes = 4 + blocks.count * ReceptionReport.size + (profileExtensions.count + 3) / 4 * 4
         out.reserve(additional: 4 + bodyBytes)
-        RTCPHeader(count: UInt8(blocks.count), packetType: RTCPHeader.receiverReportType,
-                   length: RTCPHeader.lengthField(bodyBytes: bodyBytes)).append(to: &out)
+        RTCPHeader(
+            count: UInt8(blocks.count), packetType: RTCPHeader.receiverReportType,
+            length: RTCPHeader.lengthField(bodyBytes: bodyBytes)
+        ).append(to: &out)
         out.appendBigEndian(ssrc)
         for block in blocks { block.append(to: &out) }
         out.appendWordAligned(profileExtensions)

@@ -34,8 +34,10 @@ public struct ReceptionReport: Equatable, Sendable {
     /// Delay since that SR, in 1/65536 s.
     public var delaySinceLastSenderReport: UInt32
 
-    public init(ssrc: UInt32, fractionLost: UInt8 = 0, totalLost: Int32 = 0, extendedHighestSequence: UInt32 = 0,
-                jitter: UInt32 = 0, lastSenderReport: UInt32 = 0, delaySinceLastSenderReport: UInt32 = 0) {
+    public init(
+        ssrc: UInt32, fractionLost: UInt8 = 0, totalLost: Int32 = 0, extendedHighestSequence: UInt32 = 0,
+        jitter: UInt32 = 0, lastSenderReport: UInt32 = 0, delaySinceLastSenderReport: UInt32 = 0
+    ) {
         self.ssrc = ssrc
         self.fractionLost = fractionLost
         self.totalLost = totalLost
@@ -50,10 +52,11 @@ public struct ReceptionReport: Equatable, Sendable {
         let raw = readUInt24(b, offset + 5)
         // Sign-extend the 24-bit two's complement value.
         let lost = raw & 0x80_0000 != 0 ? Int32(bitPattern: raw | 0xFF00_0000) : Int32(raw)
-        self.init(ssrc: readUInt32(b, offset), fractionLost: b[offset + 4], totalLost: lost,
-                  extendedHighestSequence: readUInt32(b, offset + 8), jitter: readUInt32(b, offset + 12),
-                  lastSenderReport: readUInt32(b, offset + 16),
-                  delaySinceLastSenderReport: readUInt32(b, offset + 20))
+        self.init(
+            ssrc: readUInt32(b, offset), fractionLost: b[offset + 4], totalLost: lost,
+            extendedHighestSequence: readUInt32(b, offset + 8), jitter: readUInt32(b, offset + 12),
+            lastSenderReport: readUInt32(b, offset + 16),
+            delaySinceLastSenderReport: readUInt32(b, offset + 20))
     }
 
     func append(to out: inout [UInt8]) {
@@ -68,8 +71,10 @@ public struct ReceptionReport: Equatable, Sendable {
     }
 
     /// Reads `count` blocks starting at `offset`, or throws if they do not fit before `end`.
-    static func parseBlocks(_ b: [UInt8], at offset: Int, count: Int, end: Int,
-                            packetType: UInt8) throws(RTCPError) -> [ReceptionReport] {
+    static func parseBlocks(
+        _ b: [UInt8], at offset: Int, count: Int, end: Int,
+        packetType: UInt8
+    ) throws(RTCPError) -> [ReceptionReport] {
         guard end - offset >= count * size else { throw .truncatedBody(packetType: packetType) }
         return (0..<count).map { ReceptionReport(b, at: offset + $0 * size) }
     }

@@ -35,8 +35,10 @@ public struct SenderReport: Equatable, Sendable, RTCPWireFormat {
     /// Whatever follows the report blocks; zero-filled to a word boundary when serialising.
     public var profileExtensions: [UInt8]
 
-    public init(ssrc: UInt32, ntpTimestamp: UInt64, rtpTimestamp: UInt32, packetCount: UInt32,
-                octetCount: UInt32, reports: [ReceptionReport] = [], profileExtensions: [UInt8] = []) {
+    public init(
+        ssrc: UInt32, ntpTimestamp: UInt64, rtpTimestamp: UInt32, packetCount: UInt32,
+        octetCount: UInt32, reports: [ReceptionReport] = [], profileExtensions: [UInt8] = []
+    ) {
         self.ssrc = ssrc
         self.ntpTimestamp = ntpTimestamp
         self.rtpTimestamp = rtpTimestamp
@@ -57,14 +59,16 @@ public struct SenderReport: Equatable, Sendable, RTCPWireFormat {
         guard header.packetType == pt else { throw .wrongPacketType(expected: pt, got: header.packetType) }
         guard body.count >= 24 else { throw .truncatedBody(packetType: pt) }
         let s = body.lowerBound
-        let reports = try ReceptionReport.parseBlocks(b, at: s + 24, count: Int(header.count),
-                                                      end: body.upperBound, packetType: pt)
+        let reports = try ReceptionReport.parseBlocks(
+            b, at: s + 24, count: Int(header.count),
+            end: body.upperBound, packetType: pt)
         let extStart = s + 24 + reports.count * ReceptionReport.size
-        self.init(ssrc: readUInt32(b, s),
-                  ntpTimestamp: UInt64(readUInt32(b, s + 4)) << 32 | UInt64(readUInt32(b, s + 8)),
-                  rtpTimestamp: readUInt32(b, s + 12), packetCount: readUInt32(b, s + 16),
-                  octetCount: readUInt32(b, s + 20), reports: reports,
-                  profileExtensions: Array(b[extStart..<body.upperBound]))
+        self.init(
+            ssrc: readUInt32(b, s),
+            ntpTimestamp: UInt64(readUInt32(b, s + 4)) << 32 | UInt64(readUInt32(b, s + 8)),
+            rtpTimestamp: readUInt32(b, s + 12), packetCount: readUInt32(b, s + 16),
+            octetCount: readUInt32(b, s + 20), reports: reports,
+            profileExtensions: Array(b[extStart..<body.upperBound]))
     }
 
     public func append(to out: inout [UInt8]) {
@@ -72,8 +76,10 @@ public struct SenderReport: Equatable, Sendable, RTCPWireFormat {
         let extLength = (profileExtensions.count + 3) / 4 * 4
         let bodyBytes = 24 + blocks.count * ReceptionReport.size + extLength
         out.reserve(additional: 4 + bodyBytes)
-        RTCPHeader(count: UInt8(blocks.count), packetType: RTCPHeader.senderReportType,
-                   length: RTCPHeader.lengthField(bodyBytes: bodyBytes)).append(to: &out)
+        RTCPHeader(
+            count: UInt8(blocks.count), packetType: RTCPHeader.senderReportType,
+            length: RTCPHeader.lengthField(bodyBytes: bodyBytes)
+        ).append(to: &out)
         out.appendBigEndian(ssrc)
         out.appendBigEndian(ntpTimestamp)
         out.appendBigEndian(rtpTimestamp)

@@ -36,7 +36,8 @@ public struct SourceDescription: Equatable, Sendable, RTCPWireFormat {
         public var value: [UInt8]
 
         public init(type: UInt8, value: [UInt8]) {
-            self.type = type; self.value = value
+            self.type = type
+            self.value = value
         }
 
         /// A CNAME item; the text is cut to 255 UTF-8 bytes at a Unicode scalar boundary (so it stays valid UTF-8).
@@ -61,7 +62,8 @@ public struct SourceDescription: Equatable, Sendable, RTCPWireFormat {
         public var items: [Item]
 
         public init(source: UInt32, items: [Item]) {
-            self.source = source; self.items = items
+            self.source = source
+            self.items = items
         }
 
         /// The first CNAME item's text.
@@ -133,8 +135,10 @@ public struct SourceDescription: Equatable, Sendable, RTCPWireFormat {
             written += 1
         }
         out.reserve(additional: 4 + body.count)
-        RTCPHeader(count: UInt8(written), packetType: RTCPHeader.sourceDescriptionType,
-                   length: RTCPHeader.lengthField(bodyBytes: body.count)).append(to: &out)
+        RTCPHeader(
+            count: UInt8(written), packetType: RTCPHeader.sourceDescriptionType,
+            length: RTCPHeader.lengthField(bodyBytes: body.count)
+        ).append(to: &out)
         out.append(contentsOf: body)
     }
 }

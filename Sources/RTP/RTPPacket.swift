@@ -40,9 +40,11 @@ public struct RTPPacket: Equatable, Sendable {
     /// Number of padding bytes including the count byte; 0 means no padding. Serialising clamps to 0...255.
     public var paddingLength: Int
 
-    public init(marker: Bool = false, payloadType: UInt8, sequenceNumber: UInt16, timestamp: UInt32,
-                ssrc: UInt32, csrcs: [UInt32] = [], extensionProfile: UInt16? = nil,
-                extensionData: [UInt8] = [], payload: [UInt8] = [], paddingLength: Int = 0) {
+    public init(
+        marker: Bool = false, payloadType: UInt8, sequenceNumber: UInt16, timestamp: UInt32,
+        ssrc: UInt32, csrcs: [UInt32] = [], extensionProfile: UInt16? = nil,
+        extensionData: [UInt8] = [], payload: [UInt8] = [], paddingLength: Int = 0
+    ) {
         self.marker = marker
         self.payloadType = payloadType
         self.sequenceNumber = sequenceNumber
@@ -155,7 +157,8 @@ public struct RTPPacket: Equatable, Sendable {
             out.appendBigEndian(extensionProfile)
             out.appendBigEndian(UInt16(extensionWords))
             out.append(contentsOf: extensionData.prefix(extensionWords * 4))
-            out.append(contentsOf: repeatElement(0, count: extensionWords * 4 - min(extensionData.count, extensionWords * 4)))
+            out.append(
+                contentsOf: repeatElement(0, count: extensionWords * 4 - min(extensionData.count, extensionWords * 4)))
         }
         out.append(contentsOf: payload)
         if padding > 0 {

@@ -21,8 +21,10 @@ public struct AnswerMedia: Equatable, Sendable {
             && a.retransmission?.clockRate == b.retransmission?.clockRate
     }
 
-    public init(kind: MediaDescription.Kind?, rawKind: String, accepted: Bool, payloadType: UInt8? = nil,
-                rtpmap: RTPMap? = nil, fmtp: String? = nil, crypto: CryptoAttribute? = nil) {
+    public init(
+        kind: MediaDescription.Kind?, rawKind: String, accepted: Bool, payloadType: UInt8? = nil,
+        rtpmap: RTPMap? = nil, fmtp: String? = nil, crypto: CryptoAttribute? = nil
+    ) {
         self.kind = kind
         self.rawKind = rawKind
         self.accepted = accepted
@@ -46,8 +48,10 @@ public struct AnswerMedia: Equatable, Sendable {
 /// `a=rtcp-mux`, `a=recvonly` (the server only receives), the crypto line when given, and the
 /// offered `a=mid`. Rejected lines have port 0 and repeat the offered formats, as §6 requires.
 /// An address containing `:` is written as `IP6`, anything else as `IP4`.
-public func makeAnswer(offer: SessionDescription, address: String, port: Int, media: [AnswerMedia],
-                       sessionId: UInt64) -> String {
+public func makeAnswer(
+    offer: SessionDescription, address: String, port: Int, media: [AnswerMedia],
+    sessionId: UInt64
+) -> String {
     let addressType = address.contains(":") ? "IP6" : "IP4"
     var lines = [
         "v=0",

@@ -28,7 +28,7 @@ public struct SessionDescription: Equatable, Sendable {
             if line.isEmpty { continue }
             guard line.count <= maxLineLength else { throw .lineTooLong(line: number) }
             guard line.count >= 2, line[line.startIndex + 1] == UInt8(ascii: "="),
-                  let type = line.first, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(type)
+                let type = line.first, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(type)
             else { throw .malformedLine(line: number) }
             let value = String(decoding: line.dropFirst(2), as: UTF8.self)
 
@@ -67,7 +67,9 @@ public struct RTPMap: Equatable, Hashable, Sendable {
     public var channels: Int?
 
     public init(encodingName: String, clockRate: Int, channels: Int? = nil) {
-        self.encodingName = encodingName; self.clockRate = clockRate; self.channels = channels
+        self.encodingName = encodingName
+        self.clockRate = clockRate
+        self.channels = channels
     }
 
     /// The attribute text after `a=rtpmap:<pt> `, e.g. `opus/48000/2`.
@@ -87,7 +89,10 @@ public struct CryptoAttribute: Equatable, Hashable, Sendable {
     public var sessionParams: [String]
 
     public init(tag: Int, suite: String, keyParams: String, sessionParams: [String] = []) {
-        self.tag = tag; self.suite = suite; self.keyParams = keyParams; self.sessionParams = sessionParams
+        self.tag = tag
+        self.suite = suite
+        self.keyParams = keyParams
+        self.sessionParams = sessionParams
     }
 
     /// The base64 key-and-salt of the first key parameter (between `inline:` and the first `|` or `;`).

@@ -76,7 +76,8 @@ public struct VP8Depacketizer: Depacketizer {
 
     private mutating func closeFrame() -> EncodedFrame {
         assembling = false
-        let frame = EncodedFrame(data: buffer, rtpTimestamp: timestamp, isKeyframe: keyframe, precededByLoss: lossBefore)
+        let frame = EncodedFrame(
+            data: buffer, rtpTimestamp: timestamp, isKeyframe: keyframe, precededByLoss: lossBefore)
         swap(&buffer, &spare)
         return frame
     }

@@ -39,9 +39,11 @@ public struct VP8PayloadDescriptor: Equatable, Sendable {
     /// Whether this packet starts a frame: S = 1 and partition 0 (RFC 7741 §4.4).
     public var startsFrame: Bool { startOfPartition && partitionIndex == 0 }
 
-    public init(extended: Bool = false, nonReference: Bool = false, startOfPartition: Bool = false,
-                partitionIndex: UInt8 = 0, pictureID: UInt16? = nil, tl0PicIdx: UInt8? = nil, tid: UInt8? = nil,
-                layerSync: Bool? = nil, keyIndex: UInt8? = nil, headerLength: Int) {
+    public init(
+        extended: Bool = false, nonReference: Bool = false, startOfPartition: Bool = false,
+        partitionIndex: UInt8 = 0, pictureID: UInt16? = nil, tl0PicIdx: UInt8? = nil, tid: UInt8? = nil,
+        layerSync: Bool? = nil, keyIndex: UInt8? = nil, headerLength: Int
+    ) {
         self.extended = extended
         self.nonReference = nonReference
         self.startOfPartition = startOfPartition
@@ -61,7 +63,11 @@ public struct VP8PayloadDescriptor: Equatable, Sendable {
         nonReference = first & 0x20 != 0
         startOfPartition = first & 0x10 != 0
         partitionIndex = first & 0x07
-        pictureID = nil; tl0PicIdx = nil; tid = nil; layerSync = nil; keyIndex = nil
+        pictureID = nil
+        tl0PicIdx = nil
+        tid = nil
+        layerSync = nil
+        keyIndex = nil
         var offset = 1
         if extended {
             guard payload.count > offset else { throw .truncatedPayloadDescriptor }

@@ -5,19 +5,30 @@ import Publishing
 /// The JSON of `GET /v1/rooms/{room}` and of the 201 after `POST /v1/rooms`.
 public struct RoomInfo: Encodable, Sendable {
     public struct CanvasInfo: Encodable, Sendable {
-        var width, height, fps: Int; var background, placeholder: String; var holdMs: Int
+        var width, height, fps: Int
+        var background, placeholder: String
+        var holdMs: Int
         var backgroundImage: ImageInfo?, placeholderImage: ImageInfo?
     }
     /// A room picture as reported (never its bytes).
     public struct ImageInfo: Encodable, Sendable { var width, height, bytes: Int }
     public struct WatermarkInfo: Encodable, Sendable {
-        var image: ImageInfo; var x, y, width, height: Int; var opacity: Double
+        var image: ImageInfo
+        var x, y, width, height: Int
+        var opacity: Double
     }
     public struct VideoInfo: Encodable, Sendable {
-        var bitrate: Int; var keyint: Int; var profile: String
-        var adaptiveBitrate: Bool; var minBitrate: Int; var dynamicFps: Bool
+        var bitrate: Int
+        var keyint: Int
+        var profile: String
+        var adaptiveBitrate: Bool
+        var minBitrate: Int
+        var dynamicFps: Bool
     }
-    public struct AudioInfo: Encodable, Sendable { var bitrate: Int; var channels: Int }
+    public struct AudioInfo: Encodable, Sendable {
+        var bitrate: Int
+        var channels: Int
+    }
     public struct ParticipantInfo: Encodable, Sendable {
         var userId: String
         var joinedAt: String
@@ -49,15 +60,25 @@ public struct RoomInfo: Encodable, Sendable {
         init(_ output: any Output, status: OutputStatus, bitrateKbps: Int) {
             let change = output.stateChange
             let stats = output.stats
-            id = output.id; url = output.url; state = change.state.rawValue
-            attempt = change.attempt; error = change.message
-            sentBytes = stats.sentBytes; droppedVideoTags = stats.droppedVideoTags; droppedAudioTags = stats.droppedAudioTags
+            id = output.id
+            url = output.url
+            state = change.state.rawValue
+            attempt = change.attempt
+            error = change.message
+            sentBytes = stats.sentBytes
+            droppedVideoTags = stats.droppedVideoTags
+            droppedAudioTags = stats.droppedAudioTags
             reconnects = stats.reconnects
-            skippedVideoTags = stats.skippedVideoTags; skippedAudioTags = stats.skippedAudioTags
-            queueLimitMs = output.options.queueLimitMs; maxRetries = output.options.maxRetries
+            skippedVideoTags = stats.skippedVideoTags
+            skippedAudioTags = stats.skippedAudioTags
+            queueLimitMs = output.options.queueLimitMs
+            maxRetries = output.options.maxRetries
             interleave = output.options.interleave.rawValue
-            videoFps = status.videoFps; audioFps = status.audioFps; kbps = status.kbps
-            droppedVideoFrames = status.droppedVideoFrames; droppedAudioFrames = status.droppedAudioFrames
+            videoFps = status.videoFps
+            audioFps = status.audioFps
+            kbps = status.kbps
+            droppedVideoFrames = status.droppedVideoFrames
+            droppedAudioFrames = status.droppedAudioFrames
             // The queue as it is now, not as it was at the last interval.
             queueMs = stats.queueMs
             bitrate = bitrateKbps
@@ -86,25 +107,33 @@ public struct RoomInfo: Encodable, Sendable {
         audioOnly = c.audioOnly
         maxParticipants = c.maxParticipants
         let (anchor, images) = room.appearance
-        canvas = CanvasInfo(width: c.canvas.width, height: c.canvas.height, fps: c.canvas.fps, background: c.canvas.background,
-                            placeholder: c.canvas.placeholder, holdMs: c.canvas.holdMs,
-                            backgroundImage: images.background?.info, placeholderImage: images.placeholder?.info)
+        canvas = CanvasInfo(
+            width: c.canvas.width, height: c.canvas.height, fps: c.canvas.fps, background: c.canvas.background,
+            placeholder: c.canvas.placeholder, holdMs: c.canvas.holdMs,
+            backgroundImage: images.background?.info, placeholderImage: images.placeholder?.info)
         self.anchor = anchor
         pipAnchor = room.effectiveAnchor
         watermark = images.watermark.map { w in
-            WatermarkInfo(image: w.image.info, x: w.rect.x, y: w.rect.y, width: w.rect.width, height: w.rect.height, opacity: w.opacity)
+            WatermarkInfo(
+                image: w.image.info, x: w.rect.x, y: w.rect.y, width: w.rect.width, height: w.rect.height,
+                opacity: w.opacity)
         }
         let voice = room.voiceReport
         activeSpeaker = voice.activeSpeaker
-        video = c.audioOnly ? nil : VideoInfo(bitrate: c.video.bitrateKbps, keyint: c.video.keyintSeconds, profile: c.video.profile.rawValue,
-                                              adaptiveBitrate: c.video.adaptiveBitrate, minBitrate: c.video.minBitrateKbps,
-                                              dynamicFps: c.video.dynamicFps)
+        video =
+            c.audioOnly
+            ? nil
+            : VideoInfo(
+                bitrate: c.video.bitrateKbps, keyint: c.video.keyintSeconds, profile: c.video.profile.rawValue,
+                adaptiveBitrate: c.video.adaptiveBitrate, minBitrate: c.video.minBitrateKbps,
+                dynamicFps: c.video.dynamicFps)
         audio = AudioInfo(bitrate: c.audio.bitrateKbps, channels: c.audio.channels)
         layout = room.currentLayout
         let formatter = ISO8601DateFormatter()
         participants = room.participants.map { p in
-            ParticipantInfo(userId: p.userId, joinedAt: formatter.string(from: p.joinedAt), muted: p.muted, gain: p.gain,
-                            admin: p.isAdmin, level: voice.levels[p.userId] ?? 0, streams: p.reports())
+            ParticipantInfo(
+                userId: p.userId, joinedAt: formatter.string(from: p.joinedAt), muted: p.muted, gain: p.gain,
+                admin: p.isAdmin, level: voice.levels[p.userId] ?? 0, streams: p.reports())
         }
         outputs = room.outputs
         statusIntervalMs = c.statusIntervalMs

@@ -16,11 +16,16 @@ public struct RoomSettings: Sendable {
     /// Receivers of every room's events besides the WebSockets (webhooks).
     public var eventSinks: [any RoomEventSink]
 
-    public init(publicIP: String = "127.0.0.1", rtpPort: Int = 7882, participantTimeoutMs: Int64 = 10_000, maxRooms: Int = 100,
-                emptyRoomTimeoutMs: Int64 = 300_000, eventSinks: [any RoomEventSink] = []) {
-        self.publicIP = publicIP; self.rtpPort = rtpPort
-        self.participantTimeoutMs = participantTimeoutMs; self.maxRooms = maxRooms
-        self.emptyRoomTimeoutMs = emptyRoomTimeoutMs; self.eventSinks = eventSinks
+    public init(
+        publicIP: String = "127.0.0.1", rtpPort: Int = 7882, participantTimeoutMs: Int64 = 10_000, maxRooms: Int = 100,
+        emptyRoomTimeoutMs: Int64 = 300_000, eventSinks: [any RoomEventSink] = []
+    ) {
+        self.publicIP = publicIP
+        self.rtpPort = rtpPort
+        self.participantTimeoutMs = participantTimeoutMs
+        self.maxRooms = maxRooms
+        self.emptyRoomTimeoutMs = emptyRoomTimeoutMs
+        self.eventSinks = eventSinks
     }
 }
 
@@ -107,11 +112,13 @@ public final class RoomManager: @unchecked Sendable {
         }
         guard rooms.count < settings.maxRooms else {
             lock.unlock()
-            throw .init(status: 429, code: "limit_exceeded", message: "this server holds at most \(settings.maxRooms) rooms")
+            throw .init(
+                status: 429, code: "limit_exceeded", message: "this server holds at most \(settings.maxRooms) rooms")
         }
         let room: Room
         do {
-            room = try Room(config: config, serverSSRC: serverSSRC, logger: logger) { [weak self] p, compound, scratch in
+            room = try Room(config: config, serverSSRC: serverSSRC, logger: logger) {
+                [weak self] p, compound, scratch in
                 self?.sendFeedback(p, compound, &scratch)
             }
         } catch {
@@ -164,8 +171,10 @@ public final class RoomManager: @unchecked Sendable {
     /// Joins `userId` to `roomName` with an SDP offer; returns the SDP answer.
     /// A room that does not exist is created with the server's defaults.
     /// `isAdmin`: joined with an admin token (the first admin to join anchors a pip layout without an anchor).
-    public func join(room roomName: String, userId: String, tokenIssuedAt: Int64?, isAdmin: Bool = false,
-                     offer: String) throws(RoomError) -> String {
+    public func join(
+        room roomName: String, userId: String, tokenIssuedAt: Int64?, isAdmin: Bool = false,
+        offer: String
+    ) throws(RoomError) -> String {
         let room: Room
         if let existing = self.room(roomName) {
             room = existing
@@ -173,28 +182,42 @@ public final class RoomManager: @unchecked Sendable {
             room = try create(RoomConfigRequest(name: roomName).resolve(), failIfExists: false)
         }
         if room.kicks.refuses(userId, tokenIssuedAt: tokenIssuedAt) {
-            throw .init(status: 403, code: "kicked", message: "user '\(userId)' was kicked from '\(roomName)'; a token issued after the kick is needed")
+            throw .init(
+                status: 403, code: "kicked",
+                message: "user '\(userId)' was kicked from '\(roomName)'; a token issued after the kick is needed")
         }
-        let session = lock.withLock { () -> Int in defer { nextSession += 1 }; return nextSession }
-        let negotiation = try JoinNegotiator.negotiate(offer: offer, address: settings.publicIP, port: settings.rtpPort,
-                                                       sessionID: UInt64(session), audioOnly: room.config.audioOnly)
+        let session = lock.withLock { () -> Int in
+            defer { nextSession += 1 }
+            return nextSession
+        }
+        let negotiation = try JoinNegotiator.negotiate(
+            offer: offer, address: settings.publicIP, port: settings.rtpPort,
+            sessionID: UInt64(session), audioOnly: room.config.audioOnly)
         let participant: Participant
         var entries: [StreamRouter.Entry] = []
         do {
-            participant = try Participant(userId: userId, sessionID: session, isAdmin: isAdmin, audio: negotiation.audio,
-                                          video: negotiation.video, decodeChannels: room.config.audio.channels,
-                                          nowMs: MonotonicClock.nowMs(), logger: logger)
+            participant = try Participant(
+                userId: userId, sessionID: session, isAdmin: isAdmin, audio: negotiation.audio,
+                video: negotiation.video, decodeChannels: room.config.audio.channels,
+                nowMs: MonotonicClock.nowMs(), logger: logger)
             for stream in [negotiation.audio, negotiation.video].compactMap({ $0 }) {
-                let inbound = try stream.srtp.map { try SRTPSession(profile: $0.profile, masterKeyAndSalt: $0.key, direction: .inbound) }
+                let inbound = try stream.srtp.map {
+                    try SRTPSession(profile: $0.profile, masterKeyAndSalt: $0.key, direction: .inbound)
+                }
                 let outbound = try stream.srtp.flatMap { srtp in
-                    try stream.serverKey.map { try SRTPSession(profile: srtp.profile, masterKeyAndSalt: $0, direction: .outbound) }
+                    try stream.serverKey.map {
+                        try SRTPSession(profile: srtp.profile, masterKeyAndSalt: $0, direction: .outbound)
+                    }
                 }
                 entries.append(.init(ssrc: stream.ssrc, inbound: inbound, outbound: outbound))
                 // Retransmissions come on their own SSRC under the same m= line's key (libsrtp keys any SSRC).
-                if let rtx = stream.retransmission { entries.append(.init(ssrc: rtx.ssrc, inbound: inbound, outbound: nil)) }
+                if let rtx = stream.retransmission {
+                    entries.append(.init(ssrc: rtx.ssrc, inbound: inbound, outbound: nil))
+                }
             }
         } catch {
-            throw .init(status: 500, code: "decoder_failed", message: "could not set up the participant's decoders: \(error)")
+            throw .init(
+                status: 500, code: "decoder_failed", message: "could not set up the participant's decoders: \(error)")
         }
         // The same user joining again replaces the old session: free its SSRCs first.
         if let old = room.participant(userId) { router.unregister(old) }
@@ -216,7 +239,8 @@ public final class RoomManager: @unchecked Sendable {
 
     /// Removes a participant (leave, kick, timeout). Returns false when they are not in the room.
     @discardableResult
-    public func removeParticipant(room roomName: String, userId: String, reason: LeaveReason, by: String? = nil) -> Bool {
+    public func removeParticipant(room roomName: String, userId: String, reason: LeaveReason, by: String? = nil) -> Bool
+    {
         guard let room = room(roomName), let p = room.remove(userId) else { return false }
         router.unregister(p)
         if reason == .kicked {
@@ -224,7 +248,8 @@ public final class RoomManager: @unchecked Sendable {
             room.events.publish(.participantKicked(userId: userId, by: by ?? "admin"))
         }
         room.events.publish(.participantLeft(userId: userId, reason: reason))
-        logger.info("participant left", metadata: ["room": "\(roomName)", "user": "\(userId)", "reason": "\(reason.rawValue)"])
+        logger.info(
+            "participant left", metadata: ["room": "\(roomName)", "user": "\(userId)", "reason": "\(reason.rawValue)"])
         return true
     }
 
@@ -257,14 +282,18 @@ public final class RoomManager: @unchecked Sendable {
             // entry, so every key here is a room still in `rooms`.
             for room in rooms.values {
                 let id = ObjectIdentifier(room)
-                guard room.participantCount == 0 else { emptySince[id] = nil; continue }
+                guard room.participantCount == 0 else {
+                    emptySince[id] = nil
+                    continue
+                }
                 let since = emptySince[id] ?? now
                 emptySince[id] = since
                 if now - since >= settings.emptyRoomTimeoutMs { idle.append(room) }
             }
         }
         for room in idle.sorted(by: { $0.name < $1.name }) where room.participantCount == 0 {
-            logger.info("closing idle room", metadata: ["room": "\(room.name)", "emptyMs": "\(settings.emptyRoomTimeoutMs)"])
+            logger.info(
+                "closing idle room", metadata: ["room": "\(room.name)", "emptyMs": "\(settings.emptyRoomTimeoutMs)"])
             _ = closeRoom(room.name, ifStill: room)
         }
     }
@@ -288,13 +317,17 @@ public final class RoomManager: @unchecked Sendable {
         case .dropped:
             return
         case let .rtp(participant, size):
-            if case .firstVideoFrame(let w, let h)? = participant.receive(scratch.packet, bytes: size, nowMs: MonotonicClock.nowMs()),
-               let room = roomOf(participant) {
+            if case .firstVideoFrame(let w, let h)? = participant.receive(
+                scratch.packet, bytes: size, nowMs: MonotonicClock.nowMs()),
+                let room = roomOf(participant)
+            {
                 room.events.publish(.firstVideoFrame(userId: participant.userId, width: w, height: h))
             }
         case let .rtcp(participant, packets):
             for packet in packets {
-                if case .senderReport(let sr) = packet { participant.noteSenderReport(sr, nowMs: MonotonicClock.nowMs()) }
+                if case .senderReport(let sr) = packet {
+                    participant.noteSenderReport(sr, nowMs: MonotonicClock.nowMs())
+                }
                 guard case .bye = packet else { continue }
                 if let room = roomOf(participant) {
                     room.remove(participant.userId, ifSession: participant.sessionID).map { p in

@@ -18,7 +18,8 @@ public enum SDES {
         }
         let prefix = "inline:"
         guard keyParams.utf8.count > prefix.utf8.count,
-              keyParams.prefix(prefix.count).lowercased() == prefix else {
+            keyParams.prefix(prefix.count).lowercased() == prefix
+        else {
             throw .parse("key params must start with \"inline:\" (the only key method SRTP defines)")
         }
         let keyInfo = keyParams.dropFirst(prefix.count)
@@ -41,7 +42,9 @@ public enum SDES {
             throw .parse("key is not valid base64")
         }
         guard key.count == profile.keyLength else {
-            throw .parse("\(profile.rawValue) needs a \(profile.keyLength)-byte key and salt, the inline key has \(key.count) bytes")
+            throw .parse(
+                "\(profile.rawValue) needs a \(profile.keyLength)-byte key and salt, the inline key has \(key.count) bytes"
+            )
         }
         return key
     }

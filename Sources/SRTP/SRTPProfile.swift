@@ -10,8 +10,8 @@ public enum SRTPProfile: String, Sendable, CaseIterable {
     /// Bytes of master key plus master salt carried in an SDES `inline:` key.
     public var keyLength: Int {
         switch self {
-        case .aesCm128HmacSha1_80, .aesCm128HmacSha1_32: 30   // 16 key + 14 salt
-        case .aeadAes128Gcm: 28                                // 16 key + 12 salt
+        case .aesCm128HmacSha1_80, .aesCm128HmacSha1_32: 30  // 16 key + 14 salt
+        case .aeadAes128Gcm: 28  // 16 key + 12 salt
         }
     }
 }

@@ -36,7 +36,9 @@ public final class SRTPSession: @unchecked Sendable {
             throw SRTPError(libsrtp: libraryInitStatus, during: "srtp_init")
         }
         guard masterKeyAndSalt.count == profile.keyLength else {
-            throw .badParameter("\(profile.rawValue) needs \(profile.keyLength) bytes of master key and salt, got \(masterKeyAndSalt.count)")
+            throw .badParameter(
+                "\(profile.rawValue) needs \(profile.keyLength) bytes of master key and salt, got \(masterKeyAndSalt.count)"
+            )
         }
         var policy = srtp_policy_t()  // zero-filled: no MKI, no EKT, no encrypted header extensions
         switch profile {
@@ -138,7 +140,8 @@ public final class SRTPSession: @unchecked Sendable {
         try requireDirection(.outbound, "protectRTCP")
         try Self.checkRTCPHeader(packet)
         // srtp_protect_rtcp writes the 4-byte SRTCP index word before the trailer.
-        try transform(packet, spare: trailerCapacity + 4, into: &output, operation: "srtp_protect_rtcp") { ctx, bytes, length in
+        try transform(packet, spare: trailerCapacity + 4, into: &output, operation: "srtp_protect_rtcp") {
+            ctx, bytes, length in
             srtp_protect_rtcp(ctx, bytes, length).rawValue
         }
     }
@@ -166,7 +169,8 @@ public final class SRTPSession: @unchecked Sendable {
         // libsrtp never reports more than it was given room for; check anyway rather than trust it.
         guard length >= 0, Int(length) <= buffer.count else {
             buffer.removeAll(keepingCapacity: true)
-            throw SRTPError(status: SRTPError.fail, message: "\(operation): returned length \(length) outside the buffer")
+            throw SRTPError(
+                status: SRTPError.fail, message: "\(operation): returned length \(length) outside the buffer")
         }
         buffer.removeLast(buffer.count - Int(length))
     }
@@ -198,7 +202,8 @@ public final class SRTPSession: @unchecked Sendable {
             headerLength += 4 + 4 * words
         }
         guard headerLength <= packet.count else {
-            throw .badParameter("RTP header of \(headerLength) bytes runs past the end of the \(packet.count)-byte packet")
+            throw .badParameter(
+                "RTP header of \(headerLength) bytes runs past the end of the \(packet.count)-byte packet")
         }
     }
 

@@ -29,7 +29,10 @@ public struct ConfigFile: Sendable, Equatable {
     public struct Entry: Sendable, Equatable {
         public let value: Value
         public let line: Int?
-        public init(value: Value, line: Int?) { self.value = value; self.line = line }
+        public init(value: Value, line: Int?) {
+            self.value = value
+            self.line = line
+        }
     }
 
     /// The file's path, as given (used in every message about it).
@@ -48,11 +51,15 @@ public struct ConfigFile: Sendable, Equatable {
     /// Reads and parses the file at `path`.
     public static func load(path: String) throws(ServeConfigError) -> ConfigFile {
         let data: Data
-        guard FileManager.default.fileExists(atPath: path) else { throw ServeConfigError("config file \(path) does not exist") }
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw ServeConfigError("config file \(path) does not exist")
+        }
         do {
             let url = URL(fileURLWithPath: path)
             let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
-            guard size <= maxBytes else { throw ServeConfigError("config file \(path) is \(size) bytes; the limit is \(maxBytes)") }
+            guard size <= maxBytes else {
+                throw ServeConfigError("config file \(path) is \(size) bytes; the limit is \(maxBytes)")
+            }
             data = try Data(contentsOf: url)
         } catch let error as ServeConfigError {
             throw error
@@ -69,12 +76,16 @@ public struct ConfigFile: Sendable, Equatable {
     public static func parse(_ text: String, path: String) throws(ServeConfigError) -> ConfigFile {
         // toml++ reads a C string: a NUL byte would silently end the document early.
         guard !text.utf8.contains(0) else { throw ServeConfigError("config file \(path) contains a NUL byte") }
-        guard text.utf8.count <= maxBytes else { throw ServeConfigError("config file \(path) is larger than \(maxBytes) bytes") }
+        guard text.utf8.count <= maxBytes else {
+            throw ServeConfigError("config file \(path) is larger than \(maxBytes) bytes")
+        }
         let table: TOMLTable
         do {
             table = try TOMLTable(string: text)
         } catch let error as TOMLParseError {
-            throw ServeConfigError("config file \(path) line \(error.source.begin.line), column \(error.source.begin.column): \(error.description)")
+            throw ServeConfigError(
+                "config file \(path) line \(error.source.begin.line), column \(error.source.begin.column): \(error.description)"
+            )
         } catch {
             throw ServeConfigError("config file \(path): \(error)")
         }

@@ -12,12 +12,20 @@ public struct ServeFlags: Sendable, Equatable {
     public var webhookKey: String?
     public var logLevel: String?
 
-    public init(http: String? = nil, rtpPort: Int? = nil, publicIP: String? = nil, keys: String? = nil,
-                participantTimeout: Int? = nil, emptyRoomTimeout: Int? = nil, webhookURLs: [String] = [],
-                webhookKey: String? = nil, logLevel: String? = nil) {
-        self.http = http; self.rtpPort = rtpPort; self.publicIP = publicIP; self.keys = keys
-        self.participantTimeout = participantTimeout; self.emptyRoomTimeout = emptyRoomTimeout
-        self.webhookURLs = webhookURLs; self.webhookKey = webhookKey; self.logLevel = logLevel
+    public init(
+        http: String? = nil, rtpPort: Int? = nil, publicIP: String? = nil, keys: String? = nil,
+        participantTimeout: Int? = nil, emptyRoomTimeout: Int? = nil, webhookURLs: [String] = [],
+        webhookKey: String? = nil, logLevel: String? = nil
+    ) {
+        self.http = http
+        self.rtpPort = rtpPort
+        self.publicIP = publicIP
+        self.keys = keys
+        self.participantTimeout = participantTimeout
+        self.emptyRoomTimeout = emptyRoomTimeout
+        self.webhookURLs = webhookURLs
+        self.webhookKey = webhookKey
+        self.logLevel = logLevel
     }
 }
 
@@ -71,7 +79,9 @@ public struct ServeSettings: Sendable, Equatable {
     ///
     /// Pure: reads no file and no process state. An empty environment variable counts as unset (compose
     /// and systemd write `VAR=` for "nothing"). Throws naming the source of the first refused value.
-    public static func resolve(flags: ServeFlags, env: [String: String], file: ConfigFile?) throws(ServeConfigError) -> ServeSettings {
+    public static func resolve(
+        flags: ServeFlags, env: [String: String], file: ConfigFile?
+    ) throws(ServeConfigError) -> ServeSettings {
         let sources = Sources(flags: flags, env: env, file: file)
         try sources.checkFileKeys()
 
@@ -108,7 +118,8 @@ public struct ServeSettings: Sendable, Equatable {
         }
         let levelName = logLevel ?? Defaults.logLevel
         guard let level = Logger.Level(rawValue: levelName) else {
-            throw refuse(.logLevel, "must be one of trace, debug, info, notice, warning, error, critical, got '\(levelName)'")
+            throw refuse(
+                .logLevel, "must be one of trace, debug, info, notice, warning, error, critical, got '\(levelName)'")
         }
         let emptyTimeout = emptyRoomTimeout ?? Defaults.emptyRoomTimeout
         guard (0...86_400).contains(emptyTimeout) else {
@@ -119,11 +130,13 @@ public struct ServeSettings: Sendable, Equatable {
             throw refuse(.webhookURL, "must be an absolute http:// or https:// URL with a host, got '\(url)'")
         }
         if webhookKey != nil && urls.isEmpty {
-            throw refuse(.webhookKey, "needs at least one webhook URL (--webhook-url, COHOST_WEBHOOK_URL or webhook_url)")
+            throw refuse(
+                .webhookKey, "needs at least one webhook URL (--webhook-url, COHOST_WEBHOOK_URL or webhook_url)")
         }
-        return ServeSettings(http: endpoint, rtpPort: port, publicIP: ip, keys: keys, participantTimeout: timeout,
-                             emptyRoomTimeout: emptyTimeout, webhookURLs: urls, webhookKey: webhookKey,
-                             logLevel: level, origins: origins)
+        return ServeSettings(
+            http: endpoint, rtpPort: port, publicIP: ip, keys: keys, participantTimeout: timeout,
+            emptyRoomTimeout: emptyTimeout, webhookURLs: urls, webhookKey: webhookKey,
+            logLevel: level, origins: origins)
     }
 }
 
@@ -207,7 +220,8 @@ private struct Sources {
         var strings: [String] = []
         for item in items {
             guard case .string(let value) = item else {
-                throw ServeConfigError("\(origin(key)) must be an array of strings, found an item of type \(item.typeName)")
+                throw ServeConfigError(
+                    "\(origin(key)) must be an array of strings, found an item of type \(item.typeName)")
             }
             strings.append(value)
         }

@@ -6,7 +6,8 @@ public struct HostPort: Sendable, Equatable {
     public let port: Int
     public init?(_ text: String) {
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
-              (1...65535).contains(port), colon > text.startIndex else { return nil }
+            (1...65535).contains(port), colon > text.startIndex
+        else { return nil }
         host = String(text[..<colon])
         self.port = port
     }
@@ -22,7 +23,8 @@ public func isIPv4(_ text: String) -> Bool {
 public enum WebhookURL {
     public static func parse(_ text: String) -> URL? {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              let host = url.host, !host.isEmpty else { return nil }
+            let host = url.host, !host.isEmpty
+        else { return nil }
         return url
     }
 }

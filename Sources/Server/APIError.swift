@@ -9,7 +9,9 @@ public struct APIError: HTTPResponseError, Sendable {
     public let message: String
 
     public init(status: HTTPResponse.Status, code: String, message: String) {
-        self.status = status; self.code = code; self.message = message
+        self.status = status
+        self.code = code
+        self.message = message
     }
 
     public init(_ error: RoomError) {
@@ -20,24 +22,37 @@ public struct APIError: HTTPResponseError, Sendable {
         self.init(status: .unauthorized, code: error.code, message: error.message)
     }
 
-    public static func forbidden(_ message: String) -> APIError { .init(status: .forbidden, code: "forbidden", message: message) }
-    public static func badRequest(_ code: String, _ message: String) -> APIError { .init(status: .badRequest, code: code, message: message) }
+    public static func forbidden(_ message: String) -> APIError {
+        .init(status: .forbidden, code: "forbidden", message: message)
+    }
+    public static func badRequest(_ code: String, _ message: String) -> APIError {
+        .init(status: .badRequest, code: code, message: message)
+    }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         Self.response(status: status, code: code, message: message)
     }
 
     static func response(status: HTTPResponse.Status, code: String, message: String) -> Response {
-        struct Body: Encodable { struct Inner: Encodable { let code: String; let message: String }; let error: Inner }
+        struct Body: Encodable {
+            struct Inner: Encodable {
+                let code: String
+                let message: String
+            }
+            let error: Inner
+        }
         let data = (try? JSONEncoder().encode(Body(error: .init(code: code, message: message)))) ?? Data()
-        return Response(status: status, headers: [.contentType: "application/json"],
-                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(
+            status: status, headers: [.contentType: "application/json"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
     }
 }
 
 /// Turns anything thrown by a handler into the JSON error shape, so no route leaks a plain-text 500.
 struct ErrorShapeMiddleware<Context: RequestContext>: RouterMiddleware {
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         do {
             return try await next(request, context)
         } catch let error as APIError {
@@ -46,8 +61,11 @@ struct ErrorShapeMiddleware<Context: RequestContext>: RouterMiddleware {
             let e = APIError(error)
             return APIError.response(status: e.status, code: e.code, message: e.message)
         } catch let error as HTTPError {
-            let code = error.status == .notFound ? "not_found" : (error.status == .contentTooLarge ? "body_too_large" : "bad_request")
-            return APIError.response(status: error.status, code: code, message: error.body ?? "\(error.status.reasonPhrase)")
+            let code =
+                error.status == .notFound
+                ? "not_found" : (error.status == .contentTooLarge ? "body_too_large" : "bad_request")
+            return APIError.response(
+                status: error.status, code: code, message: error.body ?? "\(error.status.reasonPhrase)")
         } catch {
             context.logger.error("unhandled error", metadata: ["error": "\(error)"])
             return APIError.response(status: .internalServerError, code: "internal", message: "internal error")

@@ -7,7 +7,9 @@ struct Caller: Sendable {
     let claims: TokenClaims
 
     /// The claims of the bearer token (header `Authorization: Bearer …`, or `?token=` where allowed).
-    static func authenticate(authorization: String?, queryToken: String?, keys: APIKeys, now: Int64 = Int64(Date().timeIntervalSince1970)) throws(APIError) -> Caller {
+    static func authenticate(
+        authorization: String?, queryToken: String?, keys: APIKeys, now: Int64 = Int64(Date().timeIntervalSince1970)
+    ) throws(APIError) -> Caller {
         var token: String?
         if let authorization {
             let parts = authorization.split(separator: " ", maxSplits: 1)
@@ -23,8 +25,9 @@ struct Caller: Sendable {
     }
 
     static func authenticate(_ request: Request, keys: APIKeys, allowQuery: Bool = false) throws(APIError) -> Caller {
-        try authenticate(authorization: request.headers[.authorization],
-                         queryToken: allowQuery ? request.uri.queryParameters.get("token") : nil, keys: keys)
+        try authenticate(
+            authorization: request.headers[.authorization],
+            queryToken: allowQuery ? request.uri.queryParameters.get("token") : nil, keys: keys)
     }
 
     func covers(room: String) -> Bool { claims.room == room || (claims.admin && claims.room == "*") }

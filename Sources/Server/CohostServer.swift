@@ -20,22 +20,27 @@ public struct ServerConfiguration: Sendable {
 
 public enum CohostServer {
     /// The Hummingbird router with every route; tested in-process.
-    public static func makeRouter(manager: RoomManager, keys: APIKeys, registry: PrometheusCollectorRegistry) -> Router<BasicRequestContext> {
+    public static func makeRouter(
+        manager: RoomManager, keys: APIKeys, registry: PrometheusCollectorRegistry
+    ) -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
         router.middlewares.add(ErrorShapeMiddleware())
         router.get("healthz") { _, _ in "ok\n" }
         let metrics = MetricsEndpoint(manager: manager, registry: registry)
         router.get("metrics") { _, _ in
-            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
-                     body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.render())))
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.render())))
         }
         RoomRoutes(manager: manager, keys: keys).register(on: router)
         SnapshotRoute(manager: manager, keys: keys).register(on: router)
         return router
     }
 
-    public static func makeApplication(manager: RoomManager, configuration: ServerConfiguration,
-                                       registry: PrometheusCollectorRegistry, logger: Logger) -> some ApplicationProtocol {
+    public static func makeApplication(
+        manager: RoomManager, configuration: ServerConfiguration,
+        registry: PrometheusCollectorRegistry, logger: Logger
+    ) -> some ApplicationProtocol {
         let router = makeRouter(manager: manager, keys: configuration.keys, registry: registry)
         let keys = configuration.keys
         return Application(
@@ -43,20 +48,25 @@ public enum CohostServer {
             server: .http1WebSocketUpgrade { request, _, _ in
                 EventsSocket.shouldUpgrade(request, manager: manager, keys: keys)
             },
-            configuration: .init(address: .hostname(configuration.httpHost, port: configuration.httpPort),
-                                 serverName: "cohost"),
+            configuration: .init(
+                address: .hostname(configuration.httpHost, port: configuration.httpPort),
+                serverName: "cohost"),
             logger: logger)
     }
 
     /// Binds, runs until SIGINT/SIGTERM, then closes every room cleanly.
-    public static func run(configuration: ServerConfiguration, registry: PrometheusCollectorRegistry, logger: Logger) async throws {
+    public static func run(
+        configuration: ServerConfiguration, registry: PrometheusCollectorRegistry, logger: Logger
+    ) async throws {
         let manager = RoomManager(settings: configuration.rooms, logger: logger)
-        let media = MediaEndpoint(manager: manager, host: configuration.rtpHost, port: configuration.rooms.rtpPort, logger: logger)
+        let media = MediaEndpoint(
+            manager: manager, host: configuration.rtpHost, port: configuration.rooms.rtpPort, logger: logger)
         try await media.bind()
         let app = makeApplication(manager: manager, configuration: configuration, registry: registry, logger: logger)
         let group = ServiceGroup(
-            configuration: .init(services: [.init(service: app), .init(service: media)],
-                                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            configuration: .init(
+                services: [.init(service: app), .init(service: media)],
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
         manager.shutdown()
     }

@@ -41,7 +41,9 @@ public final class DatagramBatch: @unchecked Sendable {
 
     /// Datagram `index` of the last batch: its bytes (valid only inside `body`), its sender (nil for an
     /// address family other than IPv4/IPv6) and whether it was longer than a slot.
-    public func withDatagram<R>(_ index: Int, _ body: (UnsafeRawBufferPointer, PeerAddress?, Bool) throws -> R) rethrows -> R {
+    public func withDatagram<R>(
+        _ index: Int, _ body: (UnsafeRawBufferPointer, PeerAddress?, Bool) throws -> R
+    ) rethrows -> R {
         precondition(index >= 0 && index < count)
         let bytes = UnsafeRawBufferPointer(start: buffer + index * slotSize, count: min(Int(lengths[index]), slotSize))
         return try body(bytes, UDPSocket.peer(peers[index]), truncated[index] != 0)

@@ -31,8 +31,10 @@ public final class DatagramReceiver: @unchecked Sendable {
     /// Receive calls that failed for a reason other than "nothing waiting" (receive thread only).
     private var receiveErrors = 0
 
-    public init(sockets: [UDPSocket], sink: any DatagramSink, batch: DatagramBatch = DatagramBatch(),
-                logger: Logger) throws(UDPSocketError) {
+    public init(
+        sockets: [UDPSocket], sink: any DatagramSink, batch: DatagramBatch = DatagramBatch(),
+        logger: Logger
+    ) throws(UDPSocketError) {
         var ends: [Int32] = [0, 0]
         guard pipe(&ends) == 0 else { throw UDPSocketError(call: "pipe", code: errno) }
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
@@ -91,8 +93,12 @@ public final class DatagramReceiver: @unchecked Sendable {
                 // server up but deaf (powers of two only in the log).
                 pollErrors += 1
                 if pollErrors & (pollErrors - 1) == 0 {
-                    logger.error("media poll failed", metadata: ["error": "\(UDPSocketError(call: "poll", code: code))",
-                                                                 "count": "\(pollErrors)"])
+                    logger.error(
+                        "media poll failed",
+                        metadata: [
+                            "error": "\(UDPSocketError(call: "poll", code: code))",
+                            "count": "\(pollErrors)",
+                        ])
                 }
                 usleep(10_000)
                 continue
@@ -114,13 +120,17 @@ public final class DatagramReceiver: @unchecked Sendable {
                 receiveErrors += 1
                 // Powers of two only: a persistent error must not flood the log.
                 if receiveErrors & (receiveErrors - 1) == 0 {
-                    logger.warning("media receive failed", metadata: ["error": "\(error)", "count": "\(receiveErrors)"])
+                    logger.warning(
+                        "media receive failed", metadata: ["error": "\(error)", "count": "\(receiveErrors)"])
                 }
                 return
             }
             for index in 0..<count {
                 batch.withDatagram(index) { data, peer, truncated in
-                    guard let peer, !truncated else { sink.dropMalformed(); return }
+                    guard let peer, !truncated else {
+                        sink.dropMalformed()
+                        return
+                    }
                     // Copied in place: `bytes` keeps its capacity and is unique here.
                     bytes.removeAll(keepingCapacity: true)
                     bytes.append(contentsOf: data)

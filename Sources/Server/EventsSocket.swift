@@ -10,20 +10,28 @@ import Logging
 /// since browsers cannot set headers on a WebSocket). A refused upgrade falls through to the
 /// normal router, whose route for this path answers with the JSON error.
 enum EventsSocket {
-    static func shouldUpgrade(_ request: HTTPRequest, manager: RoomManager, keys: APIKeys)
+    static func shouldUpgrade(
+        _ request: HTTPRequest, manager: RoomManager, keys: APIKeys
+    )
         -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>>
     {
         guard let target = request.path, let room = roomName(inPath: target),
-              let existing = manager.room(room) else { return .dontUpgrade }
+            let existing = manager.room(room)
+        else { return .dontUpgrade }
         let query = target.split(separator: "?", maxSplits: 1).dropFirst().first.map(String.init) ?? ""
         let token = query.split(separator: "&").lazy.compactMap { pair -> String? in
             let kv = pair.split(separator: "=", maxSplits: 1)
             return kv.count == 2 && kv[0] == "token" ? String(kv[1]).removingPercentEncoding : nil
         }.first
-        guard let caller = try? Caller.authenticate(authorization: request.headerFields[.authorization], queryToken: token, keys: keys),
-              caller.covers(room: room) else { return .dontUpgrade }
+        guard
+            let caller = try? Caller.authenticate(
+                authorization: request.headerFields[.authorization], queryToken: token, keys: keys),
+            caller.covers(room: room)
+        else { return .dontUpgrade }
         // A participant token issued before its user's kick no longer opens the room's events.
-        if !caller.claims.admin, manager.isKicked(room: room, userId: caller.claims.sub, tokenIssuedAt: caller.claims.iat) {
+        if !caller.claims.admin,
+            manager.isKicked(room: room, userId: caller.claims.sub, tokenIssuedAt: caller.claims.iat)
+        {
             return .dontUpgrade
         }
         let events = existing.events.subscribe()
@@ -50,7 +58,11 @@ enum EventsSocket {
     static func endsSubscription(_ eventJSON: String, for userId: String) -> Bool {
         // Cheap pre-check: most events (voice levels, output status) are not departures.
         guard eventJSON.contains(#""participant_left""#) else { return false }
-        struct Departure: Decodable { let type: String; let userId: String?; let reason: String? }
+        struct Departure: Decodable {
+            let type: String
+            let userId: String?
+            let reason: String?
+        }
         guard let event = try? JSONDecoder().decode(Departure.self, from: Data(eventJSON.utf8)) else { return false }
         return event.type == "participant_left" && event.userId == userId && event.reason == LeaveReason.kicked.rawValue
     }
@@ -60,7 +72,8 @@ enum EventsSocket {
         let path = target.split(separator: "?", maxSplits: 1).first ?? ""
         let parts = path.split(separator: "/", omittingEmptySubsequences: true)
         guard parts.count == 4, parts[0] == "v1", parts[1] == "rooms", parts[3] == "events",
-              Identifier.isValid(String(parts[2])) else { return nil }
+            Identifier.isValid(String(parts[2]))
+        else { return nil }
         return String(parts[2])
     }
 }

@@ -91,7 +91,9 @@ struct RoomRoutes: Sendable {
         let name = try roomName(context)
         try Caller.authenticate(request, keys: keys).requireAdmin(of: name)
         let id = try context.parameters.require("output")
-        guard try existingRoom(name).stopOutput(id: id) else { throw APIError(RoomError.notFound("no output '\(id)' in room '\(name)'")) }
+        guard try existingRoom(name).stopOutput(id: id) else {
+            throw APIError(RoomError.notFound("no output '\(id)' in room '\(name)'"))
+        }
         return Response(status: .noContent)
     }
 
@@ -102,15 +104,21 @@ struct RoomRoutes: Sendable {
         let caller = try Caller.authenticate(request, keys: keys)
         try caller.requireMember(of: name)
         if let type = request.headers[.contentType], !type.lowercased().hasPrefix("application/sdp") {
-            throw APIError(status: .unsupportedMediaType, code: "unsupported_media", message: "the offer must be Content-Type: application/sdp")
+            throw APIError(
+                status: .unsupportedMediaType, code: "unsupported_media",
+                message: "the offer must be Content-Type: application/sdp")
         }
         let buffer = try await collect(request, limit: Self.maxSDPBody)
         let offer = String(decoding: buffer.readableBytesView, as: UTF8.self)
-        let answer = try manager.join(room: name, userId: caller.claims.sub, tokenIssuedAt: caller.claims.iat,
-                                      isAdmin: caller.claims.admin, offer: offer)
-        return Response(status: .created,
-                        headers: [.contentType: "application/sdp", .location: "/v1/rooms/\(name)/participants/\(caller.claims.sub)"],
-                        body: ResponseBody(byteBuffer: ByteBuffer(string: answer)))
+        let answer = try manager.join(
+            room: name, userId: caller.claims.sub, tokenIssuedAt: caller.claims.iat,
+            isAdmin: caller.claims.admin, offer: offer)
+        return Response(
+            status: .created,
+            headers: [
+                .contentType: "application/sdp", .location: "/v1/rooms/\(name)/participants/\(caller.claims.sub)",
+            ],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: answer)))
     }
 
     func leave(_ request: Request, context: some RequestContext) async throws -> Response {
@@ -119,9 +127,13 @@ struct RoomRoutes: Sendable {
         let caller = try Caller.authenticate(request, keys: keys)
         try caller.requireMember(of: name)
         let reason: LeaveReason
-        if caller.claims.admin { reason = caller.claims.sub == user ? .left : .kicked }
-        else if caller.claims.sub == user { reason = .left }
-        else { throw APIError.forbidden("only '\(user)' or an admin may remove '\(user)'") }
+        if caller.claims.admin {
+            reason = caller.claims.sub == user ? .left : .kicked
+        } else if caller.claims.sub == user {
+            reason = .left
+        } else {
+            throw APIError.forbidden("only '\(user)' or an admin may remove '\(user)'")
+        }
         guard manager.removeParticipant(room: name, userId: user, reason: reason, by: caller.claims.sub) else {
             throw APIError(RoomError.notFound("no participant '\(user)' in room '\(name)'"))
         }
@@ -144,18 +156,25 @@ struct RoomRoutes: Sendable {
         try caller.requireMember(of: name)
         _ = try existingRoom(name)
         // The upgrade was refused for this reason too (EventsSocket): say so instead of "use a WebSocket".
-        if !caller.claims.admin, manager.isKicked(room: name, userId: caller.claims.sub, tokenIssuedAt: caller.claims.iat) {
-            throw APIError(status: .forbidden, code: "kicked",
-                           message: "user '\(caller.claims.sub)' was kicked from '\(name)'; a token issued after the kick is needed")
+        if !caller.claims.admin,
+            manager.isKicked(room: name, userId: caller.claims.sub, tokenIssuedAt: caller.claims.iat)
+        {
+            throw APIError(
+                status: .forbidden, code: "kicked",
+                message:
+                    "user '\(caller.claims.sub)' was kicked from '\(name)'; a token issued after the kick is needed")
         }
-        throw APIError(status: .upgradeRequired, code: "websocket_required", message: "connect with a WebSocket upgrade")
+        throw APIError(
+            status: .upgradeRequired, code: "websocket_required", message: "connect with a WebSocket upgrade")
     }
 
     // MARK: helpers
 
     private func roomName(_ context: some RequestContext) throws -> String {
         let name = try context.parameters.require("room")
-        guard Identifier.isValid(name) else { throw APIError.badRequest("invalid_room", "room name must match [A-Za-z0-9_.-]{1,64}") }
+        guard Identifier.isValid(name) else {
+            throw APIError.badRequest("invalid_room", "room name must match [A-Za-z0-9_.-]{1,64}")
+        }
         return name
     }
 
@@ -166,14 +185,19 @@ struct RoomRoutes: Sendable {
 
     private func collect(_ request: Request, limit: Int) async throws -> ByteBuffer {
         do { return try await request.body.collect(upTo: limit) } catch {
-            throw APIError(status: .contentTooLarge, code: "body_too_large", message: "request body larger than \(limit) bytes")
+            throw APIError(
+                status: .contentTooLarge, code: "body_too_large", message: "request body larger than \(limit) bytes")
         }
     }
 
-    private func decodeJSON<T: Decodable>(_ request: Request, context: some RequestContext,
-                                          limit: Int = maxJSONBody) async throws -> T {
+    private func decodeJSON<T: Decodable>(
+        _ request: Request, context: some RequestContext,
+        limit: Int = maxJSONBody
+    ) async throws -> T {
         let buffer = try await collect(request, limit: limit)
-        do { return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView)) } catch let error as DecodingError {
+        do { return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView)) } catch let error
+            as DecodingError
+        {
             throw APIError.badRequest("invalid_json", Self.describe(error))
         } catch let error as LayoutError {
             // A layout (the body of PUT …/layout, or a room's "layout") breaking its own rules while decoding:
@@ -189,19 +213,27 @@ struct RoomRoutes: Sendable {
         switch error {
         case let .typeMismatch(_, c), let .valueNotFound(_, c): return "\(path(c.codingPath)): \(c.debugDescription)"
         case let .keyNotFound(key, c): return "\(path(c.codingPath + [key])) is required"
-        case let .dataCorrupted(c): return c.codingPath.isEmpty ? "malformed JSON body" : "\(path(c.codingPath)): \(c.debugDescription)"
+        case let .dataCorrupted(c):
+            return c.codingPath.isEmpty ? "malformed JSON body" : "\(path(c.codingPath)): \(c.debugDescription)"
         @unknown default: return "malformed JSON body"
         }
     }
 
-    private func json(_ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws -> Response {
+    private func json(
+        _ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]
+    ) throws -> Response {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var headers = headers
         headers[.contentType] = "application/json"
-        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
+        return Response(
+            status: status, headers: headers,
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
     }
 }
 
 private struct RoomList: Encodable { let rooms: [RoomInfo] }
-private struct MixRequest: Decodable { let muted: Bool?; let gain: Float? }
+private struct MixRequest: Decodable {
+    let muted: Bool?
+    let gain: Float?
+}

@@ -15,11 +15,14 @@ struct SnapshotRoute: Sendable {
 
     func snapshot(_ request: Request, context: some RequestContext) async throws -> Response {
         let name = try context.parameters.require("room")
-        guard Identifier.isValid(name) else { throw APIError.badRequest("invalid_room", "room name must match [A-Za-z0-9_.-]{1,64}") }
+        guard Identifier.isValid(name) else {
+            throw APIError.badRequest("invalid_room", "room name must match [A-Za-z0-9_.-]{1,64}")
+        }
         try Caller.authenticate(request, keys: keys).requireAdmin(of: name)
         let png = try manager.snapshotPNG(room: name)
         // A snapshot is of one instant: never serve it from a cache.
-        return Response(status: .ok, headers: [.contentType: "image/png", .cacheControl: "no-store"],
-                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: png)))
+        return Response(
+            status: .ok, headers: [.contentType: "image/png", .cacheControl: "no-store"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: png)))
     }
 }

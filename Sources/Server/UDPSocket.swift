@@ -49,7 +49,8 @@ public final class UDPSocket: @unchecked Sendable {
         var found: UnsafeMutablePointer<addrinfo>?
         let status = getaddrinfo(host, String(port), &hints, &found)
         guard status == 0, let info = found else {
-            throw status == EAI_SYSTEM ? UDPSocketError(call: "resolve \(host)", code: errno)
+            throw status == EAI_SYSTEM
+                ? UDPSocketError(call: "resolve \(host)", code: errno)
                 : UDPSocketError(call: "resolve \(host)", lookupStatus: status)
         }
         defer { freeaddrinfo(found) }
@@ -82,8 +83,9 @@ public final class UDPSocket: @unchecked Sendable {
 
     /// Receives what is waiting (up to the batch's capacity) without blocking; 0 when nothing is.
     public func receive(into batch: DatagramBatch) throws(UDPSocketError) -> Int {
-        let count = cudp_receive_batch(descriptor, batch.buffer, batch.slotSize, UInt32(batch.capacity),
-                                       batch.lengths, batch.peers, batch.truncated)
+        let count = cudp_receive_batch(
+            descriptor, batch.buffer, batch.slotSize, UInt32(batch.capacity),
+            batch.lengths, batch.peers, batch.truncated)
         guard count >= 0 else { throw UDPSocketError(call: "recvmmsg", code: -count) }
         batch.count = Int(count)
         return Int(count)
@@ -113,7 +115,8 @@ public final class UDPSocket: @unchecked Sendable {
             switch family {
             case AF_INET:
                 let v4 = raw.load(as: sockaddr_in.self)
-                return PeerAddress(ipv4: UInt32(bigEndian: v4.sin_addr.s_addr), port: Int(UInt16(bigEndian: v4.sin_port)))
+                return PeerAddress(
+                    ipv4: UInt32(bigEndian: v4.sin_addr.s_addr), port: Int(UInt16(bigEndian: v4.sin_port)))
             case AF_INET6:
                 let v6 = raw.load(as: sockaddr_in6.self)
                 let port = Int(UInt16(bigEndian: v6.sin6_port))

@@ -21,10 +21,16 @@ public final class WebhookDispatcher: RoomEventSink, @unchecked Sendable {
         public var retry: WebhookRetryPolicy
         public var requestTimeoutSeconds: Double
 
-        public init(urls: [URL], keyID: String, secret: String, queueCapacity: Int = 1000,
-                    retry: WebhookRetryPolicy = .standard, requestTimeoutSeconds: Double = 10) {
-            self.urls = urls; self.keyID = keyID; self.secret = secret; self.queueCapacity = queueCapacity
-            self.retry = retry; self.requestTimeoutSeconds = requestTimeoutSeconds
+        public init(
+            urls: [URL], keyID: String, secret: String, queueCapacity: Int = 1000,
+            retry: WebhookRetryPolicy = .standard, requestTimeoutSeconds: Double = 10
+        ) {
+            self.urls = urls
+            self.keyID = keyID
+            self.secret = secret
+            self.queueCapacity = queueCapacity
+            self.retry = retry
+            self.requestTimeoutSeconds = requestTimeoutSeconds
         }
     }
 
@@ -37,8 +43,9 @@ public final class WebhookDispatcher: RoomEventSink, @unchecked Sendable {
         self.logger = logger
         let sender = WebhookSender(timeoutSeconds: configuration.requestTimeoutSeconds)
         targets = configuration.urls.map { url in
-            Target(url: url, queue: WebhookQueue(capacity: configuration.queueCapacity, policy: configuration.retry),
-                   sender: sender, keyID: configuration.keyID, secret: configuration.secret, logger: logger)
+            Target(
+                url: url, queue: WebhookQueue(capacity: configuration.queueCapacity, policy: configuration.retry),
+                sender: sender, keyID: configuration.keyID, secret: configuration.secret, logger: logger)
         }
     }
 
@@ -54,7 +61,9 @@ public final class WebhookDispatcher: RoomEventSink, @unchecked Sendable {
     public var counts: WebhookQueue.Counts {
         targets.reduce(into: WebhookQueue.Counts()) { sum, t in
             let c = t.counts
-            sum.delivered += c.delivered; sum.failed += c.failed; sum.dropped += c.dropped
+            sum.delivered += c.delivered
+            sum.failed += c.failed
+            sum.dropped += c.dropped
         }
     }
 
@@ -132,10 +141,14 @@ private final class Target: @unchecked Sendable {
         lock.withLock { queue.finish(success: success, nowMs: MonotonicTime.nowMs()) }
     }
 
-    private static func report(_ outcome: WebhookQueue.Outcome, delivery: WebhookDelivery, result: WebhookSender.Result,
-                               url: URL, logger: Logger) {
-        let metadata: Logger.Metadata = ["url": "\(redacted(url))", "eventId": "\(delivery.id)",
-                                         "attempt": "\(delivery.attempts)", "result": "\(result)"]
+    private static func report(
+        _ outcome: WebhookQueue.Outcome, delivery: WebhookDelivery, result: WebhookSender.Result,
+        url: URL, logger: Logger
+    ) {
+        let metadata: Logger.Metadata = [
+            "url": "\(redacted(url))", "eventId": "\(delivery.id)",
+            "attempt": "\(delivery.attempts)", "result": "\(result)",
+        ]
         switch outcome {
         case .delivered:
             WebhookMetrics.ok.increment()

@@ -24,7 +24,8 @@ struct Token: ParsableCommand {
 
     func run() throws {
         let now = Int64(Date().timeIntervalSince1970)
-        let claims = TokenClaims(iss: key, sub: user, room: room, admin: admin, exp: now + Int64(ttl), nbf: nil, iat: now)
+        let claims = TokenClaims(
+            iss: key, sub: user, room: room, admin: admin, exp: now + Int64(ttl), nbf: nil, iat: now)
         print(RoomToken.mint(claims, secret: secret))
     }
 }

@@ -17,16 +17,18 @@ struct AACEncoderTests {
         return out
     }
 
-    @Test("AudioSpecificConfig announces AAC-LC, 48 kHz, stereo (11 90) or mono (11 88)",
-          arguments: [(2, [UInt8(0x11), 0x90]), (1, [0x11, 0x88])])
+    @Test(
+        "AudioSpecificConfig announces AAC-LC, 48 kHz, stereo (11 90) or mono (11 88)",
+        arguments: [(2, [UInt8(0x11), 0x90]), (1, [0x11, 0x88])])
     func audioSpecificConfig(channels: Int, prefix: [UInt8]) throws {
         let encoder = try AACEncoder(channels: channels, bitrate: 96_000)
         #expect(Array(encoder.audioSpecificConfig.prefix(2)) == prefix)
         #expect(encoder.frameSize == 1024)
     }
 
-    @Test("one second of input yields 45 frames with pts 0, 1024, 2048, … and flush completes the rest",
-          arguments: [1, 2])
+    @Test(
+        "one second of input yields 45 frames with pts 0, 1024, 2048, … and flush completes the rest",
+        arguments: [1, 2])
     func oneSecondOfFrames(channels: Int) throws {
         let encoder = try AACEncoder(channels: channels, bitrate: 96_000)
         var frames: [EncodedAudio] = []
@@ -71,8 +73,9 @@ struct AACEncoderTests {
 
 @Suite("AACEncoder without copies")
 struct AACEncoderInPlaceTests {
-    @Test("frames handed out in place are the frames `encode` returns, byte for byte, with the same pts",
-          arguments: [1, 2])
+    @Test(
+        "frames handed out in place are the frames `encode` returns, byte for byte, with the same pts",
+        arguments: [1, 2])
     func inPlaceFramesMatch(channels: Int) throws {
         let copying = try AACEncoder(channels: channels, bitrate: 64_000)
         let inPlace = try AACEncoder(channels: channels, bitrate: 64_000)
@@ -80,7 +83,9 @@ struct AACEncoderInPlaceTests {
         var got: [EncodedAudio] = []
         for b in 0..<40 {
             expected += try copying.encode(AACEncoderTests.block(b))
-            try inPlace.encode(AACEncoderTests.block(b)) { data, pts in got.append(EncodedAudio(data: Array(data), pts: pts)) }
+            try inPlace.encode(AACEncoderTests.block(b)) { data, pts in
+                got.append(EncodedAudio(data: Array(data), pts: pts))
+            }
         }
         // 40 × 960 samples fill 37 input frames; libavcodec holds one back as lookahead.
         #expect(got.count == 36)
@@ -100,8 +105,9 @@ struct AACEncoderChannelTests {
         return out
     }
 
-    @Test("each input channel reaches its own side of the stream: a tone on one side and silence on the other decode as such",
-          arguments: [true, false])
+    @Test(
+        "each input channel reaches its own side of the stream: a tone on one side and silence on the other decode as such",
+        arguments: [true, false])
     func channelsStaySeparate(toneOnLeft: Bool) throws {
         let encoder = try AACEncoder(channels: 2, bitrate: 128_000)
         var frames: [EncodedAudio] = []

@@ -18,7 +18,8 @@ struct BilinearScalerTests {
         let src = rows([0, 10, 20, 30, 40, 50, 60, 70], height: 2)
         var dst = VideoFrame(width: 4, height: 2)
         var scaler = BilinearScaler()
-        scaler.scale(src, crop: Rect(x: 0, y: 0, width: 8, height: 2), into: &dst, at: Rect(x: 0, y: 0, width: 4, height: 2))
+        scaler.scale(
+            src, crop: Rect(x: 0, y: 0, width: 8, height: 2), into: &dst, at: Rect(x: 0, y: 0, width: 4, height: 2))
         // Positions 0.5, 2.5, 4.5, 6.5: (a·64 + b·64 + 64) >> 7.
         #expect(lumaRow(dst, 0) == [5, 25, 45, 65])
         #expect(lumaRow(dst, 1) == [5, 25, 45, 65])
@@ -29,7 +30,8 @@ struct BilinearScalerTests {
         let src = rows([0, 64, 128, 192, 255, 255, 0, 0, 64], height: 2)
         var dst = VideoFrame(width: 6, height: 2)
         var scaler = BilinearScaler()
-        scaler.scale(src, crop: Rect(x: 0, y: 0, width: 9, height: 2), into: &dst, at: Rect(x: 0, y: 0, width: 6, height: 2))
+        scaler.scale(
+            src, crop: Rect(x: 0, y: 0, width: 9, height: 2), into: &dst, at: Rect(x: 0, y: 0, width: 6, height: 2))
         // Step 1.5, start 0.25: positions 0.25, 1.75, 3.25, … (fractions 32/128, 96/128): 3.25 is (192·96 + 255·32 + 64) >> 7.
         #expect(lumaRow(dst, 0) == [16, 112, 208, 255, 0, 48])
     }
@@ -40,7 +42,8 @@ struct BilinearScalerTests {
         for py in 0..<4 { for px in 0..<4 { src.y[py * 4 + px] = UInt8(40 * py) } }
         var dst = VideoFrame(width: 2, height: 2)
         var scaler = BilinearScaler()
-        scaler.scale(src, crop: Rect(x: 0, y: 0, width: 4, height: 4), into: &dst, at: Rect(x: 0, y: 0, width: 2, height: 2))
+        scaler.scale(
+            src, crop: Rect(x: 0, y: 0, width: 4, height: 4), into: &dst, at: Rect(x: 0, y: 0, width: 2, height: 2))
         #expect(dst.y == [20, 20, 100, 100])
         #expect(dst.u == [128] && dst.v == [128])
     }
@@ -52,9 +55,10 @@ struct BilinearScalerTests {
             (Rect(x: 0, y: 0, width: 640, height: 360), Rect(x: 0, y: 0, width: 426, height: 240)),
             (Rect(x: 0, y: 0, width: 640, height: 360), Rect(x: 854, y: 480, width: 427, height: 240)),
             (Rect(x: 0, y: 0, width: 640, height: 360), Rect(x: 100, y: 60, width: 1000, height: 600)),  // upscale
-            (Rect(x: 80, y: 0, width: 480, height: 360), Rect(x: 2, y: 2, width: 318, height: 238)),      // cover crop
-            (Rect(x: 0, y: 0, width: 640, height: 360), Rect(x: 1000, y: 600, width: 400, height: 230)),  // off the edge
-            (Rect(x: 3, y: 5, width: 333, height: 201), Rect(x: 10, y: 10, width: 211, height: 147)),     // odd sizes
+            (Rect(x: 80, y: 0, width: 480, height: 360), Rect(x: 2, y: 2, width: 318, height: 238)),  // cover crop
+            // off the edge
+            (Rect(x: 0, y: 0, width: 640, height: 360), Rect(x: 1000, y: 600, width: 400, height: 230)),
+            (Rect(x: 3, y: 5, width: 333, height: 201), Rect(x: 10, y: 10, width: 211, height: 147)),  // odd sizes
         ]
         for (crop, rect) in cases {
             var fast = VideoFrame(width: 1280, height: 720, color: TestFrames.gray)
@@ -71,8 +75,10 @@ struct BilinearScalerTests {
     func closeToLibyuv() {
         let src = TestFrames.noise(width: 640, height: 360, seed: 11)
         let crop = Rect(x: 0, y: 0, width: 640, height: 360)
-        for rect in [Rect(x: 426, y: 240, width: 426, height: 240), Rect(x: 100, y: 50, width: 1000, height: 562),
-                     Rect(x: 0, y: 0, width: 500, height: 300)] {
+        for rect in [
+            Rect(x: 426, y: 240, width: 426, height: 240), Rect(x: 100, y: 50, width: 1000, height: 562),
+            Rect(x: 0, y: 0, width: 500, height: 300),
+        ] {
             var ours = VideoFrame(width: 1280, height: 720, color: TestFrames.gray)
             var theirs = ours
             var scaler = BilinearScaler()
@@ -100,8 +106,11 @@ struct BilinearScalerTests {
         }
         let chroma = Rect(x: 5, y: 10, width: 101, height: 57)
         for py in 0..<dst.chromaHeight {
-            for px in 0..<dst.strideUV where !(chroma.x..<chroma.maxX).contains(px) || !(chroma.y..<chroma.maxY).contains(py) {
-                #expect(dst.u[py * dst.strideUV + px] == TestFrames.gray.u && dst.v[py * dst.strideUV + px] == TestFrames.gray.v)
+            for px in 0..<dst.strideUV
+            where !(chroma.x..<chroma.maxX).contains(px) || !(chroma.y..<chroma.maxY).contains(py) {
+                #expect(
+                    dst.u[py * dst.strideUV + px] == TestFrames.gray.u
+                        && dst.v[py * dst.strideUV + px] == TestFrames.gray.v)
             }
         }
     }
@@ -112,15 +121,19 @@ struct BilinearScalerTests {
         let crop = Rect(x: 40, y: 20, width: 120, height: 80)
         for py in crop.y..<crop.maxY { for px in crop.x..<crop.maxX { src.y[py * src.strideY + px] = 0 } }
         for py in (crop.y / 2)..<(crop.maxY / 2) {
-            for px in (crop.x / 2)..<(crop.maxX / 2) { src.u[py * src.strideUV + px] = 0; src.v[py * src.strideUV + px] = 0 }
+            for px in (crop.x / 2)..<(crop.maxX / 2) {
+                src.u[py * src.strideUV + px] = 0
+                src.v[py * src.strideUV + px] = 0
+            }
         }
         for (size, portable) in [((80, 54), false), ((80, 54), true), ((190, 110), false)] {
             var dst = VideoFrame(width: size.0, height: size.1)
             var scaler = BilinearScaler(portable: portable)
             scaler.scale(src, crop: crop, into: &dst, at: Rect(x: 0, y: 0, width: size.0, height: size.1))
             #expect(scaler.libyuvScalings == 0)
-            #expect(dst.y.allSatisfy { $0 == 0 } && dst.u.allSatisfy { $0 == 0 } && dst.v.allSatisfy { $0 == 0 },
-                    "\(size) portable \(portable)")
+            #expect(
+                dst.y.allSatisfy { $0 == 0 } && dst.u.allSatisfy { $0 == 0 } && dst.v.allSatisfy { $0 == 0 },
+                "\(size) portable \(portable)")
         }
     }
 
@@ -130,13 +143,19 @@ struct BilinearScalerTests {
         var canvas = VideoFrame(width: 1280, height: 720)
         var scaler = BilinearScaler()
         for _ in 0..<5 {
-            scaler.scale(src, crop: Rect(x: 0, y: 0, width: 640, height: 360), into: &canvas, at: Rect(x: 0, y: 0, width: 426, height: 240))
-            scaler.scale(src, crop: Rect(x: 0, y: 0, width: 640, height: 360), into: &canvas, at: Rect(x: 426, y: 0, width: 426, height: 240))
+            scaler.scale(
+                src, crop: Rect(x: 0, y: 0, width: 640, height: 360), into: &canvas,
+                at: Rect(x: 0, y: 0, width: 426, height: 240))
+            scaler.scale(
+                src, crop: Rect(x: 0, y: 0, width: 640, height: 360), into: &canvas,
+                at: Rect(x: 426, y: 0, width: 426, height: 240))
         }
         #expect(scaler.tablesBuilt == 2)  // 640 → 426 luma, 320 → 213 chroma
     }
 
-    @Test("sizes libyuv has its own kernel for (copy, same width, 2x up, 1/2 and 3/4 down) and large downscales go to libyuv, with exactly its result")
+    @Test(
+        "sizes libyuv has its own kernel for (copy, same width, 2x up, 1/2 and 3/4 down) and large downscales go to libyuv, with exactly its result"
+    )
     func libyuvWhereTheKernelDoesNotApply() {
         let src = TestFrames.noise(width: 640, height: 360, seed: 9)
         let sizes = [(640, 360), (1280, 720), (320, 180), (480, 270), (640, 200), (160, 90)]
@@ -158,15 +177,18 @@ struct BilinearScalerTests {
         let padded = Picture(PaddedPicture(src, padding: (37, 5, 22)))
         let crops = [Rect(x: 0, y: 0, width: 640, height: 360), Rect(x: 32, y: 18, width: 500, height: 300)]
         // 426×240: the table kernel; 640×360, 320×180, 1280×720: libyuv's own kernels.
-        let rects = [Rect(x: 0, y: 0, width: 426, height: 240), Rect(x: 100, y: 60, width: 640, height: 360),
-                     Rect(x: 2, y: 2, width: 320, height: 180), Rect(x: -200, y: -100, width: 1280, height: 720)]
+        let rects = [
+            Rect(x: 0, y: 0, width: 426, height: 240), Rect(x: 100, y: 60, width: 640, height: 360),
+            Rect(x: 2, y: 2, width: 320, height: 180), Rect(x: -200, y: -100, width: 1280, height: 720),
+        ]
         for crop in crops {
             for rect in rects {
                 var packed = VideoFrame(width: 1280, height: 720, color: TestFrames.gray), fromPadded = packed
                 var a = BilinearScaler(), b = BilinearScaler()
                 #expect(a.scale(src, crop: crop, into: &packed, at: rect))
                 #expect(b.scale(padded, crop: crop, into: &fromPadded, at: rect))
-                #expect(packed.y == fromPadded.y && packed.u == fromPadded.u && packed.v == fromPadded.v, "\(crop) \(rect)")
+                #expect(
+                    packed.y == fromPadded.y && packed.u == fromPadded.u && packed.v == fromPadded.v, "\(crop) \(rect)")
             }
         }
     }
@@ -197,8 +219,10 @@ final class PaddedPicture: ExternalPicture, @unchecked Sendable {
         y.withUnsafeBufferPointer { y in
             u.withUnsafeBufferPointer { u in
                 v.withUnsafeBufferPointer { v in
-                    body(PlanePointers(width: width, height: height, y: y.baseAddress!, u: u.baseAddress!, v: v.baseAddress!,
-                                       strideY: strides.y, strideU: strides.u, strideV: strides.v))
+                    body(
+                        PlanePointers(
+                            width: width, height: height, y: y.baseAddress!, u: u.baseAddress!, v: v.baseAddress!,
+                            strideY: strides.y, strideU: strides.u, strideV: strides.v))
                 }
             }
         }

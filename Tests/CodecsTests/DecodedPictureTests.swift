@@ -12,8 +12,10 @@ struct DecodedPictureTests {
         for (width, height, count) in [(320, 240, 20), (160, 120, 10)] {
             let encoder = try VP8Encoder(width: width, height: height, fps: 30, bitrateKbps: 600)
             for i in 0..<count {
-                packets += try encoder.encode(DecoderBuffersTests.movingPatch(width: width, height: height, frame: i),
-                                              pts: Int64(i), forceKeyframe: false).map(\.data)
+                packets += try encoder.encode(
+                    DecoderBuffersTests.movingPatch(width: width, height: height, frame: i),
+                    pts: Int64(i), forceKeyframe: false
+                ).map(\.data)
             }
         }
         return packets
@@ -22,16 +24,21 @@ struct DecodedPictureTests {
     /// Decodes `units` twice: into three held pictures in turn, like presenter slots (`held`), and copied into one
     /// frame (`copying`). Counts held pictures equal to the copy when decoded, and still equal when their turn comes
     /// again two decodes later, after the decoder has written two more pictures.
-    static func heldVersusCopied(_ units: [[UInt8]], held: ([UInt8], DecodedPicture) throws -> Bool,
-                                 copying: ([UInt8], inout VideoFrame) throws -> Bool)
-        throws -> (same: Int, stillSame: Int, pictures: [DecodedPicture]) {
+    static func heldVersusCopied(
+        _ units: [[UInt8]], held: ([UInt8], DecodedPicture) throws -> Bool,
+        copying: ([UInt8], inout VideoFrame) throws -> Bool
+    )
+        throws -> (same: Int, stillSame: Int, pictures: [DecodedPicture])
+    {
         let pictures = try (0..<3).map { _ in try DecodedPicture() }
         var expected: [VideoFrame?] = [nil, nil, nil]
         var copy = VideoFrame(width: 16, height: 16)
         var same = 0, stillSame = 0
         for (i, unit) in units.enumerated() {
             let slot = i % 3
-            if let before = expected[slot], DecoderBuffersTests.same(pictures[slot].copiedFrame(), before) { stillSame += 1 }
+            if let before = expected[slot], DecoderBuffersTests.same(pictures[slot].copiedFrame(), before) {
+                stillSame += 1
+            }
             #expect(try held(unit, pictures[slot]))
             #expect(try copying(unit, &copy))
             if DecoderBuffersTests.same(pictures[slot].copiedFrame(), copy) { same += 1 }
@@ -46,8 +53,9 @@ struct DecodedPictureTests {
         try #require(packets.count == 30)
         let held = try VP8Decoder(), copying = try VP8Decoder()
         // The size changes once on the way (320×240, then 160×120).
-        let result = try Self.heldVersusCopied(packets, held: { try held.decode($0, into: $1) },
-                                               copying: { try copying.decode($0, into: &$1) })
+        let result = try Self.heldVersusCopied(
+            packets, held: { try held.decode($0, into: $1) },
+            copying: { try copying.decode($0, into: &$1) })
         #expect(result.same == 30)
         #expect(result.stillSame == 27)
         #expect(result.pictures[2].width == 160 && result.pictures[2].height == 120)
@@ -57,17 +65,23 @@ struct DecodedPictureTests {
 
     @Test("H.264: a held picture has the copied picture's pixels and keeps them while the decoder goes on")
     func h264HeldPicturesStayAsDecoded() throws {
-        let config = H264EncoderConfig(width: 320, height: 240, fps: 30, bitrateKbps: 1000, keyintFrames: 60, profile: .high)
+        let config = H264EncoderConfig(
+            width: 320, height: 240, fps: 30, bitrateKbps: 1000, keyintFrames: 60, profile: .high)
         let encoder = try H264Encoder(config: config)
         let units = try (0..<9).map { i in
-            let out = try #require(try encoder.encode(DecoderBuffersTests.movingPatch(width: 320, height: 240, frame: i),
-                                                      pts: Int64(i), forceKeyframe: false))
-            return try #require(H264DecoderTests.annexB(record: encoder.decoderConfigurationRecord, frame: out.data,
-                                                        withParameterSets: i == 0))
+            let out = try #require(
+                try encoder.encode(
+                    DecoderBuffersTests.movingPatch(width: 320, height: 240, frame: i),
+                    pts: Int64(i), forceKeyframe: false))
+            return try #require(
+                H264DecoderTests.annexB(
+                    record: encoder.decoderConfigurationRecord, frame: out.data,
+                    withParameterSets: i == 0))
         }
         let held = try H264Decoder(), copying = try H264Decoder()
-        let result = try Self.heldVersusCopied(units, held: { try held.decode($0, into: $1) },
-                                               copying: { try copying.decode($0, into: &$1) })
+        let result = try Self.heldVersusCopied(
+            units, held: { try held.decode($0, into: $1) },
+            copying: { try copying.decode($0, into: &$1) })
         #expect(result.same == 9)
         #expect(result.stillSame == 6)
         #expect(held.bufferCounts.detached == 0)
@@ -76,16 +90,21 @@ struct DecodedPictureTests {
     @Test("H.264: an interlaced picture is held as a copy of its own, with the same pixels")
     func h264InterlacedPicturesAreDetached() throws {
         // x264 interlaced (MBAFF), one access unit delimiter before each picture to split them by.
-        let (status, stream, stderr) = try run("ffmpeg", [
-            "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-frames:v", "6",
-            "-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency", "-flags", "+ildct+ilme",
-            "-x264-params", "interlaced=1:aud=1", "-f", "h264", "-"], timeout: 60)
+        let (status, stream, stderr) = try run(
+            "ffmpeg",
+            [
+                "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-frames:v", "6",
+                "-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency", "-flags", "+ildct+ilme",
+                "-x264-params", "interlaced=1:aud=1", "-f", "h264", "-",
+            ], timeout: 60)
         try #require(status == 0, "\(stderr)")
         let aud: [UInt8] = [0, 0, 0, 1, 9]
         var starts: [Int] = []
         for i in 0...(stream.count - aud.count) where Array(stream[i..<(i + aud.count)]) == aud { starts.append(i) }
         try #require(starts.count == 6)
-        let units = starts.indices.map { k in Array(stream[starts[k]..<(k + 1 < starts.count ? starts[k + 1] : stream.count)]) }
+        let units = starts.indices.map { k in
+            Array(stream[starts[k]..<(k + 1 < starts.count ? starts[k + 1] : stream.count)])
+        }
         let held = try H264Decoder(), copying = try H264Decoder()
         let picture = try DecodedPicture()
         var copy = VideoFrame(width: 16, height: 16)
@@ -144,8 +163,10 @@ struct DecodedPictureTests {
         // Drawn, it is that pixel scaled up (libyuv): a black tile.
         var canvas = VideoFrame(width: 8, height: 8, color: YUVColor(y: 200, u: 50, v: 50))
         var scaler = BilinearScaler()
-        #expect(scaler.scale(frame, crop: Rect(x: 0, y: 0, width: 64, height: 64), into: &canvas,
-                             at: Rect(x: 0, y: 0, width: 8, height: 8)))
+        #expect(
+            scaler.scale(
+                frame, crop: Rect(x: 0, y: 0, width: 64, height: 64), into: &canvas,
+                at: Rect(x: 0, y: 0, width: 8, height: 8)))
         #expect(canvas.pixel(x: 4, y: 4) == YUVColor(y: 16, u: 128, v: 128))
     }
 }

@@ -22,14 +22,18 @@ struct DecoderBuffersTests {
         a.width == b.width && a.height == b.height && a.y == b.y && a.u == b.u && a.v == b.v
     }
 
-    @Test("VP8: every picture comes from the pool, one layout per size, one input buffer, same pixels as libavcodec's buffers")
+    @Test(
+        "VP8: every picture comes from the pool, one layout per size, one input buffer, same pixels as libavcodec's buffers"
+    )
     func vp8() throws {
         var packets: [[UInt8]] = []
         for (width, height, count) in [(320, 240, 20), (160, 120, 10)] {
             let encoder = try VP8Encoder(width: width, height: height, fps: 30, bitrateKbps: 600)
             for i in 0..<count {
-                packets += try encoder.encode(Self.movingPatch(width: width, height: height, frame: i), pts: Int64(i),
-                                              forceKeyframe: false).map(\.data)
+                packets += try encoder.encode(
+                    Self.movingPatch(width: width, height: height, frame: i), pts: Int64(i),
+                    forceKeyframe: false
+                ).map(\.data)
             }
         }
         try #require(packets.count == 30)
@@ -51,16 +55,21 @@ struct DecoderBuffersTests {
 
     @Test("H.264: every picture comes from the pool and matches libavcodec's own buffers")
     func h264() throws {
-        let config = H264EncoderConfig(width: 320, height: 240, fps: 30, bitrateKbps: 1000, keyintFrames: 60, profile: .high)
+        let config = H264EncoderConfig(
+            width: 320, height: 240, fps: 30, bitrateKbps: 1000, keyintFrames: 60, profile: .high)
         let encoder = try H264Encoder(config: config)
         let pooled = try H264Decoder(), plain = try H264Decoder(unpooledMaxWidth: 4096, maxHeight: 4096)
         var a = VideoFrame(width: 16, height: 16), b = VideoFrame(width: 16, height: 16)
         var identical = 0
         for i in 0..<12 {
-            let out = try #require(try encoder.encode(Self.movingPatch(width: 320, height: 240, frame: i), pts: Int64(i),
-                                                      forceKeyframe: false))
-            let au = try #require(H264DecoderTests.annexB(record: encoder.decoderConfigurationRecord, frame: out.data,
-                                                          withParameterSets: i == 0))
+            let out = try #require(
+                try encoder.encode(
+                    Self.movingPatch(width: 320, height: 240, frame: i), pts: Int64(i),
+                    forceKeyframe: false))
+            let au = try #require(
+                H264DecoderTests.annexB(
+                    record: encoder.decoderConfigurationRecord, frame: out.data,
+                    withParameterSets: i == 0))
             #expect(try pooled.decode(au, into: &a))
             #expect(try plain.decode(au, into: &b))
             if Self.same(a, b) { identical += 1 }
@@ -74,9 +83,13 @@ struct DecoderBuffersTests {
     func inputGrowsAndSurvivesGarbage() throws {
         let small = try VP8Encoder(width: 64, height: 48, fps: 30, bitrateKbps: 200)
         let large = try VP8Encoder(width: 320, height: 240, fps: 30, bitrateKbps: 2000)
-        let first = try #require(try small.encode(TestFrames.quadrants(width: 64, height: 48), pts: 0, forceKeyframe: false).first)
-        let second = try #require(try large.encode(TestFrames.noise(width: 320, height: 240, seed: 3), pts: 0,
-                                                   forceKeyframe: false).first)
+        let first = try #require(
+            try small.encode(TestFrames.quadrants(width: 64, height: 48), pts: 0, forceKeyframe: false).first)
+        let second = try #require(
+            try large.encode(
+                TestFrames.noise(width: 320, height: 240, seed: 3), pts: 0,
+                forceKeyframe: false
+            ).first)
         try #require(second.data.count > first.data.count * 3 / 2 + 64)
         let decoder = try VP8Decoder()
         var frame = VideoFrame(width: 16, height: 16)

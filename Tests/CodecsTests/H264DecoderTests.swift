@@ -22,7 +22,8 @@ struct H264DecoderTests {
 
     @Test("frames from H264Encoder decode back to the source colours", arguments: [H264Profile.baseline, .high])
     func roundTripThroughEncoder(profile: H264Profile) throws {
-        let config = H264EncoderConfig(width: 320, height: 240, fps: 30, bitrateKbps: 1000, keyintFrames: 60, profile: profile)
+        let config = H264EncoderConfig(
+            width: 320, height: 240, fps: 30, bitrateKbps: 1000, keyintFrames: 60, profile: profile)
         let encoder = try H264Encoder(config: config)
         let decoder = try H264Decoder()
         var picture = VideoFrame(width: 16, height: 16)
@@ -30,15 +31,21 @@ struct H264DecoderTests {
         var decoded = 0
         for i in 0..<3 {
             let out = try #require(try encoder.encode(source, pts: Int64(i), forceKeyframe: false))
-            let au = try #require(Self.annexB(record: encoder.decoderConfigurationRecord, frame: out.data, withParameterSets: i == 0))
+            let au = try #require(
+                Self.annexB(record: encoder.decoderConfigurationRecord, frame: out.data, withParameterSets: i == 0))
             if try decoder.decode(au, into: &picture) { decoded += 1 }
         }
-        #expect(decoded == 3)   // low delay: one picture per access unit
+        #expect(decoded == 3)  // low delay: one picture per access unit
         #expect(picture.width == 320 && picture.height == 240)
-        for (x, y, color) in [(80, 60, TestFrames.red), (240, 60, TestFrames.green), (80, 180, TestFrames.blue), (240, 180, TestFrames.white)] {
+        for (x, y, color) in [
+            (80, 60, TestFrames.red), (240, 60, TestFrames.green), (80, 180, TestFrames.blue),
+            (240, 180, TestFrames.white),
+        ] {
             let p = picture.pixel(x: x, y: y)
-            #expect(abs(Int(p.y) - Int(color.y)) <= 3 && abs(Int(p.u) - Int(color.u)) <= 3 && abs(Int(p.v) - Int(color.v)) <= 3,
-                    "\(x),\(y): \(p) vs \(color)")
+            #expect(
+                abs(Int(p.y) - Int(color.y)) <= 3 && abs(Int(p.u) - Int(color.u)) <= 3
+                    && abs(Int(p.v) - Int(color.v)) <= 3,
+                "\(x),\(y): \(p) vs \(color)")
         }
     }
 

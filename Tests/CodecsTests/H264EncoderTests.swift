@@ -4,7 +4,9 @@ import Media
 
 @Suite("H264Encoder")
 struct H264EncoderTests {
-    static func config(_ profile: H264Profile, width: Int = 320, height: Int = 240, kbps: Int = 500) -> H264EncoderConfig {
+    static func config(
+        _ profile: H264Profile, width: Int = 320, height: Int = 240, kbps: Int = 500
+    ) -> H264EncoderConfig {
         H264EncoderConfig(width: width, height: height, fps: 30, bitrateKbps: kbps, keyintFrames: 60, profile: profile)
     }
 
@@ -13,25 +15,26 @@ struct H264EncoderTests {
         TestFrames.avccNALs(data)?.map { $0[0] & 0x1F }
     }
 
-    @Test("decoder configuration record carries one SPS and one PPS with the profile and 4-byte lengths",
-          arguments: [(H264Profile.baseline, UInt8(66)), (.main, 77), (.high, 100)])
+    @Test(
+        "decoder configuration record carries one SPS and one PPS with the profile and 4-byte lengths",
+        arguments: [(H264Profile.baseline, UInt8(66)), (.main, 77), (.high, 100)])
     func decoderConfigurationRecord(profile: H264Profile, idc: UInt8) throws {
         let encoder = try H264Encoder(config: Self.config(profile))
         let r = encoder.decoderConfigurationRecord
         try #require(r.count > 11)
         #expect(r[0] == 1)
         #expect(r[1] == idc)
-        #expect(r[4] & 0x03 == 3)            // lengthSizeMinusOne
-        #expect(r[5] & 0x1F == 1)            // one SPS
+        #expect(r[4] & 0x03 == 3)  // lengthSizeMinusOne
+        #expect(r[5] & 0x1F == 1)  // one SPS
         let spsLength = Int(r[6]) << 8 | Int(r[7])
         try #require(8 + spsLength + 3 <= r.count)
-        #expect(r[8] & 0x1F == 7)            // SPS NAL
-        #expect(r[9] == idc)                 // profile_idc inside the SPS agrees
-        #expect(r[1...3] == r[9...11])       // profile, constraints, level copied from the SPS
+        #expect(r[8] & 0x1F == 7)  // SPS NAL
+        #expect(r[9] == idc)  // profile_idc inside the SPS agrees
+        #expect(r[1...3] == r[9...11])  // profile, constraints, level copied from the SPS
         let p = 8 + spsLength
-        #expect(r[p] == 1)                   // one PPS
+        #expect(r[p] == 1)  // one PPS
         let ppsLength = Int(r[p + 1]) << 8 | Int(r[p + 2])
-        #expect(r[p + 3] & 0x1F == 8)        // PPS NAL
+        #expect(r[p + 3] & 0x1F == 8)  // PPS NAL
         // High profile appends chroma format / bit depth (4 bytes); the others end after the PPS.
         let tail = idc == 100 ? [0xFD, 0xF8, 0xF8, 0] as [UInt8] : []
         #expect(r.count == p + 3 + ppsLength + tail.count)
@@ -48,7 +51,7 @@ struct H264EncoderTests {
         let nals = try #require(TestFrames.avccNALs(out.data))
         #expect(nals.reduce(0) { $0 + 4 + $1.count } == out.data.count)
         let types = nals.map { $0[0] & 0x1F }
-        #expect(types.contains(5))           // IDR slice
+        #expect(types.contains(5))  // IDR slice
         #expect(!types.contains(7) && !types.contains(8))  // no in-band SPS/PPS (b_repeat_headers = 0)
     }
 
@@ -69,12 +72,15 @@ struct H264EncoderTests {
 
     @Test("a canvas that changes completely every frame still gets keyframes only on the interval")
     func fixedKeyframeInterval() throws {
-        let config = H264EncoderConfig(width: 320, height: 240, fps: 30, bitrateKbps: 500, keyintFrames: 10, profile: .high)
+        let config = H264EncoderConfig(
+            width: 320, height: 240, fps: 30, bitrateKbps: 500, keyintFrames: 10, profile: .high)
         let encoder = try H264Encoder(config: config)
         var keyframes: [Int] = []
         for i in 0..<25 {
             let frame = TestFrames.noise(width: 320, height: 240, seed: UInt32(i))  // every frame a scene cut
-            if try #require(try encoder.encode(frame, pts: Int64(i), forceKeyframe: false)).isKeyframe { keyframes.append(i) }
+            if try #require(try encoder.encode(frame, pts: Int64(i), forceKeyframe: false)).isKeyframe {
+                keyframes.append(i)
+            }
         }
         #expect(keyframes == [0, 10, 20])
     }

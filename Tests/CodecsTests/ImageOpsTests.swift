@@ -61,8 +61,9 @@ struct ImageOpsTests {
         let src = TestFrames.quadrants(width: 64, height: 64)
         var canvas = VideoFrame(width: 160, height: 120, color: TestFrames.gray)
         // Right half of the 128×64 rect lies beyond x = 160: only red and blue (left half of the source) show.
-        ImageOps.scale(src, crop: Rect(x: 0, y: 0, width: 64, height: 64), into: &canvas,
-                       at: Rect(x: 96, y: 0, width: 128, height: 64))
+        ImageOps.scale(
+            src, crop: Rect(x: 0, y: 0, width: 64, height: 64), into: &canvas,
+            at: Rect(x: 96, y: 0, width: 128, height: 64))
         #expect(canvas.pixel(x: 96, y: 0) == TestFrames.red)
         #expect(canvas.pixel(x: 159, y: 0) == TestFrames.red)
         #expect(canvas.pixel(x: 159, y: 63) == TestFrames.blue)
@@ -77,9 +78,12 @@ struct ImageOpsTests {
         #expect(!ImageOps.scale(src, crop: full, into: &canvas, at: Rect(x: 10, y: 10, width: 0, height: 20)))
         #expect(!ImageOps.scale(src, crop: full, into: &canvas, at: Rect(x: 64, y: 0, width: 20, height: 20)))
         #expect(!ImageOps.scale(src, crop: full, into: &canvas, at: Rect(x: -40, y: -40, width: 30, height: 30)))
-        #expect(!ImageOps.scale(src, crop: Rect(x: 70, y: 0, width: 10, height: 10), into: &canvas,
-                                at: Rect(x: 0, y: 0, width: 20, height: 20)))
-        #expect(!ImageOps.scale(src, crop: full, into: &canvas, at: Rect(x: Int.max - 1, y: 0, width: Int.max, height: 8)))
+        #expect(
+            !ImageOps.scale(
+                src, crop: Rect(x: 70, y: 0, width: 10, height: 10), into: &canvas,
+                at: Rect(x: 0, y: 0, width: 20, height: 20)))
+        #expect(
+            !ImageOps.scale(src, crop: full, into: &canvas, at: Rect(x: Int.max - 1, y: 0, width: Int.max, height: 8)))
         ImageOps.fill(&canvas, rect: Rect(x: 0, y: 0, width: -4, height: 8), color: TestFrames.red)
         ImageOps.fill(&canvas, rect: Rect(x: Int.min, y: 0, width: Int.max, height: 8), color: TestFrames.red)
         #expect(untouchedOutside(canvas, rect: Rect(x: 0, y: 0, width: 0, height: 0), color: TestFrames.gray))
@@ -89,13 +93,16 @@ struct ImageOpsTests {
     func tooWideSourceIsReportedAsNotPainted() {
         let wide = VideoFrame(width: 40_000, height: 2, color: TestFrames.red)
         var canvas = VideoFrame(width: 64, height: 48, color: TestFrames.gray)
-        let painted = ImageOps.scale(wide, crop: Rect(x: 0, y: 0, width: 40_000, height: 2), into: &canvas,
-                                     at: Rect(x: 0, y: 0, width: 64, height: 48))
+        let painted = ImageOps.scale(
+            wide, crop: Rect(x: 0, y: 0, width: 40_000, height: 2), into: &canvas,
+            at: Rect(x: 0, y: 0, width: 64, height: 48))
         #expect(!painted)
         #expect(untouchedOutside(canvas, rect: Rect(x: 0, y: 0, width: 0, height: 0), color: TestFrames.gray))
         let src = TestFrames.quadrants(width: 64, height: 64)
-        #expect(ImageOps.scale(src, crop: Rect(x: 0, y: 0, width: 64, height: 64), into: &canvas,
-                               at: Rect(x: 0, y: 0, width: 32, height: 32)))
+        #expect(
+            ImageOps.scale(
+                src, crop: Rect(x: 0, y: 0, width: 64, height: 64), into: &canvas,
+                at: Rect(x: 0, y: 0, width: 32, height: 32)))
     }
 
     @Test("fill sets exactly the rect, luma and chroma")
@@ -121,16 +128,20 @@ struct ImageOpsTests {
         #expect(untouchedOutside(canvas, rect: Rect(x: 40, y: 30, width: 24, height: 18), color: TestFrames.gray))
     }
 
-    @Test("rgb of known colours is within ±2 of the expected R,G,B bytes", arguments: [
-        (UInt8(200), UInt8(100), UInt8(50)), (255, 0, 0), (0, 255, 0), (0, 0, 255), (255, 255, 255), (16, 128, 240),
-    ])
+    @Test(
+        "rgb of known colours is within ±2 of the expected R,G,B bytes",
+        arguments: [
+            (UInt8(200), UInt8(100), UInt8(50)), (255, 0, 0), (0, 255, 0), (0, 0, 255), (255, 255, 255), (16, 128, 240),
+        ])
     func rgbOfKnownColour(r: UInt8, g: UInt8, b: UInt8) {
         let frame = VideoFrame(width: 6, height: 4, color: YUVColor(r: r, g: g, b: b))
         let rgb = ImageOps.rgb(frame)
         #expect(rgb.count == 6 * 4 * 3)
         for i in stride(from: 0, to: rgb.count, by: 3) {
-            #expect(abs(Int(rgb[i]) - Int(r)) <= 2 && abs(Int(rgb[i + 1]) - Int(g)) <= 2 && abs(Int(rgb[i + 2]) - Int(b)) <= 2,
-                    "pixel \(i / 3): \(rgb[i]),\(rgb[i + 1]),\(rgb[i + 2]) vs \(r),\(g),\(b)")
+            #expect(
+                abs(Int(rgb[i]) - Int(r)) <= 2 && abs(Int(rgb[i + 1]) - Int(g)) <= 2
+                    && abs(Int(rgb[i + 2]) - Int(b)) <= 2,
+                "pixel \(i / 3): \(rgb[i]),\(rgb[i + 1]),\(rgb[i + 2]) vs \(r),\(g),\(b)")
         }
     }
 
@@ -164,7 +175,8 @@ struct ImageOpsTests {
         // Only the 2×2 corner (image columns 0…1, rows 0…1) is on the frame: opaque × 0.5.
         #expect(dst.pixel(x: 6, y: 4) == YUVColor(y: 120, u: 70, v: 180))
         #expect(dst.pixel(x: 7, y: 5) == YUVColor(y: 120, u: 70, v: 180))
-        #expect(untouchedOutside(dst, rect: Rect(x: 6, y: 4, width: 2, height: 2), color: YUVColor(y: 20, u: 120, v: 120)))
+        #expect(
+            untouchedOutside(dst, rect: Rect(x: 6, y: 4, width: 2, height: 2), color: YUVColor(y: 20, u: 120, v: 120)))
         var whole = VideoFrame(width: 8, height: 8, color: YUVColor(y: 20, u: 120, v: 120))
         ImageOps.blend(image, alpha: alpha, chromaAlpha: chroma, opacity: 1, into: &whole, x: 2, y: 2)
         #expect(whole.pixel(x: 3, y: 3) == YUVColor(y: 220, u: 20, v: 240))
@@ -177,16 +189,20 @@ struct ImageOpsTests {
     @Test("scalePlane lines up with scale: the same crop lands on the same pixels")
     func scalePlaneMatchesScale() {
         // A 16×16 plane, 0 in the left half, 255 in the right; crop the right 8 columns, 1:1 into (2, 2).
-        let plane: [UInt8] = (0..<16).flatMap { _ -> [UInt8] in [UInt8](repeating: 0, count: 8) + [UInt8](repeating: 255, count: 8) }
+        let plane: [UInt8] = (0..<16).flatMap { _ -> [UInt8] in
+            [UInt8](repeating: 0, count: 8) + [UInt8](repeating: 255, count: 8)
+        }
         var out = [UInt8](repeating: 7, count: 12 * 12)
-        ImageOps.scalePlane(plane, width: 16, height: 16, crop: Rect(x: 8, y: 0, width: 8, height: 16),
-                            into: &out, width: 12, height: 12, at: Rect(x: 2, y: 2, width: 8, height: 16))
+        ImageOps.scalePlane(
+            plane, width: 16, height: 16, crop: Rect(x: 8, y: 0, width: 8, height: 16),
+            into: &out, width: 12, height: 12, at: Rect(x: 2, y: 2, width: 8, height: 16))
         #expect(out[2 * 12 + 2] == 255 && out[11 * 12 + 9] == 255)
         #expect(out[1 * 12 + 2] == 7 && out[2 * 12 + 10] == 7 && out[2 * 12 + 1] == 7)
         // Too-small buffers are refused, not overrun.
         var tiny = [UInt8](repeating: 7, count: 4)
-        ImageOps.scalePlane(plane, width: 16, height: 16, crop: Rect(x: 0, y: 0, width: 16, height: 16),
-                            into: &tiny, width: 12, height: 12, at: Rect(x: 0, y: 0, width: 12, height: 12))
+        ImageOps.scalePlane(
+            plane, width: 16, height: 16, crop: Rect(x: 0, y: 0, width: 16, height: 16),
+            into: &tiny, width: 12, height: 12, at: Rect(x: 0, y: 0, width: 12, height: 12))
         #expect(tiny == [7, 7, 7, 7])
     }
 }

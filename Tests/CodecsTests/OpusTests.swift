@@ -39,7 +39,7 @@ struct OpusTests {
         let window = left[4800..<14400]
         let energy = window.reduce(0.0) { $0 + Double($1) * Double($1) }
         let n = Double(window.count)
-        let atTone = 2 * Self.goertzel(window, frequency: 1000) / n   // energy in the 1 kHz bin
+        let atTone = 2 * Self.goertzel(window, frequency: 1000) / n  // energy in the 1 kHz bin
         let atOther = 2 * Self.goertzel(window, frequency: 3000) / n
         #expect(atTone / energy > 0.9, "1 kHz holds \(atTone / energy) of the energy")
         #expect(atOther / energy < 0.01)
@@ -60,7 +60,9 @@ struct OpusTests {
             #expect(try stereo.decode(packet, into: &both) == 960 && both.count == 1920)
             #expect(try mono.decode(packet, into: &one) == 960 && one.count == 960)
             if b >= 5 {  // past the start-up: the downmix is the mean of the two channels, to coding noise
-                for i in 0..<960 { maxDifference = max(maxDifference, abs(one[i] - (both[2 * i] + both[2 * i + 1]) / 2)) }
+                for i in 0..<960 {
+                    maxDifference = max(maxDifference, abs(one[i] - (both[2 * i] + both[2 * i + 1]) / 2))
+                }
             }
         }
         #expect(maxDifference < 0.05, "largest difference \(maxDifference)")
@@ -73,10 +75,12 @@ struct OpusTests {
         let encoder = try OpusEncoder(channels: 1, bitrate: 32_000)
         let decoder = try OpusDecoder()
         var block: [Float] = []
-        for b in 0..<5 { _ = try decoder.decode(try encoder.encode(sineBlock(amplitude: 0.5, block: b, channels: 1)), into: &block) }
+        for b in 0..<5 {
+            _ = try decoder.decode(try encoder.encode(sineBlock(amplitude: 0.5, block: b, channels: 1)), into: &block)
+        }
         #expect(try decoder.conceal(frames: 960, into: &block) == 960)
         #expect(block.count == 1920)
-        #expect(block.contains { $0 != 0 })   // concealment continues the tone rather than going silent
+        #expect(block.contains { $0 != 0 })  // concealment continues the tone rather than going silent
         #expect(try decoder.conceal(frames: 480, into: &block) == 480)
         #expect(block.count == 960)
         #expect(throws: CodecError.self) { try decoder.conceal(frames: 0, into: &block) }

@@ -6,13 +6,18 @@ import Media
 /// so tests can make colour types the RGB-only `PNGEncoder` cannot: RGBA, grey+alpha, palette, 16-bit.
 enum HandPNG {
     /// `rows` are the raw scanlines without filter bytes (filter 0 is added).
-    static func file(width: Int, height: Int, bitDepth: UInt8, colorType: UInt8, rows: [[UInt8]],
-                     extraChunks: [(String, [UInt8])] = []) -> [UInt8] {
+    static func file(
+        width: Int, height: Int, bitDepth: UInt8, colorType: UInt8, rows: [[UInt8]],
+        extraChunks: [(String, [UInt8])] = []
+    ) -> [UInt8] {
         var out: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
         out += chunk("IHDR", be32(width) + be32(height) + [bitDepth, colorType, 0, 0, 0])
         for (type, data) in extraChunks { out += chunk(type, data) }
         var raw: [UInt8] = []
-        for row in rows { raw.append(0); raw += row }
+        for row in rows {
+            raw.append(0)
+            raw += row
+        }
         out += chunk("IDAT", zlibStored(raw))
         out += chunk("IEND", [])
         return out
@@ -20,11 +25,18 @@ enum HandPNG {
 
     /// 8-bit RGBA from one (r, g, b, a) per pixel, row-major.
     static func rgba(width: Int, height: Int, _ pixel: (Int, Int) -> (UInt8, UInt8, UInt8, UInt8)) -> [UInt8] {
-        let rows = (0..<height).map { y in (0..<width).flatMap { x -> [UInt8] in let p = pixel(x, y); return [p.0, p.1, p.2, p.3] } }
+        let rows = (0..<height).map { y in
+            (0..<width).flatMap { x -> [UInt8] in
+                let p = pixel(x, y)
+                return [p.0, p.1, p.2, p.3]
+            }
+        }
         return file(width: width, height: height, bitDepth: 8, colorType: 6, rows: rows)
     }
 
-    static func be32(_ v: Int) -> [UInt8] { [UInt8(v >> 24 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+    static func be32(_ v: Int) -> [UInt8] {
+        [UInt8(v >> 24 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)]
+    }
 
     static func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
         let typeBytes = Array(type.utf8)
@@ -42,7 +54,10 @@ enum HandPNG {
             offset += n
         } while offset < data.count
         var a: UInt32 = 1, b: UInt32 = 0
-        for byte in data { a = (a + UInt32(byte)) % 65_521; b = (b + a) % 65_521 }
+        for byte in data {
+            a = (a + UInt32(byte)) % 65_521
+            b = (b + a) % 65_521
+        }
         return out + be32(Int(b << 16 | a))
     }
 
@@ -119,13 +134,15 @@ struct PNGDecoderTests {
     @Test("palette with tRNS, grey+alpha, grey and 16-bit RGBA PNGs convert too")
     func otherPixelFormats() throws {
         // Palette: entry 0 red opaque, entry 1 blue alpha 64.
-        let pal = HandPNG.file(width: 2, height: 2, bitDepth: 8, colorType: 3, rows: [[0, 1], [1, 0]],
-                               extraChunks: [("PLTE", [255, 0, 0, 0, 0, 255]), ("tRNS", [255, 64])])
+        let pal = HandPNG.file(
+            width: 2, height: 2, bitDepth: 8, colorType: 3, rows: [[0, 1], [1, 0]],
+            extraChunks: [("PLTE", [255, 0, 0, 0, 0, 255]), ("tRNS", [255, 64])])
         let p = try PNGDecoder.decode(pal)
         #expect(p.picture.y[0] == Self.red.y && p.alpha(x: 0, y: 0) == 255)
         #expect(p.picture.y[1] == Self.blue.y && p.alpha(x: 1, y: 0) == 64)
 
-        let ya = HandPNG.file(width: 2, height: 2, bitDepth: 8, colorType: 4, rows: [[200, 10, 200, 10], [200, 10, 200, 10]])
+        let ya = HandPNG.file(
+            width: 2, height: 2, bitDepth: 8, colorType: 4, rows: [[200, 10, 200, 10], [200, 10, 200, 10]])
         let g = try PNGDecoder.decode(ya)
         #expect(g.picture.pixel(x: 1, y: 1) == YUVColor(r: 200, g: 200, b: 200))
         #expect(g.alpha(x: 1, y: 1) == 10)
@@ -161,9 +178,12 @@ struct PNGDecoderTests {
             #expect(error.library == "avcodec")
             #expect(error.message.contains("png"))
         }
-        let wide = HandPNG.file(width: 4097, height: 1, bitDepth: 8, colorType: 0, rows: [[UInt8](repeating: 9, count: 4097)])
+        let wide = HandPNG.file(
+            width: 4097, height: 1, bitDepth: 8, colorType: 0, rows: [[UInt8](repeating: 9, count: 4097)])
         #expect(throws: CodecError.self) { try PNGDecoder.decode(wide) }
-        #expect(throws: CodecError.self) { try PNGDecoder.decode(png + [UInt8](repeating: 0, count: PNGDecoder.maxInputBytes)) }
+        #expect(throws: CodecError.self) {
+            try PNGDecoder.decode(png + [UInt8](repeating: 0, count: PNGDecoder.maxInputBytes))
+        }
     }
 
     @Test("one decoder decodes several files in a row, also after a failure")

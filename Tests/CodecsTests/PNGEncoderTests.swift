@@ -20,7 +20,6 @@ import TestSupport
         return out
     }
 
-
     static func bigEndian32(_ bytes: [UInt8], at i: Int) -> Int {
         Int(bytes[i]) << 24 | Int(bytes[i + 1]) << 16 | Int(bytes[i + 2]) << 8 | Int(bytes[i + 3])
     }
@@ -32,7 +31,7 @@ import TestSupport
         #expect(Array(png[12..<16]) == Array("IHDR".utf8))
         #expect(Self.bigEndian32(png, at: 16) == 33)
         #expect(Self.bigEndian32(png, at: 20) == 17)
-        #expect(png[24] == 8 && png[25] == 2)       // 8 bits per sample, colour type 2 (RGB)
+        #expect(png[24] == 8 && png[25] == 2)  // 8 bits per sample, colour type 2 (RGB)
         #expect(png[26] == 0 && png[27] == 0 && png[28] == 0)  // deflate, adaptive filtering, no interlace
         #expect(Array(png.suffix(8)) == [0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82])  // IEND and its CRC
     }

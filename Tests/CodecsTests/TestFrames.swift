@@ -38,7 +38,10 @@ enum TestFrames {
         var f = VideoFrame(width: width, height: height)
         var random = LCG(seed: seed)
         for i in f.y.indices { f.y[i] = random.next() }
-        for i in f.u.indices { f.u[i] = random.next(); f.v[i] = random.next() }
+        for i in f.u.indices {
+            f.u[i] = random.next()
+            f.v[i] = random.next()
+        }
         return f
     }
 

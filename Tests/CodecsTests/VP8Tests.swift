@@ -8,7 +8,8 @@ struct VP8Tests {
     func roundTrip() throws {
         let color = YUVColor(y: 150, u: 90, v: 200)
         let encoder = try VP8Encoder(width: 320, height: 240, fps: 30, bitrateKbps: 800)
-        let packets = try encoder.encode(VideoFrame(width: 320, height: 240, color: color), pts: 0, forceKeyframe: false)
+        let packets = try encoder.encode(
+            VideoFrame(width: 320, height: 240, color: color), pts: 0, forceKeyframe: false)
         let first = try #require(packets.first)
         #expect(first.isKeyframe)
         // A VP8 keyframe starts with a 3-byte tag (bit 0 clear = key) then the start code 9d 01 2a.
@@ -48,7 +49,10 @@ struct VP8Tests {
     func hostileInput() throws {
         let decoder = try VP8Decoder()
         var frame = VideoFrame(width: 16, height: 16)
-        for bad in [[], [0x00, 0x01], [UInt8](repeating: 0xFF, count: 64), [0x10, 0x02, 0x00, 0x9D, 0x01, 0x2A, 0xFF, 0x7F, 0xFF, 0x7F]] as [[UInt8]] {
+        for bad in [
+            [], [0x00, 0x01], [UInt8](repeating: 0xFF, count: 64),
+            [0x10, 0x02, 0x00, 0x9D, 0x01, 0x2A, 0xFF, 0x7F, 0xFF, 0x7F],
+        ] as [[UInt8]] {
             do {
                 _ = try decoder.decode(bad, into: &frame)
                 Issue.record("\(bad.count) garbage bytes decoded")
@@ -62,7 +66,8 @@ struct VP8Tests {
     @Test("a stream larger than the decoder's limit is refused")
     func sizeLimit() throws {
         let encoder = try VP8Encoder(width: 320, height: 240, fps: 30, bitrateKbps: 300)
-        let packet = try #require(try encoder.encode(VideoFrame(width: 320, height: 240), pts: 0, forceKeyframe: true).first)
+        let packet = try #require(
+            try encoder.encode(VideoFrame(width: 320, height: 240), pts: 0, forceKeyframe: true).first)
         let decoder = try VP8Decoder(maxWidth: 160, maxHeight: 160)
         var frame = VideoFrame(width: 16, height: 16)
         #expect(throws: CodecError.self) { try decoder.decode(packet.data, into: &frame) }

@@ -14,24 +14,28 @@ struct UncoveredAreaTests {
     }
 
     @Test func aCentredTileLeavesABandAboveOneEachSideAndABandBelow() {
-        #expect(UncoveredArea.gaps(in: r(0, 0, 100, 60), minus: [r(20, 10, 40, 30)])
+        #expect(
+            UncoveredArea.gaps(in: r(0, 0, 100, 60), minus: [r(20, 10, 40, 30)])
                 == [r(0, 0, 100, 10), r(0, 10, 20, 30), r(60, 10, 40, 30), r(0, 40, 100, 20)])
     }
 
     @Test func overlappingCoversCountAsTheirUnion() {
-        #expect(UncoveredArea.gaps(in: r(0, 0, 100, 60), minus: [r(0, 0, 60, 60), r(40, 20, 60, 20)])
+        #expect(
+            UncoveredArea.gaps(in: r(0, 0, 100, 60), minus: [r(0, 0, 60, 60), r(40, 20, 60, 20)])
                 == [r(60, 0, 40, 20), r(60, 40, 40, 20)])
     }
 
     @Test func aGapSplitOnlyByAnotherTilesEdgeStaysOneRect() {
         // The edge at y=30 of the right-hand tiles cuts a band, but the gap between them and the left tile is
         // the same column above and below it.
-        #expect(UncoveredArea.gaps(in: r(0, 0, 100, 60), minus: [r(0, 0, 20, 60), r(80, 0, 20, 30), r(80, 30, 20, 30)])
+        #expect(
+            UncoveredArea.gaps(in: r(0, 0, 100, 60), minus: [r(0, 0, 20, 60), r(80, 0, 20, 30), r(80, 30, 20, 30)])
                 == [r(20, 0, 60, 60)])
     }
 
     @Test func coversHangingOverTheEdgeAreCutToTheBounds() {
-        #expect(UncoveredArea.gaps(in: r(0, 0, 100, 60), minus: [r(-10, -10, 50, 50), r(200, 0, 10, 10)])
+        #expect(
+            UncoveredArea.gaps(in: r(0, 0, 100, 60), minus: [r(-10, -10, 50, 50), r(200, 0, 10, 10)])
                 == [r(40, 0, 60, 40), r(0, 40, 100, 20)])
     }
 
@@ -50,7 +54,9 @@ struct UncoveredAreaTests {
             let gaps = UncoveredArea.gaps(in: r(0, 0, width, height), minus: covers)
             for y in 0..<height {
                 for x in 0..<width {
-                    let covered = covers.contains { !$0.isEmpty && x >= $0.x && x < $0.maxX && y >= $0.y && y < $0.maxY }
+                    let covered = covers.contains {
+                        !$0.isEmpty && x >= $0.x && x < $0.maxX && y >= $0.y && y < $0.maxY
+                    }
                     let inGaps = gaps.filter { x >= $0.x && x < $0.maxX && y >= $0.y && y < $0.maxY }.count
                     #expect(inGaps == (covered ? 0 : 1), "pixel \(x),\(y) covers \(covers) gaps \(gaps)")
                     if inGaps != (covered ? 0 : 1) { return }
@@ -130,7 +136,9 @@ extension CompositorBackgroundTests {
     @Test func aPictureTheScalersRefuseIsPaintedAsBarsNotLeftStale() {
         var c = compositor()
         c.compose([tile(r(0, 0, 128, 72), Self.red)])
-        c.compose([Tile(rect: r(0, 0, 128, 72), fit: .stretch, frame: VideoFrame(width: 40_000, height: 2, color: Self.green))])
+        c.compose([
+            Tile(rect: r(0, 0, 128, 72), fit: .stretch, frame: VideoFrame(width: 40_000, height: 2, color: Self.green))
+        ])
         #expect(c.backgroundPixels == 0)
         CompositorCheck.expectCanvas(c.canvas) { _, _ in Self.background }
     }

@@ -13,25 +13,31 @@ extension EndToEnd {
             let file = dir.appendingPathComponent("voice.flv").path
             let room = "voice1"
             let admin = cohost.token(room: room, user: "host", admin: true)
-            let create = #"{"name":"\#(room)","audioOnly":true,"audio":{"bitrate":96,"channels":1},"outputs":[{"url":"file://\#(file)"}]}"#
+            let create =
+                #"{"name":"\#(room)","audioOnly":true,"audio":{"bitrate":96,"channels":1},"outputs":[{"url":"file://\#(file)"}]}"#
             #expect(try cohost.call("POST", "/v1/rooms", token: admin, body: Data(create.utf8)).status == 201)
 
             var senders: [ManagedProcess] = []
             defer { senders.forEach { $0.terminate() } }
             for (i, (user, tone)) in [("ann", 500), ("ben", 1300)].enumerated() {
                 // A video line in an audio-only room is answered with port 0; the audio is accepted.
-                let joined = try cohost.call("POST", "/v1/rooms/\(room)/participants", token: cohost.token(room: room, user: user),
-                                             body: Data(CohostHarness.offer(audioSSRC: UInt32(3000 + i), videoSSRC: UInt32(4000 + i)).utf8),
-                                             contentType: "application/sdp")
+                let joined = try cohost.call(
+                    "POST", "/v1/rooms/\(room)/participants", token: cohost.token(room: room, user: user),
+                    body: Data(CohostHarness.offer(audioSSRC: UInt32(3000 + i), videoSSRC: UInt32(4000 + i)).utf8),
+                    contentType: "application/sdp")
                 #expect(joined.status == 201)
                 let answer = String(decoding: joined.body, as: UTF8.self)
                 #expect(answer.contains("m=video 0 RTP/AVP 96"))
-                senders.append(try startFFmpegParticipant(rtpPort: cohost.rtpPort, colour: "", toneHz: tone,
-                                                          audioSSRC: UInt32(3000 + i), videoSSRC: nil))
+                senders.append(
+                    try startFFmpegParticipant(
+                        rtpPort: cohost.rtpPort, colour: "", toneHz: tone,
+                        audioSSRC: UInt32(3000 + i), videoSSRC: nil))
             }
             // Both voices flowing (however long the ffmpeg starts take), then 3.5 s of them into the file.
             _ = await eventually(seconds: 15) {
-                ["ann", "ben"].allSatisfy { framesDecoded(cohost, room: room, admin: admin, user: $0, kind: "audio") > 25 }
+                ["ann", "ben"].allSatisfy {
+                    framesDecoded(cohost, room: room, admin: admin, user: $0, kind: "audio") > 25
+                }
             }
             try await Task.sleep(for: .seconds(3.5))
             #expect(try cohost.call("DELETE", "/v1/rooms/\(room)", token: admin).status == 204)

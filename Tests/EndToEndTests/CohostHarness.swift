@@ -18,10 +18,12 @@ final class CohostHarness: @unchecked Sendable {
         for _ in 0..<5 {
             let http = try FreePort.tcp()
             let rtp = try UDPPortPair.find()
-            let process = ManagedProcess(executable: Self.binary, arguments: [
-                "serve", "--http", "127.0.0.1:\(http)", "--rtp-port", "\(rtp)",
-                "--keys", "\(Self.key):\(Self.secret)", "--log-level", "info",
-            ], captureOutput: true)
+            let process = ManagedProcess(
+                executable: Self.binary,
+                arguments: [
+                    "serve", "--http", "127.0.0.1:\(http)", "--rtp-port", "\(rtp)",
+                    "--keys", "\(Self.key):\(Self.secret)", "--log-level", "info",
+                ], captureOutput: true)
             do {
                 try process.start()
                 try Self.waitForHealth(port: http, process: process)
@@ -42,7 +44,8 @@ final class CohostHarness: @unchecked Sendable {
     /// The binary `make test` built (COHOST_BIN), else the debug build next to the tests.
     static var binary: String {
         if let path = ProcessInfo.processInfo.environment["COHOST_BIN"], !path.isEmpty { return path }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         return root.appendingPathComponent(".build/debug/cohost").path
     }
 
@@ -58,14 +61,17 @@ final class CohostHarness: @unchecked Sendable {
 
     func token(room: String, user: String, admin: Bool = false, ttl: Int64 = 600) -> String {
         let now = Int64(Date().timeIntervalSince1970)
-        return RoomToken.mint(TokenClaims(iss: Self.key, sub: user, room: room, admin: admin, exp: now + ttl, nbf: nil, iat: now),
-                              secret: Self.secret)
+        return RoomToken.mint(
+            TokenClaims(iss: Self.key, sub: user, room: room, admin: admin, exp: now + ttl, nbf: nil, iat: now),
+            secret: Self.secret)
     }
 
     func url(_ path: String) -> String { "http://127.0.0.1:\(httpPort)\(path)" }
 
-    func call(_ method: String, _ path: String, token: String?, body: Data? = nil,
-              contentType: String = "application/json") throws -> (status: Int, body: Data, headers: [String: String]) {
+    func call(
+        _ method: String, _ path: String, token: String?, body: Data? = nil,
+        contentType: String = "application/json"
+    ) throws -> (status: Int, body: Data, headers: [String: String]) {
         try HTTP.requestWithHeaders(method, url(path), token: token, body: body, contentType: contentType)
     }
 
@@ -102,18 +108,25 @@ struct HarnessError: Error, CustomStringConvertible {
 
 /// Blocking HTTP for tests, over URLSession.
 enum HTTP {
-    static func request(_ method: String, _ url: String, token: String? = nil, body: Data? = nil,
-                        contentType: String = "application/json") throws -> (Int, Data) {
+    static func request(
+        _ method: String, _ url: String, token: String? = nil, body: Data? = nil,
+        contentType: String = "application/json"
+    ) throws -> (Int, Data) {
         let r = try requestWithHeaders(method, url, token: token, body: body, contentType: contentType)
         return (r.status, r.body)
     }
 
-    static func requestWithHeaders(_ method: String, _ url: String, token: String?, body: Data?,
-                                   contentType: String) throws -> (status: Int, body: Data, headers: [String: String]) {
+    static func requestWithHeaders(
+        _ method: String, _ url: String, token: String?, body: Data?,
+        contentType: String
+    ) throws -> (status: Int, body: Data, headers: [String: String]) {
         var request = URLRequest(url: URL(string: url)!, timeoutInterval: 10)
         request.httpMethod = method
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-        if let body { request.httpBody = body; request.setValue(contentType, forHTTPHeaderField: "Content-Type") }
+        if let body {
+            request.httpBody = body
+            request.setValue(contentType, forHTTPHeaderField: "Content-Type")
+        }
         let box = ResultBox()
         let done = DispatchSemaphore(value: 0)
         URLSession.shared.dataTask(with: request) { data, response, error in
@@ -157,15 +170,20 @@ enum UDPPortPair {
 }
 
 /// An ffmpeg participant: a solid colour and a sine tone as VP8 + Opus over RTP.
-func startFFmpegParticipant(rtpPort: Int, colour: String, toneHz: Int, audioSSRC: UInt32, videoSSRC: UInt32?) throws -> ManagedProcess {
-    try ffmpegParticipant(rtpPort: rtpPort, colour: colour, toneHz: toneHz, audioSSRC: audioSSRC, videoSSRC: videoSSRC).start()
+func startFFmpegParticipant(
+    rtpPort: Int, colour: String, toneHz: Int, audioSSRC: UInt32, videoSSRC: UInt32?
+) throws -> ManagedProcess {
+    try ffmpegParticipant(rtpPort: rtpPort, colour: colour, toneHz: toneHz, audioSSRC: audioSSRC, videoSSRC: videoSSRC)
+        .start()
 }
 
 /// The participant `startFFmpegParticipant` starts, not started yet (to be `prerendered`, say).
-func ffmpegParticipant(rtpPort: Int, colour: String, toneHz: Int, audioSSRC: UInt32, videoSSRC: UInt32?) -> FFmpegSender {
-    FFmpegSender(audio: "sine=frequency=\(toneHz):sample_rate=48000",
-                 video: videoSSRC.map { _ in "color=c=\(colour):s=320x180:r=15" },
-                 audioSSRC: audioSSRC, videoSSRC: videoSSRC, port: rtpPort)
+func ffmpegParticipant(rtpPort: Int, colour: String, toneHz: Int, audioSSRC: UInt32, videoSSRC: UInt32?) -> FFmpegSender
+{
+    FFmpegSender(
+        audio: "sine=frequency=\(toneHz):sample_rate=48000",
+        video: videoSSRC.map { _ in "color=c=\(colour):s=320x180:r=15" },
+        audioSSRC: audioSSRC, videoSSRC: videoSSRC, port: rtpPort)
 }
 
 /// An ffmpeg participant: lavfi `audio` (and `video`) sources sent as Opus (PT 111) and VP8 (PT 96) over RTP,
@@ -197,7 +215,8 @@ struct FFmpegSender {
         }
         let url = "\(scheme)://127.0.0.1:\(port)?pkt_size=1200"
         if video != nil, let videoSSRC {
-            args += ["-map", clip == nil ? "1:v" : "0:v"] + (clip == nil ? videoEncoder : ["-c:v", "copy"])
+            args +=
+                ["-map", clip == nil ? "1:v" : "0:v"] + (clip == nil ? videoEncoder : ["-c:v", "copy"])
                 + ["-ssrc", "\(videoSSRC)", "-payload_type", "96"] + videoOptions
                 + ["-f", "rtp"] + outputOptions + [videoURL ?? url]
         }
@@ -256,14 +275,18 @@ func hostileDatagrams(ssrc: UInt32, count: Int) -> [[UInt8]] {
     var rng = SystemRandomNumberGenerator()
     let s = [UInt8(ssrc >> 24), UInt8(ssrc >> 16 & 0xFF), UInt8(ssrc >> 8 & 0xFF), UInt8(ssrc & 0xFF)]
     var out: [[UInt8]] = [[], [0x80], [0x80, 0x60, 0, 1], [0x80, 0x60, 0, 1, 0, 0, 0, 1] + s.prefix(2)]
-    out.append([0x8F, 0x60, 0, 1, 0, 0, 0, 1] + s)                                  // 15 CSRCs, none present
-    out.append([0x90, 0x60, 0, 1, 0, 0, 0, 1] + s + [0xBE, 0xDE, 0xFF, 0xFF])          // extension length past the end
-    out.append([0xA0, 0x60, 0, 1, 0, 0, 0, 1] + s + [1, 2, 3, 200])                    // padding longer than the payload
-    out.append([0x81, 0xC8, 0xFF, 0xFF] + s)                                           // RTCP SR with a lying length
+    out.append([0x8F, 0x60, 0, 1, 0, 0, 0, 1] + s)  // 15 CSRCs, none present
+    out.append([0x90, 0x60, 0, 1, 0, 0, 0, 1] + s + [0xBE, 0xDE, 0xFF, 0xFF])  // extension length past the end
+    out.append([0xA0, 0x60, 0, 1, 0, 0, 0, 1] + s + [1, 2, 3, 200])  // padding longer than the payload
+    out.append([0x81, 0xC8, 0xFF, 0xFF] + s)  // RTCP SR with a lying length
     for i in 0..<count {
         let n = Int.random(in: 0...1400, using: &rng)
         var d = (0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) }
-        if i % 2 == 0, d.count >= 12 { d[0] = 0x80; d[1] = 0x60; d.replaceSubrange(8..<12, with: s) }  // valid header, garbage VP8
+        if i % 2 == 0, d.count >= 12 {
+            d[0] = 0x80
+            d[1] = 0x60
+            d.replaceSubrange(8..<12, with: s)
+        }  // valid header, garbage VP8
         out.append(d)
     }
     return out

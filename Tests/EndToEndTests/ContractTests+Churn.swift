@@ -17,11 +17,17 @@ extension EndToEnd.ContractTests {
 
     @Test func fiftyJoinsAndLeavesLeaveNothingBehind() async throws {
         let s = try contractServer()
-        #expect(try s.call("POST", "/v1/rooms", token: s.root, json: #"{"name":"churn",\#(Self.smallVideo)}"#).status == 201)
+        #expect(
+            try s.call("POST", "/v1/rooms", token: s.root, json: #"{"name":"churn",\#(Self.smallVideo)}"#).status == 201
+        )
         let events = try await s.events(room: "churn", token: s.root)
         // Warm up what the first participant creates once per process (decoder libraries, worker threads).
         let warm = Self.mint(sub: "warm", room: "churn")
-        #expect(try s.call("POST", "/v1/rooms/churn/participants", token: warm, sdp: CohostHarness.offer(audioSSRC: 21001, videoSSRC: 21002)).status == 201)
+        #expect(
+            try s.call(
+                "POST", "/v1/rooms/churn/participants", token: warm,
+                sdp: CohostHarness.offer(audioSSRC: 21001, videoSSRC: 21002)
+            ).status == 201)
         #expect(try s.call("DELETE", "/v1/rooms/churn/participants/warm", token: warm).status == 204)
         try await Task.sleep(for: .milliseconds(500))
         let before = try Self.processCounts(s.pid)
@@ -33,7 +39,9 @@ extension EndToEnd.ContractTests {
             let user = "c\(i)"
             let token = Self.mint(sub: user, room: "churn")
             let (audio, video) = Self.loopSSRCs(i)
-            let join = try s.call("POST", "/v1/rooms/churn/participants", token: token, sdp: CohostHarness.offer(audioSSRC: audio, videoSSRC: video))
+            let join = try s.call(
+                "POST", "/v1/rooms/churn/participants", token: token,
+                sdp: CohostHarness.offer(audioSSRC: audio, videoSSRC: video))
             #expect(join.status == 201, "join \(i): \(join.text)")
             // Every third leaves by being kicked, the others by their own DELETE.
             let kick = i % 3 == 2
@@ -54,11 +62,18 @@ extension EndToEnd.ContractTests {
 
         // The SSRC table: packets for every SSRC the loop used are now unknown ...
         let unknownBefore = Self.metric("cohost_udp_dropped", labels: #"reason="unknown_ssrc""#, in: metrics) ?? 0
-        let used = Set((0..<4).flatMap { i -> [UInt32] in let (a, v) = Self.loopSSRCs(i); return [a] + (v.map { [$0] } ?? []) })
+        let used = Set(
+            (0..<4).flatMap { i -> [UInt32] in
+                let (a, v) = Self.loopSSRCs(i)
+                return [a] + (v.map { [$0] } ?? [])
+            })
         sendDatagrams(used.sorted().map(Self.rtpPacket), toPort: s.harness.rtpPort)
         var unknownAfter = unknownBefore
         await eventually(seconds: 3) {
-            unknownAfter = (try? s.call("GET", "/metrics").text).flatMap { Self.metric("cohost_udp_dropped", labels: #"reason="unknown_ssrc""#, in: $0) } ?? 0
+            unknownAfter =
+                (try? s.call("GET", "/metrics").text).flatMap {
+                    Self.metric("cohost_udp_dropped", labels: #"reason="unknown_ssrc""#, in: $0)
+                } ?? 0
             return unknownAfter >= unknownBefore + Double(used.count)
         }
         #expect(unknownAfter == unknownBefore + Double(used.count), "\(used.count) packets for released SSRCs")
@@ -66,7 +81,9 @@ extension EndToEnd.ContractTests {
         let probe = Self.mint(sub: "probe", room: "churn")
         for i in 0..<4 {
             let (audio, video) = Self.loopSSRCs(i)
-            let again = try s.call("POST", "/v1/rooms/churn/participants", token: probe, sdp: CohostHarness.offer(audioSSRC: audio, videoSSRC: video))
+            let again = try s.call(
+                "POST", "/v1/rooms/churn/participants", token: probe,
+                sdp: CohostHarness.offer(audioSSRC: audio, videoSSRC: video))
             #expect(again.status == 201, "SSRC \(audio) still bound: \(again.text)")
         }
         #expect(try s.call("DELETE", "/v1/rooms/churn/participants/probe", token: probe).status == 204)
@@ -78,7 +95,8 @@ extension EndToEnd.ContractTests {
             return after.fds <= before.fds + 2 && after.threads <= before.threads + 2
         }
         #expect(after.fds <= before.fds + 2, "open fds \(before.fds) before the loop, \(after.fds) after")
-        #expect(after.threads <= before.threads + 2, "threads \(before.threads) before the loop, \(after.threads) after")
+        #expect(
+            after.threads <= before.threads + 2, "threads \(before.threads) before the loop, \(after.threads) after")
 
         #expect(try s.call("DELETE", "/v1/rooms/churn", token: s.root).status == 204)
         await eventually(seconds: 5) { events.isClosed }

@@ -25,14 +25,18 @@ enum RawHTTP {
 
     /// Sends one request with `Connection: close` and reads the answer. A `101` answer is returned
     /// as soon as its headers are in (the socket is then closed, ending the WebSocket at once).
-    static func exchange(port: Int, method: String, target: String, headers: [(String, String)] = [],
-                         body: [UInt8] = []) throws -> WireResponse {
+    static func exchange(
+        port: Int, method: String, target: String, headers: [(String, String)] = [],
+        body: [UInt8] = []
+    ) throws -> WireResponse {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: errno \(errno)") }
         defer { close(fd) }
         var timeout = timeval(tv_sec: 15, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        guard Loopback.connect(fd, port: port) else { throw Failure(description: "connect to 127.0.0.1:\(port): errno \(errno)") }
+        guard Loopback.connect(fd, port: port) else {
+            throw Failure(description: "connect to 127.0.0.1:\(port): errno \(errno)")
+        }
 
         var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
         let upgrading = headers.contains { $0.0.lowercased() == "upgrade" }
@@ -70,7 +74,11 @@ enum RawHTTP {
     /// The answer in `bytes`, and whether its body is complete (by Content-Length or chunked framing).
     static func parse(_ bytes: [UInt8]) -> (response: WireResponse, complete: Bool)? {
         let separator: [UInt8] = [13, 10, 13, 10]
-        guard let end = (0...max(0, bytes.count - 4)).first(where: { bytes.count >= $0 + 4 && Array(bytes[$0..<$0 + 4]) == separator }) else {
+        guard
+            let end = (0...max(0, bytes.count - 4)).first(where: {
+                bytes.count >= $0 + 4 && Array(bytes[$0..<$0 + 4]) == separator
+            })
+        else {
             return nil
         }
         let lines = String(decoding: bytes[0..<end], as: UTF8.self).components(separatedBy: "\r\n")
@@ -79,11 +87,14 @@ enum RawHTTP {
         var headers: [String: String] = [:]
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
         }
         let rest = Array(bytes[(end + 4)...])
         if let length = headers["content-length"].flatMap(Int.init) {
-            return (WireResponse(status: status, headers: headers, body: Array(rest.prefix(length))), rest.count >= length)
+            return (
+                WireResponse(status: status, headers: headers, body: Array(rest.prefix(length))), rest.count >= length
+            )
         }
         if headers["transfer-encoding"]?.lowercased() == "chunked" {
             let (body, complete) = dechunk(rest)

@@ -11,10 +11,14 @@ extension EndToEnd.ContractTests {
         // Valid JSON, just longer than 64 KiB: the size is what is refused.
         let padded = #"{"mode":"grid","pad":""# + String(repeating: "x", count: 70_000) + #""}"#
         // (POST /v1/rooms takes up to 3 base64 pictures, ~17 MB: its limit is not exercised here.)
-        for (method, path) in [("PUT", "/v1/rooms/big/layout"), ("POST", "/v1/rooms/big/outputs"),
-                               ("PATCH", "/v1/rooms/big/participants/u")] {
+        for (method, path) in [
+            ("PUT", "/v1/rooms/big/layout"), ("POST", "/v1/rooms/big/outputs"),
+            ("PATCH", "/v1/rooms/big/participants/u"),
+        ] {
             let answer = try s.call(method, path, token: s.root, json: padded)
-            #expect(answer.status == 413 && answer.errorCode == "body_too_large", "\(method) \(path): \(answer.status) \(answer.text)")
+            #expect(
+                answer.status == 413 && answer.errorCode == "body_too_large",
+                "\(method) \(path): \(answer.status) \(answer.text)")
         }
         #expect(try s.call("DELETE", "/v1/rooms/big", token: s.root).status == 204)
     }
@@ -26,7 +30,9 @@ extension EndToEnd.ContractTests {
         defer { for name in made { _ = try? s.call("DELETE", "/v1/rooms/\(name)", token: s.root) } }
         // Audio-only rooms are cheap (one AAC encoder each); the limit is 100 per server.
         for i in 0..<(100 - existing) {
-            let answer = try s.call("POST", "/v1/rooms", token: s.root, json: #"{"name":"many\#(i)","audioOnly":true,"audio":{"bitrate":32,"channels":1}}"#)
+            let answer = try s.call(
+                "POST", "/v1/rooms", token: s.root,
+                json: #"{"name":"many\#(i)","audioOnly":true,"audio":{"bitrate":32,"channels":1}}"#)
             #expect(answer.status == 201, "\(answer.text)")
             if answer.status == 201 { made.append("many\(i)") }
         }
@@ -34,8 +40,9 @@ extension EndToEnd.ContractTests {
         #expect(over.status == 429 && over.errorCode == "limit_exceeded", "\(over.text)")
         #expect(over.text.contains("at most 100 rooms"))
         // A join that would create a room meets the same limit.
-        let join = try s.call("POST", "/v1/rooms/one-too-many/participants", token: Self.mint(sub: "eve", room: "one-too-many"),
-                              sdp: CohostHarness.offer(audioSSRC: 34001, videoSSRC: nil))
+        let join = try s.call(
+            "POST", "/v1/rooms/one-too-many/participants", token: Self.mint(sub: "eve", room: "one-too-many"),
+            sdp: CohostHarness.offer(audioSSRC: 34001, videoSSRC: nil))
         #expect(join.status == 429 && join.errorCode == "limit_exceeded")
     }
 }

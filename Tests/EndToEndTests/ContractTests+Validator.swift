@@ -7,22 +7,31 @@ extension EndToEnd {
     @Suite struct ContractValidatorTests {
         static let time = "2025-01-31T12:00:00.000Z"
 
-        static func http(_ method: String, _ path: String, _ status: Int, _ body: String, type: String = "application/json") -> String {
-            let record: [String: Any] = ["kind": "http", "method": method, "path": path, "status": status, "contentType": type, "body": body]
+        static func http(
+            _ method: String, _ path: String, _ status: Int, _ body: String, type: String = "application/json"
+        ) -> String {
+            let record: [String: Any] = [
+                "kind": "http", "method": method, "path": path, "status": status, "contentType": type, "body": body,
+            ]
             return String(decoding: try! JSONSerialization.data(withJSONObject: record), as: UTF8.self)
         }
 
         static func event(_ body: String) -> String {
-            String(decoding: try! JSONSerialization.data(withJSONObject: ["kind": "event", "body": body]), as: UTF8.self)
+            String(
+                decoding: try! JSONSerialization.data(withJSONObject: ["kind": "event", "body": body]), as: UTF8.self)
         }
 
         @Test func recordsTrueToTheContractPass() throws {
             let outcome = try ContractValidator.run(jsonLines: [
-                Self.http("GET", "/v1/rooms/r1", 401, #"{"error":{"code":"token_expired","message":"token has expired"}}"#),
+                Self.http(
+                    "GET", "/v1/rooms/r1", 401, #"{"error":{"code":"token_expired","message":"token has expired"}}"#),
                 Self.http("PUT", "/v1/rooms/r1/layout", 200, #"{"mode":"grid","regions":[]}"#),
                 Self.http("DELETE", "/v1/rooms/r1", 204, ""),
-                Self.event(#"{"type":"participant_left","room":"r1","time":"\#(Self.time)","userId":"a","reason":"kicked"}"#),
-                Self.event(#"{"type":"voice_levels","room":"r1","time":"\#(Self.time)","levels":{"a":40,"b":0},"activeSpeaker":"a"}"#),
+                Self.event(
+                    #"{"type":"participant_left","room":"r1","time":"\#(Self.time)","userId":"a","reason":"kicked"}"#),
+                Self.event(
+                    #"{"type":"voice_levels","room":"r1","time":"\#(Self.time)","levels":{"a":40,"b":0},"activeSpeaker":"a"}"#
+                ),
                 Self.event(#"{"type":"active_speaker","room":"r1","time":"\#(Self.time)","userId":"alice"}"#),
             ])
             #expect(outcome.status == 0, "\(outcome.stderr)")
@@ -30,18 +39,54 @@ extension EndToEnd {
         }
 
         @Test(arguments: [
-            (ContractValidatorTests.event(#"{"type":"participant_joined","room":"r1","time":"\#(ContractValidatorTests.time)","userId":"a","extra":1}"#), "'extra' was unexpected"),
-            (ContractValidatorTests.event(#"{"type":"participant_left","room":"r1","time":"\#(ContractValidatorTests.time)","userId":"a","reason":"bored"}"#), "'bored' is not one of"),
-            (ContractValidatorTests.event(#"{"type":"voice_levels","room":"r1","time":"\#(ContractValidatorTests.time)","levels":{"a":101}}"#), "101 is greater than the maximum of 100"),
-            (ContractValidatorTests.event(#"{"type":"room_closed","room":"r1","time":"yesterday"}"#), "'yesterday' does not match"),
-            (ContractValidatorTests.event(#"{"type":"active_speaker","room":"r1","time":"\#(ContractValidatorTests.time)","userId":null}"#), "None is not of type 'string'"),
-            (ContractValidatorTests.event(#"{"type":"party_started","room":"r1","time":"\#(ContractValidatorTests.time)"}"#), "is not valid under any of the given schemas"),
-            (ContractValidatorTests.http("PUT", "/v1/rooms/r1/layout", 200, #"{"mode":"grid","regions":"none"}"#), "'none' is not of type 'array'"),
+            (
+                ContractValidatorTests.event(
+                    #"{"type":"participant_joined","room":"r1","time":"\#(ContractValidatorTests.time)","userId":"a","extra":1}"#
+                ), "'extra' was unexpected"
+            ),
+            (
+                ContractValidatorTests.event(
+                    #"{"type":"participant_left","room":"r1","time":"\#(ContractValidatorTests.time)","userId":"a","reason":"bored"}"#
+                ), "'bored' is not one of"
+            ),
+            (
+                ContractValidatorTests.event(
+                    #"{"type":"voice_levels","room":"r1","time":"\#(ContractValidatorTests.time)","levels":{"a":101}}"#),
+                "101 is greater than the maximum of 100"
+            ),
+            (
+                ContractValidatorTests.event(#"{"type":"room_closed","room":"r1","time":"yesterday"}"#),
+                "'yesterday' does not match"
+            ),
+            (
+                ContractValidatorTests.event(
+                    #"{"type":"active_speaker","room":"r1","time":"\#(ContractValidatorTests.time)","userId":null}"#),
+                "None is not of type 'string'"
+            ),
+            (
+                ContractValidatorTests.event(
+                    #"{"type":"party_started","room":"r1","time":"\#(ContractValidatorTests.time)"}"#),
+                "is not valid under any of the given schemas"
+            ),
+            (
+                ContractValidatorTests.http("PUT", "/v1/rooms/r1/layout", 200, #"{"mode":"grid","regions":"none"}"#),
+                "'none' is not of type 'array'"
+            ),
             (ContractValidatorTests.http("GET", "/v1/rooms/r1", 418, "{}"), "status 418 is not documented"),
-            (ContractValidatorTests.http("GET", "/v1/rooms/r1", 401, #"{"error":{"code":"forbidden","message":"m"}}"#), "'forbidden' is not one of"),
-            (ContractValidatorTests.http("GET", "/v1/rooms/r1", 404, #"{"error":{"code":"not_found"}}"#), "'message' is a required property"),
+            (
+                ContractValidatorTests.http(
+                    "GET", "/v1/rooms/r1", 401, #"{"error":{"code":"forbidden","message":"m"}}"#),
+                "'forbidden' is not one of"
+            ),
+            (
+                ContractValidatorTests.http("GET", "/v1/rooms/r1", 404, #"{"error":{"code":"not_found"}}"#),
+                "'message' is a required property"
+            ),
             (ContractValidatorTests.http("DELETE", "/v1/rooms/r1", 204, "surprise"), "documented without a body"),
-            (ContractValidatorTests.http("GET", "/v1/rooms/r1/snapshot", 200, "", type: "image/jpeg"), "content type 'image/jpeg' is not documented"),
+            (
+                ContractValidatorTests.http("GET", "/v1/rooms/r1/snapshot", 200, "", type: "image/jpeg"),
+                "content type 'image/jpeg' is not documented"
+            ),
             (ContractValidatorTests.http("GET", "/v2/things", 200, "{}"), "path is not in openapi.yaml"),
         ])
         func aWrongRecordFailsValidation(record: String, expected: String) throws {

@@ -29,7 +29,9 @@ final class ContractRecorder: @unchecked Sendable {
 
     /// Writes the records and runs the validator on them.
     func validate() throws -> ContractValidator.Outcome {
-        let lines = try lock.withLock { try records.map { String(decoding: try JSONSerialization.data(withJSONObject: $0), as: UTF8.self) } }
+        let lines = try lock.withLock {
+            try records.map { String(decoding: try JSONSerialization.data(withJSONObject: $0), as: UTF8.self) }
+        }
         return try ContractValidator.run(jsonLines: lines)
     }
 }
@@ -42,18 +44,22 @@ enum ContractValidator {
         let stderr: String
     }
 
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     /// Validates `jsonLines` (one record each), returning the script's exit status and output.
     static func run(jsonLines: [String]) throws -> Outcome {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("cohost-contract-\(UUID().uuidString).jsonl")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "cohost-contract-\(UUID().uuidString).jsonl")
         try Data((jsonLines.joined(separator: "\n") + "\n").utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", root.appendingPathComponent("scripts/validate-contract.py").path,
-                             root.appendingPathComponent("protocol/openapi.yaml").path,
-                             root.appendingPathComponent("protocol/events.schema.json").path, file.path]
+        process.arguments = [
+            "python3", root.appendingPathComponent("scripts/validate-contract.py").path,
+            root.appendingPathComponent("protocol/openapi.yaml").path,
+            root.appendingPathComponent("protocol/events.schema.json").path, file.path,
+        ]
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
@@ -61,9 +67,10 @@ enum ContractValidator {
         try process.run()
         // The outputs are small (one line per violation); read them after the exit.
         process.waitUntilExit()
-        return Outcome(status: process.terminationStatus,
-                       stdout: String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self),
-                       stderr: String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+        return Outcome(
+            status: process.terminationStatus,
+            stdout: String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self),
+            stderr: String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
     }
 }
 
@@ -91,13 +98,21 @@ final class ContractServer: @unchecked Sendable {
 
     /// Sends a request and records its answer. `token` becomes `Authorization: Bearer …`.
     @discardableResult
-    func call(_ method: String, _ path: String, token: String? = nil, json: String? = nil, sdp: String? = nil,
-              headers: [(String, String)] = [], body: [UInt8]? = nil) throws -> WireResponse {
+    func call(
+        _ method: String, _ path: String, token: String? = nil, json: String? = nil, sdp: String? = nil,
+        headers: [(String, String)] = [], body: [UInt8]? = nil
+    ) throws -> WireResponse {
         var all = headers
         if let token { all.append(("Authorization", "Bearer \(token)")) }
         var bytes = body ?? []
-        if let json { bytes = Array(json.utf8); all.append(("Content-Type", "application/json")) }
-        if let sdp { bytes = Array(sdp.utf8); all.append(("Content-Type", "application/sdp")) }
+        if let json {
+            bytes = Array(json.utf8)
+            all.append(("Content-Type", "application/json"))
+        }
+        if let sdp {
+            bytes = Array(sdp.utf8)
+            all.append(("Content-Type", "application/sdp"))
+        }
         let response = try RawHTTP.exchange(port: port, method: method, target: path, headers: all, body: bytes)
         recorder.recordResponse(method: method, path: path, response)
         return response
@@ -124,19 +139,25 @@ final class ContractServer: @unchecked Sendable {
 
 /// Runs the suite against one fresh server, then validates everything it received (once per suite).
 struct ContractServerTrait: SuiteTrait, TestScoping {
-    func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
+    func provideScope(
+        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+    ) async throws {
         let server = try ContractServer()
         try await ContractServer.$current.withValue(server) { try await function() }
         server.finish()
         let outcome = try server.recorder.validate()
         let (responses, events) = server.recorder.count
         guard outcome.status == 0 else {
-            throw ContractViolation(description: "validate-contract.py exited \(outcome.status) on \(responses) responses and \(events) events:\n\(outcome.stderr)")
+            throw ContractViolation(
+                description:
+                    "validate-contract.py exited \(outcome.status) on \(responses) responses and \(events) events:\n\(outcome.stderr)"
+            )
         }
         // Nothing received would make the check vacuous. (A whole run validates ~450 answers and ~170 events;
         // a run filtered to one test may see no event at all.)
         guard responses > 0 else {
-            throw ContractViolation(description: "only \(responses) responses and \(events) events were validated: \(outcome.stdout)")
+            throw ContractViolation(
+                description: "only \(responses) responses and \(events) events were validated: \(outcome.stdout)")
         }
     }
 }
@@ -148,6 +169,8 @@ extension Trait where Self == ContractServerTrait {
 
 /// The server of the running contract suite.
 func contractServer() throws -> ContractServer {
-    guard let server = ContractServer.current else { throw ContractViolation(description: "no contract server: use @Suite(.contractServer)") }
+    guard let server = ContractServer.current else {
+        throw ContractViolation(description: "no contract server: use @Suite(.contractServer)")
+    }
     return server
 }

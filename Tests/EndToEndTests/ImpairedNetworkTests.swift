@@ -25,9 +25,10 @@ extension EndToEnd {
 
             let relay = try ImpairedRelay(targetPort: cohost.rtpPort, dropRate: 0.10, maxDelayMs: 60)
             defer { relay.stop() }
-            let joined = try cohost.call("POST", "/v1/rooms/\(room)/participants", token: cohost.token(room: room, user: "mover"),
-                                         body: Data(CohostHarness.offer(audioSSRC: 3000, videoSSRC: 3001).utf8),
-                                         contentType: "application/sdp")
+            let joined = try cohost.call(
+                "POST", "/v1/rooms/\(room)/participants", token: cohost.token(room: room, user: "mover"),
+                body: Data(CohostHarness.offer(audioSSRC: 3000, videoSSRC: 3001).utf8),
+                contentType: "application/sdp")
             #expect(joined.status == 201)
             // A moving white box, so a frozen tile shows as identical consecutive frames. ffmpeg ignores NACK
             // and PLI, so after a lost packet the tile can only come back at ffmpeg's next keyframe: one-packet
@@ -36,11 +37,14 @@ extension EndToEnd {
                 audio: "sine=frequency=600:sample_rate=48000",
                 video: "color=c=blue:s=160x90:r=15[bg];color=c=white:s=20x20:r=15[box];"
                     + "[bg][box]overlay=x='mod(t*80\\,140)':y=35:format=yuv420,format=yuv420p[out0]",
-                audioSSRC: 3000, videoSSRC: 3001, port: relay.port, videoBitrate: "150k", gop: 5).start()
+                audioSSRC: 3000, videoSSRC: 3001, port: relay.port, videoBitrate: "150k", gop: 5
+            ).start()
             defer { sender.terminate() }
 
             // The first picture must be on the canvas before the pull (with 10 % loss the first keyframe may not be).
-            _ = await eventually(seconds: 15) { framesDecoded(cohost, room: room, admin: admin, user: "mover", kind: "video") > 15 }
+            _ = await eventually(seconds: 15) {
+                framesDecoded(cohost, room: room, admin: admin, user: "mover", kind: "video") > 15
+            }
             let pulled = try pullProgramme(url: nginx.url(stream: room), seconds: 6)
 
             // Video: sampled at 10 fps, no run of identical frames longer than 1 s, never the placeholder.
@@ -64,9 +68,10 @@ extension EndToEnd {
             // Audio: no 100 ms window of the pulled programme is silent.
             let pcm = try decodeAudioS16Mono(url: pulled, seconds: 5).map { Float($0) / 32768 }
             let window = 4800
-            let quietest = stride(from: 0, to: pcm.count - window, by: window).map { start in
-                (pcm[start..<start + window].reduce(0) { $0 + $1 * $1 } / Float(window)).squareRoot()
-            }.min() ?? 0
+            let quietest =
+                stride(from: 0, to: pcm.count - window, by: window).map { start in
+                    (pcm[start..<start + window].reduce(0) { $0 + $1 * $1 } / Float(window)).squareRoot()
+                }.min() ?? 0
             #expect(pcm.count >= 4 * 48_000)
             #expect(quietest > 0.01, "a 100 ms window of the programme has RMS \(quietest)")
 
@@ -80,7 +85,8 @@ extension EndToEnd {
             #expect((video["nacksSent"] as? Int ?? 0) > 0, "\(video)")
             #expect((video["keyframeRequests"] as? Int ?? 0) >= 2, "join plus at least one loss: \(video)")
             #expect((audio["concealedMs"] as? Int ?? 0) > 0, "\(audio)")
-            #expect(relay.dropped > 0 && relay.returned > 0, "relay dropped \(relay.dropped), returned \(relay.returned)")
+            #expect(
+                relay.dropped > 0 && relay.returned > 0, "relay dropped \(relay.dropped), returned \(relay.returned)")
             let metrics = String(decoding: try cohost.call("GET", "/metrics", token: nil).body, as: UTF8.self)
             #expect(metrics.contains(#"cohost_stream_nacks_sent{"#), "\(metrics.prefix(600))")
             #expect(metrics.contains(#"cohost_stream_concealed_ms{"#), "\(metrics.prefix(600))")
@@ -95,7 +101,9 @@ extension EndToEnd {
         func share(of colour: (Int, Int, Int), in rgb: [UInt8]) -> Double {
             var hits = 0
             for i in stride(from: 0, to: rgb.count - 2, by: 3)
-            where abs(Int(rgb[i]) - colour.0) < 12 && abs(Int(rgb[i + 1]) - colour.1) < 12 && abs(Int(rgb[i + 2]) - colour.2) < 12 {
+            where abs(Int(rgb[i]) - colour.0) < 12 && abs(Int(rgb[i + 1]) - colour.1) < 12
+                && abs(Int(rgb[i + 2]) - colour.2) < 12
+            {
                 hits += 1
             }
             return Double(hits) / Double(rgb.count / 3)

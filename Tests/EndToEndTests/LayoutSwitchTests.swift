@@ -48,7 +48,9 @@ extension EndToEnd {
             let cohost = try CohostHarness()
             let room = "switch1"
             let admin = cohost.token(room: room, user: "producer", admin: true)
-            let file = FileManager.default.temporaryDirectory.appendingPathComponent("cohost-levels-\(UUID().uuidString).flv").path
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "cohost-levels-\(UUID().uuidString).flv"
+            ).path
             defer { try? FileManager.default.removeItem(atPath: file) }
             let create = #"""
                 {"name":"\#(room)","anchor":"alice","canvas":{"width":1280,"height":720,"fps":30,"background":"#808080",
@@ -59,8 +61,10 @@ extension EndToEnd {
             // and its voices' gaps read as voice levels of 0 below (its pictures, late for their sound, also moved
             // lip-sync's voice delay).
             let clips = try Self.users.enumerated().map { i, u in
-                try ffmpegParticipant(rtpPort: cohost.rtpPort, colour: u.colour, toneHz: 300 + 200 * i,
-                                      audioSSRC: UInt32(3000 + i), videoSSRC: UInt32(4000 + i)).prerendered(seconds: 25)
+                try ffmpegParticipant(
+                    rtpPort: cohost.rtpPort, colour: u.colour, toneHz: 300 + 200 * i,
+                    audioSSRC: UInt32(3000 + i), videoSSRC: UInt32(4000 + i)
+                ).prerendered(seconds: 25)
             }
             defer { clips.forEach { $0.removeClip() } }
             _ = try createRoomWithOutputs(cohost, admin: admin, body: create)
@@ -85,8 +89,10 @@ extension EndToEnd {
             }
             try joinRoom(cohost, room: room, user: Self.dave.id, audioSSRC: 3010, videoSSRC: 4010)
             try await Task.sleep(for: .milliseconds(1500))
-            senders.append(try startFFmpegParticipant(rtpPort: cohost.rtpPort, colour: Self.dave.colour, toneHz: 1200,
-                                                      audioSSRC: 3010, videoSSRC: 4010))
+            senders.append(
+                try startFFmpegParticipant(
+                    rtpPort: cohost.rtpPort, colour: Self.dave.colour, toneHz: 1200,
+                    audioSSRC: 3010, videoSSRC: 4010))
             let pulled = try await pull.value
 
             let frames = try decodeVideoFramesRGB(path: pulled, width: 320, height: 180, fps: 30)
@@ -95,8 +101,14 @@ extension EndToEnd {
             var newcomer: [String] = []
             for (n, rgb) in frames.enumerated() {
                 // dave is the fourth grid cell: from his join on, that cell is his placeholder or his picture.
-                if Self.near(rgb, x: 240, y: 135, Self.placeholder) { newcomer.append("placeholder"); continue }
-                if Self.near(rgb, x: 240, y: 135, Self.dave.rgb) { newcomer.append("picture"); continue }
+                if Self.near(rgb, x: 240, y: 135, Self.placeholder) {
+                    newcomer.append("placeholder")
+                    continue
+                }
+                if Self.near(rgb, x: 240, y: 135, Self.dave.rgb) {
+                    newcomer.append("picture")
+                    continue
+                }
                 guard let layout = Self.classify(rgb) else {
                     let samples: [String] = Self.points.map { Self.describe(rgb, x: $0.0, y: $0.1) }
                     Issue.record("frame \(n) is neither whole grid nor whole pip: \(samples.joined(separator: " "))")
@@ -120,7 +132,8 @@ extension EndToEnd {
             for u in Self.users {
                 // lavfi's sine is 1/8 of full scale: about −21 dBov, level ≈ 65.
                 let levels = late.compactMap { ($0["levels"] as? [String: Int])?[u.id] }
-                #expect(levels.count == late.count && levels.allSatisfy { (55...75).contains($0) }, "\(u.id): \(levels)")
+                #expect(
+                    levels.count == late.count && levels.allSatisfy { (55...75).contains($0) }, "\(u.id): \(levels)")
             }
             // Every 200 ms of room time; a picture encoded late on a loaded machine carries the newest levels only, so a
             // step may be a multiple of 200, but nearly all are one.
@@ -133,7 +146,10 @@ extension EndToEnd {
             let name: [UInt8] = [0x02, 0x00, 0x0D] + Array("onVoiceLevels".utf8)
             let scripts = try FLVProbe.tags(path: file).filter { $0.isScript && $0.body.starts(with: name) }
             #expect(scripts.count >= 40, "only \(scripts.count) onVoiceLevels messages in the file")
-            #expect(scripts.suffix(5).allSatisfy { tag in Self.users.allSatisfy { Self.find(Array($0.id.utf8), in: tag.body) } })
+            #expect(
+                scripts.suffix(5).allSatisfy { tag in
+                    Self.users.allSatisfy { Self.find(Array($0.id.utf8), in: tag.body) }
+                })
         }
 
         static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Bool {
@@ -154,10 +170,18 @@ extension EndToEnd {
                     guard n > 0, start + n <= b.count else { break }
                     if b[start] & 0x1F == 6, n > 3, b[start + 1] == 5 {
                         var j = start + 2, size = 0
-                        while j < start + n, b[j] == 255 { size += 255; j += 1 }
-                        if j < start + n { size += Int(b[j]); j += 1 }
+                        while j < start + n, b[j] == 255 {
+                            size += 255
+                            j += 1
+                        }
+                        if j < start + n {
+                            size += Int(b[j])
+                            j += 1
+                        }
                         if size > 16, j + size <= start + n, Array(b[j..<j + 16]) == uuid,
-                           let json = try? JSONSerialization.jsonObject(with: Data(b[(j + 16)..<(j + size)])) as? [String: Any] {
+                            let json = try? JSONSerialization.jsonObject(with: Data(b[(j + 16)..<(j + size)]))
+                                as? [String: Any]
+                        {
                             out.append(json)
                         }
                     }

@@ -57,8 +57,9 @@ struct OutputStatusReport: CustomStringConvertible {
 
     init?(_ e: [String: Any]) {
         guard let time = OutputEventLog.time(e), let videoFps = (e["videoFps"] as? NSNumber)?.doubleValue,
-              let kbps = (e["kbps"] as? NSNumber)?.doubleValue, let dropped = e["droppedVideoFrames"] as? Int,
-              let queueMs = e["queueMs"] as? Int else { return nil }
+            let kbps = (e["kbps"] as? NSNumber)?.doubleValue, let dropped = e["droppedVideoFrames"] as? Int,
+            let queueMs = e["queueMs"] as? Int
+        else { return nil }
         self.time = time
         self.videoFps = videoFps
         audioFps = (e["audioFps"] as? NSNumber)?.doubleValue ?? 0
@@ -78,15 +79,18 @@ struct OutputStatusReport: CustomStringConvertible {
 /// Tests wait on it instead of sleeping a fixed time for an ffmpeg sender to start and its first keyframe to land.
 func framesDecoded(_ cohost: CohostHarness, room: String, admin: String, user: String, kind: String) -> Int {
     guard let body = try? cohost.call("GET", "/v1/rooms/\(room)", token: admin).body,
-          let json = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else { return 0 }
+        let json = try? JSONSerialization.jsonObject(with: body) as? [String: Any]
+    else { return 0 }
     let participant = (json["participants"] as? [[String: Any]] ?? []).first { $0["userId"] as? String == user }
     let stream = (participant?["streams"] as? [[String: Any]] ?? []).first { $0["kind"] as? String == kind }
     return stream?["framesDecoded"] as? Int ?? 0
 }
 
 /// Creates a room from a JSON body and returns its output ids in the order of `outputs`.
-func createRoomWithOutputs(_ cohost: CohostHarness, admin: String, body: String,
-                           sourceLocation: SourceLocation = #_sourceLocation) throws -> [String] {
+func createRoomWithOutputs(
+    _ cohost: CohostHarness, admin: String, body: String,
+    sourceLocation: SourceLocation = #_sourceLocation
+) throws -> [String] {
     let created = try cohost.call("POST", "/v1/rooms", token: admin, body: Data(body.utf8))
     let text = String(decoding: created.body, as: UTF8.self)
     #expect(created.status == 201, "\(text)", sourceLocation: sourceLocation)
@@ -97,20 +101,25 @@ func createRoomWithOutputs(_ cohost: CohostHarness, admin: String, body: String,
 }
 
 /// Joins `user` with a VP8 + Opus offer; the ffmpeg sender is started by the caller.
-func joinRoom(_ cohost: CohostHarness, room: String, user: String, audioSSRC: UInt32, videoSSRC: UInt32,
-              sourceLocation: SourceLocation = #_sourceLocation) throws {
-    let joined = try cohost.call("POST", "/v1/rooms/\(room)/participants", token: cohost.token(room: room, user: user),
-                                 body: Data(CohostHarness.offer(audioSSRC: audioSSRC, videoSSRC: videoSSRC).utf8),
-                                 contentType: "application/sdp")
+func joinRoom(
+    _ cohost: CohostHarness, room: String, user: String, audioSSRC: UInt32, videoSSRC: UInt32,
+    sourceLocation: SourceLocation = #_sourceLocation
+) throws {
+    let joined = try cohost.call(
+        "POST", "/v1/rooms/\(room)/participants", token: cohost.token(room: room, user: user),
+        body: Data(CohostHarness.offer(audioSSRC: audioSSRC, videoSSRC: videoSSRC).utf8),
+        contentType: "application/sdp")
     #expect(joined.status == 201, "\(String(decoding: joined.body, as: UTF8.self))", sourceLocation: sourceLocation)
 }
 
 /// An ffmpeg participant whose picture is fresh random noise every frame (so the room's encoder needs
 /// its whole bitrate) and whose sound is a sine tone, as VP8 + Opus over RTP.
 func startNoisyParticipant(rtpPort: Int, toneHz: Int, audioSSRC: UInt32, videoSSRC: UInt32) throws -> ManagedProcess {
-    try FFmpegSender(audio: "sine=frequency=\(toneHz):sample_rate=48000",
-                     video: "color=c=gray:s=320x180:r=30,noise=alls=80:allf=t+u",
-                     audioSSRC: audioSSRC, videoSSRC: videoSSRC, port: rtpPort, videoBitrate: "1500k", gop: 30).start()
+    try FFmpegSender(
+        audio: "sine=frequency=\(toneHz):sample_rate=48000",
+        video: "color=c=gray:s=320x180:r=30,noise=alls=80:allf=t+u",
+        audioSSRC: audioSSRC, videoSSRC: videoSSRC, port: rtpPort, videoBitrate: "1500k", gop: 30
+    ).start()
 }
 
 /// The RMS of the quietest 100 ms window of `pcm` (48 kHz mono): near 0 when the sound dropped out.

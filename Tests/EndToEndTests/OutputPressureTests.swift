@@ -19,28 +19,36 @@ extension EndToEnd {
             let room = "squeeze"
             let admin = cohost.token(room: room, user: "producer", admin: true)
             let queueLimitMs = 1000
-            let ids = try createRoomWithOutputs(cohost, admin: admin, body: #"""
-                {"name":"\#(room)","canvas":{"width":640,"height":360,"fps":30,"background":"#000000"},
-                 "video":{"bitrate":2000,"keyint":1,"adaptiveBitrate":true,"minBitrate":300},"statusIntervalMs":1000,
-                 "layout":{"mode":"custom","regions":[{"userId":"noisy","x":0,"y":0,"width":640,"height":360}]},
-                 "outputs":[{"url":"\#(relay.rtmpURL(stream: room))","queueMs":\#(queueLimitMs)}]}
-                """#)
+            let ids = try createRoomWithOutputs(
+                cohost, admin: admin,
+                body: #"""
+                    {"name":"\#(room)","canvas":{"width":640,"height":360,"fps":30,"background":"#000000"},
+                     "video":{"bitrate":2000,"keyint":1,"adaptiveBitrate":true,"minBitrate":300},"statusIntervalMs":1000,
+                     "layout":{"mode":"custom","regions":[{"userId":"noisy","x":0,"y":0,"width":640,"height":360}]},
+                     "outputs":[{"url":"\#(relay.rtmpURL(stream: room))","queueMs":\#(queueLimitMs)}]}
+                    """#)
             let output = ids[0]
-            let recorder = EventRecorder(url: "ws://127.0.0.1:\(cohost.httpPort)/v1/rooms/\(room)/events?token=\(admin)")
+            let recorder = EventRecorder(
+                url: "ws://127.0.0.1:\(cohost.httpPort)/v1/rooms/\(room)/events?token=\(admin)")
             recorder.start()
             defer { recorder.stop() }
             try await recorder.waitUntilConnected()
             let log = OutputEventLog(recorder: recorder)
 
             try joinRoom(cohost, room: room, user: "noisy", audioSSRC: 6000, videoSSRC: 6001)
-            let sender = try startNoisyParticipant(rtpPort: cohost.rtpPort, toneHz: Self.tone, audioSSRC: 6000, videoSSRC: 6001)
+            let sender = try startNoisyParticipant(
+                rtpPort: cohost.rtpPort, toneHz: Self.tone, audioSSRC: 6000, videoSSRC: 6001)
             defer { sender.terminate() }
 
             // Unthrottled, the noise needs the whole 2000 kbps: the 600 kbps limit below is a real squeeze.
             _ = await eventually(seconds: 10) { log.statuses(of: output).filter { $0.kbps > 0 }.count >= 3 }
             let baseline = log.statuses(of: output).last
-            #expect((baseline?.kbps ?? 0) >= 1500, "unthrottled: \(baseline.map(String.init(describing:)) ?? "no output_status")")
-            #expect(baseline?.bitrate == 2000, "unthrottled: \(baseline.map(String.init(describing:)) ?? "no output_status")")
+            #expect(
+                (baseline?.kbps ?? 0) >= 1500,
+                "unthrottled: \(baseline.map(String.init(describing:)) ?? "no output_status")")
+            #expect(
+                baseline?.bitrate == 2000,
+                "unthrottled: \(baseline.map(String.init(describing:)) ?? "no output_status")")
 
             // Squeeze to 600 kbps and hold it until the encoder fits the link (audio takes ~130 kbps of it).
             relay.bytesPerSecond = 600_000 / 8
@@ -50,12 +58,16 @@ extension EndToEnd {
             }
             let squeezed = log.statuses(of: output).filter { $0.time > throttledAt }
             #expect(fits, "bitrate did not step down below the 600 kbps link within 20 s: \(squeezed)")
-            #expect((squeezed.last?.droppedVideoFrames ?? 0) > (baseline?.droppedVideoFrames ?? 0), "no video dropped: \(squeezed)")
+            #expect(
+                (squeezed.last?.droppedVideoFrames ?? 0) > (baseline?.droppedVideoFrames ?? 0),
+                "no video dropped: \(squeezed)")
             // Still squeezed: the programme's sound, as nginx got it, has no silent 100 ms.
             let pulled = try pullProgramme(url: nginx.url(stream: room), seconds: 4)
             let pcm = try decodeAudioS16Mono(url: pulled, seconds: 4).map { Float($0) / 32768 }
             #expect(pcm.count >= 3 * 48_000, "only \(pcm.count) samples pulled while throttled")
-            #expect(quietestWindowRMS(pcm) > 0.01, "a 100 ms window of the squeezed programme has RMS \(quietestWindowRMS(pcm))")
+            #expect(
+                quietestWindowRMS(pcm) > 0.01,
+                "a 100 ms window of the squeezed programme has RMS \(quietestWindowRMS(pcm))")
 
             relay.bytesPerSecond = nil
             let liftedAt = Date()
@@ -63,7 +75,8 @@ extension EndToEnd {
                 log.statuses(of: output).contains { $0.time > liftedAt && ($0.bitrate ?? 0) >= 2000 }
             }
             let all = log.statuses(of: output)
-            #expect(recovered, "bitrate did not come back to 2000 kbps within 25 s: \(all.filter { $0.time > liftedAt })")
+            #expect(
+                recovered, "bitrate did not come back to 2000 kbps within 25 s: \(all.filter { $0.time > liftedAt })")
             let worstQueue = all.map(\.queueMs).max() ?? 0
             #expect(worstQueue <= queueLimitMs + 250, "queue reached \(worstQueue) ms (limit \(queueLimitMs) ms)")
 
@@ -74,10 +87,16 @@ extension EndToEnd {
             let tags = try capture.map { try RTMPChunkReader.flvTags(clientBytes: $0.bytes) } ?? []
             #expect(relay.connectionCount == 1, "the output reconnected \(relay.connectionCount - 1) times")
             let audioHole = FLVTimeline.longestGapMs(tags, audio: true)
-            #expect(audioHole <= 100 && all.last?.droppedAudioFrames == 0,
-                    "audio at the server has a \(audioHole) ms hole; dropped audio frames: \(all.last?.droppedAudioFrames ?? -1)")
-            let lag = FLVTimeline.deliveryLagSpreadSeconds(tags) { capture?.arrivalSeconds(ofByteAt: $0.endOffset - 1) } ?? .infinity
-            #expect(lag <= Double(queueLimitMs) / 1000 + 1.5, "delivery fell \(lag) s behind the programme (queue limit \(queueLimitMs) ms)")
+            #expect(
+                audioHole <= 100 && all.last?.droppedAudioFrames == 0,
+                "audio at the server has a \(audioHole) ms hole; dropped audio frames: \(all.last?.droppedAudioFrames ?? -1)"
+            )
+            let lag =
+                FLVTimeline.deliveryLagSpreadSeconds(tags) { capture?.arrivalSeconds(ofByteAt: $0.endOffset - 1) }
+                ?? .infinity
+            #expect(
+                lag <= Double(queueLimitMs) / 1000 + 1.5,
+                "delivery fell \(lag) s behind the programme (queue limit \(queueLimitMs) ms)")
         }
 
         @Test func deadDestinationsDoNotCostTheLiveOutputItsFramesOrBitrate() async throws {
@@ -97,23 +116,27 @@ extension EndToEnd {
             let room = "split"
             let admin = cohost.token(room: room, user: "producer", admin: true)
             let (fps, bitrate) = (30, 1000)
-            let ids = try createRoomWithOutputs(cohost, admin: admin, body: #"""
-                {"name":"\#(room)","canvas":{"width":640,"height":360,"fps":\#(fps),"background":"#000000"},
-                 "video":{"bitrate":\#(bitrate),"keyint":1},"statusIntervalMs":1000,
-                 "layout":{"mode":"custom","regions":[{"userId":"noisy","x":0,"y":0,"width":640,"height":360}]},
-                 "outputs":[{"url":"\#(nginx.url(stream: "live"))"},{"url":"\#(silent.rtmpURL(stream: "silent"))"},
-                            {"url":"rtmp://127.0.0.1:\#(nowhere)/live/nowhere"},{"url":"\#(hung.rtmpURL(stream: "hung"))"}]}
-                """#)
+            let ids = try createRoomWithOutputs(
+                cohost, admin: admin,
+                body: #"""
+                    {"name":"\#(room)","canvas":{"width":640,"height":360,"fps":\#(fps),"background":"#000000"},
+                     "video":{"bitrate":\#(bitrate),"keyint":1},"statusIntervalMs":1000,
+                     "layout":{"mode":"custom","regions":[{"userId":"noisy","x":0,"y":0,"width":640,"height":360}]},
+                     "outputs":[{"url":"\#(nginx.url(stream: "live"))"},{"url":"\#(silent.rtmpURL(stream: "silent"))"},
+                                {"url":"rtmp://127.0.0.1:\#(nowhere)/live/nowhere"},{"url":"\#(hung.rtmpURL(stream: "hung"))"}]}
+                    """#)
             #expect(ids.count == 4)
             let (live, blocked) = (ids[0], ids[3])
-            let recorder = EventRecorder(url: "ws://127.0.0.1:\(cohost.httpPort)/v1/rooms/\(room)/events?token=\(admin)")
+            let recorder = EventRecorder(
+                url: "ws://127.0.0.1:\(cohost.httpPort)/v1/rooms/\(room)/events?token=\(admin)")
             recorder.start()
             defer { recorder.stop() }
             try await recorder.waitUntilConnected()
             let log = OutputEventLog(recorder: recorder)
 
             try joinRoom(cohost, room: room, user: "noisy", audioSSRC: 7000, videoSSRC: 7001)
-            let sender = try startNoisyParticipant(rtpPort: cohost.rtpPort, toneHz: Self.tone, audioSSRC: 7000, videoSSRC: 7001)
+            let sender = try startNoisyParticipant(
+                rtpPort: cohost.rtpPort, toneHz: Self.tone, audioSSRC: 7000, videoSSRC: 7001)
             defer { sender.terminate() }
             let up = await eventually(seconds: 10) { log.states(of: live).last?.state == "connected" }
             #expect(up, "live output: \(log.states(of: live).map(\.state))")
@@ -150,8 +173,12 @@ extension EndToEnd {
             let bounded = stuck.allSatisfy { $0.queueMs <= 2000 + 250 }
             #expect(bounded && (stuck.last?.droppedVideoFrames ?? 0) > 0, "blocked output: \(stuck)")
             for dead in ids[1...2] {
-                #expect(log.states(of: dead).contains { $0.state == "reconnecting" }, "output \(dead): \(log.states(of: dead))")
-                #expect(!log.states(of: dead).contains { $0.state == "connected" }, "output \(dead): \(log.states(of: dead))")
+                #expect(
+                    log.states(of: dead).contains { $0.state == "reconnecting" },
+                    "output \(dead): \(log.states(of: dead))")
+                #expect(
+                    !log.states(of: dead).contains { $0.state == "connected" },
+                    "output \(dead): \(log.states(of: dead))")
             }
         }
     }

@@ -15,9 +15,11 @@ extension EndToEnd {
             for _ in 0..<5 {
                 let http = try FreePort.tcp()
                 let rtp = try UDPPortPair.find()
-                let process = ManagedProcess(executable: CohostHarness.binary, arguments: [
-                    "serve", "--http", "127.0.0.1:\(http)", "--rtp-port", "\(rtp)", "--log-level", "info",
-                ] + extra, captureOutput: true)
+                let process = ManagedProcess(
+                    executable: CohostHarness.binary,
+                    arguments: [
+                        "serve", "--http", "127.0.0.1:\(http)", "--rtp-port", "\(rtp)", "--log-level", "info",
+                    ] + extra, captureOutput: true)
                 do {
                     try process.start()
                     try CohostHarness.waitForHealth(port: http, process: process)
@@ -32,13 +34,16 @@ extension EndToEnd {
 
         static func token(_ key: String, _ secret: String, room: String, user: String, admin: Bool) -> String {
             let now = Int64(Date().timeIntervalSince1970)
-            return RoomToken.mint(TokenClaims(iss: key, sub: user, room: room, admin: admin, exp: now + 600, nbf: nil, iat: now - 1), secret: secret)
+            return RoomToken.mint(
+                TokenClaims(iss: key, sub: user, room: room, admin: admin, exp: now + 600, nbf: nil, iat: now - 1),
+                secret: secret)
         }
 
         static func types(_ texts: [String]) -> [String] {
             texts.map { text in
                 let json = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
-                return [json["type"], json["userId"], json["reason"]].compactMap { $0 as? String }.joined(separator: " ")
+                return [json["type"], json["userId"], json["reason"]].compactMap { $0 as? String }.joined(
+                    separator: " ")
             }
         }
 
@@ -46,23 +51,29 @@ extension EndToEnd {
             let receiver = try WebhookReceiver()
             defer { receiver.stop() }
             let (cohost, port) = try Self.startCohost([
-                "--keys", "k1:s1,k2:s2", "--webhook-key", "k2", "--webhook-url", "http://127.0.0.1:\(receiver.port)/hook",
+                "--keys", "k1:s1,k2:s2", "--webhook-key", "k2", "--webhook-url",
+                "http://127.0.0.1:\(receiver.port)/hook",
                 "--empty-room-timeout", "3",
             ])
             defer { cohost.terminate() }
             let base = "http://127.0.0.1:\(port)"
             let admin = Self.token("k1", "s1", room: "svc", user: "mod", admin: true)
             let bob = Self.token("k1", "s1", room: "svc", user: "bob", admin: false)
-            let created = try HTTP.request("POST", base + "/v1/rooms", token: admin, body: Data(#"{"name":"svc","audioOnly":true}"#.utf8))
+            let created = try HTTP.request(
+                "POST", base + "/v1/rooms", token: admin, body: Data(#"{"name":"svc","audioOnly":true}"#.utf8))
             #expect(created.0 == 201)
 
             let bobSocket = SocketLog(url: "ws://127.0.0.1:\(port)/v1/rooms/svc/events?token=\(bob)")
             let adminSocket = SocketLog(url: "ws://127.0.0.1:\(port)/v1/rooms/svc/events?token=\(admin)")
-            defer { bobSocket.stop(); adminSocket.stop() }
+            defer {
+                bobSocket.stop()
+                adminSocket.stop()
+            }
             try await bobSocket.waitUntilConnected()
             try await adminSocket.waitUntilConnected()
-            let joined = try HTTP.request("POST", base + "/v1/rooms/svc/participants", token: bob,
-                                          body: Data(CohostHarness.offer(audioSSRC: 4242, videoSSRC: nil).utf8), contentType: "application/sdp")
+            let joined = try HTTP.request(
+                "POST", base + "/v1/rooms/svc/participants", token: bob,
+                body: Data(CohostHarness.offer(audioSSRC: 4242, videoSSRC: nil).utf8), contentType: "application/sdp")
             #expect(joined.0 == 201)
             let kicked = try HTTP.request("DELETE", base + "/v1/rooms/svc/participants/bob", token: admin)
             #expect(kicked.0 == 204)
@@ -70,7 +81,10 @@ extension EndToEnd {
             // Bob hears why he left, then his socket closes; the admin's stays open.
             await eventually(seconds: 5) { bobSocket.isClosed }
             #expect(bobSocket.isClosed)
-            #expect(Self.types(bobSocket.messages) == ["participant_joined bob", "participant_kicked bob", "participant_left bob kicked"])
+            #expect(
+                Self.types(bobSocket.messages) == [
+                    "participant_joined bob", "participant_kicked bob", "participant_left bob kicked",
+                ])
             #expect(!adminSocket.isClosed)
             // His token from before the kick no longer opens the room's events.
             let again = SocketLog(url: "ws://127.0.0.1:\(port)/v1/rooms/svc/events?token=\(bob)")
@@ -86,34 +100,45 @@ extension EndToEnd {
             // Every event reached the webhook, signed with key k2's secret.
             await eventually(seconds: 5) { receiver.requests.count >= 4 }
             let hooks = receiver.requests
-            #expect(Self.types(hooks.map { String(decoding: $0.body, as: UTF8.self) })
-                == ["participant_joined bob", "participant_kicked bob", "participant_left bob kicked", "room_closed"])
+            #expect(
+                Self.types(hooks.map { String(decoding: $0.body, as: UTF8.self) })
+                    == [
+                        "participant_joined bob", "participant_kicked bob", "participant_left bob kicked",
+                        "room_closed",
+                    ])
             for hook in hooks {
                 #expect(hook.path == "/hook")
                 #expect(hook.headers["content-type"] == "application/json")
                 #expect(hook.headers["x-cohost-key"] == "k2")
-                #expect(WebhookSignature.isValid(hook.headers["x-cohost-signature"] ?? "", body: hook.body, secret: "s2"))
-                #expect(!WebhookSignature.isValid(hook.headers["x-cohost-signature"] ?? "", body: hook.body, secret: "s1"))
+                #expect(
+                    WebhookSignature.isValid(hook.headers["x-cohost-signature"] ?? "", body: hook.body, secret: "s2"))
+                #expect(
+                    !WebhookSignature.isValid(hook.headers["x-cohost-signature"] ?? "", body: hook.body, secret: "s1"))
             }
             #expect(Set(hooks.compactMap { $0.headers["x-cohost-event-id"] }).count == 4)
             // The receiver records a request as it answers; the server counts it once it has read that answer.
             var metrics = ""
             await eventually(seconds: 5) {
-                metrics = (try? HTTP.request("GET", base + "/metrics")).map { String(decoding: $0.1, as: UTF8.self) } ?? ""
+                metrics =
+                    (try? HTTP.request("GET", base + "/metrics")).map { String(decoding: $0.1, as: UTF8.self) } ?? ""
                 return metrics.contains(#"cohost_webhook_deliveries_total{result="ok"} 4"#)
             }
             #expect(metrics.contains(#"cohost_webhook_deliveries_total{result="ok"} 4"#), "\(metrics.prefix(2000))")
         }
 
         @Test func aWebhookKeyThatIsNotConfiguredIsRefusedAtStart() throws {
-            let process = ManagedProcess(executable: CohostHarness.binary, arguments: [
-                "serve", "--http", "127.0.0.1:\(try FreePort.tcp())", "--keys", "k1:s1", "--webhook-key", "k9",
-                "--webhook-url", "http://127.0.0.1:1/hook",
-            ], captureOutput: true)
+            let process = ManagedProcess(
+                executable: CohostHarness.binary,
+                arguments: [
+                    "serve", "--http", "127.0.0.1:\(try FreePort.tcp())", "--keys", "k1:s1", "--webhook-key", "k9",
+                    "--webhook-url", "http://127.0.0.1:1/hook",
+                ], captureOutput: true)
             try process.start()
             defer { process.terminate() }
             #expect(process.waitForExit(timeout: 10) != 0)
-            #expect(process.output.contains("--webhook-key 'k9' is not one of the configured API keys (k1)"), "\(process.output)")
+            #expect(
+                process.output.contains("--webhook-key 'k9' is not one of the configured API keys (k1)"),
+                "\(process.output)")
         }
     }
 }

@@ -41,17 +41,20 @@ extension EndToEnd {
             defer { senders.forEach { $0.terminate() } }
             for (i, r) in Self.regions.enumerated() {
                 let audioSSRC = UInt32(1000 + i), videoSSRC = UInt32(2000 + i)
-                let joined = try cohost.call("POST", "/v1/rooms/\(room)/participants",
-                                             token: cohost.token(room: room, user: r.user),
-                                             body: Data(CohostHarness.offer(audioSSRC: audioSSRC, videoSSRC: videoSSRC).utf8),
-                                             contentType: "application/sdp")
+                let joined = try cohost.call(
+                    "POST", "/v1/rooms/\(room)/participants",
+                    token: cohost.token(room: room, user: r.user),
+                    body: Data(CohostHarness.offer(audioSSRC: audioSSRC, videoSSRC: videoSSRC).utf8),
+                    contentType: "application/sdp")
                 #expect(joined.status == 201)
                 #expect(joined.headers["location"] == "/v1/rooms/\(room)/participants/\(r.user)")
                 let answer = String(decoding: joined.body, as: UTF8.self)
                 #expect(answer.contains("m=audio \(cohost.rtpPort) RTP/AVP 111"))
                 #expect(answer.contains("m=video \(cohost.rtpPort) RTP/AVP 96"))
-                senders.append(try startFFmpegParticipant(rtpPort: cohost.rtpPort, colour: r.colour, toneHz: r.tone,
-                                                          audioSSRC: audioSSRC, videoSSRC: videoSSRC))
+                senders.append(
+                    try startFFmpegParticipant(
+                        rtpPort: cohost.rtpPort, colour: r.colour, toneHz: r.tone,
+                        audioSSRC: audioSSRC, videoSSRC: videoSSRC))
             }
 
             // Hostile input while everyone streams: garbage, truncated and spoofed datagrams at carol's
@@ -66,8 +69,13 @@ extension EndToEnd {
             _ = await eventually(seconds: 20) {
                 let info = try? cohost.call("GET", "/v1/rooms/\(room)", token: admin)
                 let json = info.flatMap { try? JSONSerialization.jsonObject(with: $0.body) as? [String: Any] }
-                let streams = (json?["participants"] as? [[String: Any]] ?? []).flatMap { $0["streams"] as? [[String: Any]] ?? [] }
-                return streams.count == 6 && streams.allSatisfy { ($0["framesDecoded"] as? Int ?? 0) > 10 && ($0["packets"] as? Int ?? 0) > 20 }
+                let streams = (json?["participants"] as? [[String: Any]] ?? []).flatMap {
+                    $0["streams"] as? [[String: Any]] ?? []
+                }
+                return streams.count == 6
+                    && streams.allSatisfy {
+                        ($0["framesDecoded"] as? Int ?? 0) > 10 && ($0["packets"] as? Int ?? 0) > 20
+                    }
             }
             let info = try cohost.call("GET", "/v1/rooms/\(room)", token: admin)
             let json = try JSONSerialization.jsonObject(with: info.body) as? [String: Any]
@@ -75,7 +83,9 @@ extension EndToEnd {
             #expect(participants.map { $0["userId"] as? String } == ["alice", "bob", "carol"])
             for p in participants {
                 for stream in p["streams"] as? [[String: Any]] ?? [] {
-                    #expect((stream["packets"] as? Int ?? 0) > 20, "\(p["userId"] ?? "?") \(stream["kind"] ?? "?") received too few packets")
+                    #expect(
+                        (stream["packets"] as? Int ?? 0) > 20,
+                        "\(p["userId"] ?? "?") \(stream["kind"] ?? "?") received too few packets")
                     #expect((stream["framesDecoded"] as? Int ?? 0) > 10)
                 }
             }
@@ -111,8 +121,13 @@ extension EndToEnd {
             expectColour(rgbAfter, width: 1280, x: 320, y: 180, Self.regions[0].rgb, "alice's region after the kick")
 
             let received = events.messages
-            #expect(received.contains { $0.contains(#""type":"participant_joined""#) && $0.contains(#""userId":"carol""#) })
-            #expect(received.contains { $0.contains(#""type":"participant_left""#) && $0.contains(#""reason":"kicked""#) && $0.contains(#""userId":"bob""#) })
+            #expect(
+                received.contains { $0.contains(#""type":"participant_joined""#) && $0.contains(#""userId":"carol""#) })
+            #expect(
+                received.contains {
+                    $0.contains(#""type":"participant_left""#) && $0.contains(#""reason":"kicked""#)
+                        && $0.contains(#""userId":"bob""#)
+                })
         }
     }
 }

@@ -21,7 +21,8 @@ final class WebhookReceiver: @unchecked Sendable {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard listener >= 0 else { throw HarnessError("socket() failed") }
         self.listener = listener
-        guard Loopback.bind(listener, port: 0), listen(listener, 16) == 0, let port = Loopback.localPort(listener) else {
+        guard Loopback.bind(listener, port: 0), listen(listener, 16) == 0, let port = Loopback.localPort(listener)
+        else {
             close(listener)
             throw HarnessError("could not listen on loopback")
         }
@@ -44,7 +45,12 @@ final class WebhookReceiver: @unchecked Sendable {
 
     /// Ends the accept loop (which holds the receiver until then); call it once the test is done.
     func stop() {
-        guard lock.withLock({ defer { stopped = true }; return !stopped }) else { return }
+        guard
+            lock.withLock({
+                defer { stopped = true }
+                return !stopped
+            })
+        else { return }
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
     }
@@ -66,7 +72,8 @@ final class WebhookReceiver: @unchecked Sendable {
                 headerEnd = range
                 head = String(decoding: data[0..<range], as: UTF8.self)
                 for line in head.split(separator: "\r\n") where line.lowercased().hasPrefix("content-length:") {
-                    contentLength = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) ?? 0
+                    contentLength =
+                        Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) ?? 0
                 }
             }
             if let end = headerEnd, data.count >= end + 4 + contentLength { break }
@@ -79,14 +86,17 @@ final class WebhookReceiver: @unchecked Sendable {
         var headers: [String: String] = [:]
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
         }
-        return Request(path: path, headers: headers, body: Array(data[(end + 4)..<min(data.count, end + 4 + contentLength)]))
+        return Request(
+            path: path, headers: headers, body: Array(data[(end + 4)..<min(data.count, end + 4 + contentLength)]))
     }
 
     private static func findHeaderEnd(_ data: [UInt8]) -> Int? {
         guard data.count >= 4 else { return nil }
-        for i in 0...(data.count - 4) where data[i] == 13 && data[i + 1] == 10 && data[i + 2] == 13 && data[i + 3] == 10 { return i }
+        for i in 0...(data.count - 4) where data[i] == 13 && data[i + 1] == 10 && data[i + 2] == 13 && data[i + 3] == 10
+        { return i }
         return nil
     }
 }

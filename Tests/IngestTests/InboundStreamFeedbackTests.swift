@@ -9,8 +9,9 @@ import RTP
 
     /// As the participant builds its video streams: adaptive depth, NACK on, default pacing.
     static func nackingVideo() -> InboundStream {
-        InboundStream(ssrc: 1002, payloadType: 96, clockRate: 90000, depacketizer: VP8Depacketizer(), maxDelayMs: 80,
-                      adaptive: true, nack: true)
+        InboundStream(
+            ssrc: 1002, payloadType: 96, clockRate: 90000, depacketizer: VP8Depacketizer(), maxDelayMs: 80,
+            adaptive: true, nack: true)
     }
 
     /// A keyframe (seq 1, at 0 ms), then an inter frame of packets 2, 3, 4 whose middle packet is
@@ -22,8 +23,9 @@ import RTP
     }
 
     static let packet3Payload: [UInt8] = [0x00, 0x01, 0x02]
-    static let interFrame = EncodedFrame(data: [0xD1, 0x06, 0x00, 0x01, 0x02, 0xAB, 0xCD], rtpTimestamp: 2970,
-                                         isKeyframe: false)
+    static let interFrame = EncodedFrame(
+        data: [0xD1, 0x06, 0x00, 0x01, 0x02, 0xAB, 0xCD], rtpTimestamp: 2970,
+        isKeyframe: false)
 
     // MARK: Keyframe requests
 
@@ -135,16 +137,18 @@ import RTP
     }
 
     @Test func noNackWhenTheAnswerCannotArriveBeforeAFixedDepthGivesUp() {
-        let s = InboundStream(ssrc: 1002, payloadType: 96, clockRate: 90000, depacketizer: VP8Depacketizer(),
-                              maxDelayMs: 40, nack: true)
+        let s = InboundStream(
+            ssrc: 1002, payloadType: 96, clockRate: 90000, depacketizer: VP8Depacketizer(),
+            maxDelayMs: 40, nack: true)
         #expect(s.currentDelayMs == 40)  // a fixed depth is not widened
         Self.interFrameMissingPacket3(s)
         // Sent at 43 at the earliest, answered around 93: after the give-up at 73.
         for ms in Int64(33)...72 { #expect(s.nacks(nowMs: ms) == []) }
         #expect(s.nackStats?.requested == 0)
 
-        let fast = InboundStream(ssrc: 1002, payloadType: 96, clockRate: 90000, depacketizer: VP8Depacketizer(),
-                                 maxDelayMs: 40, nack: true)
+        let fast = InboundStream(
+            ssrc: 1002, payloadType: 96, clockRate: 90000, depacketizer: VP8Depacketizer(),
+            maxDelayMs: 40, nack: true)
         fast.setRoundTripTime(ms: 20)
         Self.interFrameMissingPacket3(fast)
         #expect(fast.nacks(nowMs: 43) == [3])  // answered around 63 < 73
@@ -170,8 +174,9 @@ import RTP
     // MARK: Reception reports and sender reports
 
     @Test func receptionReportCarriesLossWrapJitterAndSenderReportTiming() {
-        let s = InboundStream(ssrc: 1001, payloadType: 111, clockRate: 48000, depacketizer: OpusDepacketizer(),
-                              maxDelayMs: 40)
+        let s = InboundStream(
+            ssrc: 1001, payloadType: 111, clockRate: 48000, depacketizer: OpusDepacketizer(),
+            maxDelayMs: 40)
         // 20 ms Opus packets across the wrap; 65535 is lost; 1 arrives 10 ms late (480 units).
         _ = s.receive(rtp(65533, ts: 0), bytes: 0, nowMs: 0)
         _ = s.receive(rtp(65534, ts: 960), bytes: 0, nowMs: 20)
@@ -179,9 +184,12 @@ import RTP
         _ = s.receive(rtp(1, ts: 3840), bytes: 0, nowMs: 90)
         s.noteSenderReport(ntp: 0xE6A1_B2C3_D4E5_F607, rtpTimestamp: 3840, nowMs: 100)
         let r = s.receptionReport(nowMs: 350)
-        #expect(r == ReceptionReport(ssrc: 1001, fractionLost: 51, totalLost: 1, extendedHighestSequence: 0x0001_0001,
-                                     jitter: 30, lastSenderReport: 0xB2C3_D4E5,
-                                     delaySinceLastSenderReport: 16384))  // 250 ms = 1/4 s
+        #expect(
+            r
+                == ReceptionReport(
+                    ssrc: 1001, fractionLost: 51, totalLost: 1, extendedHighestSequence: 0x0001_0001,
+                    jitter: 30, lastSenderReport: 0xB2C3_D4E5,
+                    delaySinceLastSenderReport: 16384))  // 250 ms = 1/4 s
         #expect(s.senderClock.reference?.ntp == 0xE6A1_B2C3_D4E5_F607)
         #expect(s.senderClock.ntpTimestamp(rtpTimestamp: 3840 + 48000) == 0xE6A1_B2C4_D4E5_F607)
         // Next interval: nothing lost.

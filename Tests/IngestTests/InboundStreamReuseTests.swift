@@ -10,8 +10,9 @@ import RTP
     }
 
     @Test func inOrderOpusPacketsReuseOneSlotForEveryFrame() {
-        let s = InboundStream(ssrc: 1001, payloadType: 111, clockRate: 48000, depacketizer: OpusDepacketizer(),
-                              maxDelayMs: 40)
+        let s = InboundStream(
+            ssrc: 1001, payloadType: 111, clockRate: 48000, depacketizer: OpusDepacketizer(),
+            maxDelayMs: 40)
         var addresses: [UInt?] = []
         var timestamps: [UInt32] = []
         // One kept packet, rewritten for each datagram, as the router does.
@@ -33,18 +34,23 @@ import RTP
     }
 
     @Test func reorderedPacketsComeOutInOrderAndThePoolStaysBounded() {
-        let s = InboundStream(ssrc: 1001, payloadType: 111, clockRate: 48000, depacketizer: OpusDepacketizer(),
-                              maxDelayMs: 40, capacity: 8)
+        let s = InboundStream(
+            ssrc: 1001, payloadType: 111, clockRate: 48000, depacketizer: OpusDepacketizer(),
+            maxDelayMs: 40, capacity: 8)
         var out: [UInt32] = []
         // Pairs swapped: 0, 2 1, 4 3, ... 18 17, 19; then a burst of 20 held behind a gap that never fills.
         let order = [0] + (1..<10).flatMap { [2 * $0, 2 * $0 - 1] } + [19]
         for (i, seq) in order.enumerated() {
-            s.receive(rtp(UInt16(seq), ts: UInt32(960 * seq)), bytes: 13, nowMs: Int64(10 * i)) { out.append($0.rtpTimestamp / 960) }
+            s.receive(rtp(UInt16(seq), ts: UInt32(960 * seq)), bytes: 13, nowMs: Int64(10 * i)) {
+                out.append($0.rtpTimestamp / 960)
+            }
         }
         #expect(out == (0..<20).map { UInt32($0) })
         out.removeAll()
         for seq in 21..<41 {
-            s.receive(rtp(UInt16(seq), ts: UInt32(960 * seq)), bytes: 13, nowMs: 400) { out.append($0.rtpTimestamp / 960) }
+            s.receive(rtp(UInt16(seq), ts: UInt32(960 * seq)), bytes: 13, nowMs: 400) {
+                out.append($0.rtpTimestamp / 960)
+            }
         }
         s.drain(nowMs: 1000) { out.append($0.rtpTimestamp / 960) }
         #expect(out == (21..<41).map { UInt32($0) })

@@ -77,8 +77,9 @@ import RTP
     }
 
     @Test func opusFramesFlowWithLossMarkedAndJitterMeasured() {
-        let s = InboundStream(ssrc: 1001, payloadType: 111, clockRate: 48000, depacketizer: OpusDepacketizer(),
-                              maxDelayMs: 40)
+        let s = InboundStream(
+            ssrc: 1001, payloadType: 111, clockRate: 48000, depacketizer: OpusDepacketizer(),
+            maxDelayMs: 40)
         #expect(s.needsKeyframe)
         #expect(s.receive(rtp(1, ts: 0), bytes: 13, nowMs: 0).count == 1)
         #expect(!s.needsKeyframe)

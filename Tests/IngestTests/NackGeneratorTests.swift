@@ -170,7 +170,8 @@ import Testing
 
     @Test func configurationIsSanitised() {
         let c = NackConfiguration(initialDelayMs: -1, maxRequests: 0, rttMs: -3, maxAgeMs: -4, capacity: 0, maxJump: 0)
-        #expect(c == NackConfiguration(initialDelayMs: 0, maxRequests: 1, rttMs: 0, maxAgeMs: 0, capacity: 1, maxJump: 1))
+        #expect(
+            c == NackConfiguration(initialDelayMs: 0, maxRequests: 1, rttMs: 0, maxAgeMs: 0, capacity: 1, maxJump: 1))
         let g = NackGenerator(configuration: NackConfiguration(rttMs: 70, maxAgeMs: 300))
         #expect(g.rttMs == 70)
         #expect(g.maxAgeMs == 300)

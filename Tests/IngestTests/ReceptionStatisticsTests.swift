@@ -3,11 +3,14 @@ import RTP
 @testable import Ingest
 
 @Suite struct ReceptionStatisticsTests {
-    static func receive(_ s: inout ReceptionStatistics, _ seqs: [UInt16], unwrapper u: inout SequenceUnwrapper,
-                        startMs: Int64 = 0) {
+    static func receive(
+        _ s: inout ReceptionStatistics, _ seqs: [UInt16], unwrapper u: inout SequenceUnwrapper,
+        startMs: Int64 = 0
+    ) {
         for (i, seq) in seqs.enumerated() {
-            s.packetReceived(extendedSequence: u.unwrap(seq), rtpTimestamp: UInt32(seq) &* 160,
-                             arrivalMs: startMs + Int64(i) * 20)
+            s.packetReceived(
+                extendedSequence: u.unwrap(seq), rtpTimestamp: UInt32(seq) &* 160,
+                arrivalMs: startMs + Int64(i) * 20)
         }
     }
 
@@ -95,7 +98,8 @@ import RTP
     @Test func jitterIsTheA8EstimateTruncatedToWholeUnits() {
         var s = ReceptionStatistics(ssrc: 7, clockRate: 8000)
         // The RFC 3550 A.8 sequence of JitterEstimatorTests: J = 4.541015625.
-        for (seq, ts, ms) in [(UInt16(0), UInt32(0), Int64(0)), (1, 160, 20), (2, 320, 45), (3, 480, 60), (4, 640, 80)] {
+        for (seq, ts, ms) in [(UInt16(0), UInt32(0), Int64(0)), (1, 160, 20), (2, 320, 45), (3, 480, 60), (4, 640, 80)]
+        {
             s.packetReceived(extendedSequence: Int64(seq), rtpTimestamp: ts, arrivalMs: ms)
         }
         #expect(s.jitter == 4.541015625)

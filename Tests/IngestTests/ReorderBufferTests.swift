@@ -2,8 +2,10 @@ import Testing
 import RTP
 @testable import Ingest
 
-func rtp(_ seq: UInt16, ts: UInt32 = 0, marker: Bool = false, pt: UInt8 = 111, ssrc: UInt32 = 1001,
-         payload: [UInt8] = [0xFC]) -> RTPPacket {
+func rtp(
+    _ seq: UInt16, ts: UInt32 = 0, marker: Bool = false, pt: UInt8 = 111, ssrc: UInt32 = 1001,
+    payload: [UInt8] = [0xFC]
+) -> RTPPacket {
     RTPPacket(marker: marker, payloadType: pt, sequenceNumber: seq, timestamp: ts, ssrc: ssrc, payload: payload)
 }
 

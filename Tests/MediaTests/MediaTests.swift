@@ -4,7 +4,8 @@ import Testing
 @Suite struct RectTests {
     @Test func intersectionClipsToTheOtherRect() {
         let canvas = Rect(x: 0, y: 0, width: 1280, height: 720)
-        #expect(Rect(x: 1200, y: -10, width: 200, height: 100).intersection(canvas)
+        #expect(
+            Rect(x: 1200, y: -10, width: 200, height: 100).intersection(canvas)
                 == Rect(x: 1200, y: 0, width: 80, height: 90))
         #expect(Rect(x: 2000, y: 0, width: 10, height: 10).intersection(canvas).isEmpty)
     }

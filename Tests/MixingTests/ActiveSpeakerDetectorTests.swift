@@ -5,8 +5,10 @@ import Testing
 struct ActiveSpeakerDetectorTests {
     /// Feeds the same levels every 20 ms from `fromMs` through `toMs` (inclusive) and returns every change
     /// with the time it was reported.
-    private func feed(_ detector: inout ActiveSpeakerDetector, _ levels: [(userId: String, dBov: Double)],
-                      from fromMs: Int64, through toMs: Int64) -> [(ms: Int64, userId: String)] {
+    private func feed(
+        _ detector: inout ActiveSpeakerDetector, _ levels: [(userId: String, dBov: Double)],
+        from fromMs: Int64, through toMs: Int64
+    ) -> [(ms: Int64, userId: String)] {
         var changes: [(ms: Int64, userId: String)] = []
         for ms in stride(from: fromMs, through: toMs, by: 20) {
             if let change = detector.update(levels: levels, nowMs: ms) { changes.append((ms, change)) }
@@ -15,8 +17,10 @@ struct ActiveSpeakerDetectorTests {
     }
 
     /// Makes `userId` the current speaker with a clean 300 ms lead from `atMs`, returning the time it took over.
-    private func establish(_ detector: inout ActiveSpeakerDetector, _ userId: String, others: [String],
-                           at atMs: Int64) -> Int64? {
+    private func establish(
+        _ detector: inout ActiveSpeakerDetector, _ userId: String, others: [String],
+        at atMs: Int64
+    ) -> Int64? {
         let levels = [(userId: userId, dBov: -20.0)] + others.map { (userId: $0, dBov: -70.0) }
         let changes = feed(&detector, levels, from: atMs, through: atMs + 300)
         return changes.count == 1 && changes[0].userId == userId ? changes[0].ms : nil
@@ -117,8 +121,9 @@ struct ActiveSpeakerDetectorTests {
         var detector = ActiveSpeakerDetector()
         let tookOverAt = establish(&detector, "alice", others: ["bob"], at: 0)
         #expect(tookOverAt == 300)
-        let bobLeading = feed(&detector, [(userId: "alice", dBov: -30.0), (userId: "bob", dBov: -10.0)],
-                              from: 1000, through: 1200)
+        let bobLeading = feed(
+            &detector, [(userId: "alice", dBov: -30.0), (userId: "bob", dBov: -10.0)],
+            from: 1000, through: 1200)
         #expect(bobLeading.isEmpty)
         detector.remove(userId: "bob")
         // Only Alice is reported from now on; Bob's last −10 dBov must not keep leading.

@@ -94,9 +94,12 @@ struct AudioMixerLoudnessTests {
             let speech = cosine(frequency: 440, amplitude: 0.1 * 2.0.squareRoot(), block: block)
             alone.mix([MixInput(samples: speech)], into: &aloneOutput)
             // Four silent blocks at unity gain, two muted and two that sent nothing yet.
-            let others = [MixInput](repeating: MixInput(samples: silence), count: 4)
-                + [MixInput(samples: silence, gain: 0), MixInput(samples: silence, gain: 0),
-                   MixInput(samples: []), MixInput(samples: [])]
+            let others =
+                [MixInput](repeating: MixInput(samples: silence), count: 4)
+                + [
+                    MixInput(samples: silence, gain: 0), MixInput(samples: silence, gain: 0),
+                    MixInput(samples: []), MixInput(samples: []),
+                ]
             crowded.mix([MixInput(samples: speech)] + others, into: &crowdedOutput)
             #expect(crowdedOutput == speech, "block \(block)")
             #expect(crowdedOutput == aloneOutput)

@@ -34,7 +34,9 @@ struct AudioMixerTests {
         var peak: Float = 0
         for block in 0..<50 {
             let inputs = (0..<9).map { k in
-                MixInput(samples: sineBlock(frequency: 200 + 110 * Double(k), amplitude: 1, block: block, phase: .pi / 2), gain: 1)
+                MixInput(
+                    samples: sineBlock(frequency: 200 + 110 * Double(k), amplitude: 1, block: block, phase: .pi / 2),
+                    gain: 1)
             }
             mixer.mix(inputs, into: &output)
             peak = max(peak, output.map(\.magnitude).max() ?? 0)

@@ -43,9 +43,10 @@ struct MixClockTests {
         // Consecutive, none repeated, none skipped; none before its deadline as shifted at the time.
         #expect(ticks.map(\.tick) == Array(0..<Int64(ticks.count)))
         #expect(ticks.allSatisfy { $0.nanos >= start + 4_500_000 + UInt64($0.tick) * interval })
-        #expect(ticks.filter { $0.tick > shiftedAfter + 1 }.allSatisfy {
-            $0.nanos >= start + 7_500_000 + UInt64($0.tick) * interval
-        })
+        #expect(
+            ticks.filter { $0.tick > shiftedAfter + 1 }.allSatisfy {
+                $0.nanos >= start + 7_500_000 + UInt64($0.tick) * interval
+            })
         #expect(clock.nextDeadline(token) == nil)
     }
 

@@ -39,7 +39,8 @@ import Media
     @Test func anUnderrunRestartsThePrebuffer() {
         var fifo = AudioFIFO()
         var out = block(0)
-        fifo.write(block(1), frames: 960); fifo.write(block(1), frames: 960)
+        fifo.write(block(1), frames: 960)
+        fifo.write(block(1), frames: 960)
         #expect(fifo.read(into: &out, frames: 960))
         #expect(fifo.read(into: &out, frames: 960))
         #expect(!fifo.read(into: &out, frames: 960))
@@ -95,7 +96,8 @@ import Media
     @Test func aLongerSyncDelayIsSilencePutInFrontOfTheNextQuietRead() {
         var fifo = AudioFIFO()
         var out = block(0)
-        fifo.write(block(1), frames: 960); fifo.write(block(1), frames: 960)
+        fifo.write(block(1), frames: 960)
+        fifo.write(block(1), frames: 960)
         #expect(fifo.read(into: &out, frames: 960))
         fifo.write(block(0.001), frames: 960)
         fifo.setSyncDelay(frames: 2 * 960)

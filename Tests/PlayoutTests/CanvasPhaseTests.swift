@@ -37,7 +37,10 @@ import Media
         var phase = CanvasPhase(fps: 30)
         // Jitter puts half just before the canvas (1 ms) and half just after (shown 32 ms later): a stutter.
         var k = 0
-        _ = run(&phase, from: 0, ms: 1034) { _ in k += 1; return k % 2 == 0 ? 1 : 32 }
+        _ = run(&phase, from: 0, ms: 1034) { _ in
+            k += 1
+            return k % 2 == 0 ? 1 : 32
+        }
         // +5: 6 ms and 37 ≡ 3.7 ms, both clear of the margin (+3 would leave 35 ≡ 1.7).
         #expect(phase.remainingMs + phase.offsetMs == 5)
     }
@@ -70,27 +73,36 @@ import Media
         // for the window saves more than 2 ms on the mean, but would be wrong a second later (the canvas would hunt).
         var phase = CanvasPhase(fps: 30)
         var k = 0
-        _ = run(&phase, from: 0, ms: 3034) { _ in k += 1; return Int64(30 - (k % 30) * 16 / 30) }
+        _ = run(&phase, from: 0, ms: 3034) { _ in
+            k += 1
+            return Int64(30 - (k % 30) * 16 / 30)
+        }
         #expect(phase.offsetMs == 0 && phase.remainingMs == 0)
         // 25 fps: spread over the whole interval.
         var phase25 = CanvasPhase(fps: 30)
         k = 0
-        _ = run(&phase25, from: 0, ms: 3034) { _ in k += 1; return k % 6 == 0 ? nil : Int64((k * 40) % 33) }
+        _ = run(&phase25, from: 0, ms: 3034) { _ in
+            k += 1
+            return k % 6 == 0 ? nil : Int64((k * 40) % 33)
+        }
         #expect(phase25.offsetMs == 0 && phase25.remainingMs == 0)
     }
 
     @Test func aGainUnderTwoMillisecondsOnTheMeanIsNotWorthAMove() {
         var phase = CanvasPhase(fps: 30)
-        _ = run(&phase, from: 0, ms: 3000) { _ in 4 }   // 1 ms closer would keep the margin: not worth it
+        _ = run(&phase, from: 0, ms: 3000) { _ in 4 }  // 1 ms closer would keep the margin: not worth it
         #expect(phase.offsetMs == 0 && phase.remainingMs == 0)
     }
 
     @Test func fewPicturesOrPicturesThatWaitedOverSkippedCanvasesMoveNothing() {
         var phase = CanvasPhase(fps: 30)
         var k = 0
-        _ = run(&phase, from: 0, ms: 3000) { _ in k += 1; return k % 4 == 0 ? 25 : nil }   // 7 or 8 a second
+        _ = run(&phase, from: 0, ms: 3000) { _ in
+            k += 1
+            return k % 4 == 0 ? 25 : nil
+        }  // 7 or 8 a second
         #expect(phase.offsetMs == 0 && phase.remainingMs == 0)
-        _ = run(&phase, from: 3000, ms: 3000) { _ in 70 }   // over two intervals
+        _ = run(&phase, from: 3000, ms: 3000) { _ in 70 }  // over two intervals
         #expect(phase.offsetMs == 0 && phase.remainingMs == 0)
     }
 
@@ -113,7 +125,7 @@ import Media
             timing.observe(placement: 0, PictureTiming(aheadOfSoundMs: nil, readyForMs: 30))
             _ = timing.end(nowMs: now)
         }
-        timing.placed([tile("b")], nowMs: 990)   // same place, another sender: a's waits say nothing of b's
+        timing.placed([tile("b")], nowMs: 990)  // same place, another sender: a's waits say nothing of b's
         _ = timing.begin(nowMs: 1023, everyCanvas: true)
         #expect(timing.end(nowMs: 1023) == 0 && timing.phase.remainingMs == 0)
         #expect(timing.follows == 0)

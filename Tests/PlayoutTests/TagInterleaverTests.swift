@@ -57,7 +57,7 @@ struct TestTag: InterleavedTag, Equatable {
         i.push(audio(0), into: &out)
         i.push(audio(21), into: &out)
         i.push(video(133), into: &out)
-        i.push(audio(15), into: &out)   // late within its own lane: takes that lane's last time
+        i.push(audio(15), into: &out)  // late within its own lane: takes that lane's last time
         i.push(video(120), into: &out)
         #expect(out.map(\.timestampMs) == [100, 0, 21, 133, 21, 133])
         #expect(out.map(\.kind) == [.video, .audio, .audio, .video, .audio, .video])

@@ -36,7 +36,7 @@ import Testing
         var lead = VideoLead()
         _ = run(&lead, from: 0, ms: 2000, ahead: 65)
         #expect(lead.targetMs == 60)
-        _ = run(&lead, from: 2000, ms: 1000, ahead: 72)   // 67: within the hysteresis
+        _ = run(&lead, from: 2000, ms: 1000, ahead: 72)  // 67: within the hysteresis
         _ = lead.next(nowMs: 3000)
         #expect(lead.targetMs == 60)
         let leads = run(&lead, from: 3000, ms: 1000, ahead: -30) + run(&lead, from: 4000, ms: 1000, ahead: nil)

@@ -35,7 +35,7 @@ final class SlotPicture {
         decode(&p, width: 6, capture: 10.03, nowMs: 130)
         #expect(p.present(playout: 9.99, nowMs: 131) == nil)
         #expect(p.newlyShown == nil)
-        #expect(p.present(playout: 10.035, nowMs: 140)?.width == 6)   // both due: the newer is shown
+        #expect(p.present(playout: 10.035, nowMs: 140)?.width == 6)  // both due: the newer is shown
         #expect(p.newlyShown?.decodedMs == 130 && p.newlyShown?.capture == 10.03)
         #expect(p.present(playout: 10.07, nowMs: 173)?.width == 6)
         #expect(p.newlyShown == nil)
@@ -63,7 +63,7 @@ final class SlotPicture {
     @Test func aPictureStillHeldByTheLastCanvasIsNotDecodedInto() {
         var p = Presenter { SlotPicture() }
         decode(&p, width: 2, capture: nil, nowMs: 0)
-        let drawn = p.present(playout: nil, nowMs: 0)          // a tile of the last canvas keeps it
+        let drawn = p.present(playout: nil, nowMs: 0)  // a tile of the last canvas keeps it
         decode(&p, width: 4, capture: nil, nowMs: 1)
         #expect(p.present(playout: nil, nowMs: 1)?.width == 4)  // on screen now; the tile still holds the first
         for i in 0..<40 {
@@ -95,7 +95,7 @@ final class SlotPicture {
         #expect(c.observe(lag: 0.070, nowMs: 1000) == 3360)  // 70 ms at 48 kHz, the middle of five
         #expect(c.observe(lag: 0.010, nowMs: 1500) == nil)
         #expect(c.observe(lag: -0.015, nowMs: 1600) == nil)
-        #expect(c.observe(lag: 0.030, nowMs: 2000) == nil)    // median 10 ms, within ±20 ms: left alone
+        #expect(c.observe(lag: 0.030, nowMs: 2000) == nil)  // median 10 ms, within ±20 ms: left alone
     }
 
     @Test func lagsSeenBeforeARestartDoNotCount() {

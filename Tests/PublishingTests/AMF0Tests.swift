@@ -25,10 +25,13 @@ struct AMF0Tests {
     @Test("an ECMA array has a 32-bit count, ordered members and the 00 00 09 end marker")
     func ecmaArrayGolden() {
         let bytes = encodeAMF0([.ecmaArray([AMF0Property("a", .number(2)), AMF0Property("b", .boolean(true))])])
-        #expect(bytes == [0x08, 0x00, 0x00, 0x00, 0x02,
-                          0x00, 0x01, 0x61, 0x00, 0x40, 0, 0, 0, 0, 0, 0, 0,
-                          0x00, 0x01, 0x62, 0x01, 0x01,
-                          0x00, 0x00, 0x09])
+        #expect(
+            bytes == [
+                0x08, 0x00, 0x00, 0x00, 0x02,
+                0x00, 0x01, 0x61, 0x00, 0x40, 0, 0, 0, 0, 0, 0, 0,
+                0x00, 0x01, 0x62, 0x01, 0x01,
+                0x00, 0x00, 0x09,
+            ])
     }
 
     @Test("an object is marker 0x03, members, then the object end marker")
@@ -39,7 +42,8 @@ struct AMF0Tests {
 
     @Test("a strict array has a 32-bit count and no end marker; values follow each other")
     func strictArrayAndSequence() {
-        #expect(encodeAMF0([.strictArray([.boolean(false), .null]), .string("")])
+        #expect(
+            encodeAMF0([.strictArray([.boolean(false), .null]), .string("")])
                 == [0x0A, 0x00, 0x00, 0x00, 0x02, 0x01, 0x00, 0x05, 0x02, 0x00, 0x00])
     }
 
@@ -47,9 +51,11 @@ struct AMF0Tests {
     func roundTrip() throws {
         let values: [AMF0Value] = [
             .string("onVoiceLevels"),
-            .object([AMF0Property("speaker", .string("alice")),
-                     AMF0Property("levels", .strictArray([.number(0.5), .number(0)])),
-                     AMF0Property("nested", .ecmaArray([AMF0Property("on", .boolean(true))]))]),
+            .object([
+                AMF0Property("speaker", .string("alice")),
+                AMF0Property("levels", .strictArray([.number(0.5), .number(0)])),
+                AMF0Property("nested", .ecmaArray([AMF0Property("on", .boolean(true))])),
+            ]),
             .null,
         ]
         #expect(try decodeAMF0(encodeAMF0(values)) == values)

@@ -17,21 +17,29 @@ struct EncodedProgramme {
     ///   - segments: (seconds, colour) pairs played one after the other.
     ///   - dataEveryMs: also interleave an `onVoiceLevels` data tag this often (nil: none).
     ///   - audioOnly: no video tags, no video headers.
-    init(segments: [(seconds: Double, color: YUVColor)], toneHz: Double = 440, width: Int = 320, height: Int = 240,
-         fps: Int = 24, dataEveryMs: Int? = nil, audioOnly: Bool = false) throws {
+    init(
+        segments: [(seconds: Double, color: YUVColor)], toneHz: Double = 440, width: Int = 320, height: Int = 240,
+        fps: Int = 24, dataEveryMs: Int? = nil, audioOnly: Bool = false
+    ) throws {
         self.width = width
         self.height = height
         self.fps = fps
         let totalSeconds = segments.reduce(0) { $0 + $1.seconds }
         let aac = try AACEncoder(channels: 2, bitrate: 128_000)
         var video: [FLVTag] = []
-        var headers = [FLVMuxer.metadataTag(FLVStreamInfo(width: width, height: height, fps: fps,
-                                                          videoBitrateKbps: audioOnly ? nil : 500,
-                                                          audioSampleRate: 48_000, audioChannels: 2,
-                                                          audioBitrateKbps: 128, encoder: "Cohost tests"))]
+        var headers = [
+            FLVMuxer.metadataTag(
+                FLVStreamInfo(
+                    width: width, height: height, fps: fps,
+                    videoBitrateKbps: audioOnly ? nil : 500,
+                    audioSampleRate: 48_000, audioChannels: 2,
+                    audioBitrateKbps: 128, encoder: "Cohost tests"))
+        ]
         if !audioOnly {
-            let h264 = try H264Encoder(config: H264EncoderConfig(width: width, height: height, fps: fps, bitrateKbps: 500,
-                                                                 keyintFrames: fps, profile: .baseline))
+            let h264 = try H264Encoder(
+                config: H264EncoderConfig(
+                    width: width, height: height, fps: fps, bitrateKbps: 500,
+                    keyintFrames: fps, profile: .baseline))
             headers.append(FLVMuxer.avcSequenceHeader(h264.decoderConfigurationRecord))
             var frame = VideoFrame(width: width, height: height)
             var index: Int64 = 0
@@ -39,9 +47,11 @@ struct EncodedProgramme {
                 frame.fill(segment.color)
                 for _ in 0..<Int((segment.seconds * Double(fps)).rounded()) {
                     if let encoded = try h264.encode(frame, pts: index, forceKeyframe: index == 0) {
-                        video.append(FLVMuxer.videoTag(avcc: encoded.data, isKeyframe: encoded.isKeyframe,
-                                                       timestampMs: UInt32(encoded.dts * 1000 / Int64(fps)),
-                                                       compositionTimeMs: Int32((encoded.pts - encoded.dts) * 1000 / Int64(fps))))
+                        video.append(
+                            FLVMuxer.videoTag(
+                                avcc: encoded.data, isKeyframe: encoded.isKeyframe,
+                                timestampMs: UInt32(encoded.dts * 1000 / Int64(fps)),
+                                compositionTimeMs: Int32((encoded.pts - encoded.dts) * 1000 / Int64(fps))))
                     }
                     index += 1
                 }
@@ -62,17 +72,21 @@ struct EncodedProgramme {
                 block[2 * i + 1] = sample
             }
             for encoded in try aac.encode(block) {
-                audio.append(FLVMuxer.audioTag(aac: encoded.data,
-                                               timestampMs: UInt32(encoded.pts * 1000 / Int64(AudioFormat.sampleRate))))
+                audio.append(
+                    FLVMuxer.audioTag(
+                        aac: encoded.data,
+                        timestampMs: UInt32(encoded.pts * 1000 / Int64(AudioFormat.sampleRate))))
             }
         }
 
         var data: [FLVTag] = []
         if let dataEveryMs {
             for ms in stride(from: 0, to: Int(totalSeconds * 1000), by: dataEveryMs) {
-                data.append(FLVMuxer.dataTag(name: "onVoiceLevels",
-                                             values: [.object([AMF0Property("alice", .number(0.5))])],
-                                             timestampMs: UInt32(ms)))
+                data.append(
+                    FLVMuxer.dataTag(
+                        name: "onVoiceLevels",
+                        values: [.object([AMF0Property("alice", .number(0.5))])],
+                        timestampMs: UInt32(ms)))
             }
         }
         // Stable merge by timestamp keeps each kind's own order.
@@ -83,8 +97,10 @@ struct EncodedProgramme {
 
     /// Sends `tags` to `output`, sleeping so that media time advances `speed` times faster than wall time;
     /// stops early once `done` (asked after each tag) says so.
-    static func send(_ tags: some Sequence<FLVTag>, to output: any Output, speed: Double,
-                     until done: (FLVTag) -> Bool = { _ in false }) {
+    static func send(
+        _ tags: some Sequence<FLVTag>, to output: any Output, speed: Double,
+        until done: (FLVTag) -> Bool = { _ in false }
+    ) {
         let began = Date()
         var firstMs: UInt32?
         for tag in tags {
@@ -106,7 +122,9 @@ enum RGB {
         let pixels = Double(rgb.count / 3)
         var sums = (0.0, 0.0, 0.0)
         for i in stride(from: 0, to: rgb.count - 2, by: 3) {
-            sums.0 += Double(rgb[i]); sums.1 += Double(rgb[i + 1]); sums.2 += Double(rgb[i + 2])
+            sums.0 += Double(rgb[i])
+            sums.1 += Double(rgb[i + 1])
+            sums.2 += Double(rgb[i + 2])
         }
         return (sums.0 / pixels, sums.1 / pixels, sums.2 / pixels)
     }

@@ -44,7 +44,8 @@ struct FLVBodyRingTests {
                 let body = ring.build { $0.append(contentsOf: [UInt8](repeating: UInt8(slot), count: 10 + round)) }
                 #expect(body.count == 10 + round && body.allSatisfy { $0 == UInt8(slot) })
                 if round == 0 {
-                    addresses.append(Self.address(body)); capacities.append(body.capacity)
+                    addresses.append(Self.address(body))
+                    capacities.append(body.capacity)
                 } else {
                     #expect(Self.address(body) == addresses[slot])
                     #expect(body.capacity == capacities[slot])
@@ -82,12 +83,17 @@ struct FLVBodyRingTests {
             FLVMuxer.videoTag(avcc: $0, isKeyframe: true, timestampMs: 66, compositionTimeMs: -33, bodies: &ring)
         }
         #expect(video == FLVMuxer.videoTag(avcc: avcc, isKeyframe: true, timestampMs: 66, compositionTimeMs: -33))
-        let sei = VoiceLevelsSEI.nal(payload: VoiceLevelsSEI.json(levels: [("alice", 67)], activeSpeaker: "alice", timeMs: 200))
+        let sei = VoiceLevelsSEI.nal(
+            payload: VoiceLevelsSEI.json(levels: [("alice", 67)], activeSpeaker: "alice", timeMs: 200))
         let withSEI = avcc.withUnsafeBytes {
-            FLVMuxer.videoTag(avcc: $0, sei: sei, isKeyframe: false, timestampMs: 99, compositionTimeMs: 0, bodies: &ring)
+            FLVMuxer.videoTag(
+                avcc: $0, sei: sei, isKeyframe: false, timestampMs: 99, compositionTimeMs: 0, bodies: &ring)
         }
-        #expect(withSEI == FLVMuxer.videoTag(avcc: VoiceLevelsSEI.inserting(sei, into: avcc), isKeyframe: false,
-                                             timestampMs: 99, compositionTimeMs: 0))
+        #expect(
+            withSEI
+                == FLVMuxer.videoTag(
+                    avcc: VoiceLevelsSEI.inserting(sei, into: avcc), isKeyframe: false,
+                    timestampMs: 99, compositionTimeMs: 0))
     }
 
     @Test("voice-levels tags built in the ring are the array-built tags, and reuse the ring's storage once released")
@@ -95,8 +101,11 @@ struct FLVBodyRingTests {
         var ring = FLVBodyRing(slots: 1, reserve: 256)
         let levels = [(userId: "alice", level: 67), (userId: "bob", level: 3), (userId: "alice", level: 9)]
         let expected = FLVMuxer.voiceLevelsTag(levels: levels, activeSpeaker: "alice", timestampMs: 200)
-        let (address, _) = Self.storage(FLVMuxer.voiceLevelsTag(levels: levels, activeSpeaker: "alice", timestampMs: 200,
-                                                                bodies: &ring).body)
+        let (address, _) = Self.storage(
+            FLVMuxer.voiceLevelsTag(
+                levels: levels, activeSpeaker: "alice", timestampMs: 200,
+                bodies: &ring
+            ).body)
         let second = FLVMuxer.voiceLevelsTag(levels: levels, activeSpeaker: "alice", timestampMs: 200, bodies: &ring)
         #expect(second == expected)
         #expect(Self.address(second.body) == address)

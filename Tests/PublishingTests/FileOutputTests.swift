@@ -20,8 +20,9 @@ struct FileOutputTests {
         let path = temporaryPath("file")
         defer { try? FileManager.default.removeItem(atPath: path) }
         let recorder = StateRecorder()
-        let output = FileOutput(id: "f", url: "file://" + path, options: OutputOptions(queueLimitMs: 5000),
-                                logger: logger, onStateChange: recorder.handler)
+        let output = FileOutput(
+            id: "f", url: "file://" + path, options: OutputOptions(queueLimitMs: 5000),
+            logger: logger, onStateChange: recorder.handler)
         output.start(headers: programme.headers)
         #expect(StateRecorder.wait(timeout: 2) { output.state == .connected })
         for tag in programme.tags { output.send(tag) }
@@ -72,8 +73,9 @@ struct FileOutputTests {
     @Test("a file that cannot be created is a final error with the system's reason")
     func unwritable() {
         let recorder = StateRecorder()
-        let output = FileOutput(id: "u", url: "file:///nonexistent-dir-\(UUID().uuidString)/x.flv", logger: logger,
-                                onStateChange: recorder.handler)
+        let output = FileOutput(
+            id: "u", url: "file:///nonexistent-dir-\(UUID().uuidString)/x.flv", logger: logger,
+            onStateChange: recorder.handler)
         output.start(headers: [])
         #expect(StateRecorder.wait(timeout: 2) { output.state == .error })
         #expect(output.lastMessage?.hasSuffix("No such file or directory") == true)
@@ -84,8 +86,12 @@ struct FileOutputTests {
 
     /// Packets per stream that ffprobe reads from the file, in stream order.
     private func packetCounts(_ path: String) throws -> [Int] {
-        let result = try run("ffprobe", ["-v", "error", "-count_packets", "-show_entries", "stream=nb_read_packets",
-                                         "-of", "csv=p=0", path], timeout: 15)
+        let result = try run(
+            "ffprobe",
+            [
+                "-v", "error", "-count_packets", "-show_entries", "stream=nb_read_packets",
+                "-of", "csv=p=0", path,
+            ], timeout: 15)
         #expect(result.status == 0, "ffprobe: \(result.stderr)")
         return String(decoding: result.stdout, as: UTF8.self).split(whereSeparator: \.isNewline).compactMap { Int($0) }
     }
@@ -96,11 +102,13 @@ struct FileOutputTests {
         let programme = try EncodedProgramme(segments: [(2, Self.red)])
         let path = temporaryPath("open")
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let output = FileOutput(id: "o", url: "file://" + path, options: OutputOptions(queueLimitMs: 5000), logger: logger,
-                                onStateChange: { _ in })
+        let output = FileOutput(
+            id: "o", url: "file://" + path, options: OutputOptions(queueLimitMs: 5000), logger: logger,
+            onStateChange: { _ in })
         output.start(headers: programme.headers)
         for tag in programme.tags { output.send(tag) }
-        #expect(StateRecorder.wait(timeout: 5) { output.stats.sentTags == programme.headers.count + programme.tags.count })
+        #expect(
+            StateRecorder.wait(timeout: 5) { output.stats.sentTags == programme.headers.count + programme.tags.count })
         let videoFrames = programme.tags.filter { $0.kind == .video }.count
         let audioFrames = programme.tags.filter { $0.kind == .audio }.count
         #expect(try packetCounts(path) == [videoFrames, audioFrames])
@@ -121,13 +129,16 @@ struct FileOutputTests {
         #expect(skipped == 12)
         // Audio more than 40 ms older than that keyframe goes too, so sound and picture start together.
         let keyframeMs = try #require(midStream.first { $0.kind == .video && $0.isKeyframe }).timestampMs
-        let skippedAudio = beforeKeyframe.filter { $0.kind == .audio && $0.timestampMs + StartGate.alignmentMs < keyframeMs }.count
+        let skippedAudio = beforeKeyframe.filter {
+            $0.kind == .audio && $0.timestampMs + StartGate.alignmentMs < keyframeMs
+        }.count
         #expect(keyframeMs == 1000 && skippedAudio == 21)
         let path = temporaryPath("mid")
         defer { try? FileManager.default.removeItem(atPath: path) }
         let keyframes = KeyframeRequestCounter()
-        let output = FileOutput(id: "m", url: "file://" + path, options: OutputOptions(queueLimitMs: 5000), logger: logger,
-                                onKeyframeNeeded: keyframes.handler, onStateChange: { _ in })
+        let output = FileOutput(
+            id: "m", url: "file://" + path, options: OutputOptions(queueLimitMs: 5000), logger: logger,
+            onKeyframeNeeded: keyframes.handler, onStateChange: { _ in })
         for tag in midStream { output.send(tag) }
         output.start(headers: programme.headers)
         output.stop()

@@ -21,8 +21,11 @@ struct OutputFactoryTests {
         let output = try makeOutput(id: "a", url: "rtmps://example.com:443/live/key", logger: logger) { _ in }
         #expect(output is RTMPPublisher)
         #expect(output.state == .disconnected)
-        #expect(throws: OutputError.invalidURL(url: "rtmps://example.com/live",
-                                               reason: "needs an application and a stream name (rtmp://host/app/stream)")) {
+        #expect(
+            throws: OutputError.invalidURL(
+                url: "rtmps://example.com/live",
+                reason: "needs an application and a stream name (rtmp://host/app/stream)")
+        ) {
             try makeOutput(id: "a", url: "rtmps://example.com/live", logger: logger) { _ in }
         }
     }
@@ -35,20 +38,31 @@ struct OutputFactoryTests {
         #expect(throws: OutputError.unsupportedScheme(url: "example.com/live/key")) {
             try makeOutput(id: "a", url: "example.com/live/key", logger: logger) { _ in }
         }
-        #expect(throws: OutputError.invalidURL(url: "rtmp://example.com/live",
-                                               reason: "needs an application and a stream name (rtmp://host/app/stream)")) {
+        #expect(
+            throws: OutputError.invalidURL(
+                url: "rtmp://example.com/live",
+                reason: "needs an application and a stream name (rtmp://host/app/stream)")
+        ) {
             try makeOutput(id: "a", url: "rtmp://example.com/live", logger: logger) { _ in }
         }
-        #expect(throws: OutputError.invalidURL(url: "file://relative.flv",
-                                               reason: "a file URL needs an absolute path (file:///dir/name.flv)")) {
+        #expect(
+            throws: OutputError.invalidURL(
+                url: "file://relative.flv",
+                reason: "a file URL needs an absolute path (file:///dir/name.flv)")
+        ) {
             try makeOutput(id: "a", url: "file://relative.flv", logger: logger) { _ in }
         }
     }
 
     @Test("options outside their ranges are refused before anything starts, naming the field")
     func optionRefusals() {
-        #expect(throws: OutputError.invalidOptions(OutputOptionsError(field: "queueMs", message: "queueMs must be within 100...10000, got 50"))) {
-            try makeOutput(id: "a", url: "rtmp://127.0.0.1/live/k", options: OutputOptions(queueLimitMs: 50), logger: logger) { _ in }
+        #expect(
+            throws: OutputError.invalidOptions(
+                OutputOptionsError(field: "queueMs", message: "queueMs must be within 100...10000, got 50"))
+        ) {
+            try makeOutput(
+                id: "a", url: "rtmp://127.0.0.1/live/k", options: OutputOptions(queueLimitMs: 50), logger: logger
+            ) { _ in }
         }
     }
 
@@ -62,6 +76,7 @@ struct OutputFactoryTests {
     @Test("stream keys are cut from URLs in messages")
     func redaction() {
         #expect(redactedURL("rtmp://a.example/live/secretkey123") == "rtmp://a.example/live/se…")
-        #expect(OutputError.unsupportedScheme(url: "http://x/y").description.hasPrefix("unsupported output URL http://x/y"))
+        #expect(
+            OutputError.unsupportedScheme(url: "http://x/y").description.hasPrefix("unsupported output URL http://x/y"))
     }
 }

@@ -3,7 +3,9 @@ import Testing
 
 @Suite("Output status rates")
 struct OutputRateMeterTests {
-    private func stats(video: Int, audio: Int, bytes: Int, droppedVideo: Int = 0, droppedAudio: Int = 0, queueMs: Int = 0) -> OutputStats {
+    private func stats(
+        video: Int, audio: Int, bytes: Int, droppedVideo: Int = 0, droppedAudio: Int = 0, queueMs: Int = 0
+    ) -> OutputStats {
         var s = OutputStats()
         s.sentVideoFrames = video
         s.sentAudioFrames = audio
@@ -18,10 +20,18 @@ struct OutputRateMeterTests {
     func ratesOverTheInterval() {
         var meter = OutputRateMeter(startMs: 1000)
         let first = meter.sample(stats(video: 72, audio: 141, bytes: 375_000, queueMs: 40), nowMs: 4000)
-        #expect(first == OutputStatus(videoFps: 24, audioFps: 47, kbps: 1000, droppedVideoFrames: 0, droppedAudioFrames: 0, queueMs: 40))
-        let second = meter.sample(stats(video: 142, audio: 281, bytes: 600_000, droppedVideo: 12, droppedAudio: 3, queueMs: 880),
-                                  nowMs: 7000)
-        #expect(second == OutputStatus(videoFps: 23.3, audioFps: 46.7, kbps: 600, droppedVideoFrames: 12, droppedAudioFrames: 3, queueMs: 880))
+        #expect(
+            first
+                == OutputStatus(
+                    videoFps: 24, audioFps: 47, kbps: 1000, droppedVideoFrames: 0, droppedAudioFrames: 0, queueMs: 40))
+        let second = meter.sample(
+            stats(video: 142, audio: 281, bytes: 600_000, droppedVideo: 12, droppedAudio: 3, queueMs: 880),
+            nowMs: 7000)
+        #expect(
+            second
+                == OutputStatus(
+                    videoFps: 23.3, audioFps: 46.7, kbps: 600, droppedVideoFrames: 12, droppedAudioFrames: 3,
+                    queueMs: 880))
     }
 
     @Test("a zero-length interval reports zero rates instead of dividing by zero")

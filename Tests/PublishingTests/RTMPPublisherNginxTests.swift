@@ -28,7 +28,8 @@ struct RTMPPublisherNginxTests {
         defer { nginx.stop() }
         let programme = try EncodedProgramme(segments: [(3, Self.red)], dataEveryMs: 200)
         let recorder = StateRecorder()
-        let publisher = RTMPPublisher(id: "p", url: nginx.url(stream: "e2e"), logger: logger, onStateChange: recorder.handler)
+        let publisher = RTMPPublisher(
+            id: "p", url: nginx.url(stream: "e2e"), logger: logger, onStateChange: recorder.handler)
         publisher.start(headers: programme.headers)
         #expect(StateRecorder.wait(timeout: 5) { publisher.state == .connected }, "nginx log: \(nginx.errorLog)")
         // Twice real time: fast, yet a publisher thread held up 250 ms by a busy machine does not reach the queue's
@@ -66,8 +67,9 @@ struct RTMPPublisherNginxTests {
         let programme = try EncodedProgramme(segments: [(1, Self.red), (12, Self.blue)])
         let recorder = StateRecorder()
         let keyframes = KeyframeRequestCounter()
-        let publisher = RTMPPublisher(id: "r", url: nginx.url(stream: "again"), logger: logger,
-                                      onKeyframeNeeded: keyframes.handler, onStateChange: recorder.handler)
+        let publisher = RTMPPublisher(
+            id: "r", url: nginx.url(stream: "again"), logger: logger,
+            onKeyframeNeeded: keyframes.handler, onStateChange: recorder.handler)
         publisher.start(headers: programme.headers)
         #expect(StateRecorder.wait(timeout: 5) { publisher.state == .connected })
         let firstSecond = programme.tags.prefix { $0.timestampMs < 1000 }
@@ -106,8 +108,10 @@ struct RTMPPublisherNginxTests {
         let nginx = try NginxRTMP(record: true)
         defer { nginx.stop() }
         // Noise pictures at a high rate: keyframes of tens of kilobytes, each cut into many chunks.
-        let h264 = try H264Encoder(config: H264EncoderConfig(width: 320, height: 240, fps: 24, bitrateKbps: 8000,
-                                                             keyintFrames: 1, profile: .baseline))
+        let h264 = try H264Encoder(
+            config: H264EncoderConfig(
+                width: 320, height: 240, fps: 24, bitrateKbps: 8000,
+                keyintFrames: 1, profile: .baseline))
         var frame = VideoFrame(width: 320, height: 240)
         var seed: UInt32 = 1
         var sizes: [Int] = []
@@ -115,11 +119,16 @@ struct RTMPPublisherNginxTests {
         #expect(session?.chunkSize == 4096)
         try session?.write(FLVMuxer.avcSequenceHeader(h264.decoderConfigurationRecord))
         for index in 0..<6 {
-            for i in frame.y.indices { seed = seed &* 1_664_525 &+ 1_013_904_223; frame.y[i] = UInt8(truncatingIfNeeded: seed >> 24) }
+            for i in frame.y.indices {
+                seed = seed &* 1_664_525 &+ 1_013_904_223
+                frame.y[i] = UInt8(truncatingIfNeeded: seed >> 24)
+            }
             guard let encoded = try h264.encode(frame, pts: Int64(index), forceKeyframe: true) else { continue }
             sizes.append(encoded.data.count)
-            try session?.write(FLVMuxer.videoTag(avcc: encoded.data, isKeyframe: true, timestampMs: UInt32(index * 1000 / 24),
-                                                 compositionTimeMs: 0))
+            try session?.write(
+                FLVMuxer.videoTag(
+                    avcc: encoded.data, isKeyframe: true, timestampMs: UInt32(index * 1000 / 24),
+                    compositionTimeMs: 0))
         }
         session = nil  // closes the connection: nginx finishes the recording
         #expect(sizes.count >= 4 && sizes.allSatisfy { $0 > 3 * 4096 }, "sizes \(sizes)")
@@ -127,9 +136,15 @@ struct RTMPPublisherNginxTests {
         let path = nginx.recordingPath(stream: "chunks")
         var recorded: [Int] = []
         _ = StateRecorder.wait(timeout: 5) {
-            let result = try? run("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "packet=size",
-                                              "-of", "csv=p=0", path], timeout: 10)
-            recorded = String(decoding: result?.stdout ?? [], as: UTF8.self).split(separator: "\n").compactMap { Int($0) }
+            let result = try? run(
+                "ffprobe",
+                [
+                    "-v", "error", "-select_streams", "v", "-show_entries", "packet=size",
+                    "-of", "csv=p=0", path,
+                ], timeout: 10)
+            recorded = String(decoding: result?.stdout ?? [], as: UTF8.self).split(separator: "\n").compactMap {
+                Int($0)
+            }
             return recorded.count == sizes.count
         }
         #expect(recorded == sizes, "nginx log: \(nginx.errorLog)")
@@ -145,10 +160,15 @@ struct RTMPPublisherNginxTests {
         publisher.start(headers: [FLVMuxer.aacSequenceHeader([0x11, 0x90])])
         #expect(StateRecorder.wait(timeout: 5) { publisher.state == .error }, "nginx log: \(nginx.errorLog)")
         publisher.stop()
-        #expect(recorder.changes == [
-            OutputStateChange(state: .connecting),
-            OutputStateChange(state: .error, message: "127.0.0.1:\(nginx.port) refused the RTMP connect to application 'nosuchapp' (no such application on the server?); check the URL"),
-        ])
+        #expect(
+            recorder.changes == [
+                OutputStateChange(state: .connecting),
+                OutputStateChange(
+                    state: .error,
+                    message:
+                        "127.0.0.1:\(nginx.port) refused the RTMP connect to application 'nosuchapp' (no such application on the server?); check the URL"
+                ),
+            ])
         #expect(publisher.stats.reconnects == 0 && publisher.stats.sentTags == 0)
         #expect(nginx.errorLog.contains("application not found"))
     }
@@ -163,13 +183,18 @@ struct RTMPPublisherNginxTests {
         defer { first.stop() }
         #expect(StateRecorder.wait(timeout: 5) { first.state == .connected })
         let recorder = StateRecorder()
-        let second = RTMPPublisher(id: "b", url: nginx.url(stream: "taken"), logger: logger, onStateChange: recorder.handler)
+        let second = RTMPPublisher(
+            id: "b", url: nginx.url(stream: "taken"), logger: logger, onStateChange: recorder.handler)
         second.start(headers: [header])
         #expect(StateRecorder.wait(timeout: 5) { second.state == .reconnecting }, "nginx log: \(nginx.errorLog)")
         second.stop()
-        #expect(recorder.changes.first { $0.state == .reconnecting } == OutputStateChange(
-            state: .reconnecting, attempt: 1,
-            message: "127.0.0.1:\(nginx.port) accepted application 'live' but refused to publish \(redactedURL(nginx.url(stream: "taken"))): NetStream.Publish.BadName (Already publishing)"))
+        #expect(
+            recorder.changes.first { $0.state == .reconnecting }
+                == OutputStateChange(
+                    state: .reconnecting, attempt: 1,
+                    message:
+                        "127.0.0.1:\(nginx.port) accepted application 'live' but refused to publish \(redactedURL(nginx.url(stream: "taken"))): NetStream.Publish.BadName (Already publishing)"
+                ))
         #expect(!recorder.states.contains(.error))
         #expect(first.state == .connected)
     }

@@ -12,13 +12,17 @@ struct RTMPPublisherStateMachineTests {
 
     private func audio(_ ms: UInt32) -> FLVTag { FLVMuxer.audioTag(aac: [0x21, 0x10, 0x04], timestampMs: ms) }
     private func video(_ ms: UInt32, key: Bool) -> FLVTag {
-        FLVMuxer.videoTag(avcc: [0x00, 0x00, 0x00, 0x01, key ? 0x65 : 0x41], isKeyframe: key, timestampMs: ms, compositionTimeMs: 0)
+        FLVMuxer.videoTag(
+            avcc: [0x00, 0x00, 0x00, 0x01, key ? 0x65 : 0x41], isKeyframe: key, timestampMs: ms, compositionTimeMs: 0)
     }
 
-    private func publisher(_ environment: ScriptedEnvironment, options: OutputOptions = OutputOptions(),
-                           recorder: StateRecorder, keyframes: KeyframeRequestCounter = KeyframeRequestCounter()) -> RTMPPublisher {
-        RTMPPublisher(id: "s", url: "rtmp://127.0.0.1/live/s", options: options, logger: logger, environment: environment,
-                      random: { 0.5 }, onKeyframeNeeded: keyframes.handler, onStateChange: recorder.handler)
+    private func publisher(
+        _ environment: ScriptedEnvironment, options: OutputOptions = OutputOptions(),
+        recorder: StateRecorder, keyframes: KeyframeRequestCounter = KeyframeRequestCounter()
+    ) -> RTMPPublisher {
+        RTMPPublisher(
+            id: "s", url: "rtmp://127.0.0.1/live/s", options: options, logger: logger, environment: environment,
+            random: { 0.5 }, onKeyframeNeeded: keyframes.handler, onStateChange: recorder.handler)
     }
 
     private func change(_ state: OutputState, _ attempt: Int, _ message: String? = nil) -> OutputStateChange {
@@ -34,7 +38,10 @@ struct RTMPPublisherStateMachineTests {
         #expect(StateRecorder.wait(timeout: 5) { recorder.changes.count == 6 })
         output.stop()
         let retrying = (1...5).map { change(.reconnecting, $0, Self.refusedTCP) }
-        #expect(recorder.changes == [change(.connecting, 0)] + retrying + [change(.disconnecting, 5), change(.disconnected, 5)])
+        #expect(
+            recorder.changes == [change(.connecting, 0)] + retrying + [
+                change(.disconnecting, 5), change(.disconnected, 5),
+            ])
         // Midpoints (random 0.5) of 0–2, 2–4, 4–6, 6–10, 6–10 s; the fifth is the wait stop cut short.
         #expect(environment.waits == [1, 3, 5, 8, 8])
         #expect(output.stats.reconnects == 5)
@@ -48,10 +55,12 @@ struct RTMPPublisherStateMachineTests {
         output.start(headers: [Self.header])
         #expect(StateRecorder.wait(timeout: 5) { output.state == .error })
         output.stop()
-        #expect(recorder.changes == [
-            change(.connecting, 0), change(.reconnecting, 1, Self.refusedTCP), change(.reconnecting, 2, Self.refusedTCP),
-            change(.error, 2, "gave up after 2 retries (maxRetries 2): \(Self.refusedTCP)"),
-        ])
+        #expect(
+            recorder.changes == [
+                change(.connecting, 0), change(.reconnecting, 1, Self.refusedTCP),
+                change(.reconnecting, 2, Self.refusedTCP),
+                change(.error, 2, "gave up after 2 retries (maxRetries 2): \(Self.refusedTCP)"),
+            ])
         #expect(environment.waits == [1, 3])
         #expect(environment.connects == 3)
     }
@@ -64,13 +73,17 @@ struct RTMPPublisherStateMachineTests {
         output.start(headers: [Self.header])
         #expect(StateRecorder.wait(timeout: 5) { output.state == .error })
         output.stop()
-        #expect(recorder.changes == [change(.connecting, 0), change(.error, 0, "not retrying (maxRetries is 0): \(Self.refusedTCP)")])
+        #expect(
+            recorder.changes == [
+                change(.connecting, 0), change(.error, 0, "not retrying (maxRetries is 0): \(Self.refusedTCP)"),
+            ])
         #expect(environment.waits.isEmpty)
     }
 
     @Test("an application the server refuses twice in a row is a final error, without backoff")
     func refusedApplicationIsFinal() {
-        let refusal = "127.0.0.1:1935 refused the RTMP connect to application 'nope' (no such application on the server?); check the URL"
+        let refusal =
+            "127.0.0.1:1935 refused the RTMP connect to application 'nope' (no such application on the server?); check the URL"
         let environment = ScriptedEnvironment([.refuse(refusal), .refuse(refusal)])
         let recorder = StateRecorder()
         let output = publisher(environment, recorder: recorder)
@@ -91,7 +104,10 @@ struct RTMPPublisherStateMachineTests {
         output.start(headers: [Self.header])
         #expect(StateRecorder.wait(timeout: 5) { output.state == .connected })
         output.stop()
-        #expect(recorder.changes == [change(.connecting, 0), change(.connected, 0), change(.disconnecting, 0), change(.disconnected, 0)])
+        #expect(
+            recorder.changes == [
+                change(.connecting, 0), change(.connected, 0), change(.disconnecting, 0), change(.disconnected, 0),
+            ])
         #expect(environment.waits.isEmpty)
     }
 
@@ -101,7 +117,7 @@ struct RTMPPublisherStateMachineTests {
             .fail(Self.refusedTCP),
             .accept(writes: 2, secondsPerWrite: 0.1),  // header + 1 tag, 0.1 s: not stable
             .fail(Self.refusedTCP),
-            .accept(writes: 3, secondsPerWrite: 3),    // header + 2 tags, 6 s after connecting: stable
+            .accept(writes: 3, secondsPerWrite: 3),  // header + 2 tags, 6 s after connecting: stable
         ])
         let recorder = StateRecorder()
         let keyframes = KeyframeRequestCounter()
@@ -111,11 +127,12 @@ struct RTMPPublisherStateMachineTests {
         #expect(StateRecorder.wait(timeout: 5) { recorder.changes.count == 7 })
         output.stop()
         let reset = "connection reset by peer"
-        #expect(recorder.changes == [
-            change(.connecting, 0), change(.reconnecting, 1, Self.refusedTCP), change(.connected, 1),
-            change(.reconnecting, 2, reset), change(.reconnecting, 3, Self.refusedTCP), change(.connected, 3),
-            change(.reconnecting, 1, reset), change(.disconnecting, 1), change(.disconnected, 1),
-        ])
+        #expect(
+            recorder.changes == [
+                change(.connecting, 0), change(.reconnecting, 1, Self.refusedTCP), change(.connected, 1),
+                change(.reconnecting, 2, reset), change(.reconnecting, 3, Self.refusedTCP), change(.connected, 3),
+                change(.reconnecting, 1, reset), change(.disconnecting, 1), change(.disconnected, 1),
+            ])
         #expect(environment.waits == [1, 3, 5, 1])
         // The tag being written when a connection broke is lost with it (A21 and A84).
         #expect(environment.written.map { $0.map(\.timestampMs) } == [[0, 0], [0, 42, 63]])
@@ -126,12 +143,16 @@ struct RTMPPublisherStateMachineTests {
 
     @Test("after a reconnect, dependent video is skipped until the next keyframe and a keyframe is requested")
     func reconnectWaitsForKeyframe() {
-        let environment = ScriptedEnvironment([.accept(writes: 2, secondsPerWrite: 0), .accept(writes: nil, secondsPerWrite: 0)])
+        let environment = ScriptedEnvironment([
+            .accept(writes: 2, secondsPerWrite: 0), .accept(writes: nil, secondsPerWrite: 0),
+        ])
         let recorder = StateRecorder()
         let keyframes = KeyframeRequestCounter()
         let output = publisher(environment, recorder: recorder, keyframes: keyframes)
-        for tag in [video(0, key: true), video(40, key: false), video(80, key: false), video(120, key: false),
-                    video(160, key: true), video(200, key: false)] { output.send(tag) }
+        for tag in [
+            video(0, key: true), video(40, key: false), video(80, key: false), video(120, key: false),
+            video(160, key: true), video(200, key: false),
+        ] { output.send(tag) }
         output.start(headers: [Self.header])
         #expect(StateRecorder.wait(timeout: 5) { environment.written.count == 2 && environment.written[1].count == 3 })
         output.stop()

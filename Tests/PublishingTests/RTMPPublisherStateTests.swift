@@ -11,7 +11,8 @@ struct RTMPPublisherStateTests {
     @Test("a URL that is not rtmp:// is an immediate error, reported again on start")
     func notRTMP() {
         let recorder = StateRecorder()
-        let publisher = RTMPPublisher(id: "x", url: "http://127.0.0.1/live/x", logger: logger, onStateChange: recorder.handler)
+        let publisher = RTMPPublisher(
+            id: "x", url: "http://127.0.0.1/live/x", logger: logger, onStateChange: recorder.handler)
         #expect(publisher.state == .error)
         #expect(publisher.lastMessage == "cannot publish to http://127.0.0.1/live/x: not an rtmp:// or rtmps:// URL")
         publisher.start(headers: [])
@@ -26,13 +27,17 @@ struct RTMPPublisherStateTests {
     func unreachable() throws {
         let port = try FreePort.tcp()  // nothing listens there
         let recorder = StateRecorder()
-        let publisher = RTMPPublisher(id: "y", url: "rtmp://127.0.0.1:\(port)/live/y", logger: logger,
-                                      onStateChange: recorder.handler)
+        let publisher = RTMPPublisher(
+            id: "y", url: "rtmp://127.0.0.1:\(port)/live/y", logger: logger,
+            onStateChange: recorder.handler)
         publisher.start(headers: [FLVMuxer.aacSequenceHeader([0x11, 0x90])])
         #expect(StateRecorder.wait(timeout: 3) { publisher.state == .reconnecting })
         #expect(publisher.stats.reconnects >= 1)
-        #expect(recorder.changes.dropFirst().first == OutputStateChange(
-            state: .reconnecting, attempt: 1, message: "cannot connect to 127.0.0.1:\(port): Connection refused"))
+        #expect(
+            recorder.changes.dropFirst().first
+                == OutputStateChange(
+                    state: .reconnecting, attempt: 1, message: "cannot connect to 127.0.0.1:\(port): Connection refused"
+                ))
         let began = Date()
         publisher.stop()
         #expect(Date().timeIntervalSince(began) < 1)
@@ -44,26 +49,39 @@ struct RTMPPublisherStateTests {
 
     @Test("refusals are read from onStatus and _error commands at level error, and nothing else")
     func refusalsFromCommands() {
-        let badName = encodeAMF0([.string("onStatus"), .number(0), .null, .object([
-            AMF0Property("level", .string("error")), AMF0Property("code", .string("NetStream.Publish.BadName")),
-            AMF0Property("description", .string("Already publishing")),
-        ])])
+        let badName = encodeAMF0([
+            .string("onStatus"), .number(0), .null,
+            .object([
+                AMF0Property("level", .string("error")), AMF0Property("code", .string("NetStream.Publish.BadName")),
+                AMF0Property("description", .string("Already publishing")),
+            ]),
+        ])
         #expect(RTMPSession.refusal(inCommand: badName) == "NetStream.Publish.BadName (Already publishing)")
-        let rejected = encodeAMF0([.string("_error"), .number(1), .null, .object([
-            AMF0Property("level", .string("error")), AMF0Property("code", .string("NetConnection.Connect.Rejected")),
-        ])])
+        let rejected = encodeAMF0([
+            .string("_error"), .number(1), .null,
+            .object([
+                AMF0Property("level", .string("error")),
+                AMF0Property("code", .string("NetConnection.Connect.Rejected")),
+            ]),
+        ])
         #expect(RTMPSession.refusal(inCommand: rejected) == "NetConnection.Connect.Rejected")
-        let started = encodeAMF0([.string("onStatus"), .number(0), .null, .object([
-            AMF0Property("level", .string("status")), AMF0Property("code", .string("NetStream.Publish.Start")),
-        ])])
+        let started = encodeAMF0([
+            .string("onStatus"), .number(0), .null,
+            .object([
+                AMF0Property("level", .string("status")), AMF0Property("code", .string("NetStream.Publish.Start")),
+            ]),
+        ])
         #expect(RTMPSession.refusal(inCommand: started) == nil)
         #expect(RTMPSession.refusal(inCommand: Array(badName.prefix(20))) == nil)
         #expect(RTMPSession.refusal(inCommand: []) == nil)
         // Server text is cut to 200 printable characters before it reaches logs and events.
-        let noisy = encodeAMF0([.string("onStatus"), .number(0), .null, .object([
-            AMF0Property("level", .string("error")), AMF0Property("code", .string("X.Y\r\n")),
-            AMF0Property("description", .string("a\u{1B}b" + String(repeating: "z", count: 300))),
-        ])])
+        let noisy = encodeAMF0([
+            .string("onStatus"), .number(0), .null,
+            .object([
+                AMF0Property("level", .string("error")), AMF0Property("code", .string("X.Y\r\n")),
+                AMF0Property("description", .string("a\u{1B}b" + String(repeating: "z", count: 300))),
+            ]),
+        ])
         #expect(RTMPSession.refusal(inCommand: noisy) == "X.Y (ab" + String(repeating: "z", count: 198) + ")")
     }
 }

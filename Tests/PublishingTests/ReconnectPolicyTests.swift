@@ -19,7 +19,8 @@ struct ReconnectPolicyTests {
     @Test("default windows grow 0–2, 2–4, 4–6 s, then stay at 6–10 s")
     func defaultWindows() {
         let policy = ReconnectPolicy(options: OutputOptions())
-        #expect((1...5).map(policy.window(forRetry:)) == [0...2000, 2000...4000, 4000...6000, 6000...10_000, 6000...10_000])
+        #expect(
+            (1...5).map(policy.window(forRetry:)) == [0...2000, 2000...4000, 4000...6000, 6000...10_000, 6000...10_000])
         #expect(policy.window(forRetry: 1_000_000) == 6000...10_000)
         #expect(policy.window(forRetry: .max) == 6000...10_000)
     }
@@ -66,10 +67,18 @@ struct ReconnectPolicyTests {
             (OutputOptions(queueLimitMs: 99), "queueMs must be within 100...10000, got 99"),
             (OutputOptions(queueLimitMs: 10_001), "queueMs must be within 100...10000, got 10001"),
             (OutputOptions(maxRetries: -1), "maxRetries must be within 0...100000, got -1"),
-            (OutputOptions(backoff: BackoffOptions(initialMaxMs: 50)), "backoff.initialMaxMs must be within 100...60000, got 50"),
-            (OutputOptions(backoff: BackoffOptions(maxMs: 700_000)), "backoff.maxMs must be within 100...600000, got 700000"),
-            (OutputOptions(backoff: BackoffOptions(initialMaxMs: 3000, maxMs: 2000)),
-             "backoff.maxMs must be at least backoff.initialMaxMs (3000), got 2000"),
+            (
+                OutputOptions(backoff: BackoffOptions(initialMaxMs: 50)),
+                "backoff.initialMaxMs must be within 100...60000, got 50"
+            ),
+            (
+                OutputOptions(backoff: BackoffOptions(maxMs: 700_000)),
+                "backoff.maxMs must be within 100...600000, got 700000"
+            ),
+            (
+                OutputOptions(backoff: BackoffOptions(initialMaxMs: 3000, maxMs: 2000)),
+                "backoff.maxMs must be at least backoff.initialMaxMs (3000), got 2000"
+            ),
         ]
         for (options, message) in cases {
             #expect(throws: OutputOptionsError.self) { try options.validate() }

@@ -39,7 +39,10 @@ final class ScriptedEnvironment: PublisherEnvironment, @unchecked Sendable {  //
         case .fail(let message)?: throw OutputIOError(description: message)
         case .refuse(let message)?: throw OutputIOError(description: message, isFinal: true)
         case .accept(let writes, let seconds)?:
-            let index = lock.withLock { connections.append([]); return connections.count - 1 }
+            let index = lock.withLock {
+                connections.append([])
+                return connections.count - 1
+            }
             return ScriptedConnection(environment: self, index: index, writesLeft: writes, secondsPerWrite: seconds)
         case nil: throw OutputIOError(description: "script exhausted")
         }

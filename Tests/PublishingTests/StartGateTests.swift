@@ -4,7 +4,8 @@ import Testing
 @Suite("Where a (re)started stream begins")
 struct StartGateTests {
     private func video(_ ms: UInt32, key: Bool) -> FLVTag {
-        FLVMuxer.videoTag(avcc: [0x00, 0x00, 0x00, 0x01, key ? 0x65 : 0x41], isKeyframe: key, timestampMs: ms, compositionTimeMs: 0)
+        FLVMuxer.videoTag(
+            avcc: [0x00, 0x00, 0x00, 0x01, key ? 0x65 : 0x41], isKeyframe: key, timestampMs: ms, compositionTimeMs: 0)
     }
     private func audio(_ ms: UInt32) -> FLVTag { FLVMuxer.audioTag(aac: [0x21, 0x10, 0x04], timestampMs: ms) }
 
@@ -27,8 +28,12 @@ struct StartGateTests {
     @Test("after an outage, stale audio and dependent video go; the stream starts at the keyframe with its audio")
     func alignsOnTheKeyframe() {
         var gate = StartGate(hasVideo: true, queueLimitMs: 2000)
-        let result = run(&gate, [audio(1000), video(1000, key: false), audio(1021), audio(1042), video(1042, key: false),
-                                 audio(1064), audio(1085), video(1083, key: true), audio(1106), video(1125, key: false)])
+        let result = run(
+            &gate,
+            [
+                audio(1000), video(1000, key: false), audio(1021), audio(1042), video(1042, key: false),
+                audio(1064), audio(1085), video(1083, key: true), audio(1106), video(1125, key: false),
+            ])
         // Held: A1000 A1021 A1042 A1064 A1085; the keyframe at 1083 keeps those at 1043 ms or later.
         #expect(result.written == ["A1064", "A1085", "K1083", "A1106", "P1125"])
         #expect(result.video == 2 && result.audio == 3)
@@ -40,7 +45,9 @@ struct StartGateTests {
         #expect(run(&gate, [audio(0), audio(21), audio(42)]).written == ["A0", "A21", "A42"])
     }
 
-    @Test("without a keyframe within the queue limit plus a second of held audio, sound is released and video still waits")
+    @Test(
+        "without a keyframe within the queue limit plus a second of held audio, sound is released and video still waits"
+    )
     func stopsHoldingAfterALimit() {
         // A 2 s queue full of audio arrives at once after an outage: held, since the keyframe is on its way.
         var gate = StartGate(hasVideo: true, queueLimitMs: 2000)
@@ -58,8 +65,12 @@ struct StartGateTests {
     func soundArrivingAfterTheKeyframe() {
         var gate = StartGate(hasVideo: true, queueLimitMs: 2000)
         // Pictures run ≈100 ms ahead of the sound of the same instant.
-        let result = run(&gate, [audio(900), video(1000, key: false), audio(921), video(1033, key: true),
-                                 audio(943), audio(964), audio(985), audio(1006), audio(1028), video(1066, key: false), audio(1049)])
+        let result = run(
+            &gate,
+            [
+                audio(900), video(1000, key: false), audio(921), video(1033, key: true),
+                audio(943), audio(964), audio(985), audio(1006), audio(1028), video(1066, key: false), audio(1049),
+            ])
         // The keyframe at 1033 keeps sound from 993 ms on, whether it came before or after it.
         #expect(result.written == ["K1033", "A1006", "A1028", "P1066", "A1049"])
         #expect(result.video == 1 && result.audio == 5)

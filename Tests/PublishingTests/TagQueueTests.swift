@@ -3,7 +3,8 @@ import Testing
 
 /// Small real tags: the queue only looks at kind, timestamp and flags, but the bytes are valid FLV bodies.
 private func video(_ ms: UInt32, key: Bool) -> FLVTag {
-    FLVMuxer.videoTag(avcc: [0x00, 0x00, 0x00, 0x01, key ? 0x65 : 0x41], isKeyframe: key, timestampMs: ms, compositionTimeMs: 0)
+    FLVMuxer.videoTag(
+        avcc: [0x00, 0x00, 0x00, 0x01, key ? 0x65 : 0x41], isKeyframe: key, timestampMs: ms, compositionTimeMs: 0)
 }
 
 private func audio(_ ms: UInt32) -> FLVTag {
@@ -26,7 +27,8 @@ struct TagQueueTests {
     func keepsWithinLimit() {
         var queue = TagQueue(limitMs: 200)
         #expect(queue.videoLimitMs == 100)
-        for tag in [video(0, key: true), audio(0), video(40, key: false), audio(21), video(80, key: false), audio(100)] {
+        for tag in [video(0, key: true), audio(0), video(40, key: false), audio(21), video(80, key: false), audio(100)]
+        {
             queue.push(tag)
         }
         #expect(describe(queue) == ["K0", "A0", "P40", "A21", "P80", "A100"])
@@ -54,7 +56,10 @@ struct TagQueueTests {
     @Test("audio goes only past the whole limit and only when no video is left; video waits for room and a keyframe")
     func dropsAudioLastAndWaitsForKeyframe() {
         var queue = TagQueue(limitMs: 200)
-        for tag in [audio(0), video(0, key: true), audio(50), video(50, key: false), audio(100), video(100, key: false), audio(150)] {
+        for tag in [
+            audio(0), video(0, key: true), audio(50), video(50, key: false), audio(100), video(100, key: false),
+            audio(150),
+        ] {
             queue.push(tag)
         }
         // A150: span 150 > 100, so all video goes (P50–P100, then K0); 150 ≤ 200, so every audio tag stays.
@@ -65,15 +70,15 @@ struct TagQueueTests {
         #expect(describe(queue) == ["A50", "A100", "A150", "A250"])
         #expect(queue.droppedAudio == 1)
         queue.push(video(260, key: false))  // dependent, refused
-        queue.push(video(270, key: true))   // 270 − 50 > 100: too late even for a keyframe
+        queue.push(video(270, key: true))  // 270 − 50 > 100: too late even for a keyframe
         #expect(describe(queue) == ["A50", "A100", "A150", "A250"])
         #expect(queue.droppedVideo == 5 && queue.droppedAudio == 1)
         _ = queue.popFirst()
         _ = queue.popFirst()
-        queue.push(video(290, key: true))   // 290 − 150 > 100: still too late
+        queue.push(video(290, key: true))  // 290 − 150 > 100: still too late
         #expect(queue.droppedVideo == 6)
         _ = queue.popFirst()
-        queue.push(video(300, key: true))   // 300 − 250 = 50: fits
+        queue.push(video(300, key: true))  // 300 − 250 = 50: fits
         queue.push(video(310, key: false))
         #expect(describe(queue) == ["A250", "K300", "P310"])
         #expect(queue.droppedVideo == 6 && !queue.videoNeedsKeyframe)
@@ -82,8 +87,10 @@ struct TagQueueTests {
     @Test("a dependent run stops at the next keyframe and keeps the audio between")
     func runStopsAtKeyframe() {
         var queue = TagQueue(limitMs: 2000)
-        for tag in [video(0, key: true), video(40, key: false), audio(60), video(80, key: false), video(120, key: true),
-                    video(160, key: false), audio(1010)] {
+        for tag in [
+            video(0, key: true), video(40, key: false), audio(60), video(80, key: false), video(120, key: true),
+            video(160, key: false), audio(1010),
+        ] {
             queue.push(tag)
         }
         // 1010 − 0 > 1000 (half the limit): the oldest dependent run (P40, P80) goes; the span is still
@@ -186,7 +193,8 @@ struct TagQueueTests {
     @Test("the span is from the oldest to the newest tag even when pictures run ahead of the sound")
     func spanUnderLowLatencyOrder() {
         var queue = TagQueue(limitMs: 2000)
-        queue.push(FLVMuxer.videoTag(avcc: [0, 0, 0, 1, 0x65], isKeyframe: true, timestampMs: 1100, compositionTimeMs: 0))
+        queue.push(
+            FLVMuxer.videoTag(avcc: [0, 0, 0, 1, 0x65], isKeyframe: true, timestampMs: 1100, compositionTimeMs: 0))
         queue.push(FLVMuxer.audioTag(aac: [0x21], timestampMs: 1000))
         queue.push(FLVMuxer.audioTag(aac: [0x21], timestampMs: 1021))
         // Newest is the picture, oldest the first sound: neither end of the queue.

@@ -3,10 +3,12 @@ import Publishing
 
 @Suite struct VoiceLevelsSEITests {
     @Test func theJSONMatchesTheEventShape() {
-        let json = VoiceLevelsSEI.json(levels: [("alice", 67), ("bob", 0), ("bad id", 5), ("carol", 140)],
-                                       activeSpeaker: "alice", timeMs: 1200)
-        #expect(String(decoding: json, as: UTF8.self)
-            == #"{"levels":{"alice":67,"bob":0,"carol":100},"activeSpeaker":"alice","time":1200}"#)
+        let json = VoiceLevelsSEI.json(
+            levels: [("alice", 67), ("bob", 0), ("bad id", 5), ("carol", 140)],
+            activeSpeaker: "alice", timeMs: 1200)
+        #expect(
+            String(decoding: json, as: UTF8.self)
+                == #"{"levels":{"alice":67,"bob":0,"carol":100},"activeSpeaker":"alice","time":1200}"#)
         let none = VoiceLevelsSEI.json(levels: [], activeSpeaker: nil, timeMs: 0)
         #expect(String(decoding: none, as: UTF8.self) == #"{"levels":{},"activeSpeaker":null,"time":0}"#)
     }

@@ -7,12 +7,16 @@ import Testing
     @Test func splitsSenderReportSourceDescriptionAndGoodbye() throws {
         let datagram = RTCPSenderReportTests.bare + Self.sdes + hex("81cb0001 000004d2")
         let packets = try parseCompoundRTCP(datagram)
-        #expect(packets == [
-            .senderReport(SenderReport(ssrc: 1234, ntpTimestamp: 0xDA8B_D1FC_DDDD_A05A, rtpTimestamp: 0xAAF4_EDD5,
-                                       packetCount: 1, octetCount: 2)),
-            .sourceDescription(SourceDescription(chunks: [.init(source: 1234, items: [.init(type: 1, value: [0x61, 0x62])])])),
-            .bye(Goodbye(sources: [1234])),
-        ])
+        #expect(
+            packets == [
+                .senderReport(
+                    SenderReport(
+                        ssrc: 1234, ntpTimestamp: 0xDA8B_D1FC_DDDD_A05A, rtpTimestamp: 0xAAF4_EDD5,
+                        packetCount: 1, octetCount: 2)),
+                .sourceDescription(
+                    SourceDescription(chunks: [.init(source: 1234, items: [.init(type: 1, value: [0x61, 0x62])])])),
+                .bye(Goodbye(sources: [1234])),
+            ])
         #expect(serializeCompoundRTCP(packets) == datagram)
     }
 
@@ -22,14 +26,18 @@ import Testing
         let packets = try parseCompoundRTCP(datagram)
         #expect(packets.count == 3)
         #expect(packets[1] == .pli(PictureLossIndication(senderSSRC: 1, mediaSSRC: 1002)))
-        #expect(packets[2] == .nack(GenericNACK(senderSSRC: 1, mediaSSRC: 1002,
-                                                entries: [.init(packetID: 100, lostBitmask: 1)])))
+        #expect(
+            packets[2]
+                == .nack(
+                    GenericNACK(
+                        senderSSRC: 1, mediaSSRC: 1002,
+                        entries: [.init(packetID: 100, lostBitmask: 1)])))
         #expect(serializeCompoundRTCP(packets) == datagram)
     }
 
     @Test func keepsApplicationFeedbackOtherThanREMBAndUnknownTypesRaw() throws {
         let app = hex("8fce0003 00000001 00000000 41424344")  // PSFB FMT=15 with identifier "ABCD"
-        let xr = hex("80cf0001 00000001")                    // XR (207): not decoded
+        let xr = hex("80cf0001 00000001")  // XR (207): not decoded
         let packets = try parseCompoundRTCP(app + xr)
         #expect(packets == [.other(packetType: 206, bytes: app), .other(packetType: 207, bytes: xr)])
         #expect(serializeCompoundRTCP(packets) == app + xr)
@@ -70,7 +78,8 @@ import Testing
     }
 
     @Test func errorsDescribeThemselves() {
-        #expect(RTCPError.lengthOverrun(packetType: 201).description
-            == "RTCP packet type 201: length field runs past the end of the datagram")
+        #expect(
+            RTCPError.lengthOverrun(packetType: 201).description
+                == "RTCP packet type 201: length field runs past the end of the datagram")
     }
 }

@@ -3,7 +3,8 @@ import Testing
 
 @Suite struct RTCPFullIntraRequestTests {
     /// RFC 5104 §4.3.1 with two FCI entries, written out field by field.
-    static let golden = hex("""
+    static let golden = hex(
+        """
         84 ce 0006
         2a3b4c5d
         00000000
@@ -19,10 +20,14 @@ import Testing
 
     @Test func parsesAndSerialisesTheGoldenPacket() throws {
         let fir = try FullIntraRequest(bytes: Self.golden)
-        #expect(fir == FullIntraRequest(senderSSRC: 0x2A3B_4C5D, entries: [
-            .init(ssrc: 1002, sequenceNumber: 7),
-            .init(ssrc: 0xDEAD_BEEF, sequenceNumber: 255),
-        ]))
+        #expect(
+            fir
+                == FullIntraRequest(
+                    senderSSRC: 0x2A3B_4C5D,
+                    entries: [
+                        .init(ssrc: 1002, sequenceNumber: 7),
+                        .init(ssrc: 0xDEAD_BEEF, sequenceNumber: 255),
+                    ]))
         #expect(fir.mediaSSRC == 0)
         #expect(fir.serialized() == Self.golden)
     }
@@ -30,8 +35,11 @@ import Testing
     @Test func keepsANonZeroMediaSSRCAndIgnoresReservedBits() throws {
         // Some senders put the media SSRC in the common header too; reserved bits are not ours to keep.
         let fir = try FullIntraRequest(bytes: hex("84ce0004 00000001 000003ea 000003ea 01ffffff"))
-        #expect(fir == FullIntraRequest(senderSSRC: 1, mediaSSRC: 1002,
-                                        entries: [.init(ssrc: 1002, sequenceNumber: 1)]))
+        #expect(
+            fir
+                == FullIntraRequest(
+                    senderSSRC: 1, mediaSSRC: 1002,
+                    entries: [.init(ssrc: 1002, sequenceNumber: 1)]))
         #expect(fir.serialized() == hex("84ce0004 00000001 000003ea 000003ea 01000000"))
     }
 

@@ -4,7 +4,8 @@ import Testing
 
 @Suite struct RTCPGenericNACKTests {
     /// RFC 4585 §6.2.1, written out field by field.
-    static let golden = hex("""
+    static let golden = hex(
+        """
         81 cd 0004
         2a3b4c5d
         000003ea
@@ -18,10 +19,14 @@ import Testing
 
     @Test func parsesAndSerialisesTheGoldenPacket() throws {
         let nack = try GenericNACK(bytes: Self.golden)
-        #expect(nack == GenericNACK(senderSSRC: 0x2A3B_4C5D, mediaSSRC: 1002, entries: [
-            .init(packetID: 100, lostBitmask: 0x0005),
-            .init(packetID: 65534, lostBitmask: 0x8001),
-        ]))
+        #expect(
+            nack
+                == GenericNACK(
+                    senderSSRC: 0x2A3B_4C5D, mediaSSRC: 1002,
+                    entries: [
+                        .init(packetID: 100, lostBitmask: 0x0005),
+                        .init(packetID: 65534, lostBitmask: 0x8001),
+                    ]))
         #expect(nack.lostSequenceNumbers == [100, 101, 103, 65534, 65535, 14])
         #expect(nack.serialized() == Self.golden)
     }
@@ -29,11 +34,12 @@ import Testing
     @Test func packsLostSequenceNumbersAcrossTheWrapIntoPIDAndBLP() {
         // Unsorted, with a duplicate; the widest gap is 40 → 65533, so the run starts at 65533.
         let nack = GenericNACK(senderSSRC: 1, mediaSSRC: 2, lostSequenceNumbers: [3, 40, 0, 65535, 18, 65533, 17, 0])
-        #expect(nack.entries == [
-            .init(packetID: 65533, lostBitmask: 0b10_0110),  // 65535 (+2), 0 (+3), 3 (+6)
-            .init(packetID: 17, lostBitmask: 0b1),            // 18 (+1)
-            .init(packetID: 40, lostBitmask: 0),
-        ])
+        #expect(
+            nack.entries == [
+                .init(packetID: 65533, lostBitmask: 0b10_0110),  // 65535 (+2), 0 (+3), 3 (+6)
+                .init(packetID: 17, lostBitmask: 0b1),  // 18 (+1)
+                .init(packetID: 40, lostBitmask: 0),
+            ])
         #expect(nack.lostSequenceNumbers == [65533, 65535, 0, 3, 17, 18, 40])
         #expect(nack.serialized() == hex("81cd0005 00000001 00000002 fffd0026 00110001 00280000"))
     }

@@ -32,7 +32,9 @@ import Testing
     }
 
     @Test func rejectsReasonPastTheEnd() {
-        #expect(throws: RTCPError.truncatedBody(packetType: 203)) { try Goodbye(bytes: hex("81cb0002 12345678 05627965")) }
+        #expect(throws: RTCPError.truncatedBody(packetType: 203)) {
+            try Goodbye(bytes: hex("81cb0002 12345678 05627965"))
+        }
         #expect(throws: RTCPError.truncatedBody(packetType: 203)) { try Goodbye(bytes: hex("82cb0001 12345678")) }
     }
 }

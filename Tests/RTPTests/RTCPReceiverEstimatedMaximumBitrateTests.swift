@@ -5,7 +5,8 @@ import Testing
     typealias REMB = ReceiverEstimatedMaximumBitrate
 
     /// draft-alvestrand-rmcat-remb-03 §2.2, written out field by field.
-    static let golden = hex("""
+    static let golden = hex(
+        """
         8f ce 0006
         2a3b4c5d
         00000000

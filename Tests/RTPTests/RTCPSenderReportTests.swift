@@ -3,18 +3,23 @@ import Testing
 
 @Suite struct RTCPSenderReportTests {
     static let bare = hex("80c80006 000004d2 da8bd1fc dddda05a aaf4edd5 00000001 00000002")
-    static let withBlock = hex("""
+    static let withBlock = hex(
+        """
         81c8000c 000004d2 da8bd1fc dddda05a aaf4edd5 00000001 00000002
         bc5e9a40 10fffffe 000046e1 00000111 09f36432 00024a79
         """)
-    static let block = ReceptionReport(ssrc: 0xBC5E_9A40, fractionLost: 0x10, totalLost: -2,
-                                       extendedHighestSequence: 0x46E1, jitter: 273,
-                                       lastSenderReport: 0x09F3_6432, delaySinceLastSenderReport: 0x0002_4A79)
+    static let block = ReceptionReport(
+        ssrc: 0xBC5E_9A40, fractionLost: 0x10, totalLost: -2,
+        extendedHighestSequence: 0x46E1, jitter: 273,
+        lastSenderReport: 0x09F3_6432, delaySinceLastSenderReport: 0x0002_4A79)
 
     @Test func parsesSenderInfo() throws {
         let sr = try SenderReport(bytes: Self.bare)
-        #expect(sr == SenderReport(ssrc: 1234, ntpTimestamp: 0xDA8B_D1FC_DDDD_A05A, rtpTimestamp: 0xAAF4_EDD5,
-                                   packetCount: 1, octetCount: 2))
+        #expect(
+            sr
+                == SenderReport(
+                    ssrc: 1234, ntpTimestamp: 0xDA8B_D1FC_DDDD_A05A, rtpTimestamp: 0xAAF4_EDD5,
+                    packetCount: 1, octetCount: 2))
     }
 
     @Test func parsesReportBlockWithNegativeCumulativeLoss() throws {
@@ -30,8 +35,9 @@ import Testing
     }
 
     @Test func keepsProfileExtensions() throws {
-        let sr = SenderReport(ssrc: 1, ntpTimestamp: 2, rtpTimestamp: 3, packetCount: 4, octetCount: 5,
-                              profileExtensions: [0xAB, 0xCD, 0xEF, 0x01])
+        let sr = SenderReport(
+            ssrc: 1, ntpTimestamp: 2, rtpTimestamp: 3, packetCount: 4, octetCount: 5,
+            profileExtensions: [0xAB, 0xCD, 0xEF, 0x01])
         let bytes = sr.serialized()
         #expect(bytes.count == 32)
         #expect(Array(bytes.prefix(4)) == [0x80, 0xC8, 0x00, 0x07])
@@ -41,8 +47,9 @@ import Testing
     @Test func clampsTotalLostToTwentyFourBits() throws {
         var block = Self.block
         block.totalLost = 50_000_000
-        let sr = SenderReport(ssrc: 1, ntpTimestamp: 0, rtpTimestamp: 0, packetCount: 0, octetCount: 0,
-                              reports: [block])
+        let sr = SenderReport(
+            ssrc: 1, ntpTimestamp: 0, rtpTimestamp: 0, packetCount: 0, octetCount: 0,
+            reports: [block])
         #expect(try SenderReport(bytes: sr.serialized()).reports.first?.totalLost == 0x7F_FFFF)
     }
 

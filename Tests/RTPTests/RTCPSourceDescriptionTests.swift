@@ -3,7 +3,8 @@ import Testing
 
 @Suite struct RTCPSourceDescriptionTests {
     /// RFC 3550 §6.5 with two chunks, written out field by field.
-    static let golden = hex("""
+    static let golden = hex(
+        """
         82 ca 0008
         2a3b4c5d
         01 06 636f686f7374
@@ -21,8 +22,12 @@ import Testing
 
     static let parsed = SourceDescription(chunks: [
         .init(source: 0x2A3B_4C5D, items: [.cname("cohost")]),
-        .init(source: 1002, items: [.init(type: 1, value: [0x61, 0x62]), .init(type: 2, value: []),
-                                    .init(type: 6, value: [0x78])]),
+        .init(
+            source: 1002,
+            items: [
+                .init(type: 1, value: [0x61, 0x62]), .init(type: 2, value: []),
+                .init(type: 6, value: [0x78]),
+            ]),
     ])
 
     @Test func parsesAndSerialisesTwoChunksWithPaddingAndAnEmptyItem() throws {
@@ -78,16 +83,22 @@ import Testing
     }
 
     @Test func serialisingSkipsEndMarkerItemsAndCutsLongValues() throws {
-        let sdes = SourceDescription(chunks: [.init(source: 7, items: [
-            .init(type: 0, value: [0x41]), .init(type: 7, value: Array(repeating: 0x6E, count: 300)),
-        ])])
+        let sdes = SourceDescription(chunks: [
+            .init(
+                source: 7,
+                items: [
+                    .init(type: 0, value: [0x41]), .init(type: 7, value: Array(repeating: 0x6E, count: 300)),
+                ])
+        ])
         let bytes = sdes.serialized()
         // 4 header + 4 SSRC + 2 + 255 value + 1 end marker = 266, padded to 268.
         #expect(bytes.count == 268)
         #expect(Array(bytes.prefix(10)) == hex("81ca0042 00000007 07ff"))
-        #expect(try SourceDescription(bytes: bytes) == SourceDescription(chunks: [
-            .init(source: 7, items: [.init(type: 7, value: Array(repeating: 0x6E, count: 255))]),
-        ]))
+        #expect(
+            try SourceDescription(bytes: bytes)
+                == SourceDescription(chunks: [
+                    .init(source: 7, items: [.init(type: 7, value: Array(repeating: 0x6E, count: 255))])
+                ]))
     }
 
     @Test func cnameIsCutAtAScalarBoundary() {
@@ -102,8 +113,10 @@ import Testing
     @Test func serialisingKeepsTheLengthFieldTrueForOversizedDescriptions() throws {
         // 1100 items of 257 bytes would need 282,704 body bytes; the length field describes at most 262,140.
         let item = SourceDescription.Item(type: 8, value: Array(repeating: 0x70, count: 255))
-        let huge = SourceDescription(chunks: [.init(source: 1, items: Array(repeating: item, count: 1100)),
-                                              .init(source: 2, items: [.cname("late")])])
+        let huge = SourceDescription(chunks: [
+            .init(source: 1, items: Array(repeating: item, count: 1100)),
+            .init(source: 2, items: [.cname("late")]),
+        ])
         let bytes = huge.serialized()
         // Chunk 1: SSRC + 1019 items (261,883 bytes) + end marker = 261,888, where a 1020th item would
         // pass the limit. Chunk 2 (12 bytes) still fits: 4 header + 261,900 body.

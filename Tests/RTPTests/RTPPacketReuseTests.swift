@@ -24,7 +24,9 @@ import Testing
     @Test func aFailedParseLeavesTheKeptPacketAsItWas() throws {
         var packet = try RTPPacket(bytes: RTPPacketTests.simple)
         let before = packet
-        #expect(throws: RTPError.csrcOverrun) { try packet.parse([0x82] + Array(RTPPacketTests.simple.dropFirst()).prefix(15)) }
+        #expect(throws: RTPError.csrcOverrun) {
+            try packet.parse([0x82] + Array(RTPPacketTests.simple.dropFirst()).prefix(15))
+        }
         #expect(throws: RTPError.tooShort) { try packet.parse([0x80, 0x60, 0x00]) }
         #expect(packet == before)
     }
@@ -45,8 +47,10 @@ import Testing
     @Test func vp8FramesAreAssembledInTwoAlternatingBuffers() {
         var d = VP8Depacketizer()
         func frame(_ seq: UInt16, _ ts: UInt32) -> EncodedFrame? {
-            d.push(RTPPacket(marker: true, payloadType: 96, sequenceNumber: seq, timestamp: ts, ssrc: 1,
-                             payload: [0x10, 0x50, 0x1A, 0x00, 0x9D, 0x01, 0x2A, UInt8(seq)]), afterLoss: false)
+            d.push(
+                RTPPacket(
+                    marker: true, payloadType: 96, sequenceNumber: seq, timestamp: ts, ssrc: 1,
+                    payload: [0x10, 0x50, 0x1A, 0x00, 0x9D, 0x01, 0x2A, UInt8(seq)]), afterLoss: false)
         }
         let first = frame(1, 3000).flatMap { Self.address($0.data) }
         let second = frame(2, 6000)

@@ -5,7 +5,8 @@ import Testing
     /// Marker set, PT 96, no CSRC/extension/padding.
     static let simple = hex("80e0698f d9c293da 1c642782 9836be889e")
     /// P, X and CC=2: two CSRCs, a one-word RFC 8285 extension, 3 payload bytes, 3 padding bytes.
-    static let full = hex("""
+    static let full = hex(
+        """
         b26fffff 00000960 000003e9
         11223344 55667788
         bede0001 10aa0000
@@ -54,9 +55,10 @@ import Testing
     }
 
     @Test func builtPacketRoundTrips() throws {
-        let p = RTPPacket(marker: true, payloadType: 111, sequenceNumber: 7, timestamp: 960, ssrc: 42,
-                          csrcs: [1, 2, 3], extensionProfile: 0x1000, extensionData: [1, 2, 3, 4, 5, 6, 7, 8],
-                          payload: Array(0..<50), paddingLength: 6)
+        let p = RTPPacket(
+            marker: true, payloadType: 111, sequenceNumber: 7, timestamp: 960, ssrc: 42,
+            csrcs: [1, 2, 3], extensionProfile: 0x1000, extensionData: [1, 2, 3, 4, 5, 6, 7, 8],
+            payload: Array(0..<50), paddingLength: 6)
         let bytes = p.serialized()
         #expect(bytes.count == 12 + 12 + 12 + 50 + 6)
         #expect(Array(bytes.prefix(2)) == [0xB3, 0xEF])
@@ -64,8 +66,9 @@ import Testing
     }
 
     @Test func serialisingZeroFillsAPartialExtensionWord() throws {
-        let p = RTPPacket(payloadType: 0, sequenceNumber: 1, timestamp: 2, ssrc: 3,
-                          extensionProfile: 0xBEDE, extensionData: [0x10, 0xAA])
+        let p = RTPPacket(
+            payloadType: 0, sequenceNumber: 1, timestamp: 2, ssrc: 3,
+            extensionProfile: 0xBEDE, extensionData: [0x10, 0xAA])
         #expect(p.serialized() == hex("90000001 00000002 00000003 bede0001 10aa0000"))
     }
 

@@ -82,7 +82,8 @@ import Testing
             case 0:  // any bytes, invalid UTF-8 included
                 bytes = (0..<Int.random(in: 0...80, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
             case 1:  // SDP-looking noise
-                bytes = [0x76, 0x3D, 0x30, 0x0A]
+                bytes =
+                    [0x76, 0x3D, 0x30, 0x0A]
                     + (0..<Int.random(in: 0...120, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! }
             default:  // a valid offer with a few bytes changed or cut
                 bytes = offers.randomElement(using: &rng)!
@@ -207,9 +208,10 @@ import Testing
                 continue
             }
             let body = Array(unit.dropFirst())
-            let cuts = Set((0..<Int.random(in: 1...4, using: &rng)).map { _ in
-                Int.random(in: 1..<body.count, using: &rng)
-            })
+            let cuts = Set(
+                (0..<Int.random(in: 1...4, using: &rng)).map { _ in
+                    Int.random(in: 1..<body.count, using: &rng)
+                })
             let bounds = [0] + cuts.sorted() + [body.count]
             for piece in 0..<bounds.count - 1 {
                 let header = (piece == 0 ? 0x80 : 0) | (piece == bounds.count - 2 ? 0x40 : 0) | unit[0] & 0x1F
@@ -250,7 +252,8 @@ import Testing
 
         for unit in 0..<20_000 {
             timestamp &+= UInt32.random(in: 0...3, using: &rng) == 0 ? 0 : 18_000  // sometimes a repeated timestamp
-            var payloads = unit % 10 == 9
+            var payloads =
+                unit % 10 == 9
                 ? (0..<Int.random(in: 1...4, using: &rng)).map { _ in  // noise
                     (0..<Int.random(in: 0...40, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
                 }
@@ -265,9 +268,10 @@ import Testing
                 }
                 let last = i == payloads.count - 1
                 let marker = Int.random(in: 0..<10, using: &rng) == 0 ? !last : last  // lost or extra markers
-                let packet = RTPPacket(marker: marker, payloadType: 102,
-                                       sequenceNumber: UInt16(truncatingIfNeeded: packets), timestamp: timestamp,
-                                       ssrc: 1, payload: payload)
+                let packet = RTPPacket(
+                    marker: marker, payloadType: 102,
+                    sequenceNumber: UInt16(truncatingIfNeeded: packets), timestamp: timestamp,
+                    ssrc: 1, payload: payload)
                 packets += 1
                 if let structure = try? H264Payload(payload: payload) {
                     payloadsParsed += 1

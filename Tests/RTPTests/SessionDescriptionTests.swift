@@ -77,8 +77,12 @@ import Testing
         #expect(audio.rtcpMux == true)
         #expect(audio.ssrcs == [3_735_928_559, 16])
         #expect(audio.direction == "sendonly")  // inherited from the session level
-        #expect(audio.cryptos == [CryptoAttribute(tag: 1, suite: "AES_CM_128_HMAC_SHA1_80",
-                                                  keyParams: "inline:WVNfX19zZW1jdGwgKCkgewkyMjA7fQp9CnVubGVz|2^20|1:32")])
+        #expect(
+            audio.cryptos == [
+                CryptoAttribute(
+                    tag: 1, suite: "AES_CM_128_HMAC_SHA1_80",
+                    keyParams: "inline:WVNfX19zZW1jdGwgKCkgewkyMjA7fQp9CnVubGVz|2^20|1:32")
+            ])
         #expect(audio.cryptos.first?.inlineKey == "WVNfX19zZW1jdGwgKCkgewkyMjA7fQp9CnVubGVz")
 
         let video = sdp.media[1]
@@ -147,72 +151,85 @@ import Testing
 @Suite struct SDPAnswerTests {
     @Test func answersTheDesignOffer() throws {
         let offer = try SessionDescription.parse(SessionDescriptionTests.designOffer)
-        let answer = makeAnswer(offer: offer, address: "203.0.113.5", port: 40000, media: [
-            AnswerMedia(kind: .audio, rawKind: "audio", accepted: true, payloadType: 111,
-                        rtpmap: RTPMap(encodingName: "opus", clockRate: 48000, channels: 2)),
-            AnswerMedia(kind: .video, rawKind: "video", accepted: true, payloadType: 96,
-                        rtpmap: RTPMap(encodingName: "VP8", clockRate: 90000)),
-        ], sessionId: 42)
-        #expect(answer == """
-            v=0\r
-            o=- 42 1 IN IP4 203.0.113.5\r
-            s=Cohost\r
-            c=IN IP4 203.0.113.5\r
-            t=0 0\r
-            m=audio 40000 RTP/AVP 111\r
-            a=rtpmap:111 opus/48000/2\r
-            a=rtcp-mux\r
-            a=recvonly\r
-            m=video 40000 RTP/AVP 96\r
-            a=rtpmap:96 VP8/90000\r
-            a=rtcp-mux\r
-            a=recvonly\r
+        let answer = makeAnswer(
+            offer: offer, address: "203.0.113.5", port: 40000,
+            media: [
+                AnswerMedia(
+                    kind: .audio, rawKind: "audio", accepted: true, payloadType: 111,
+                    rtpmap: RTPMap(encodingName: "opus", clockRate: 48000, channels: 2)),
+                AnswerMedia(
+                    kind: .video, rawKind: "video", accepted: true, payloadType: 96,
+                    rtpmap: RTPMap(encodingName: "VP8", clockRate: 90000)),
+            ], sessionId: 42)
+        #expect(
+            answer == """
+                v=0\r
+                o=- 42 1 IN IP4 203.0.113.5\r
+                s=Cohost\r
+                c=IN IP4 203.0.113.5\r
+                t=0 0\r
+                m=audio 40000 RTP/AVP 111\r
+                a=rtpmap:111 opus/48000/2\r
+                a=rtcp-mux\r
+                a=recvonly\r
+                m=video 40000 RTP/AVP 96\r
+                a=rtpmap:96 VP8/90000\r
+                a=rtcp-mux\r
+                a=recvonly\r
 
-            """)
+                """)
     }
 
     @Test func answersSRTPWithCryptoFmtpMidAndRejections() throws {
         let offer = try SessionDescription.parse(SessionDescriptionTests.srtpOffer)
-        let key = CryptoAttribute(tag: 1, suite: "AES_CM_128_HMAC_SHA1_80",
-                                  keyParams: "inline:d0RmdmcmVCspeEc3QGZiNWpVLFJhQX1cfHAwJSoj")
-        let answer = makeAnswer(offer: offer, address: "198.51.100.1", port: 5000, media: [
-            AnswerMedia(kind: .audio, rawKind: "audio", accepted: true, payloadType: 111,
-                        rtpmap: RTPMap(encodingName: "opus", clockRate: 48000, channels: 2),
-                        fmtp: "useinbandfec=1", crypto: key),
-            AnswerMedia(kind: .video, rawKind: "video", accepted: true, payloadType: 97,
-                        rtpmap: RTPMap(encodingName: "H264", clockRate: 90000),
-                        fmtp: "packetization-mode=1", crypto: nil),
-            // The application line has no entry: rejected.
-        ], sessionId: 9_007_199_254_740_993)
-        #expect(answer == """
-            v=0\r
-            o=- 9007199254740993 1 IN IP4 198.51.100.1\r
-            s=Cohost\r
-            c=IN IP4 198.51.100.1\r
-            t=0 0\r
-            m=audio 5000 RTP/SAVP 111\r
-            a=rtpmap:111 opus/48000/2\r
-            a=fmtp:111 useinbandfec=1\r
-            a=rtcp-mux\r
-            a=recvonly\r
-            a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:d0RmdmcmVCspeEc3QGZiNWpVLFJhQX1cfHAwJSoj\r
-            m=video 5000 RTP/SAVP 97\r
-            a=mid:v\r
-            a=rtpmap:97 H264/90000\r
-            a=fmtp:97 packetization-mode=1\r
-            a=rtcp-mux\r
-            a=recvonly\r
-            m=application 0 UDP/DTLS/SCTP webrtc-datachannel\r
+        let key = CryptoAttribute(
+            tag: 1, suite: "AES_CM_128_HMAC_SHA1_80",
+            keyParams: "inline:d0RmdmcmVCspeEc3QGZiNWpVLFJhQX1cfHAwJSoj")
+        let answer = makeAnswer(
+            offer: offer, address: "198.51.100.1", port: 5000,
+            media: [
+                AnswerMedia(
+                    kind: .audio, rawKind: "audio", accepted: true, payloadType: 111,
+                    rtpmap: RTPMap(encodingName: "opus", clockRate: 48000, channels: 2),
+                    fmtp: "useinbandfec=1", crypto: key),
+                AnswerMedia(
+                    kind: .video, rawKind: "video", accepted: true, payloadType: 97,
+                    rtpmap: RTPMap(encodingName: "H264", clockRate: 90000),
+                    fmtp: "packetization-mode=1", crypto: nil),
+                // The application line has no entry: rejected.
+            ], sessionId: 9_007_199_254_740_993)
+        #expect(
+            answer == """
+                v=0\r
+                o=- 9007199254740993 1 IN IP4 198.51.100.1\r
+                s=Cohost\r
+                c=IN IP4 198.51.100.1\r
+                t=0 0\r
+                m=audio 5000 RTP/SAVP 111\r
+                a=rtpmap:111 opus/48000/2\r
+                a=fmtp:111 useinbandfec=1\r
+                a=rtcp-mux\r
+                a=recvonly\r
+                a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:d0RmdmcmVCspeEc3QGZiNWpVLFJhQX1cfHAwJSoj\r
+                m=video 5000 RTP/SAVP 97\r
+                a=mid:v\r
+                a=rtpmap:97 H264/90000\r
+                a=fmtp:97 packetization-mode=1\r
+                a=rtcp-mux\r
+                a=recvonly\r
+                m=application 0 UDP/DTLS/SCTP webrtc-datachannel\r
 
-            """)
+                """)
     }
 
     @Test func rejectedLinesKeepOfferedFormatsWithPortZero() throws {
         let offer = try SessionDescription.parse(SessionDescriptionTests.designOffer)
-        let answer = makeAnswer(offer: offer, address: "10.0.0.1", port: 7000, media: [
-            .rejected(offer.media[0]),
-            AnswerMedia(kind: .video, rawKind: "video", accepted: true, payloadType: nil),
-        ], sessionId: 1)
+        let answer = makeAnswer(
+            offer: offer, address: "10.0.0.1", port: 7000,
+            media: [
+                .rejected(offer.media[0]),
+                AnswerMedia(kind: .video, rawKind: "video", accepted: true, payloadType: nil),
+            ], sessionId: 1)
         #expect(answer.hasSuffix("t=0 0\r\nm=audio 0 RTP/AVP 111\r\nm=video 0 RTP/AVP 96\r\n"))
     }
 

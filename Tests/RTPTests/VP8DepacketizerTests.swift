@@ -5,8 +5,10 @@ import Testing
     static let packets = vp8CapturedPackets.map { try! RTPPacket(bytes: hex($0)) }
 
     /// Pushes packets at `indices`; `lossBefore` marks indices that follow a gap.
-    static func run(_ indices: [Int], lossBefore: Set<Int> = [], into d: inout VP8Depacketizer,
-                    transform: (RTPPacket) -> RTPPacket = { $0 }) -> [EncodedFrame] {
+    static func run(
+        _ indices: [Int], lossBefore: Set<Int> = [], into d: inout VP8Depacketizer,
+        transform: (RTPPacket) -> RTPPacket = { $0 }
+    ) -> [EncodedFrame] {
         var frames: [EncodedFrame] = []
         for i in indices {
             if let f = d.push(transform(packets[i]), afterLoss: lossBefore.contains(i)) { frames.append(f) }
@@ -82,8 +84,9 @@ import Testing
     @Test func secondFrameFinishedByTheSamePacketComesFromTakeReadyFrame() {
         var d = VP8Depacketizer()
         let a = RTPPacket(payloadType: 96, sequenceNumber: 1, timestamp: 100, ssrc: 1, payload: [0x10, 0x00, 0x01])
-        let b = RTPPacket(marker: true, payloadType: 96, sequenceNumber: 2, timestamp: 200, ssrc: 1,
-                          payload: [0x10, 0x01, 0x02])
+        let b = RTPPacket(
+            marker: true, payloadType: 96, sequenceNumber: 2, timestamp: 200, ssrc: 1,
+            payload: [0x10, 0x01, 0x02])
         #expect(d.push(a, afterLoss: false) == nil)
         #expect(d.push(b, afterLoss: false) == EncodedFrame(data: [0x00, 0x01], rtpTimestamp: 100, isKeyframe: true))
         #expect(d.takeReadyFrame() == EncodedFrame(data: [0x01, 0x02], rtpTimestamp: 200, isKeyframe: false))

@@ -31,8 +31,11 @@ import Testing
     @Test func allOptionalFields() throws {
         // I L T K; M=1 picture id 0x7FFF; TL0PICIDX 0x12; TID=2 Y=1 KEYIDX=3.
         let d = try VP8PayloadDescriptor(payload: [0x90, 0xF0, 0xFF, 0xFF, 0x12, 0b1010_0011, 0xAA])
-        #expect(d == VP8PayloadDescriptor.expected(extended: true, start: true, pictureID: 0x7FFF, tl0PicIdx: 0x12,
-                                                   tid: 2, layerSync: true, keyIndex: 3, headerLength: 6))
+        #expect(
+            d
+                == VP8PayloadDescriptor.expected(
+                    extended: true, start: true, pictureID: 0x7FFF, tl0PicIdx: 0x12,
+                    tid: 2, layerSync: true, keyIndex: 3, headerLength: 6))
     }
 
     @Test func keyIndexWithoutTemporalLayerSharesTheByte() throws {
@@ -64,11 +67,14 @@ import Testing
 
 extension VP8PayloadDescriptor {
     /// Shorthand for whole-value comparisons in these tests.
-    static func expected(extended: Bool = false, start: Bool = false, pictureID: UInt16? = nil,
-                         tl0PicIdx: UInt8? = nil, tid: UInt8? = nil, layerSync: Bool? = nil,
-                         keyIndex: UInt8? = nil, headerLength: Int) -> VP8PayloadDescriptor {
-        VP8PayloadDescriptor(extended: extended, startOfPartition: start, pictureID: pictureID,
-                             tl0PicIdx: tl0PicIdx, tid: tid, layerSync: layerSync, keyIndex: keyIndex,
-                             headerLength: headerLength)
+    static func expected(
+        extended: Bool = false, start: Bool = false, pictureID: UInt16? = nil,
+        tl0PicIdx: UInt8? = nil, tid: UInt8? = nil, layerSync: Bool? = nil,
+        keyIndex: UInt8? = nil, headerLength: Int
+    ) -> VP8PayloadDescriptor {
+        VP8PayloadDescriptor(
+            extended: extended, startOfPartition: start, pictureID: pictureID,
+            tl0PicIdx: tl0PicIdx, tid: tid, layerSync: layerSync, keyIndex: keyIndex,
+            headerLength: headerLength)
     }
 }

@@ -15,9 +15,11 @@ import Testing
         let request = #"{"name":"catchup","audioOnly":true,"audio":{"bitrate":64,"channels":1}}"#
         let config = try JSONDecoder().decode(RoomConfigRequest.self, from: Data(request.utf8)).resolve()
         let room = try Room(config: config, serverSSRC: 1, logger: Logger(label: "t")) { _, _, _ in }
-        let opus = NegotiatedStream(kind: .audio, ssrc: Self.ssrc, payloadType: 111, clockRate: 48_000, codec: "opus", srtp: nil)
-        let p = try Participant(userId: "u", sessionID: 1, audio: opus, video: nil, decodeChannels: 1, nowMs: 0,
-                                logger: Logger(label: "t"))
+        let opus = NegotiatedStream(
+            kind: .audio, ssrc: Self.ssrc, payloadType: 111, clockRate: 48_000, codec: "opus", srtp: nil)
+        let p = try Participant(
+            userId: "u", sessionID: 1, audio: opus, video: nil, decodeChannels: 1, nowMs: 0,
+            logger: Logger(label: "t"))
         _ = try room.add(p)
         _ = try room.startOutput(url: "file://" + path)
         return (room, p)
@@ -28,11 +30,14 @@ import Testing
         var tone = [Float](repeating: 0, count: AudioFormat.blockFrames * 2)
         for i in 0..<AudioFormat.blockFrames {
             let v = Float(0.3 * sin(2 * Double.pi * 440 * Double(k * AudioFormat.blockFrames + i) / 48_000))
-            tone[2 * i] = v; tone[2 * i + 1] = v
+            tone[2 * i] = v
+            tone[2 * i + 1] = v
         }
         let payload = try encoder.encode(tone)
-        _ = p.receive(RTPPacket(payloadType: 111, sequenceNumber: UInt16(k), timestamp: UInt32(960 * k), ssrc: Self.ssrc,
-                                payload: payload), bytes: payload.count + 12, nowMs: at ?? Int64(20 * k))
+        _ = p.receive(
+            RTPPacket(
+                payloadType: 111, sequenceNumber: UInt16(k), timestamp: UInt32(960 * k), ssrc: Self.ssrc,
+                payload: payload), bytes: payload.count + 12, nowMs: at ?? Int64(20 * k))
     }
 
     /// A room with one voice and an FLV file output; the voice's first two packets are in (its prebuffer).
@@ -54,7 +59,9 @@ import Testing
     }
 
     func audioTimes(_ file: String) throws -> [Int] {
-        flvTags(try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))).filter { $0.type == 8 }.dropFirst().map { Int($0.ms) }
+        flvTags(try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))).filter { $0.type == 8 }.dropFirst().map {
+            Int($0.ms)
+        }
     }
 
     @Test func skippedTicksAreMixedByTheNextOneSoTheVoiceKeepsItsDelay() throws {

@@ -10,11 +10,14 @@ import TestSupport
 /// Rooms with nobody in them close by themselves after `emptyRoomTimeoutMs` (driven with injected time).
 @Suite(.serialized) struct IdleRoomTests {
     static let audioRoom = #"{"name":"idle","audioOnly":true,"audio":{"bitrate":64,"channels":1}}"#
-    static let offer = "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
+    static let offer =
+        "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
         + "m=audio 9 RTP/AVP 111\r\na=rtpmap:111 opus/48000/2\r\na=ssrc:7001\r\n"
 
     static func manager(emptyMs: Int64, sweepInterval: Double? = nil) -> RoomManager {
-        RoomManager(settings: RoomSettings(emptyRoomTimeoutMs: emptyMs), logger: Logger(label: "test"), sweepInterval: sweepInterval)
+        RoomManager(
+            settings: RoomSettings(emptyRoomTimeoutMs: emptyMs), logger: Logger(label: "test"),
+            sweepInterval: sweepInterval)
     }
 
     static func createRoom(_ manager: RoomManager) throws -> Room {
@@ -28,7 +31,8 @@ import TestSupport
         for await text in events {
             let json = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
             if json["type"] as? String == "voice_levels" { continue }
-            out.append([json["type"], json["userId"], json["reason"]].compactMap { $0 as? String }.joined(separator: " "))
+            out.append(
+                [json["type"], json["userId"], json["reason"]].compactMap { $0 as? String }.joined(separator: " "))
         }
         return out
     }
@@ -37,7 +41,7 @@ import TestSupport
         let manager = Self.manager(emptyMs: 60_000)
         defer { manager.shutdown() }
         let events = try Self.createRoom(manager).events.subscribe()
-        manager.sweep(nowMs: 1_000)            // first seen empty
+        manager.sweep(nowMs: 1_000)  // first seen empty
         manager.sweep(nowMs: 60_999)
         #expect(manager.room("idle") != nil)
         manager.sweep(nowMs: 61_000)
@@ -59,16 +63,17 @@ import TestSupport
         defer { manager.shutdown() }
         let events = try Self.createRoom(manager).events.subscribe()
         let t0 = MonotonicClock.nowMs()
-        manager.sweep(nowMs: t0)               // empty since t0
+        manager.sweep(nowMs: t0)  // empty since t0
         _ = try manager.join(room: "idle", userId: "alice", tokenIssuedAt: nil, offer: Self.offer)
-        manager.sweep(nowMs: t0 + 9_000)       // alice sends nothing, but is within the 10 s participant timeout
-        manager.sweep(nowMs: t0 + 61_000)      // alice times out now: the room is empty from here
+        manager.sweep(nowMs: t0 + 9_000)  // alice sends nothing, but is within the 10 s participant timeout
+        manager.sweep(nowMs: t0 + 61_000)  // alice times out now: the room is empty from here
         #expect(manager.room("idle")?.participantCount == 0)
         manager.sweep(nowMs: t0 + 120_999)
         #expect(manager.room("idle") != nil)
         manager.sweep(nowMs: t0 + 121_000)
         #expect(manager.room("idle") == nil)
-        #expect(await Self.drain(events) == ["participant_joined alice", "participant_left alice timeout", "room_closed"])
+        #expect(
+            await Self.drain(events) == ["participant_joined alice", "participant_left alice timeout", "room_closed"])
     }
 
     @Test func theSweepRemovesExactlyTheParticipantsSilentLongerThanTheTimeout() async throws {
@@ -78,24 +83,29 @@ import TestSupport
         let events = room.events.subscribe()
         let beforeJoins = MonotonicClock.nowMs()
         _ = try manager.join(room: "idle", userId: "alice", tokenIssuedAt: nil, offer: Self.offer)
-        _ = try manager.join(room: "idle", userId: "bob", tokenIssuedAt: nil,
-                             offer: Self.offer.replacingOccurrences(of: "ssrc:7001", with: "ssrc:7002"))
+        _ = try manager.join(
+            room: "idle", userId: "bob", tokenIssuedAt: nil,
+            offer: Self.offer.replacingOccurrences(of: "ssrc:7001", with: "ssrc:7002"))
         let afterJoins = MonotonicClock.nowMs()
         // Bob sends one Opus packet 30 s after joining; Alice sends nothing.
         let bob = try #require(room.participant("bob"))
-        let packet = RTPPacket(payloadType: 111, sequenceNumber: 1, timestamp: 960, ssrc: 7002, payload: [0xF8, 0xFF, 0xFE])
+        let packet = RTPPacket(
+            payloadType: 111, sequenceNumber: 1, timestamp: 960, ssrc: 7002, payload: [0xF8, 0xFF, 0xFE])
         _ = bob.receive(packet, bytes: 15, nowMs: afterJoins + 30_000)
         #expect(room.participants(idleLongerThan: 10_000, nowMs: beforeJoins + 10_000).isEmpty)
         #expect(room.participants(idleLongerThan: 10_000, nowMs: afterJoins + 30_000).map(\.userId) == ["alice"])
         manager.sweep(nowMs: afterJoins + 30_000)
         #expect(room.participants.map(\.userId) == ["bob"])
-        manager.sweep(nowMs: afterJoins + 40_000)   // silent for exactly the timeout: not longer
+        manager.sweep(nowMs: afterJoins + 40_000)  // silent for exactly the timeout: not longer
         #expect(room.participants.map(\.userId) == ["bob"])
         manager.sweep(nowMs: afterJoins + 40_001)
         #expect(room.participantCount == 0)
         #expect(manager.closeRoom("idle"))
-        #expect(await Self.drain(events) == ["participant_joined alice", "participant_joined bob", "participant_left alice timeout",
-                                             "participant_left bob timeout", "room_closed"])
+        #expect(
+            await Self.drain(events) == [
+                "participant_joined alice", "participant_joined bob", "participant_left alice timeout",
+                "participant_left bob timeout", "room_closed",
+            ])
     }
 
     @Test func aRoomCreatedAgainUnderTheSameNameStartsAFreshClock() throws {
@@ -105,7 +115,7 @@ import TestSupport
         manager.sweep(nowMs: 0)
         #expect(manager.closeRoom("idle"))
         _ = try Self.createRoom(manager)
-        manager.sweep(nowMs: 60_000)           // the old room's start does not count for the new one
+        manager.sweep(nowMs: 60_000)  // the old room's start does not count for the new one
         #expect(manager.room("idle") != nil)
         manager.sweep(nowMs: 120_000)
         #expect(manager.room("idle") == nil)
@@ -191,7 +201,8 @@ import TestSupport
         let stopped = MonotonicClock.nowMs()
         // The first AAC frame is stamped with the time of the tick it was mixed at, not 0: the timeline went on
         // while the room was parked.
-        let audio = flvTags(try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))).filter { $0.type == 8 }.dropFirst()
+        let audio = flvTags(try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))).filter { $0.type == 8 }
+            .dropFirst()
         let first = Int64(try #require(audio.first?.ms))
         #expect(first >= added - createdBy - 40 && first <= stopped - created)
         #expect(added - createdBy >= 300)

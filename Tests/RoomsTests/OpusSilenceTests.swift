@@ -13,9 +13,9 @@ import Testing
 
     @Test func twoFrameCodesDoubleTheDuration() {
         #expect(OpusSilence.frames(of: [0x49, 0x00]) == 1920)
-        #expect(OpusSilence.frames(of: [0x4B, 0x03]) == 2880)     // code 3, three 20 ms frames
-        #expect(OpusSilence.frames(of: [0x4B, 0x00]) == nil)      // code 3 with no frames is malformed
-        #expect(OpusSilence.frames(of: [0x4B, 0x3F]) == nil)      // 63 × 20 ms is beyond 120 ms
+        #expect(OpusSilence.frames(of: [0x4B, 0x03]) == 2880)  // code 3, three 20 ms frames
+        #expect(OpusSilence.frames(of: [0x4B, 0x00]) == nil)  // code 3 with no frames is malformed
+        #expect(OpusSilence.frames(of: [0x4B, 0x3F]) == nil)  // 63 × 20 ms is beyond 120 ms
         #expect(OpusSilence.frames(of: [0x4B]) == nil)
     }
 

@@ -12,17 +12,26 @@ import Playout
     static let videoSSRC: UInt32 = 5000
     static let rtxSSRC: UInt32 = 5001
 
-    func participant(fir: Bool = false, rtx: Bool = false, audio: Bool = false, decodeChannels: Int = 2) throws -> Participant {
-        var video = NegotiatedStream(kind: .video, ssrc: Self.videoSSRC, payloadType: 96, clockRate: 90_000, codec: "VP8", srtp: nil)
+    func participant(
+        fir: Bool = false, rtx: Bool = false, audio: Bool = false, decodeChannels: Int = 2
+    ) throws -> Participant {
+        var video = NegotiatedStream(
+            kind: .video, ssrc: Self.videoSSRC, payloadType: 96, clockRate: 90_000, codec: "VP8", srtp: nil)
         if fir { video.keyframeRequest = .fir }
         if rtx { video.retransmission = (Self.rtxSSRC, 97) }
-        let opus = audio ? NegotiatedStream(kind: .audio, ssrc: 0xA0D1, payloadType: 111, clockRate: 48_000, codec: "opus", srtp: nil) : nil
-        return try Participant(userId: "u", sessionID: 1, audio: opus, video: video, decodeChannels: decodeChannels,
-                               nowMs: 0, logger: Logger(label: "t"))
+        let opus =
+            audio
+            ? NegotiatedStream(
+                kind: .audio, ssrc: 0xA0D1, payloadType: 111, clockRate: 48_000, codec: "opus", srtp: nil) : nil
+        return try Participant(
+            userId: "u", sessionID: 1, audio: opus, video: video, decodeChannels: decodeChannels,
+            nowMs: 0, logger: Logger(label: "t"))
     }
 
     func vp8(_ seq: UInt16, ssrc: UInt32 = videoSSRC, pt: UInt8 = 96) -> RTPPacket {
-        RTPPacket(marker: false, payloadType: pt, sequenceNumber: seq, timestamp: 3000, ssrc: ssrc, payload: [0x90, 0x80, 0x01, 0x00])
+        RTPPacket(
+            marker: false, payloadType: pt, sequenceNumber: seq, timestamp: 3000, ssrc: ssrc,
+            payload: [0x90, 0x80, 0x01, 0x00])
     }
 
     func nacked(_ packets: [RTCPPacket]) -> [UInt16] {
@@ -57,9 +66,11 @@ import Playout
 
     @Test func aSenderThatOnlyUnderstandsFIRGetsFIRsWithIncreasingSequenceNumbers() throws {
         let p = try participant(fir: true)
-        #expect(try p.feedback(nowMs: 0, serverSSRC: 7, reportDue: false).last
+        #expect(
+            try p.feedback(nowMs: 0, serverSSRC: 7, reportDue: false).last
                 == .fir(FullIntraRequest(senderSSRC: 7, entries: [.init(ssrc: Self.videoSSRC, sequenceNumber: 1)])))
-        #expect(try p.feedback(nowMs: 600, serverSSRC: 7, reportDue: false).last
+        #expect(
+            try p.feedback(nowMs: 600, serverSSRC: 7, reportDue: false).last
                 == .fir(FullIntraRequest(senderSSRC: 7, entries: [.init(ssrc: Self.videoSSRC, sequenceNumber: 2)])))
     }
 
@@ -73,13 +84,15 @@ import Playout
             for i in 0..<AudioFormat.blockFrames {
                 let t = Double(block * AudioFormat.blockFrames + i) / 48_000
                 let v = Float(0.3 * sin(2 * Double.pi * 440 * t))
-                tone[2 * i] = v; tone[2 * i + 1] = v
+                tone[2 * i] = v
+                tone[2 * i + 1] = v
             }
             packets.append(try encoder.encode(tone))
         }
         for (i, payload) in packets.enumerated() where i != 2 {
-            let packet = RTPPacket(payloadType: 111, sequenceNumber: UInt16(100 + i), timestamp: UInt32(960 * i),
-                                   ssrc: 0xA0D1, payload: payload)
+            let packet = RTPPacket(
+                payloadType: 111, sequenceNumber: UInt16(100 + i), timestamp: UInt32(960 * i),
+                ssrc: 0xA0D1, payload: payload)
             _ = p.receive(packet, bytes: payload.count + 12, nowMs: Int64(20 * i))
         }
         _ = p.drain(nowMs: 1000)  // the jitter buffer gives up on packet 2
@@ -90,7 +103,9 @@ import Playout
             blocks += 1
             for i in 0..<AudioFormat.blockFrames {
                 // Mono decoding writes one sample to both channels; stereo decoding of L = R is equal to rounding.
-                #expect(decodeChannels == 1 ? block[2 * i] == block[2 * i + 1] : abs(block[2 * i] - block[2 * i + 1]) < 1e-5)
+                #expect(
+                    decodeChannels == 1 ? block[2 * i] == block[2 * i + 1] : abs(block[2 * i] - block[2 * i + 1]) < 1e-5
+                )
                 energy += block[2 * i] * block[2 * i]
             }
         }
@@ -103,11 +118,13 @@ import Playout
 
     @Test func timestampsLeapingAheadOnEveryPacketAreNotConcealedFasterThanTimePasses() throws {
         let p = try participant(audio: true)
-        let payload = try OpusEncoder(channels: 2, bitrate: 64_000).encode([Float](repeating: 0, count: AudioFormat.blockFrames * 2))
+        let payload = try OpusEncoder(channels: 2, bitrate: 64_000).encode(
+            [Float](repeating: 0, count: AudioFormat.blockFrames * 2))
         // Consecutive sequence numbers 1 ms apart, each claiming 100 ms more media time than it carries.
         for i in 0..<20 {
-            let packet = RTPPacket(payloadType: 111, sequenceNumber: UInt16(i), timestamp: UInt32(4800 * i),
-                                   ssrc: 0xA0D1, payload: payload)
+            let packet = RTPPacket(
+                payloadType: 111, sequenceNumber: UInt16(i), timestamp: UInt32(4800 * i),
+                ssrc: 0xA0D1, payload: payload)
             _ = p.receive(packet, bytes: payload.count + 12, nowMs: Int64(i))
         }
         var block = [Float](repeating: 0, count: AudioFormat.blockFrames * 2)
@@ -125,8 +142,10 @@ import Playout
         let silence = [Float](repeating: 0, count: AudioFormat.blockFrames * 2)
         func send(_ i: Int) throws {
             let payload = try encoder.encode(silence)
-            _ = p.receive(RTPPacket(payloadType: 111, sequenceNumber: UInt16(i), timestamp: UInt32(960 * i), ssrc: 0xA0D1,
-                                    payload: payload), bytes: payload.count + 12, nowMs: Int64(20 * i))
+            _ = p.receive(
+                RTPPacket(
+                    payloadType: 111, sequenceNumber: UInt16(i), timestamp: UInt32(960 * i), ssrc: 0xA0D1,
+                    payload: payload), bytes: payload.count + 12, nowMs: Int64(20 * i))
         }
         for i in 0..<3 { try send(i) }
         #expect(try #require(p.reports().first { $0.kind == "audio" }).framesDecoded == 0)
@@ -143,10 +162,13 @@ import Playout
     /// (a skip heard, `trimmedMs`), and running dry while playing is a gap (`underruns`).
     @Test func aVoicesBurstCutAndItsRunningDryAreReported() throws {
         let p = try participant(audio: true)
-        let payload = try OpusEncoder(channels: 2, bitrate: 64_000).encode([Float](repeating: 0, count: AudioFormat.blockFrames * 2))
+        let payload = try OpusEncoder(channels: 2, bitrate: 64_000).encode(
+            [Float](repeating: 0, count: AudioFormat.blockFrames * 2))
         for i in 0..<15 {
-            _ = p.receive(RTPPacket(payloadType: 111, sequenceNumber: UInt16(i), timestamp: UInt32(960 * i), ssrc: 0xA0D1,
-                                    payload: payload), bytes: payload.count + 12, nowMs: 0)
+            _ = p.receive(
+                RTPPacket(
+                    payloadType: 111, sequenceNumber: UInt16(i), timestamp: UInt32(960 * i), ssrc: 0xA0D1,
+                    payload: payload), bytes: payload.count + 12, nowMs: 0)
         }
         var block = [Float](repeating: 0, count: AudioFormat.blockFrames * 2)
         var reads = 0
@@ -168,13 +190,16 @@ import Playout
         for i in 0..<20 {
             let frame = VideoFrame(width: 64, height: 48, color: YUVColor(y: UInt8(16 + 9 * i), u: 128, v: 128))
             for out in try encoder.encode(frame, pts: Int64(i), forceKeyframe: false) {
-                let packet = RTPPacket(marker: true, payloadType: 96, sequenceNumber: UInt16(i), timestamp: UInt32(3000 * i),
-                                       ssrc: Self.videoSSRC, payload: [0x10] + out.data)
+                let packet = RTPPacket(
+                    marker: true, payloadType: 96, sequenceNumber: UInt16(i), timestamp: UInt32(3000 * i),
+                    ssrc: Self.videoSSRC, payload: [0x10] + out.data)
                 _ = p.receive(packet, bytes: out.data.count + 13, nowMs: Int64(33 * i))
             }
             _ = p.drain(nowMs: Int64(33 * i))
             var timing = PictureTiming()
-            if let picture = p.currentFrame(nowMs: Int64(33 * i), holdMs: 1000, timing: &timing) { held.append(picture) }
+            if let picture = p.currentFrame(nowMs: Int64(33 * i), holdMs: 1000, timing: &timing) {
+                held.append(picture)
+            }
         }
         #expect(p.video?.pictures.decoded == 20 && held.count == 20)
         let video = try #require(p.reports().first { $0.kind == "video" })
@@ -195,15 +220,17 @@ import Playout
             // A flat picture whose brightness changes every frame: a held picture written over would show.
             let frame = VideoFrame(width: 160, height: 120, color: YUVColor(y: UInt8(16 + 7 * i), u: 128, v: 128))
             for out in try encoder.encode(frame, pts: Int64(i), forceKeyframe: false) {
-                let packet = RTPPacket(marker: true, payloadType: 96, sequenceNumber: seq, timestamp: UInt32(3000 * i),
-                                       ssrc: Self.videoSSRC, payload: [0x10] + out.data)  // S=1, partition 0
+                let packet = RTPPacket(
+                    marker: true, payloadType: 96, sequenceNumber: seq, timestamp: UInt32(3000 * i),
+                    ssrc: Self.videoSSRC, payload: [0x10] + out.data)  // S=1, partition 0
                 seq &+= 1
                 _ = p.receive(packet, bytes: out.data.count + 13, nowMs: now)
             }
             _ = p.drain(nowMs: now)
             for held in drawn {
                 let pixels = held.picture.copied()
-                #expect(pixels.y == held.pixels.y && pixels.u == held.pixels.u && pixels.v == held.pixels.v, "tick \(i)")
+                #expect(
+                    pixels.y == held.pixels.y && pixels.u == held.pixels.u && pixels.v == held.pixels.v, "tick \(i)")
                 checked += 1
             }
             var timing = PictureTiming()

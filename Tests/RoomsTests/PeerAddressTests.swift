@@ -26,7 +26,8 @@ import Foundation
         #expect(doc.ipv4 == nil)
         let raw = try #require(doc.ipv6)
         #expect(PeerAddress(ipv6: raw, port: 9) == doc)
-        #expect(withUnsafeBytes(of: raw) { Array($0) } == [0x20, 0x01, 0x0D, 0xB8] + Array(repeating: 0, count: 11) + [7])
+        #expect(
+            withUnsafeBytes(of: raw) { Array($0) } == [0x20, 0x01, 0x0D, 0xB8] + Array(repeating: 0, count: 11) + [7])
         #expect(PeerAddress(ipv4: 1, port: 9).ipv6 == nil)
     }
 

@@ -14,12 +14,14 @@ import Testing
     @Test func anAbsentRoomAnchorFallsBackToTheFirstAdminNotTheFirstToJoin() throws {
         let manager = RoomManager(settings: RoomSettings(), logger: Logger(label: "test"))
         defer { manager.shutdown() }
-        let body = #"{"name":"pip1","anchor":"ghost","canvas":{"width":320,"height":180,"fps":5},"layout":{"mode":"pip"}}"#
+        let body =
+            #"{"name":"pip1","anchor":"ghost","canvas":{"width":320,"height":180,"fps":5},"layout":{"mode":"pip"}}"#
         let room = try manager.createRoom(JSONDecoder().decode(RoomConfigRequest.self, from: Data(body.utf8)))
         #expect(room.effectiveAnchor == nil)
         _ = try manager.join(room: "pip1", userId: "guest", tokenIssuedAt: nil, offer: Self.offer(ssrc: 8101))
         #expect(room.effectiveAnchor == "guest")
-        _ = try manager.join(room: "pip1", userId: "host", tokenIssuedAt: nil, isAdmin: true, offer: Self.offer(ssrc: 8102))
+        _ = try manager.join(
+            room: "pip1", userId: "host", tokenIssuedAt: nil, isAdmin: true, offer: Self.offer(ssrc: 8102))
         #expect(room.effectiveAnchor == "host")
         _ = try manager.join(room: "pip1", userId: "ghost", tokenIssuedAt: nil, offer: Self.offer(ssrc: 8103))
         #expect(room.effectiveAnchor == "ghost")

@@ -12,7 +12,8 @@ func flvTags(_ bytes: [UInt8]) -> [(type: UInt8, ms: UInt32, first: UInt8)] {
     var i = 13
     while i + 11 <= bytes.count {
         let size = Int(bytes[i + 1]) << 16 | Int(bytes[i + 2]) << 8 | Int(bytes[i + 3])
-        let ms = UInt32(bytes[i + 7]) << 24 | UInt32(bytes[i + 4]) << 16 | UInt32(bytes[i + 5]) << 8 | UInt32(bytes[i + 6])
+        let ms =
+            UInt32(bytes[i + 7]) << 24 | UInt32(bytes[i + 4]) << 16 | UInt32(bytes[i + 5]) << 8 | UInt32(bytes[i + 6])
         guard i + 11 + size + 4 <= bytes.count, size > 0 else { break }
         tags.append((bytes[i], ms, bytes[i + 11]))
         i += 11 + size + 4
@@ -22,15 +23,20 @@ func flvTags(_ bytes: [UInt8]) -> [(type: UInt8, ms: UInt32, first: UInt8)] {
 
 @Suite struct ProgramFeedTests {
     static func config(_ name: String) throws -> RoomConfig {
-        try JSONDecoder().decode(RoomConfigRequest.self, from: Data(
-            #"{"name":"\#(name)","canvas":{"width":160,"height":120,"fps":30},"video":{"bitrate":300,"keyint":10}}"#.utf8)).resolve()
+        try JSONDecoder().decode(
+            RoomConfigRequest.self,
+            from: Data(
+                #"{"name":"\#(name)","canvas":{"width":160,"height":120,"fps":30},"video":{"bitrate":300,"keyint":10}}"#
+                    .utf8)
+        ).resolve()
     }
 
     /// A file output taking each tag as it comes (no audio in some tests: a strict interleave would hold pictures
     /// up to 400 ms waiting for sound), connected before it returns.
     static func addFile(_ programme: ProgramFeed, _ path: String) throws -> RoomInfo.OutputInfo {
-        let info = try programme.addOutput(OutputSpec(url: "file://" + path, options: OutputOptions(interleave: .lowLatency)),
-                                           nowMs: 0)
+        let info = try programme.addOutput(
+            OutputSpec(url: "file://" + path, options: OutputOptions(interleave: .lowLatency)),
+            nowMs: 0)
         let deadline = Date().addingTimeInterval(5)
         while programme.outputInfos.first(where: { $0.id == info.id })?.state != "connected" && Date() < deadline {
             usleep(10_000)
@@ -42,7 +48,9 @@ func flvTags(_ bytes: [UInt8]) -> [(type: UInt8, ms: UInt32, first: UInt8)] {
     static func temporaryFLV() -> String { NSTemporaryDirectory() + "cohost-programme-\(UUID().uuidString).flv" }
 
     @Test func anOutputAddedMidStreamGetsAFreshKeyframeAndSkippedCanvasesLeaveGaps() throws {
-        let programme = try ProgramFeed(config: try Self.config("p1"), logger: Logger(label: "test.programme")) { _, _, _ in }
+        let programme = try ProgramFeed(config: try Self.config("p1"), logger: Logger(label: "test.programme")) {
+            _, _, _ in
+        }
         var canvas = VideoFrame(width: 160, height: 120)
         canvas.fill(YUVColor(r: 40, g: 160, b: 40))
         let first = Self.temporaryFLV(), path = Self.temporaryFLV()
@@ -53,7 +61,9 @@ func flvTags(_ bytes: [UInt8]) -> [(type: UInt8, ms: UInt32, first: UInt8)] {
         #expect(programme.videoFramesEncoded == 10)
 
         let info = try Self.addFile(programme, path)
-        #expect(info.id == "o2" && info.attempt == 0 && info.bitrate == 300 && info.queueLimitMs == 2000 && info.maxRetries == nil)
+        #expect(
+            info.id == "o2" && info.attempt == 0 && info.bitrate == 300 && info.queueLimitMs == 2000
+                && info.maxRetries == nil)
         // Canvases 13, 16 and 19 were skipped (as dynamic frame rate does): their times stay empty.
         for index: Int64 in [10, 11, 12, 14, 15, 17, 18, 20] { programme.encodeVideo(canvas, index: index) }
         programme.stop()
@@ -66,11 +76,14 @@ func flvTags(_ bytes: [UInt8]) -> [(type: UInt8, ms: UInt32, first: UInt8)] {
         let canvases: [UInt32] = [10, 11, 12, 14, 15, 17, 18, 20]
         let expected: [UInt32] = canvases.map { $0 * 1000 / 30 + primingMs }
         #expect(Array(video.dropFirst().map(\.ms)) == expected)
-        #expect(tags.first?.type == 18 && tags.filter { $0.type == 8 }.count == 1)  // metadata; AAC header, no audio encoded
+        // metadata; AAC header, no audio encoded
+        #expect(tags.first?.type == 18 && tags.filter { $0.type == 8 }.count == 1)
     }
 
     @Test func aCanvasIsStampedLaterByTheCanvasPhaseAndTheVideoLead() throws {
-        let programme = try ProgramFeed(config: try Self.config("p3"), logger: Logger(label: "test.programme")) { _, _, _ in }
+        let programme = try ProgramFeed(config: try Self.config("p3"), logger: Logger(label: "test.programme")) {
+            _, _, _ in
+        }
         var canvas = VideoFrame(width: 160, height: 120)
         canvas.fill(YUVColor(r: 40, g: 40, b: 160))
         let path = Self.temporaryFLV()
@@ -81,12 +94,15 @@ func flvTags(_ bytes: [UInt8]) -> [(type: UInt8, ms: UInt32, first: UInt8)] {
         programme.encodeVideo(canvas, index: 4, leadMs: 10, phaseMs: 5)
         programme.stop()
         let primingMs = UInt32(try AACEncoder(channels: 2, bitrate: 128_000).primingSamples * 1000 / 48_000)
-        let video = flvTags(try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))).filter { $0.type == 9 }.dropFirst()
+        let video = flvTags(try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))).filter { $0.type == 9 }
+            .dropFirst()
         #expect(video.map(\.ms) == [100 + primingMs + 17, 133 + primingMs + 15])
     }
 
     @Test func withNoOutputNothingIsEncodedAndALaterOutputContinuesTheTimeline() throws {
-        let programme = try ProgramFeed(config: try Self.config("p2"), logger: Logger(label: "test.programme")) { _, _, _ in }
+        let programme = try ProgramFeed(config: try Self.config("p2"), logger: Logger(label: "test.programme")) {
+            _, _, _ in
+        }
         var canvas = VideoFrame(width: 160, height: 120)
         canvas.fill(YUVColor(r: 200, g: 40, b: 40))
         let tone: [Float] = (0..<AudioFormat.blockFrames * 2).map { i in Float(sin(Double(i / 2) * 0.05) * 0.3) }

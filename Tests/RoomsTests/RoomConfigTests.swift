@@ -31,7 +31,10 @@ import Publishing
             (#"{"name":"r1","audio":{"channels":6}}"#, "audio.channels must be 1 or 2"),
             (#"{"name":"r1","canvas":{"background":"red"}}"#, "canvas.background must be #RRGGBB"),
             (#"{"name":"bad name"}"#, "room name must match [A-Za-z0-9_.-]{1,64}"),
-            (#"{"name":"r1","video":{"preset":"ultra"}}"#, "unknown video preset 'ultra'; known: high1, high2, high3, low1, low2, low3, medium1, medium2, medium3"),
+            (
+                #"{"name":"r1","video":{"preset":"ultra"}}"#,
+                "unknown video preset 'ultra'; known: high1, high2, high3, low1, low2, low3, medium1, medium2, medium3"
+            ),
         ]
         for (json, message) in cases {
             let request = try decode(json)
@@ -45,19 +48,30 @@ import Publishing
     }
 
     @Test func outputsCarryTheirOptionsWithDefaultsForWhatIsLeftOut() throws {
-        let c = try decode(#"{"name":"r1","outputs":[{"url":"rtmp://h/live/k","queueMs":3000,"maxRetries":5,"backoff":{"initialMaxMs":1000,"maxMs":20000}},{"url":"file:///tmp/x.flv","maxRetries":null}]}"#).resolve()
-        #expect(c.outputs == [
-            OutputSpec(url: "rtmp://h/live/k", options: OutputOptions(queueLimitMs: 3000, maxRetries: 5,
-                                                                      backoff: BackoffOptions(initialMaxMs: 1000, maxMs: 20_000))),
-            OutputSpec(url: "file:///tmp/x.flv", options: OutputOptions(interleave: .strict)),
-        ])
-        #expect(c.outputs[1].options == OutputOptions(queueLimitMs: 2000, maxRetries: nil, backoff: BackoffOptions(initialMaxMs: 2000, maxMs: 10_000),
-                                                      interleave: .strict))
+        let c = try decode(
+            #"{"name":"r1","outputs":[{"url":"rtmp://h/live/k","queueMs":3000,"maxRetries":5,"backoff":{"initialMaxMs":1000,"maxMs":20000}},{"url":"file:///tmp/x.flv","maxRetries":null}]}"#
+        ).resolve()
+        #expect(
+            c.outputs == [
+                OutputSpec(
+                    url: "rtmp://h/live/k",
+                    options: OutputOptions(
+                        queueLimitMs: 3000, maxRetries: 5,
+                        backoff: BackoffOptions(initialMaxMs: 1000, maxMs: 20_000))),
+                OutputSpec(url: "file:///tmp/x.flv", options: OutputOptions(interleave: .strict)),
+            ])
+        #expect(
+            c.outputs[1].options
+                == OutputOptions(
+                    queueLimitMs: 2000, maxRetries: nil, backoff: BackoffOptions(initialMaxMs: 2000, maxMs: 10_000),
+                    interleave: .strict))
     }
 
     /// RTMP gets the low-latency order unless told otherwise, a file the strict one; anything else is refused.
     @Test func interleaveDefaultsByDestinationAndCanBeChosen() throws {
-        let c = try decode(#"{"name":"r1","outputs":[{"url":"rtmp://h/live/a"},{"url":"rtmp://h/live/b","interleave":"strict"},{"url":"FILE:///tmp/x.flv"},{"url":"file:///tmp/y.flv","interleave":"lowLatency"}]}"#).resolve()
+        let c = try decode(
+            #"{"name":"r1","outputs":[{"url":"rtmp://h/live/a"},{"url":"rtmp://h/live/b","interleave":"strict"},{"url":"FILE:///tmp/x.flv"},{"url":"file:///tmp/y.flv","interleave":"lowLatency"}]}"#
+        ).resolve()
         #expect(c.outputs.map(\.options.interleave) == [.lowLatency, .strict, .strict, .lowLatency])
         let bad = try decode(#"{"name":"r1","outputs":[{"url":"rtmp://h/live/a","interleave":"fast"}]}"#)
         do {
@@ -71,11 +85,22 @@ import Publishing
 
     @Test func outputOptionsOutOfRangeAreInvalidOutputNamingTheLimit() throws {
         let cases: [(String, String, String)] = [
-            (#"{"url":"rtmp://h/live/k","queueMs":50}"#, "invalid_output", "queueMs must be within 100...10000, got 50"),
-            (#"{"url":"rtmp://h/live/k","maxRetries":-1}"#, "invalid_output", "maxRetries must be within 0...100000, got -1"),
-            (#"{"url":"rtmp://h/live/k","backoff":{"initialMaxMs":5000,"maxMs":4000}}"#, "invalid_output",
-             "backoff.maxMs must be at least backoff.initialMaxMs (5000), got 4000"),
-            (#"{"url":"rtmp://h/live/k","backoff":{"initialMaxMs":99}}"#, "invalid_output", "backoff.initialMaxMs must be within 100...60000, got 99"),
+            (
+                #"{"url":"rtmp://h/live/k","queueMs":50}"#, "invalid_output",
+                "queueMs must be within 100...10000, got 50"
+            ),
+            (
+                #"{"url":"rtmp://h/live/k","maxRetries":-1}"#, "invalid_output",
+                "maxRetries must be within 0...100000, got -1"
+            ),
+            (
+                #"{"url":"rtmp://h/live/k","backoff":{"initialMaxMs":5000,"maxMs":4000}}"#, "invalid_output",
+                "backoff.maxMs must be at least backoff.initialMaxMs (5000), got 4000"
+            ),
+            (
+                #"{"url":"rtmp://h/live/k","backoff":{"initialMaxMs":99}}"#, "invalid_output",
+                "backoff.initialMaxMs must be within 100...60000, got 99"
+            ),
         ]
         for (json, code, message) in cases {
             let request = try JSONDecoder().decode(OutputRequest.self, from: Data(json.utf8))
@@ -90,7 +115,9 @@ import Publishing
     }
 
     @Test func adaptiveVideoAndStatusIntervalResolve() throws {
-        let c = try decode(#"{"name":"r1","video":{"bitrate":1000,"adaptiveBitrate":true,"minBitrate":200,"dynamicFps":true},"statusIntervalMs":5000}"#).resolve()
+        let c = try decode(
+            #"{"name":"r1","video":{"bitrate":1000,"adaptiveBitrate":true,"minBitrate":200,"dynamicFps":true},"statusIntervalMs":5000}"#
+        ).resolve()
         #expect(c.video.adaptiveBitrate && c.video.dynamicFps)
         #expect(c.video.minBitrateKbps == 200 && c.statusIntervalMs == 5000)
         #expect(c.adaptation.bitrate?.targetKbps == 1000 && c.adaptation.bitrate?.minKbps == 200)
@@ -99,14 +126,22 @@ import Publishing
         let quarter = try decode(#"{"name":"r1","video":{"bitrate":1000}}"#).resolve()
         #expect(quarter.video.minBitrateKbps == 250 && !quarter.video.adaptiveBitrate && !quarter.adaptation.isEnabled)
         #expect(try decode(#"{"name":"r1","video":{"preset":"low1"}}"#).resolve().video.minBitrateKbps == 64)
-        let audioOnly = try decode(#"{"name":"r1","audioOnly":true,"video":{"adaptiveBitrate":true,"dynamicFps":true}}"#).resolve()
+        let audioOnly = try decode(
+            #"{"name":"r1","audioOnly":true,"video":{"adaptiveBitrate":true,"dynamicFps":true}}"#
+        ).resolve()
         #expect(!audioOnly.adaptation.isEnabled)
     }
 
     @Test func adaptiveVideoAndStatusIntervalLimitsAreNamed() throws {
         let cases: [(String, String)] = [
-            (#"{"name":"r1","video":{"bitrate":1000,"minBitrate":63}}"#, "video.minBitrate (kbps) must be within 64...1000, got 63"),
-            (#"{"name":"r1","video":{"bitrate":1000,"minBitrate":1500}}"#, "video.minBitrate (kbps) must be within 64...1000, got 1500"),
+            (
+                #"{"name":"r1","video":{"bitrate":1000,"minBitrate":63}}"#,
+                "video.minBitrate (kbps) must be within 64...1000, got 63"
+            ),
+            (
+                #"{"name":"r1","video":{"bitrate":1000,"minBitrate":1500}}"#,
+                "video.minBitrate (kbps) must be within 64...1000, got 1500"
+            ),
             (#"{"name":"r1","statusIntervalMs":999}"#, "statusIntervalMs must be within 1000...60000, got 999"),
             (#"{"name":"r1","statusIntervalMs":60001}"#, "statusIntervalMs must be within 1000...60000, got 60001"),
         ]
@@ -119,9 +154,12 @@ import Publishing
 @Suite struct RoomEventTests {
     @Test func eventsEncodeTypeRoomTimeAndTheirFields() {
         let time = Date(timeIntervalSince1970: 1_700_000_000.25)
-        #expect(RoomEvent.participantLeft(userId: "bob", reason: .kicked).json(room: "r1", time: time)
-                == #"{"reason":"kicked","room":"r1","time":"2023-11-14T22:13:20.250Z","type":"participant_left","userId":"bob"}"#)
-        #expect(RoomEvent.roomClosed.json(room: "r1", time: time)
+        #expect(
+            RoomEvent.participantLeft(userId: "bob", reason: .kicked).json(room: "r1", time: time)
+                == #"{"reason":"kicked","room":"r1","time":"2023-11-14T22:13:20.250Z","type":"participant_left","userId":"bob"}"#
+        )
+        #expect(
+            RoomEvent.roomClosed.json(room: "r1", time: time)
                 == #"{"room":"r1","time":"2023-11-14T22:13:20.250Z","type":"room_closed"}"#)
     }
 
@@ -137,11 +175,19 @@ import Publishing
 
     @Test func outputEventsCarryAttemptAndStatus() {
         let time = Date(timeIntervalSince1970: 1_700_000_000.25)
-        #expect(RoomEvent.outputState(output: "o1", url: "rtmp://h/live/se…", state: "reconnecting", attempt: 2,
-                                      error: "cannot connect to h:1935: Connection refused").json(room: "r1", time: time)
-                == #"{"attempt":2,"error":"cannot connect to h:1935: Connection refused","output":"o1","room":"r1","state":"reconnecting","time":"2023-11-14T22:13:20.250Z","type":"output_state","url":"rtmp://h/live/se…"}"#)
-        let status = OutputStatus(videoFps: 23.3, audioFps: 46.9, kbps: 1210, droppedVideoFrames: 12, droppedAudioFrames: 0, queueMs: 480)
-        #expect(RoomEvent.outputStatus(output: "o2", url: "file:///tmp/a.flv", status: status, bitrate: 1125).json(room: "r1", time: time)
-                == #"{"audioFps":46.9,"bitrate":1125,"droppedAudioFrames":0,"droppedVideoFrames":12,"kbps":1210,"output":"o2","queueMs":480,"room":"r1","time":"2023-11-14T22:13:20.250Z","type":"output_status","url":"file:///tmp/a.flv","videoFps":23.3}"#)
+        #expect(
+            RoomEvent.outputState(
+                output: "o1", url: "rtmp://h/live/se…", state: "reconnecting", attempt: 2,
+                error: "cannot connect to h:1935: Connection refused"
+            ).json(room: "r1", time: time)
+                == #"{"attempt":2,"error":"cannot connect to h:1935: Connection refused","output":"o1","room":"r1","state":"reconnecting","time":"2023-11-14T22:13:20.250Z","type":"output_state","url":"rtmp://h/live/se…"}"#
+        )
+        let status = OutputStatus(
+            videoFps: 23.3, audioFps: 46.9, kbps: 1210, droppedVideoFrames: 12, droppedAudioFrames: 0, queueMs: 480)
+        #expect(
+            RoomEvent.outputStatus(output: "o2", url: "file:///tmp/a.flv", status: status, bitrate: 1125).json(
+                room: "r1", time: time)
+                == #"{"audioFps":46.9,"bitrate":1125,"droppedAudioFrames":0,"droppedVideoFrames":12,"kbps":1210,"output":"o2","queueMs":480,"room":"r1","time":"2023-11-14T22:13:20.250Z","type":"output_status","url":"file:///tmp/a.flv","videoFps":23.3}"#
+        )
     }
 }

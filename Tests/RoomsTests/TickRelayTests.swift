@@ -54,7 +54,10 @@ struct TickRelayTests {
         // Bursts of up to 32 ticks before the queue catches up (a busy room), then it drains.
         var next: Int64 = 0
         while next < 1000 {
-            for _ in 0..<(Int(next) % 32 + 1) where next < 1000 { relay.post(next); next += 1 }
+            for _ in 0..<(Int(next) % 32 + 1) where next < 1000 {
+                relay.post(next)
+                next += 1
+            }
             waitFor(seen, count: Int(next), relay: relay)
         }
         #expect(seen.lock.withLock { seen.ticks } == Array(0..<1000))

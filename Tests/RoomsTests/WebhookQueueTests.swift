@@ -25,7 +25,10 @@ import Testing
 
     @Test func delaysDoubleFromHalfASecondUpToSixteen() {
         let policy = WebhookRetryPolicy.standard
-        #expect((1...9).map { policy.delayMs(afterFailure: $0) } == [500, 1000, 2000, 4000, 8000, 16_000, 16_000, 16_000, 16_000])
+        #expect(
+            (1...9).map { policy.delayMs(afterFailure: $0) } == [
+                500, 1000, 2000, 4000, 8000, 16_000, 16_000, 16_000, 16_000,
+            ])
         #expect(policy.delayMs(afterFailure: 1_000_000) == 16_000)
     }
 
@@ -50,12 +53,18 @@ import Testing
     @Test func aRetryKeepsTheEventIdAndCountsItsAttempts() {
         var queue = WebhookQueue()
         queue.enqueue(Self.delivery(1))
-        guard case let .send(first) = queue.next(nowMs: 1000) else { Issue.record("expected a send"); return }
+        guard case let .send(first) = queue.next(nowMs: 1000) else {
+            Issue.record("expected a send")
+            return
+        }
         #expect(first.id == "e1" && first.attempts == 1 && first.firstAttemptMs == 1000)
         #expect(queue.next(nowMs: 1001) == .idle)  // one attempt in flight at a time
         #expect(queue.finish(success: false, nowMs: 1020) == .retry(atMs: 1520))
         #expect(queue.next(nowMs: 1519) == .wait(untilMs: 1520))
-        guard case let .send(second) = queue.next(nowMs: 1520) else { Issue.record("expected a retry"); return }
+        guard case let .send(second) = queue.next(nowMs: 1520) else {
+            Issue.record("expected a retry")
+            return
+        }
         #expect(second.id == "e1" && second.body == first.body && second.attempts == 2 && second.firstAttemptMs == 1000)
         #expect(queue.finish(success: true, nowMs: 1530) == .delivered)
         #expect(queue.counts == .init(delivered: 1, failed: 0, dropped: 0))
@@ -77,7 +86,9 @@ import Testing
                 if !ok { failuresLeft -= 1 }
                 queue.finish(success: ok, nowMs: now)
             case let .wait(until): now = until
-            case .idle: Issue.record("idle with work queued"); return
+            case .idle:
+                Issue.record("idle with work queued")
+                return
             }
         }
         #expect(sent == ["e1#1", "e1#2", "e1#3", "e2#1", "e3#1"])
@@ -90,14 +101,20 @@ import Testing
         #expect(queue.count == 3)
         #expect(queue.counts == .init(delivered: 0, failed: 0, dropped: 2))
         // The one in flight still takes a place; once it is delivered there is room again.
-        guard case .send = queue.next(nowMs: 0) else { Issue.record("expected a send"); return }
+        guard case .send = queue.next(nowMs: 0) else {
+            Issue.record("expected a send")
+            return
+        }
         let sixth = queue.enqueue(Self.delivery(6))
         #expect(!sixth)
         queue.finish(success: true, nowMs: 0)
         let seventh = queue.enqueue(Self.delivery(7))
         #expect(seventh)
         var ids: [String] = []
-        while case let .send(d) = queue.next(nowMs: 0) { ids.append(d.id); queue.finish(success: true, nowMs: 0) }
+        while case let .send(d) = queue.next(nowMs: 0) {
+            ids.append(d.id)
+            queue.finish(success: true, nowMs: 0)
+        }
         #expect(ids == ["e2", "e3", "e7"])
         #expect(queue.counts == .init(delivered: 4, failed: 0, dropped: 3))
     }

@@ -14,39 +14,65 @@ import Testing
     @Test func parsesA28ByteGCMKeyWithOrWithoutPadding() throws {
         let expected = (0..<28).map { UInt8($0) }
         #expect(SDES.inlineKey(expected) == "inline:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGw==")
-        #expect(try SDES.parseInlineKey("inline:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGw==", profile: .aeadAes128Gcm) == expected)
-        #expect(try SDES.parseInlineKey("inline:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGw", profile: .aeadAes128Gcm) == expected)
+        #expect(
+            try SDES.parseInlineKey("inline:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGw==", profile: .aeadAes128Gcm)
+                == expected)
+        #expect(
+            try SDES.parseInlineKey("inline:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGw", profile: .aeadAes128Gcm)
+                == expected)
     }
 
     @Test func refusesAnMKIAndSaysSo() {
-        #expect(throws: SRTPError(status: 2, message: "MKI (\"|1:4\") is not supported; offer the key without an MKI")) {
+        #expect(throws: SRTPError(status: 2, message: "MKI (\"|1:4\") is not supported; offer the key without an MKI"))
+        {
             try SDES.parseInlineKey("inline:\(Self.base64Key)|2^20|1:4", profile: .aesCm128HmacSha1_80)
         }
     }
 
     @Test func refusesBadBase64() {
         let notBase64 = SRTPError(status: 21, message: "key is not valid base64")
-        #expect(throws: notBase64) { try SDES.parseInlineKey("inline:4fl6DT4Bi+DWT6MsBt5BOQ7Gda1Jiv7rtpYLOqv!", profile: .aesCm128HmacSha1_80) }
-        #expect(throws: notBase64) { try SDES.parseInlineKey("inline:4fl6DT4Bi+DWT6MsBt5B OQ7Gda1Jiv7rtpYLOqvm", profile: .aesCm128HmacSha1_80) }
-        #expect(throws: notBase64) { try SDES.parseInlineKey("inline:4fl6DT4Bi-DWT6MsBt5BOQ7Gda1Jiv7rtpYLOqvm", profile: .aesCm128HmacSha1_80) }
+        #expect(throws: notBase64) {
+            try SDES.parseInlineKey("inline:4fl6DT4Bi+DWT6MsBt5BOQ7Gda1Jiv7rtpYLOqv!", profile: .aesCm128HmacSha1_80)
+        }
+        #expect(throws: notBase64) {
+            try SDES.parseInlineKey("inline:4fl6DT4Bi+DWT6MsBt5B OQ7Gda1Jiv7rtpYLOqvm", profile: .aesCm128HmacSha1_80)
+        }
+        #expect(throws: notBase64) {
+            try SDES.parseInlineKey("inline:4fl6DT4Bi-DWT6MsBt5BOQ7Gda1Jiv7rtpYLOqvm", profile: .aesCm128HmacSha1_80)
+        }
         // Non-zero unused bits in the last character: a second spelling of a 28-byte key.
-        #expect(throws: notBase64) { try SDES.parseInlineKey("inline:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGx==", profile: .aeadAes128Gcm) }
+        #expect(throws: notBase64) {
+            try SDES.parseInlineKey("inline:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGx==", profile: .aeadAes128Gcm)
+        }
     }
 
     @Test func refusesAKeyOfTheWrongLength() {
-        #expect(throws: SRTPError(status: 21, message: "AES_CM_128_HMAC_SHA1_80 needs a 30-byte key and salt, the inline key has 28 bytes")) {
+        #expect(
+            throws: SRTPError(
+                status: 21, message: "AES_CM_128_HMAC_SHA1_80 needs a 30-byte key and salt, the inline key has 28 bytes"
+            )
+        ) {
             try SDES.parseInlineKey("inline:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGw==", profile: .aesCm128HmacSha1_80)
         }
-        #expect(throws: SRTPError(status: 21, message: "AEAD_AES_128_GCM needs a 28-byte key and salt, the inline key has 30 bytes")) {
+        #expect(
+            throws: SRTPError(
+                status: 21, message: "AEAD_AES_128_GCM needs a 28-byte key and salt, the inline key has 30 bytes")
+        ) {
             try SDES.parseInlineKey("inline:\(Self.base64Key)", profile: .aeadAes128Gcm)
         }
     }
 
     @Test func refusesOtherShapes() {
-        #expect(throws: SRTPError(status: 21, message: "key params must start with \"inline:\" (the only key method SRTP defines)")) {
+        #expect(
+            throws: SRTPError(
+                status: 21, message: "key params must start with \"inline:\" (the only key method SRTP defines)")
+        ) {
             try SDES.parseInlineKey(Self.base64Key, profile: .aesCm128HmacSha1_80)
         }
-        #expect(throws: SRTPError(status: 21, message: "key params must start with \"inline:\" (the only key method SRTP defines)")) {
+        #expect(
+            throws: SRTPError(
+                status: 21, message: "key params must start with \"inline:\" (the only key method SRTP defines)")
+        ) {
             try SDES.parseInlineKey("inline:", profile: .aesCm128HmacSha1_80)
         }
         #expect(throws: SRTPError(status: 2, message: "more than one SDES key in one a=crypto line is not supported")) {

@@ -12,14 +12,16 @@ import Testing
         0xe1, 0xf9, 0x7a, 0x0d, 0x3e, 0x01, 0x8b, 0xe0, 0xd6, 0x4f, 0xa3, 0x2c, 0x06, 0xde, 0x41, 0x39,
         0x0e, 0xc6, 0x75, 0xad, 0x49, 0x8a, 0xfe, 0xeb, 0xb6, 0x96, 0x0b, 0x3a, 0xab, 0xe6,
     ]
-    static let rtpPlaintext: [UInt8] = [0x80, 0x0f, 0x12, 0x34, 0xde, 0xca, 0xfb, 0xad, 0xca, 0xfe, 0xba, 0xbe]
+    static let rtpPlaintext: [UInt8] =
+        [0x80, 0x0f, 0x12, 0x34, 0xde, 0xca, 0xfb, 0xad, 0xca, 0xfe, 0xba, 0xbe]
         + [UInt8](repeating: 0xab, count: 16)
     static let srtpCiphertext: [UInt8] = [
         0x80, 0x0f, 0x12, 0x34, 0xde, 0xca, 0xfb, 0xad, 0xca, 0xfe, 0xba, 0xbe, 0x4e, 0x55, 0xdc, 0x4c,
         0xe7, 0x99, 0x78, 0xd8, 0x8c, 0xa4, 0xd2, 0x15, 0x94, 0x9d, 0x24, 0x02, 0xb7, 0x8d, 0x6a, 0xcc,
         0x99, 0xea, 0x17, 0x9b, 0x8d, 0xbb,
     ]
-    static let rtcpPlaintext: [UInt8] = [0x81, 0xc8, 0x00, 0x0b, 0xca, 0xfe, 0xba, 0xbe]
+    static let rtcpPlaintext: [UInt8] =
+        [0x81, 0xc8, 0x00, 0x0b, 0xca, 0xfe, 0xba, 0xbe]
         + [UInt8](repeating: 0xab, count: 16)
     static let srtcpCiphertext: [UInt8] = [
         0x81, 0xc8, 0x00, 0x0b, 0xca, 0xfe, 0xba, 0xbe, 0x71, 0x28, 0x03, 0x5b, 0xe4, 0x87, 0xb9, 0xbd,
@@ -28,29 +30,34 @@ import Testing
     ]
 
     @Test func protectRTPProducesLibsrtpReferenceCiphertext() throws {
-        let sender = try SRTPSession(profile: .aesCm128HmacSha1_80, masterKeyAndSalt: Self.masterKeyAndSalt, direction: .outbound)
+        let sender = try SRTPSession(
+            profile: .aesCm128HmacSha1_80, masterKeyAndSalt: Self.masterKeyAndSalt, direction: .outbound)
         #expect(try sender.protectRTP(Self.rtpPlaintext) == Self.srtpCiphertext)
     }
 
     @Test func unprotectRTPRecoversLibsrtpReferencePlaintext() throws {
-        let receiver = try SRTPSession(profile: .aesCm128HmacSha1_80, masterKeyAndSalt: Self.masterKeyAndSalt, direction: .inbound)
+        let receiver = try SRTPSession(
+            profile: .aesCm128HmacSha1_80, masterKeyAndSalt: Self.masterKeyAndSalt, direction: .inbound)
         #expect(try receiver.unprotectRTP(Self.srtpCiphertext) == Self.rtpPlaintext)
     }
 
     @Test func protectRTCPProducesLibsrtpReferenceCiphertext() throws {
-        let sender = try SRTPSession(profile: .aesCm128HmacSha1_80, masterKeyAndSalt: Self.masterKeyAndSalt, direction: .outbound)
+        let sender = try SRTPSession(
+            profile: .aesCm128HmacSha1_80, masterKeyAndSalt: Self.masterKeyAndSalt, direction: .outbound)
         #expect(try sender.protectRTCP(Self.rtcpPlaintext) == Self.srtcpCiphertext)
     }
 
     @Test func protectRTCPIntoAReusedBufferProducesTheSameCiphertext() throws {
-        let sender = try SRTPSession(profile: .aesCm128HmacSha1_80, masterKeyAndSalt: Self.masterKeyAndSalt, direction: .outbound)
+        let sender = try SRTPSession(
+            profile: .aesCm128HmacSha1_80, masterKeyAndSalt: Self.masterKeyAndSalt, direction: .outbound)
         var out: [UInt8] = [0xEE, 0xEE]  // emptied first
         try sender.protectRTCP(Self.rtcpPlaintext, into: &out)
         #expect(out == Self.srtcpCiphertext)
     }
 
     @Test func unprotectRTCPRecoversLibsrtpReferencePlaintext() throws {
-        let receiver = try SRTPSession(profile: .aesCm128HmacSha1_80, masterKeyAndSalt: Self.masterKeyAndSalt, direction: .inbound)
+        let receiver = try SRTPSession(
+            profile: .aesCm128HmacSha1_80, masterKeyAndSalt: Self.masterKeyAndSalt, direction: .inbound)
         #expect(try receiver.unprotectRTCP(Self.srtcpCiphertext) == Self.rtcpPlaintext)
     }
 

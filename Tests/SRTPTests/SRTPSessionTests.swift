@@ -11,7 +11,8 @@ import TestSupport
     }
 
     /// A receiver report (PT 201) from SSRC 0x12345678 with no report blocks, then 16 bytes of padding payload.
-    static let rtcpPacket: [UInt8] = [0x80, 0xc9, 0x00, 0x01, 0x12, 0x34, 0x56, 0x78]
+    static let rtcpPacket: [UInt8] =
+        [0x80, 0xc9, 0x00, 0x01, 0x12, 0x34, 0x56, 0x78]
         + [0x81, 0xca, 0x00, 0x03, 0x12, 0x34, 0x56, 0x78, 0x01, 0x04, 0x63, 0x6f, 0x68, 0x6f, 0x00, 0x00]
 
     static func key(for profile: SRTPProfile) -> [UInt8] {
@@ -20,12 +21,19 @@ import TestSupport
 
     /// Tag bytes appended to SRTP (RTP) for each profile.
     static func rtpTagLength(_ profile: SRTPProfile) -> Int {
-        switch profile { case .aesCm128HmacSha1_80: 10; case .aesCm128HmacSha1_32: 4; case .aeadAes128Gcm: 16 }
+        switch profile {
+        case .aesCm128HmacSha1_80: 10
+        case .aesCm128HmacSha1_32: 4
+        case .aeadAes128Gcm: 16
+        }
     }
 
     /// Bytes appended to SRTCP: the E-flag/index word plus the tag (80-bit for both AES-CM suites).
     static func rtcpTrailerLength(_ profile: SRTPProfile) -> Int {
-        switch profile { case .aesCm128HmacSha1_80, .aesCm128HmacSha1_32: 4 + 10; case .aeadAes128Gcm: 4 + 16 }
+        switch profile {
+        case .aesCm128HmacSha1_80, .aesCm128HmacSha1_32: 4 + 10
+        case .aeadAes128Gcm: 4 + 16
+        }
     }
 
     @Test func profileKeyLengths() {
@@ -43,8 +51,8 @@ import TestSupport
         let plain = Self.rtpPacket()
         let protected = try sender.protectRTP(plain)
         #expect(protected.count == plain.count + Self.rtpTagLength(profile))
-        #expect(Array(protected.prefix(12)) == Array(plain.prefix(12)))          // header stays clear
-        #expect(Array(protected[12..<plain.count]) != Array(plain[12...]))        // payload is encrypted
+        #expect(Array(protected.prefix(12)) == Array(plain.prefix(12)))  // header stays clear
+        #expect(Array(protected[12..<plain.count]) != Array(plain[12...]))  // payload is encrypted
         #expect(try receiver.unprotectRTP(protected) == plain)
     }
 
@@ -135,7 +143,8 @@ import TestSupport
         let error = #expect(throws: SRTPError.self) {
             try SRTPSession(profile: .aeadAes128Gcm, masterKeyAndSalt: Self.key80, direction: .inbound)
         }
-        #expect(error == SRTPError(status: 2, message: "AEAD_AES_128_GCM needs 28 bytes of master key and salt, got 30"))
+        #expect(
+            error == SRTPError(status: 2, message: "AEAD_AES_128_GCM needs 28 bytes of master key and salt, got 30"))
     }
 
     @Test func truncatedAndMalformedPacketsAreRefusedBeforeLibsrtp() throws {
@@ -147,12 +156,16 @@ import TestSupport
             try receiver.unprotectRTP([UInt8](repeating: 0, count: 40))
         }
         // Four CSRCs declared (28-byte header) in a 20-byte packet.
-        #expect(throws: SRTPError(status: 2, message: "RTP header of 28 bytes runs past the end of the 20-byte packet")) {
+        #expect(throws: SRTPError(status: 2, message: "RTP header of 28 bytes runs past the end of the 20-byte packet"))
+        {
             try receiver.unprotectRTP([0x84] + [UInt8](repeating: 0, count: 19))
         }
         // Extension header claiming 0xffff words.
-        #expect(throws: SRTPError(status: 2, message: "RTP header of 262156 bytes runs past the end of the 40-byte packet")) {
-            try receiver.unprotectRTP([0x90, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xbe, 0xde, 0xff, 0xff] + [UInt8](repeating: 0, count: 24))
+        #expect(
+            throws: SRTPError(status: 2, message: "RTP header of 262156 bytes runs past the end of the 40-byte packet")
+        ) {
+            try receiver.unprotectRTP(
+                [0x90, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xbe, 0xde, 0xff, 0xff] + [UInt8](repeating: 0, count: 24))
         }
         #expect(throws: SRTPError(status: 2, message: "RTCP packet of 4 bytes is shorter than the 8-byte header")) {
             try receiver.unprotectRTCP([0x80, 0xc9, 0, 1])
@@ -161,7 +174,9 @@ import TestSupport
             try receiver.unprotectRTP([0x80] + [UInt8](repeating: 0, count: 65_535))
         }
         // Header intact but no room for the 10-byte tag: libsrtp's own check answers.
-        let short = #expect(throws: SRTPError.self) { try receiver.unprotectRTP(Array(SRTPKnownAnswerTests.srtpCiphertext.prefix(14))) }
+        let short = #expect(throws: SRTPError.self) {
+            try receiver.unprotectRTP(Array(SRTPKnownAnswerTests.srtpCiphertext.prefix(14)))
+        }
         #expect(short?.isAuthFailure == false && short?.status != 0)
     }
 

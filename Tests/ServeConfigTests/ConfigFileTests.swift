@@ -4,7 +4,8 @@ import Testing
 
 @Suite struct ConfigFileTests {
     /// The repository root, from this file's path (Tests/ServeConfigTests/ConfigFileTests.swift).
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     @Test func theShippedExampleConfigLoadsWithTheBuiltInDefaults() throws {
         let path = Self.root.appendingPathComponent("deploy/cohost.example.toml").path
@@ -49,7 +50,9 @@ import Testing
     }
 
     @Test func aMissingFileIsRefusedNamingIt() {
-        #expect(refusal { _ = try ConfigFile.load(path: "/nonexistent/cohost.toml") } == "config file /nonexistent/cohost.toml does not exist")
+        #expect(
+            refusal { _ = try ConfigFile.load(path: "/nonexistent/cohost.toml") }
+                == "config file /nonexistent/cohost.toml does not exist")
     }
 
     @Test func quotedKeysAndInlineCommentsAreUnderstood() throws {

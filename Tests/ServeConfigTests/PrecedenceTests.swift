@@ -9,7 +9,8 @@ enum Fixture {
         emptyRoomTimeout: 12, webhookURLs: ["http://flag.example/hook"], webhookKey: "flag", logLevel: "debug")
 
     static let env = [
-        "COHOST_HTTP": "0.0.0.0:8002", "COHOST_RTP_PORT": "9002", "COHOST_PUBLIC_IP": "10.0.0.2", "COHOST_KEYS": "env:s2",
+        "COHOST_HTTP": "0.0.0.0:8002", "COHOST_RTP_PORT": "9002", "COHOST_PUBLIC_IP": "10.0.0.2",
+        "COHOST_KEYS": "env:s2",
         "COHOST_PARTICIPANT_TIMEOUT": "21", "COHOST_EMPTY_ROOM_TIMEOUT": "22",
         "COHOST_WEBHOOK_URL": "http://env.example/a, https://env.example/b", "COHOST_WEBHOOK_KEY": "env",
         "COHOST_LOG_LEVEL": "warning",
@@ -79,15 +80,20 @@ enum Fixture {
 
     @Test func nothingGivenMeansTheBuiltInDevDefaults() throws {
         let s = try ServeSettings.resolve(flags: ServeFlags(), env: [:], file: nil)
-        #expect(s == ServeSettings(
-            http: HostPort("127.0.0.1:7880")!, rtpPort: 7882, publicIP: "127.0.0.1", keys: nil, participantTimeout: 10,
-            emptyRoomTimeout: 300, webhookURLs: [], webhookKey: nil, logLevel: .info,
-            origins: Dictionary(uniqueKeysWithValues: SettingKey.allCases.map { ($0, .builtInDefault($0)) })))
+        #expect(
+            s
+                == ServeSettings(
+                    http: HostPort("127.0.0.1:7880")!, rtpPort: 7882, publicIP: "127.0.0.1", keys: nil,
+                    participantTimeout: 10,
+                    emptyRoomTimeout: 300, webhookURLs: [], webhookKey: nil, logLevel: .info,
+                    origins: Dictionary(uniqueKeysWithValues: SettingKey.allCases.map { ($0, .builtInDefault($0)) })))
     }
 
     @Test func eachSettingIsTakenFromItsOwnHighestSource() throws {
-        let file = try ConfigFile.parse("rtp_port = 9003\nlog_level = \"error\"\nhttp = \"0.0.0.0:8003\"\n", path: "c.toml")
-        let s = try ServeSettings.resolve(flags: ServeFlags(http: "127.0.0.1:8001"), env: ["COHOST_RTP_PORT": "9002"], file: file)
+        let file = try ConfigFile.parse(
+            "rtp_port = 9003\nlog_level = \"error\"\nhttp = \"0.0.0.0:8003\"\n", path: "c.toml")
+        let s = try ServeSettings.resolve(
+            flags: ServeFlags(http: "127.0.0.1:8001"), env: ["COHOST_RTP_PORT": "9002"], file: file)
         #expect(s.http == HostPort("127.0.0.1:8001"))
         #expect(s.rtpPort == 9002)
         #expect(s.logLevel == .error)
@@ -100,17 +106,21 @@ enum Fixture {
 
     @Test func anEmptyEnvironmentVariableCountsAsUnset() throws {
         let file = try ConfigFile.parse("keys = \"file:s3\"\nrtp_port = 9003\n", path: "c.toml")
-        let s = try ServeSettings.resolve(flags: ServeFlags(), env: ["COHOST_KEYS": "", "COHOST_RTP_PORT": ""], file: file)
+        let s = try ServeSettings.resolve(
+            flags: ServeFlags(), env: ["COHOST_KEYS": "", "COHOST_RTP_PORT": ""], file: file)
         #expect(s.keys == "file:s3")
         #expect(s.rtpPort == 9003)
     }
 
     @Test func aWebhookListIsTakenWholeFromOneSourceNeverMerged() throws {
-        let file = try ConfigFile.parse("webhook_url = [\"http://a.example/1\", \"http://a.example/2\"]\n", path: "c.toml")
-        let fromEnv = try ServeSettings.resolve(flags: ServeFlags(), env: ["COHOST_WEBHOOK_URL": "http://b.example/3"], file: file)
+        let file = try ConfigFile.parse(
+            "webhook_url = [\"http://a.example/1\", \"http://a.example/2\"]\n", path: "c.toml")
+        let fromEnv = try ServeSettings.resolve(
+            flags: ServeFlags(), env: ["COHOST_WEBHOOK_URL": "http://b.example/3"], file: file)
         #expect(fromEnv.webhookURLs == ["http://b.example/3"])
-        let fromFlags = try ServeSettings.resolve(flags: ServeFlags(webhookURLs: ["http://c.example/4", "http://c.example/5"]),
-                                                  env: ["COHOST_WEBHOOK_URL": "http://b.example/3"], file: file)
+        let fromFlags = try ServeSettings.resolve(
+            flags: ServeFlags(webhookURLs: ["http://c.example/4", "http://c.example/5"]),
+            env: ["COHOST_WEBHOOK_URL": "http://b.example/3"], file: file)
         #expect(fromFlags.webhookURLs == ["http://c.example/4", "http://c.example/5"])
     }
 
@@ -122,13 +132,20 @@ enum Fixture {
     }
 
     @Test func namesFollowOneRuleAcrossFileEnvironmentAndFlags() {
-        #expect(SettingKey.allCases.map(\.fileKey) == [
-            "http", "rtp_port", "public_ip", "keys", "participant_timeout", "empty_room_timeout", "webhook_url", "webhook_key", "log_level"])
-        #expect(SettingKey.allCases.map(\.envVar) == [
-            "COHOST_HTTP", "COHOST_RTP_PORT", "COHOST_PUBLIC_IP", "COHOST_KEYS", "COHOST_PARTICIPANT_TIMEOUT",
-            "COHOST_EMPTY_ROOM_TIMEOUT", "COHOST_WEBHOOK_URL", "COHOST_WEBHOOK_KEY", "COHOST_LOG_LEVEL"])
-        #expect(SettingKey.allCases.map(\.flag) == [
-            "--http", "--rtp-port", "--public-ip", "--keys", "--participant-timeout", "--empty-room-timeout",
-            "--webhook-url", "--webhook-key", "--log-level"])
+        #expect(
+            SettingKey.allCases.map(\.fileKey) == [
+                "http", "rtp_port", "public_ip", "keys", "participant_timeout", "empty_room_timeout", "webhook_url",
+                "webhook_key", "log_level",
+            ])
+        #expect(
+            SettingKey.allCases.map(\.envVar) == [
+                "COHOST_HTTP", "COHOST_RTP_PORT", "COHOST_PUBLIC_IP", "COHOST_KEYS", "COHOST_PARTICIPANT_TIMEOUT",
+                "COHOST_EMPTY_ROOM_TIMEOUT", "COHOST_WEBHOOK_URL", "COHOST_WEBHOOK_KEY", "COHOST_LOG_LEVEL",
+            ])
+        #expect(
+            SettingKey.allCases.map(\.flag) == [
+                "--http", "--rtp-port", "--public-ip", "--keys", "--participant-timeout", "--empty-room-timeout",
+                "--webhook-url", "--webhook-key", "--log-level",
+            ])
     }
 }

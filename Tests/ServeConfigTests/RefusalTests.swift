@@ -22,54 +22,74 @@ func resolve(flags: ServeFlags = ServeFlags(), env: [String: String] = [:], toml
 }
 
 @Suite struct UnknownKeyAndTypeTests {
-    static let known = "known keys: http, rtp_port, public_ip, keys, participant_timeout, empty_room_timeout, webhook_url, webhook_key, log_level"
+    static let known =
+        "known keys: http, rtp_port, public_ip, keys, participant_timeout, empty_room_timeout, webhook_url, webhook_key, log_level"
 
     @Test func anUnknownKeyIsRefusedWithItsNameAndLine() {
-        #expect(resolve(toml: "http = \"127.0.0.1:7880\"\n\n  rtp_prot = 7000\n")
+        #expect(
+            resolve(toml: "http = \"127.0.0.1:7880\"\n\n  rtp_prot = 7000\n")
                 == "unknown key 'rtp_prot' in config file cohost.toml (line 3); \(Self.known)")
     }
 
     @Test func theFirstUnknownKeyByLineIsTheOneReported() {
-        #expect(resolve(toml: "zeta = 1\nalpha = 2\n") == "unknown key 'zeta' in config file cohost.toml (line 1); \(Self.known)")
+        #expect(
+            resolve(toml: "zeta = 1\nalpha = 2\n")
+                == "unknown key 'zeta' in config file cohost.toml (line 1); \(Self.known)")
     }
 
     @Test func anUnknownTableIsRefusedByItsHeaderLine() {
-        #expect(resolve(toml: "rtp_port = 7000\n\n[server]\nhttp = \"0.0.0.0:80\"\n")
+        #expect(
+            resolve(toml: "rtp_port = 7000\n\n[server]\nhttp = \"0.0.0.0:80\"\n")
                 == "unknown key 'server' in config file cohost.toml (line 3); \(Self.known)")
     }
 
     @Test func anUnknownDottedKeyIsRefusedByItsFirstPart() {
-        #expect(resolve(toml: "rtp_port = 7000\nserver.port = 80\n")
+        #expect(
+            resolve(toml: "rtp_port = 7000\nserver.port = 80\n")
                 == "unknown key 'server' in config file cohost.toml (line 2); \(Self.known)")
     }
 
     @Test func aDottedKeyUnderAKnownNameIsATypeError() {
-        #expect(resolve(toml: "http.port = 80\n") == "'http' in config file cohost.toml (line 1) must be a string, found table")
+        #expect(
+            resolve(toml: "http.port = 80\n")
+                == "'http' in config file cohost.toml (line 1) must be a string, found table")
     }
 
     @Test func aStringWhereAnIntegerBelongsIsATypeErrorNamingTheKey() {
-        #expect(resolve(toml: "rtp_port = \"7000\"\n") == "'rtp_port' in config file cohost.toml (line 1) must be an integer, found string")
+        #expect(
+            resolve(toml: "rtp_port = \"7000\"\n")
+                == "'rtp_port' in config file cohost.toml (line 1) must be an integer, found string")
     }
 
     @Test func anIntegerWhereAStringBelongsIsATypeErrorNamingTheKey() {
-        #expect(resolve(toml: "\n\nhttp = 7880\n") == "'http' in config file cohost.toml (line 3) must be a string, found integer")
+        #expect(
+            resolve(toml: "\n\nhttp = 7880\n")
+                == "'http' in config file cohost.toml (line 3) must be a string, found integer")
     }
 
     @Test func floatsAndBooleansAreTypeErrors() {
-        #expect(resolve(toml: "participant_timeout = 2.5\n")
+        #expect(
+            resolve(toml: "participant_timeout = 2.5\n")
                 == "'participant_timeout' in config file cohost.toml (line 1) must be an integer, found float")
-        #expect(resolve(toml: "log_level = true\n") == "'log_level' in config file cohost.toml (line 1) must be a string, found boolean")
+        #expect(
+            resolve(toml: "log_level = true\n")
+                == "'log_level' in config file cohost.toml (line 1) must be a string, found boolean")
     }
 
     @Test func aWebhookListMustBeAnArrayOfStrings() {
-        #expect(resolve(toml: "webhook_url = \"http://a.example/\"\n")
+        #expect(
+            resolve(toml: "webhook_url = \"http://a.example/\"\n")
                 == "'webhook_url' in config file cohost.toml (line 1) must be an array of strings, found string")
-        #expect(resolve(toml: "webhook_url = [\"http://a.example/\", 3]\n")
-                == "'webhook_url' in config file cohost.toml (line 1) must be an array of strings, found an item of type integer")
+        #expect(
+            resolve(toml: "webhook_url = [\"http://a.example/\", 3]\n")
+                == "'webhook_url' in config file cohost.toml (line 1) must be an array of strings, found an item of type integer"
+        )
     }
 
     @Test func aNonIntegerEnvironmentValueIsRefused() {
-        #expect(resolve(env: ["COHOST_EMPTY_ROOM_TIMEOUT": "5m"]) == "environment variable COHOST_EMPTY_ROOM_TIMEOUT must be an integer, got '5m'")
+        #expect(
+            resolve(env: ["COHOST_EMPTY_ROOM_TIMEOUT": "5m"])
+                == "environment variable COHOST_EMPTY_ROOM_TIMEOUT must be an integer, got '5m'")
     }
 
     @Test func aTypeErrorInALowerSourceIsIgnoredWhenAHigherOneWins() {
@@ -77,12 +97,17 @@ func resolve(flags: ServeFlags = ServeFlags(), env: [String: String] = [:], toml
     }
 
     @Test func aTOMLSyntaxErrorNamesTheFileAndLine() {
-        #expect(resolve(toml: "rtp_port = 7000\nhttp = \n") == "config file cohost.toml line 2, column 8: Error while parsing key-value pair: expected value, saw '\\n'")
+        #expect(
+            resolve(toml: "rtp_port = 7000\nhttp = \n")
+                == "config file cohost.toml line 2, column 8: Error while parsing key-value pair: expected value, saw '\\n'"
+        )
     }
 
     @Test func aDuplicateKeyIsASyntaxError() {
-        #expect(resolve(toml: "rtp_port = 7000\nrtp_port = 7001\n")
-                == "config file cohost.toml line 2, column 12: Error while parsing key-value pair: cannot redefine existing integer 'rtp_port'")
+        #expect(
+            resolve(toml: "rtp_port = 7000\nrtp_port = 7001\n")
+                == "config file cohost.toml line 2, column 12: Error while parsing key-value pair: cannot redefine existing integer 'rtp_port'"
+        )
     }
 
     @Test func aNULByteIsRefusedRatherThanEndingTheDocumentEarly() {
@@ -92,56 +117,83 @@ func resolve(flags: ServeFlags = ServeFlags(), env: [String: String] = [:], toml
 
 @Suite struct BadValueTests {
     @Test func aBadPortIsRefusedNamingTheFlag() {
-        #expect(resolve(flags: ServeFlags(rtpPort: 65535))
+        #expect(
+            resolve(flags: ServeFlags(rtpPort: 65535))
                 == "--rtp-port must be within 1...65534 (RTCP uses the port above), got 65535")
     }
 
     @Test func aBadPortIsRefusedNamingTheEnvironmentVariable() {
-        #expect(resolve(env: ["COHOST_RTP_PORT": "0"])
+        #expect(
+            resolve(env: ["COHOST_RTP_PORT": "0"])
                 == "environment variable COHOST_RTP_PORT must be within 1...65534 (RTCP uses the port above), got 0")
     }
 
     @Test func aBadPortIsRefusedNamingTheFileKeyAndLine() {
-        #expect(resolve(toml: "# media\nrtp_port = 70000\n")
-                == "'rtp_port' in config file cohost.toml (line 2) must be within 1...65534 (RTCP uses the port above), got 70000")
+        #expect(
+            resolve(toml: "# media\nrtp_port = 70000\n")
+                == "'rtp_port' in config file cohost.toml (line 2) must be within 1...65534 (RTCP uses the port above), got 70000"
+        )
     }
 
     @Test func aBadHTTPListenerIsRefusedFromEachSource() {
-        #expect(resolve(flags: ServeFlags(http: "7880")) == "--http must be HOST:PORT with a port in 1...65535, got '7880'")
-        #expect(resolve(env: ["COHOST_HTTP": "host:0"])
+        #expect(
+            resolve(flags: ServeFlags(http: "7880")) == "--http must be HOST:PORT with a port in 1...65535, got '7880'")
+        #expect(
+            resolve(env: ["COHOST_HTTP": "host:0"])
                 == "environment variable COHOST_HTTP must be HOST:PORT with a port in 1...65535, got 'host:0'")
-        #expect(resolve(toml: "http = \":80\"\n")
+        #expect(
+            resolve(toml: "http = \":80\"\n")
                 == "'http' in config file cohost.toml (line 1) must be HOST:PORT with a port in 1...65535, got ':80'")
     }
 
     @Test func aBadPublicIPIsRefusedFromEachSource() {
-        #expect(resolve(flags: ServeFlags(publicIP: "example.com")) == "--public-ip must be an IPv4 address, got 'example.com'")
-        #expect(resolve(env: ["COHOST_PUBLIC_IP": "1.2.3.256"])
+        #expect(
+            resolve(flags: ServeFlags(publicIP: "example.com"))
+                == "--public-ip must be an IPv4 address, got 'example.com'")
+        #expect(
+            resolve(env: ["COHOST_PUBLIC_IP": "1.2.3.256"])
                 == "environment variable COHOST_PUBLIC_IP must be an IPv4 address, got '1.2.3.256'")
-        #expect(resolve(toml: "public_ip = \"1.2.3\"\n") == "'public_ip' in config file cohost.toml (line 1) must be an IPv4 address, got '1.2.3'")
+        #expect(
+            resolve(toml: "public_ip = \"1.2.3\"\n")
+                == "'public_ip' in config file cohost.toml (line 1) must be an IPv4 address, got '1.2.3'")
     }
 
     @Test func badTimeoutsAreRefusedFromEachSource() {
-        #expect(resolve(flags: ServeFlags(participantTimeout: 0)) == "--participant-timeout must be within 1...3600 s, got 0")
-        #expect(resolve(env: ["COHOST_PARTICIPANT_TIMEOUT": "3601"])
+        #expect(
+            resolve(flags: ServeFlags(participantTimeout: 0))
+                == "--participant-timeout must be within 1...3600 s, got 0")
+        #expect(
+            resolve(env: ["COHOST_PARTICIPANT_TIMEOUT": "3601"])
                 == "environment variable COHOST_PARTICIPANT_TIMEOUT must be within 1...3600 s, got 3601")
-        #expect(resolve(toml: "empty_room_timeout = -1\n")
-                == "'empty_room_timeout' in config file cohost.toml (line 1) must be within 0...86400 s (0 = never), got -1")
-        #expect(resolve(flags: ServeFlags(emptyRoomTimeout: 86_401)) == "--empty-room-timeout must be within 0...86400 s (0 = never), got 86401")
+        #expect(
+            resolve(toml: "empty_room_timeout = -1\n")
+                == "'empty_room_timeout' in config file cohost.toml (line 1) must be within 0...86400 s (0 = never), got -1"
+        )
+        #expect(
+            resolve(flags: ServeFlags(emptyRoomTimeout: 86_401))
+                == "--empty-room-timeout must be within 0...86400 s (0 = never), got 86401")
     }
 
     @Test func aBadLogLevelIsRefusedFromEachSource() {
         let levels = "must be one of trace, debug, info, notice, warning, error, critical"
         #expect(resolve(flags: ServeFlags(logLevel: "verbose")) == "--log-level \(levels), got 'verbose'")
-        #expect(resolve(env: ["COHOST_LOG_LEVEL": "INFO"]) == "environment variable COHOST_LOG_LEVEL \(levels), got 'INFO'")
-        #expect(resolve(toml: "log_level = \"warn\"\n") == "'log_level' in config file cohost.toml (line 1) \(levels), got 'warn'")
+        #expect(
+            resolve(env: ["COHOST_LOG_LEVEL": "INFO"]) == "environment variable COHOST_LOG_LEVEL \(levels), got 'INFO'")
+        #expect(
+            resolve(toml: "log_level = \"warn\"\n")
+                == "'log_level' in config file cohost.toml (line 1) \(levels), got 'warn'")
     }
 
     @Test func aBadWebhookURLIsRefusedFromEachSource() {
         let rule = "must be an absolute http:// or https:// URL with a host, got"
-        #expect(resolve(flags: ServeFlags(webhookURLs: ["ftp://a.example/"])) == "--webhook-url \(rule) 'ftp://a.example/'")
-        #expect(resolve(env: ["COHOST_WEBHOOK_URL": "http://a.example/,/relative"]) == "environment variable COHOST_WEBHOOK_URL \(rule) '/relative'")
-        #expect(resolve(toml: "webhook_url = [\"http://\"]\n") == "'webhook_url' in config file cohost.toml (line 1) \(rule) 'http://'")
+        #expect(
+            resolve(flags: ServeFlags(webhookURLs: ["ftp://a.example/"])) == "--webhook-url \(rule) 'ftp://a.example/'")
+        #expect(
+            resolve(env: ["COHOST_WEBHOOK_URL": "http://a.example/,/relative"])
+                == "environment variable COHOST_WEBHOOK_URL \(rule) '/relative'")
+        #expect(
+            resolve(toml: "webhook_url = [\"http://\"]\n")
+                == "'webhook_url' in config file cohost.toml (line 1) \(rule) 'http://'")
     }
 
     @Test func aWebhookKeyWithoutAnyURLIsRefusedNamingItsSource() {

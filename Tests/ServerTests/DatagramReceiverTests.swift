@@ -36,15 +36,17 @@ import Rooms
         let rtcp = try UDPSocket(host: "127.0.0.1", port: 0)
         let sender = try UDPSocket(host: "127.0.0.1", port: 0)
         let collector = Collector()
-        let receiver = try DatagramReceiver(sockets: [media, rtcp], sink: collector,
-                                            batch: DatagramBatch(capacity: 4, slotSize: 32), logger: Logger(label: "test"))
+        let receiver = try DatagramReceiver(
+            sockets: [media, rtcp], sink: collector,
+            batch: DatagramBatch(capacity: 4, slotSize: 32), logger: Logger(label: "test"))
         receiver.start()
         defer { receiver.stop() }
         for index in 0..<40 {
             let port = index % 5 == 0 ? rtcp.localPort : media.localPort
             #expect(sender.send([UInt8(index), UInt8(port & 0xFF)], to: PeerAddress(host: "127.0.0.1", port: port)))
         }
-        #expect(sender.send([UInt8](repeating: 1, count: 33), to: PeerAddress(host: "127.0.0.1", port: media.localPort)))
+        #expect(
+            sender.send([UInt8](repeating: 1, count: 33), to: PeerAddress(host: "127.0.0.1", port: media.localPort)))
         #expect(collector.wait(for: 41))
         let (datagrams, malformed) = collector.snapshot
         #expect(malformed == 1)

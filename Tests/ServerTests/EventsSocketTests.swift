@@ -12,7 +12,8 @@ import Rooms
             EventsSocket.endsSubscription(event.json(room: "r", time: Self.time), for: user)
         }
         #expect(ends(.participantLeft(userId: "bob", reason: .kicked), "bob"))
-        #expect(!ends(.participantKicked(userId: "bob", by: "mod"), "bob"))   // the reason comes first, then the departure
+        // the reason comes first, then the departure
+        #expect(!ends(.participantKicked(userId: "bob", by: "mod"), "bob"))
         #expect(!ends(.participantLeft(userId: "bob", reason: .kicked), "alice"))
         #expect(!ends(.participantLeft(userId: "bob", reason: .left), "bob"))
         #expect(!ends(.participantLeft(userId: "bob", reason: .replaced), "bob"))

@@ -14,41 +14,58 @@ import TestSupport
 
     func token(room: String, user: String, admin: Bool) -> String {
         let now = Int64(Date().timeIntervalSince1970)
-        return RoomToken.mint(TokenClaims(iss: "k1", sub: user, room: room, admin: admin, exp: now + 600, nbf: nil, iat: now), secret: "s1")
+        return RoomToken.mint(
+            TokenClaims(iss: "k1", sub: user, room: room, admin: admin, exp: now + 600, nbf: nil, iat: now),
+            secret: "s1")
     }
 
     func withApp(_ body: @escaping @Sendable (any TestClientProtocol, RoomManager) async throws -> Void) async throws {
-        let manager = RoomManager(settings: RoomSettings(publicIP: "192.0.2.7", rtpPort: 40000), logger: Logger(label: "test"))
+        let manager = RoomManager(
+            settings: RoomSettings(publicIP: "192.0.2.7", rtpPort: 40000), logger: Logger(label: "test"))
         defer { manager.shutdown() }
         let router = CohostServer.makeRouter(manager: manager, keys: Self.keys, registry: PrometheusCollectorRegistry())
         try await Application(router: router).test(.router) { client in try await body(client, manager) }
     }
 
     func errorCode(_ response: TestResponse) -> String? {
-        struct Body: Decodable { struct E: Decodable { let code: String }; let error: E }
+        struct Body: Decodable {
+            struct E: Decodable { let code: String }
+            let error: E
+        }
         return try? JSONDecoder().decode(Body.self, from: Data(buffer: response.body)).error.code
     }
 
     func createRoom(_ client: any TestClientProtocol, _ json: String) async throws {
         let admin = token(room: "*", user: "boss", admin: true)
-        try await client.execute(uri: "/v1/rooms", method: .post, headers: [.authorization: "Bearer \(admin)"],
-                                 body: ByteBuffer(string: json)) { #expect($0.status == .created) }
+        try await client.execute(
+            uri: "/v1/rooms", method: .post, headers: [.authorization: "Bearer \(admin)"],
+            body: ByteBuffer(string: json)
+        ) { #expect($0.status == .created) }
     }
 
-
-    static func bigEndian32(_ b: [UInt8], at i: Int) -> Int { Int(b[i]) << 24 | Int(b[i + 1]) << 16 | Int(b[i + 2]) << 8 | Int(b[i + 3]) }
+    static func bigEndian32(_ b: [UInt8], at i: Int) -> Int {
+        Int(b[i]) << 24 | Int(b[i + 1]) << 16 | Int(b[i + 2]) << 8 | Int(b[i + 3])
+    }
 
     @Test func aVideoRoomsSnapshotIsAPNGOfItsCanvas() async throws {
         try await withApp { client, _ in
-            try await createRoom(client, ##"{"name":"cam","canvas":{"width":320,"height":180,"fps":10,"background":"#808080"},"video":{"bitrate":300}}"##)
+            try await createRoom(
+                client,
+                ##"{"name":"cam","canvas":{"width":320,"height":180,"fps":10,"background":"#808080"},"video":{"bitrate":300}}"##
+            )
             let admin = token(room: "cam", user: "mod", admin: true)
-            try await client.execute(uri: "/v1/rooms/cam/snapshot", method: .get, headers: [.authorization: "Bearer \(admin)"]) { response in
+            try await client.execute(
+                uri: "/v1/rooms/cam/snapshot", method: .get, headers: [.authorization: "Bearer \(admin)"]
+            ) { response in
                 #expect(response.status == .ok)
                 #expect(response.headers[.contentType] == "image/png")
                 #expect(response.headers[.cacheControl] == "no-store")
                 let png = Array(response.body.readableBytesView)
                 #expect(Array(png.prefix(8)) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
-                guard png.count > 24 else { Issue.record("PNG of \(png.count) bytes"); return }
+                guard png.count > 24 else {
+                    Issue.record("PNG of \(png.count) bytes")
+                    return
+                }
                 #expect(Self.bigEndian32(png, at: 16) == 320 && Self.bigEndian32(png, at: 20) == 180)
                 // Nobody is in the room: the whole canvas is the background, grey 128 after YUV and back.
                 let rgb = try decodePNGWithFFmpeg(png)
@@ -62,7 +79,9 @@ import TestSupport
         try await withApp { client, _ in
             try await createRoom(client, #"{"name":"radio","audioOnly":true}"#)
             let admin = token(room: "radio", user: "mod", admin: true)
-            try await client.execute(uri: "/v1/rooms/radio/snapshot", method: .get, headers: [.authorization: "Bearer \(admin)"]) {
+            try await client.execute(
+                uri: "/v1/rooms/radio/snapshot", method: .get, headers: [.authorization: "Bearer \(admin)"]
+            ) {
                 #expect($0.status == .conflict)
                 #expect(self.errorCode($0) == "audio_only")
             }
@@ -71,24 +90,37 @@ import TestSupport
 
     @Test func refusalsFollowTheOtherRoutes() async throws {
         try await withApp { client, _ in
-            try await createRoom(client, #"{"name":"cam","canvas":{"width":320,"height":180,"fps":10},"video":{"bitrate":300}}"#)
+            try await createRoom(
+                client, #"{"name":"cam","canvas":{"width":320,"height":180,"fps":10},"video":{"bitrate":300}}"#)
             let admin = token(room: "*", user: "boss", admin: true)
-            try await client.execute(uri: "/v1/rooms/nope/snapshot", method: .get, headers: [.authorization: "Bearer \(admin)"]) {
-                #expect($0.status == .notFound); #expect(self.errorCode($0) == "not_found")
+            try await client.execute(
+                uri: "/v1/rooms/nope/snapshot", method: .get, headers: [.authorization: "Bearer \(admin)"]
+            ) {
+                #expect($0.status == .notFound)
+                #expect(self.errorCode($0) == "not_found")
             }
             try await client.execute(uri: "/v1/rooms/cam/snapshot", method: .get) {
-                #expect($0.status == .unauthorized); #expect(self.errorCode($0) == "token_missing")
+                #expect($0.status == .unauthorized)
+                #expect(self.errorCode($0) == "token_missing")
             }
             let participant = token(room: "cam", user: "alice", admin: false)
-            try await client.execute(uri: "/v1/rooms/cam/snapshot", method: .get, headers: [.authorization: "Bearer \(participant)"]) {
-                #expect($0.status == .forbidden); #expect(self.errorCode($0) == "forbidden")
+            try await client.execute(
+                uri: "/v1/rooms/cam/snapshot", method: .get, headers: [.authorization: "Bearer \(participant)"]
+            ) {
+                #expect($0.status == .forbidden)
+                #expect(self.errorCode($0) == "forbidden")
             }
             let otherRoom = token(room: "other", user: "mod", admin: true)
-            try await client.execute(uri: "/v1/rooms/cam/snapshot", method: .get, headers: [.authorization: "Bearer \(otherRoom)"]) {
+            try await client.execute(
+                uri: "/v1/rooms/cam/snapshot", method: .get, headers: [.authorization: "Bearer \(otherRoom)"]
+            ) {
                 #expect($0.status == .forbidden)
             }
-            try await client.execute(uri: "/v1/rooms/bad%20name/snapshot", method: .get, headers: [.authorization: "Bearer \(admin)"]) {
-                #expect($0.status == .badRequest); #expect(self.errorCode($0) == "invalid_room")
+            try await client.execute(
+                uri: "/v1/rooms/bad%20name/snapshot", method: .get, headers: [.authorization: "Bearer \(admin)"]
+            ) {
+                #expect($0.status == .badRequest)
+                #expect(self.errorCode($0) == "invalid_room")
             }
         }
     }

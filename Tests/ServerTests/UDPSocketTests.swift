@@ -18,7 +18,8 @@ import Rooms
         guard let table = try? String(contentsOfFile: "/proc/net/if_inet6", encoding: .utf8) else { return nil }
         for line in table.split(separator: "\n") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard fields.count >= 6, fields[3] == "20", fields[0].count == 32, let index = UInt32(fields[1], radix: 16) else { continue }
+            guard fields.count >= 6, fields[3] == "20", fields[0].count == 32, let index = UInt32(fields[1], radix: 16)
+            else { continue }
             let hex = Array(fields[0])
             let groups = stride(from: 0, to: 32, by: 4).map { String(hex[$0..<$0 + 4]) }
             return (groups.joined(separator: ":"), index)
@@ -75,7 +76,8 @@ import Rooms
     }
 
     @Test func anUnknownHostIsAnErrorWithTheResolversMessage() throws {
-        let error = try #require(#expect(throws: UDPSocketError.self) { try UDPSocket(host: "no-such-host.invalid", port: 0) })
+        let error = try #require(
+            #expect(throws: UDPSocketError.self) { try UDPSocket(host: "no-such-host.invalid", port: 0) })
         #expect(error.call == "resolve no-such-host.invalid")
         #expect(!error.message.isEmpty && error.message != String(cString: strerror(EINVAL)))
     }

@@ -11,7 +11,13 @@ import TestSupport
 @Suite(.serialized) struct WebhookDispatcherTests {
     /// What the listener saw, in arrival order.
     final class Received: @unchecked Sendable {
-        struct Request: Sendable { let signature: String?; let eventId: String?; let key: String?; let contentType: String?; let body: [UInt8] }
+        struct Request: Sendable {
+            let signature: String?
+            let eventId: String?
+            let key: String?
+            let contentType: String?
+            let body: [UInt8]
+        }
         private let lock = NSLock()
         private var requests: [Request] = []
         /// How many of the first requests are answered 500.
@@ -19,20 +25,29 @@ import TestSupport
         init(failFirst: Int) { self.failFirst = failFirst }
 
         /// Records the request; true when it is to be refused.
-        func record(_ r: Request) -> Bool { lock.withLock { requests.append(r); return requests.count <= failFirst } }
+        func record(_ r: Request) -> Bool {
+            lock.withLock {
+                requests.append(r)
+                return requests.count <= failFirst
+            }
+        }
         var all: [Request] { lock.withLock { requests } }
     }
 
     /// Runs a listener answering POST /hook, then `body` with its URL.
-    static func withListener(failFirst: Int, _ body: @escaping @Sendable (URL, Received) async throws -> Void) async throws {
+    static func withListener(
+        failFirst: Int, _ body: @escaping @Sendable (URL, Received) async throws -> Void
+    ) async throws {
         let received = Received(failFirst: failFirst)
         let router = Router()
         router.post("hook") { request, _ -> Response in
             let bytes = try await request.body.collect(upTo: 1 << 20)
             func header(_ name: String) -> String? { request.headers.first { $0.name.canonicalName == name }?.value }
-            let refuse = received.record(.init(
-                signature: header("x-cohost-signature"), eventId: header("x-cohost-event-id"), key: header("x-cohost-key"),
-                contentType: header("content-type"), body: Array(bytes.readableBytesView)))
+            let refuse = received.record(
+                .init(
+                    signature: header("x-cohost-signature"), eventId: header("x-cohost-event-id"),
+                    key: header("x-cohost-key"),
+                    contentType: header("content-type"), body: Array(bytes.readableBytesView)))
             return Response(status: refuse ? .internalServerError : .noContent)
         }
         let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
@@ -60,14 +75,18 @@ import TestSupport
 
     @Test func aRefusedDeliveryIsRetriedWithTheSameIdAndSignatureThenTheRestFollowInOrder() async throws {
         try await Self.withListener(failFirst: 1) { url, received in
-            let dispatcher = WebhookDispatcher(configuration: .init(urls: [url], keyID: "k1", secret: "s1"), logger: Logger(label: "test"))
+            let dispatcher = WebhookDispatcher(
+                configuration: .init(urls: [url], keyID: "k1", secret: "s1"), logger: Logger(label: "test"))
             defer { dispatcher.stop() }
             // Real room events, through the manager's sinks.
-            let manager = RoomManager(settings: RoomSettings(eventSinks: [dispatcher]), logger: Logger(label: "test"), sweepInterval: nil)
+            let manager = RoomManager(
+                settings: RoomSettings(eventSinks: [dispatcher]), logger: Logger(label: "test"), sweepInterval: nil)
             defer { manager.shutdown() }
-            let request = try JSONDecoder().decode(RoomConfigRequest.self, from: Data(#"{"name":"hooked","audioOnly":true}"#.utf8))
+            let request = try JSONDecoder().decode(
+                RoomConfigRequest.self, from: Data(#"{"name":"hooked","audioOnly":true}"#.utf8))
             try manager.createRoom(request)
-            let offer = "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 9 RTP/AVP 111\r\na=rtpmap:111 opus/48000/2\r\na=ssrc:6001\r\n"
+            let offer =
+                "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 9 RTP/AVP 111\r\na=rtpmap:111 opus/48000/2\r\na=ssrc:6001\r\n"
             _ = try manager.join(room: "hooked", userId: "alice", tokenIssuedAt: nil, offer: offer)
             let started = Date()
             #expect(manager.closeRoom("hooked"))
@@ -79,13 +98,15 @@ import TestSupport
             #expect(all.count == 4)
             guard all.count == 4 else { return }
             // The 500 came after ≥ 0.5 s of backoff; then the same event again, byte for byte.
-            #expect(all[0].eventId == all[1].eventId && all[0].signature == all[1].signature && all[0].body == all[1].body)
+            #expect(
+                all[0].eventId == all[1].eventId && all[0].signature == all[1].signature && all[0].body == all[1].body)
             #expect(Set(all[1...].map(\.eventId)).count == 3)
             let types = try all.map { r -> String in
                 let json = try JSONSerialization.jsonObject(with: Data(r.body)) as? [String: Any]
                 return [json?["type"], json?["reason"]].compactMap { $0 as? String }.joined(separator: " ")
             }
-            #expect(types == ["participant_joined", "participant_joined", "participant_left room_closed", "room_closed"])
+            #expect(
+                types == ["participant_joined", "participant_joined", "participant_left room_closed", "room_closed"])
             for r in all {
                 #expect(r.contentType == "application/json")
                 #expect(r.key == "k1")
@@ -99,10 +120,12 @@ import TestSupport
 
     @Test func theRetryWaitsTheFirstBackoffStep() async throws {
         try await Self.withListener(failFirst: 1) { url, received in
-            let dispatcher = WebhookDispatcher(configuration: .init(urls: [url], keyID: "k1", secret: "s1"), logger: Logger(label: "test"))
+            let dispatcher = WebhookDispatcher(
+                configuration: .init(urls: [url], keyID: "k1", secret: "s1"), logger: Logger(label: "test"))
             defer { dispatcher.stop() }
             let started = Date()
-            dispatcher.receive(eventJSON: #"{"room":"r","time":"2024-05-01T12:00:00.000Z","type":"room_closed"}"#, room: "r")
+            dispatcher.receive(
+                eventJSON: #"{"room":"r","time":"2024-05-01T12:00:00.000Z","type":"room_closed"}"#, room: "r")
             await eventually(seconds: 5) { dispatcher.counts.delivered == 1 }
             let elapsed = Date().timeIntervalSince(started)
             #expect(received.all.count == 2)
@@ -114,12 +137,14 @@ import TestSupport
         // Nothing listens on the discard port of loopback: every attempt is a connection error.
         let url = URL(string: "http://127.0.0.1:9/hook")!
         let policy = WebhookRetryPolicy(initialDelayMs: 10, maxDelayMs: 40, giveUpAfterMs: 150)
-        let dispatcher = WebhookDispatcher(configuration: .init(urls: [url], keyID: "k1", secret: "s1", queueCapacity: 2, retry: policy),
-                                           logger: Logger(label: "test"))
+        let dispatcher = WebhookDispatcher(
+            configuration: .init(urls: [url], keyID: "k1", secret: "s1", queueCapacity: 2, retry: policy),
+            logger: Logger(label: "test"))
         defer { dispatcher.stop() }
         let started = Date()
         for n in 0..<5 { dispatcher.receive(eventJSON: #"{"n":\#(n)}"#, room: "r") }
-        #expect(Date().timeIntervalSince(started) < 0.5)  // queued, never delivered inline (each try would take ≥ 10 ms)
+        // queued, never delivered inline (each try would take ≥ 10 ms)
+        #expect(Date().timeIntervalSince(started) < 0.5)
         #expect(dispatcher.counts.dropped == 3)
         await eventually(seconds: 5) { dispatcher.pending == 0 }
         #expect(dispatcher.counts == .init(delivered: 0, failed: 2, dropped: 3))

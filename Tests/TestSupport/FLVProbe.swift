@@ -63,14 +63,18 @@ public enum FLVProbe {
         while reader.remaining >= 11 {
             let start = reader.offset
             guard let type = reader.u8(), let size = reader.u24(), let low = reader.u24(), let high = reader.u8(),
-                  reader.u24() != nil else { break }
+                reader.u24() != nil
+            else { break }
             guard type & 0x20 == 0 else { throw TestSupportError.failed("encrypted FLV tag at byte \(start)") }
             guard let body = reader.bytes(Int(size)), let previous = reader.u32() else { break }
             guard previous == size + 11 else {
-                throw TestSupportError.failed("PreviousTagSize \(previous) after a tag of \(size) bytes at byte \(start)")
+                throw TestSupportError.failed(
+                    "PreviousTagSize \(previous) after a tag of \(size) bytes at byte \(start)")
             }
-            out.append(FLVTagInfo(typeId: type & 0x1F, timestampMs: UInt32(high) << 24 | low, body: Array(body),
-                                  endOffset: reader.offset))
+            out.append(
+                FLVTagInfo(
+                    typeId: type & 0x1F, timestampMs: UInt32(high) << 24 | low, body: Array(body),
+                    endOffset: reader.offset))
         }
         return out
     }
@@ -146,7 +150,8 @@ public enum FLVTimeline {
 
     /// Video frames with a timestamp in [fromMs, fromMs + durationMs).
     public static func videoFrames(_ tags: [FLVTagInfo], fromMs: UInt32, durationMs: UInt32) -> Int {
-        tags.filter { $0.isMedia && $0.isVideo && $0.timestampMs >= fromMs && $0.timestampMs - fromMs < durationMs }.count
+        tags.filter { $0.isMedia && $0.isVideo && $0.timestampMs >= fromMs && $0.timestampMs - fromMs < durationMs }
+            .count
     }
 
     /// How far delivery fell behind the media clock: for each media tag, its arrival time minus its

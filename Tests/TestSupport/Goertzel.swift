@@ -21,7 +21,8 @@ public enum Goertzel {
             beforePrevious = previous
             previous = current
         }
-        let magnitudeSquared = previous * previous + beforePrevious * beforePrevious - coefficient * previous * beforePrevious
+        let magnitudeSquared =
+            previous * previous + beforePrevious * beforePrevious - coefficient * previous * beforePrevious
         let n = Double(count)
         return magnitudeSquared / (n * n)
     }

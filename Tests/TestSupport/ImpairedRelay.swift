@@ -35,9 +35,14 @@ public final class ImpairedRelay: @unchecked Sendable {
         guard sock >= 0 else { throw TestSupportError.system("socket", errno) }
         var address = Self.loopback(port: 0)
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(sock, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(sock, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
-        guard bound == 0 else { close(sock); throw TestSupportError.system("bind", errno) }
+        guard bound == 0 else {
+            close(sock)
+            throw TestSupportError.system("bind", errno)
+        }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(sock, $0, &length) }
@@ -51,7 +56,10 @@ public final class ImpairedRelay: @unchecked Sendable {
         thread.start()
     }
 
-    deinit { stop(); close(fd) }
+    deinit {
+        stop()
+        close(fd)
+    }
 
     public func stop() {
         lock.withLock { running = false }
@@ -78,7 +86,9 @@ public final class ImpairedRelay: @unchecked Sendable {
             var length = socklen_t(MemoryLayout<sockaddr_in>.size)
             let n = buffer.withUnsafeMutableBytes { b in
                 withUnsafeMutablePointer(to: &from) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(fd, b.baseAddress, b.count, 0, $0, &length) }
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        recvfrom(fd, b.baseAddress, b.count, 0, $0, &length)
+                    }
                 }
             }
             guard n > 0 else { continue }

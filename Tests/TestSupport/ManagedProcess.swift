@@ -21,8 +21,10 @@ public final class ManagedProcess: @unchecked Sendable {
     ///   - executable: a name searched in PATH (when `start()` runs), or a path.
     ///   - environment: variables added to (or replacing) the current environment.
     ///   - captureOutput: collect stdout and stderr together into `output`; otherwise both go to /dev/null.
-    public init(executable: String, arguments: [String], environment: [String: String] = [:],
-                captureOutput: Bool = true) {
+    public init(
+        executable: String, arguments: [String], environment: [String: String] = [:],
+        captureOutput: Bool = true
+    ) {
         self.executable = executable
         self.arguments = arguments
         process.arguments = arguments
@@ -101,12 +103,15 @@ public final class ManagedProcess: @unchecked Sendable {
 /// The full path of `name`: itself when it contains a slash, else the first executable match in PATH.
 public func findExecutable(_ name: String) throws -> String {
     if name.contains("/") {
-        guard FileManager.default.isExecutableFile(atPath: name) else { throw TestSupportError.executableNotFound(name) }
+        guard FileManager.default.isExecutableFile(atPath: name) else {
+            throw TestSupportError.executableNotFound(name)
+        }
         return name
     }
     let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
     // The standard directories come last: test runners do not always pass the full PATH (nginx is in sbin).
-    let directories = path.split(separator: ":").map(String.init) + ["/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin"]
+    let directories =
+        path.split(separator: ":").map(String.init) + ["/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin"]
     for directory in directories where !directory.isEmpty {
         let candidate = "\(directory)/\(name)"
         if access(candidate, X_OK) == 0 { return candidate }
@@ -116,8 +121,11 @@ public func findExecutable(_ name: String) throws -> String {
 
 /// Runs a one-shot tool (ffprobe, ffmpeg) to completion; kills it when it outlives `timeout` seconds.
 /// stdout comes back as bytes (raw video/audio), stderr as text (the last 64 KiB).
-public func run(_ executable: String, _ arguments: [String], timeout: Double) throws
-    -> (status: Int32, stdout: [UInt8], stderr: String) {
+public func run(
+    _ executable: String, _ arguments: [String], timeout: Double
+) throws
+    -> (status: Int32, stdout: [UInt8], stderr: String)
+{
     let process = Process()
     process.executableURL = URL(fileURLWithPath: try findExecutable(executable))
     process.arguments = arguments
@@ -154,7 +162,8 @@ public func run(_ executable: String, _ arguments: [String], timeout: Double) th
     _ = group.wait(timeout: .now() + 5)
     let (stdout, stderr) = collected.values
     if timedOut {
-        throw TestSupportError.timedOut("\(executable) \(arguments.joined(separator: " ")) after \(timeout) s; stderr: \(stderr.suffix(2000))")
+        throw TestSupportError.timedOut(
+            "\(executable) \(arguments.joined(separator: " ")) after \(timeout) s; stderr: \(stderr.suffix(2000))")
     }
     return (process.terminationStatus, stdout, stderr)
 }

@@ -35,9 +35,13 @@ public final class NginxRTMP: @unchecked Sendable {
         guard let made = mkdtemp(&bytes) else { throw TestSupportError.system("mkdtemp", errno) }
         directory = String(cString: made)
         if tls {
-            let made = try run("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-                                           "-subj", "/CN=127.0.0.1", "-keyout", directory + "/key.pem",
-                                           "-out", directory + "/cert.pem"], timeout: 30)
+            let made = try run(
+                "openssl",
+                [
+                    "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                    "-subj", "/CN=127.0.0.1", "-keyout", directory + "/key.pem",
+                    "-out", directory + "/cert.pem",
+                ], timeout: 30)
             guard made.status == 0 else { throw TestSupportError.failed("openssl: \(made.stderr)") }
         }
         // The ports are picked free, then bound by nginx: something else may take one in between. nginx then
@@ -47,7 +51,7 @@ public final class NginxRTMP: @unchecked Sendable {
             do {
                 try launch()
                 return
-            } catch where attempt < 3 && errorLog.contains("Address already in use") {
+            } catch  where attempt < 3 && errorLog.contains("Address already in use") {
                 try? FileManager.default.removeItem(atPath: directory + "/error.log")
                 port = try FreePort.tcp()
                 if tls { repeat { tlsPort = try FreePort.tcp() } while tlsPort == port }
@@ -95,7 +99,8 @@ public final class NginxRTMP: @unchecked Sendable {
         self.process = process
         let deadline = Date().addingTimeInterval(5)
         while !FileManager.default.fileExists(atPath: pidFile) || !FreePort.tcpAccepts(port: port)
-                || !(tlsPort.map { FreePort.tcpAccepts(port: $0) } ?? true) {
+            || !(tlsPort.map { FreePort.tcpAccepts(port: $0) } ?? true)
+        {
             if !process.isRunning {
                 throw TestSupportError.failed("nginx exited: \(process.output) \(errorLog)")
             }
@@ -109,39 +114,40 @@ public final class NginxRTMP: @unchecked Sendable {
 
     private func config() -> String {
         let record = records ? "record all; record_path \(directory); record_unique off;" : "record off;"
-        let tls = tlsPort.map { tlsPort in
-            """
-            stream {
-                server {
-                    listen 127.0.0.1:\(tlsPort) ssl;
-                    ssl_certificate \(directory)/cert.pem;
-                    ssl_certificate_key \(directory)/key.pem;
-                    proxy_pass 127.0.0.1:\(port);
+        let tls =
+            tlsPort.map { tlsPort in
+                """
+                stream {
+                    server {
+                        listen 127.0.0.1:\(tlsPort) ssl;
+                        ssl_certificate \(directory)/cert.pem;
+                        ssl_certificate_key \(directory)/key.pem;
+                        proxy_pass 127.0.0.1:\(port);
+                    }
                 }
-            }
-            """
-        } ?? ""
+                """
+            } ?? ""
         return """
-        load_module \(Self.modulePath);
-        \(tlsPort == nil ? "" : "load_module \(Self.streamModulePath);")
-        daemon off;
-        master_process off;
-        worker_processes 1;
-        error_log \(directory)/error.log info;
-        pid \(directory)/nginx.pid;
-        events { worker_connections 64; }
-        \(tls)
-        rtmp {
-            server {
-                listen 127.0.0.1:\(port);
-                chunk_size 4096;
-                application live {
-                    live on;
-                    \(record)
+            load_module \(Self.modulePath);
+            \(tlsPort == nil ? "" : "load_module \(Self.streamModulePath);")
+            daemon off;
+            master_process off;
+            worker_processes 1;
+            error_log \(directory)/error.log info;
+            pid \(directory)/nginx.pid;
+            events { worker_connections 64; }
+            \(tls)
+            rtmp {
+                server {
+                    listen 127.0.0.1:\(port);
+                    chunk_size 4096;
+                    application live {
+                        live on;
+                        \(record)
+                    }
                 }
             }
-        }
 
-        """
+            """
     }
 }

@@ -68,8 +68,9 @@ public enum RTMPChunkReader {
             guard wanted >= 0, let payload = reader.bytes(wanted) else { break }
             state.partial.append(contentsOf: payload)
             if state.partial.count == state.length {
-                let message = RTMPMessage(typeId: state.typeId, timestampMs: state.timestamp, streamId: state.streamId,
-                                          body: state.partial, endOffset: reader.offset)
+                let message = RTMPMessage(
+                    typeId: state.typeId, timestampMs: state.timestamp, streamId: state.streamId,
+                    body: state.partial, endOffset: reader.offset)
                 state.partial.removeAll(keepingCapacity: true)
                 if message.typeId == 1, message.body.count >= 4 {
                     let size = message.body.prefix(4).reduce(0) { $0 << 8 | Int($1) } & 0x7FFF_FFFF
@@ -88,10 +89,14 @@ public enum RTMPChunkReader {
     public static func flvTags(clientBytes bytes: [UInt8]) throws -> [FLVTagInfo] {
         try messages(clientBytes: bytes).compactMap { message in
             switch message.typeId {
-            case 8, 9: FLVTagInfo(typeId: message.typeId, timestampMs: message.timestampMs, body: message.body,
-                                  endOffset: message.endOffset)
-            case 18: FLVTagInfo(typeId: 18, timestampMs: message.timestampMs, body: strippingSetDataFrame(message.body),
-                                endOffset: message.endOffset)
+            case 8, 9:
+                FLVTagInfo(
+                    typeId: message.typeId, timestampMs: message.timestampMs, body: message.body,
+                    endOffset: message.endOffset)
+            case 18:
+                FLVTagInfo(
+                    typeId: 18, timestampMs: message.timestampMs, body: strippingSetDataFrame(message.body),
+                    endOffset: message.endOffset)
             default: nil
             }
         }
@@ -136,13 +141,15 @@ struct ByteReader {
     mutating func u32() -> UInt32? {
         guard remaining >= 4 else { return nil }
         defer { offset += 4 }
-        return UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16 | UInt32(bytes[offset + 2]) << 8 | UInt32(bytes[offset + 3])
+        return UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16 | UInt32(bytes[offset + 2]) << 8
+            | UInt32(bytes[offset + 3])
     }
 
     mutating func u32le() -> UInt32? {
         guard remaining >= 4 else { return nil }
         defer { offset += 4 }
-        return UInt32(bytes[offset]) | UInt32(bytes[offset + 1]) << 8 | UInt32(bytes[offset + 2]) << 16 | UInt32(bytes[offset + 3]) << 24
+        return UInt32(bytes[offset]) | UInt32(bytes[offset + 1]) << 8 | UInt32(bytes[offset + 2]) << 16 | UInt32(
+            bytes[offset + 3]) << 24
     }
 
     mutating func bytes(_ n: Int) -> ArraySlice<UInt8>? {

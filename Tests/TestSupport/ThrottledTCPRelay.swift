@@ -48,7 +48,9 @@ public final class ThrottledTCPRelay: @unchecked Sendable {
         _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         var address = loopbackAddress(port: 0)
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, listen(fd, 16) == 0 else {
             let code = errno
@@ -131,10 +133,21 @@ public final class ThrottledTCPRelay: @unchecked Sendable {
                 connections.append(connection)
                 return true
             }
-            guard accepted else { connection.cut(); connection.release(); connection.release(); return }
-            let up = Thread { [self] in pumpClientToServer(connection); connection.release() }
+            guard accepted else {
+                connection.cut()
+                connection.release()
+                connection.release()
+                return
+            }
+            let up = Thread { [self] in
+                pumpClientToServer(connection)
+                connection.release()
+            }
             up.name = "throttled-relay-up"
-            let down = Thread { [self] in pumpServerToClient(connection); connection.release() }
+            let down = Thread { [self] in
+                pumpServerToClient(connection)
+                connection.release()
+            }
             down.name = "throttled-relay-down"
             up.start()
             down.start()
@@ -146,9 +159,14 @@ public final class ThrottledTCPRelay: @unchecked Sendable {
         guard fd >= 0 else { return nil }
         var address = loopbackAddress(port: targetPort)
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
-        guard connected == 0 else { close(fd); return nil }
+        guard connected == 0 else {
+            close(fd)
+            return nil
+        }
         return fd
     }
 
@@ -164,11 +182,18 @@ public final class ThrottledTCPRelay: @unchecked Sendable {
             last = now
             var allowance = buffer.count
             if let stall = stallAfterBytes {
-                guard c.forwarded < stall else { usleep(20_000); continue }
+                guard c.forwarded < stall else {
+                    usleep(20_000)
+                    continue
+                }
                 allowance = min(allowance, stall - c.forwarded)
             }
             if let rate {
-                guard rate > 0 else { tokens = 0; usleep(20_000); continue }
+                guard rate > 0 else {
+                    tokens = 0
+                    usleep(20_000)
+                    continue
+                }
                 // Reads of at least `chunk` bytes (or the whole burst when smaller), so a low limit
                 // does not turn into thousands of tiny reads per second.
                 let burst = max(1024, Double(rate) * 0.05)
@@ -258,8 +283,14 @@ public final class ThrottledTCPRelay: @unchecked Sendable {
         }
 
         func release() {
-            let last: Bool = lock.withLock { references -= 1; return references == 0 }
-            if last { close(client); close(upstream) }
+            let last: Bool = lock.withLock {
+                references -= 1
+                return references == 0
+            }
+            if last {
+                close(client)
+                close(upstream)
+            }
         }
     }
 }

@@ -36,8 +36,10 @@ public struct OutputRequest: Decodable, Sendable {
         }
     }
 
-    public init(url: String, queueMs: Int? = nil, maxRetries: Int? = nil, backoff: BackoffRequest? = nil,
-                interleave: String? = nil) {
+    public init(
+        url: String, queueMs: Int? = nil, maxRetries: Int? = nil, backoff: BackoffRequest? = nil,
+        interleave: String? = nil
+    ) {
         self.url = url
         self.queueMs = queueMs
         self.maxRetries = maxRetries

@@ -49,11 +49,12 @@ public struct RoomConfig: Sendable, Equatable {
 
     /// The server's defaults for rooms created implicitly by a join.
     public static func defaults(name: String) -> RoomConfig {
-        RoomConfig(name: name, audioOnly: false, maxParticipants: 16,
-                   canvas: Canvas(width: 1280, height: 720, fps: 30, background: "#000000", placeholder: "#303030"),
-                   video: Video(bitrateKbps: 2000, keyintSeconds: 2, profile: .high),
-                   audio: Audio(bitrateKbps: 128, channels: 2),
-                   layout: .grid, outputs: [])
+        RoomConfig(
+            name: name, audioOnly: false, maxParticipants: 16,
+            canvas: Canvas(width: 1280, height: 720, fps: 30, background: "#000000", placeholder: "#303030"),
+            video: Video(bitrateKbps: 2000, keyintSeconds: 2, profile: .high),
+            audio: Audio(bitrateKbps: 128, channels: 2),
+            layout: .grid, outputs: [])
     }
 
     public var backgroundColor: YUVColor { YUVColor(hex: canvas.background) ?? .black }
@@ -63,13 +64,15 @@ public struct RoomConfig: Sendable, Equatable {
     public var adaptation: StreamAdaptation {
         guard !audioOnly else { return StreamAdaptation(bitrate: nil, frameRate: nil) }
         return StreamAdaptation(
-            bitrate: video.adaptiveBitrate ? AdaptiveBitrateController(targetKbps: video.bitrateKbps, minKbps: video.minBitrateKbps) : nil,
+            bitrate: video.adaptiveBitrate
+                ? AdaptiveBitrateController(targetKbps: video.bitrateKbps, minKbps: video.minBitrateKbps) : nil,
             frameRate: video.dynamicFps ? FrameRateController(canvasFps: canvas.fps) : nil)
     }
 
     public var h264Config: H264EncoderConfig {
-        H264EncoderConfig(width: canvas.width, height: canvas.height, fps: canvas.fps,
-                          bitrateKbps: video.bitrateKbps, keyintFrames: canvas.fps * video.keyintSeconds,
-                          profile: video.profile)
+        H264EncoderConfig(
+            width: canvas.width, height: canvas.height, fps: canvas.fps,
+            bitrateKbps: video.bitrateKbps, keyintFrames: canvas.fps * video.keyintSeconds,
+            profile: video.profile)
     }
 }

@@ -54,14 +54,23 @@ public struct RoomConfigRequest: Decodable, Sendable {
         if let maxParticipants { config.maxParticipants = maxParticipants }
         if let preset = video?.preset {
             guard let p = QualityPreset.video[preset] else {
-                throw .badRequest("invalid_preset", "unknown video preset '\(preset)'; known: \(QualityPreset.video.keys.sorted().joined(separator: ", "))")
+                throw .badRequest(
+                    "invalid_preset",
+                    "unknown video preset '\(preset)'; known: \(QualityPreset.video.keys.sorted().joined(separator: ", "))"
+                )
             }
-            config.canvas.width = p.width; config.canvas.height = p.height; config.canvas.fps = p.fps
-            config.video.bitrateKbps = p.bitrateKbps; config.video.profile = p.profile
+            config.canvas.width = p.width
+            config.canvas.height = p.height
+            config.canvas.fps = p.fps
+            config.video.bitrateKbps = p.bitrateKbps
+            config.video.profile = p.profile
         }
         if let preset = audio?.preset {
             guard let kbps = QualityPreset.audio[preset] else {
-                throw .badRequest("invalid_preset", "unknown audio preset '\(preset)'; known: \(QualityPreset.audio.keys.sorted().joined(separator: ", "))")
+                throw .badRequest(
+                    "invalid_preset",
+                    "unknown audio preset '\(preset)'; known: \(QualityPreset.audio.keys.sorted().joined(separator: ", "))"
+                )
             }
             config.audio.bitrateKbps = kbps
         }
@@ -81,7 +90,8 @@ public struct RoomConfigRequest: Decodable, Sendable {
             }
             config.video.profile = p
         }
-        config.video.minBitrateKbps = video?.minBitrate ?? max(RoomLimits.videoBitrateKbps.lowerBound, config.video.bitrateKbps / 4)
+        config.video.minBitrateKbps =
+            video?.minBitrate ?? max(RoomLimits.videoBitrateKbps.lowerBound, config.video.bitrateKbps / 4)
         if let v = video?.adaptiveBitrate { config.video.adaptiveBitrate = v }
         if let v = video?.dynamicFps { config.video.dynamicFps = v }
         if let v = statusIntervalMs { config.statusIntervalMs = v }
@@ -103,10 +113,15 @@ public struct RoomConfigRequest: Decodable, Sendable {
         }
         try RoomLimits.check(config)
         // Pictures last: decoding a PNG is the expensive part, so a body refused for anything else never gets here.
-        if let v = canvas?.backgroundImage { config.images.background = try RoomImage(base64: v, field: "canvas.backgroundImage") }
-        if let v = canvas?.placeholderImage { config.images.placeholder = try RoomImage(base64: v, field: "canvas.placeholderImage") }
+        if let v = canvas?.backgroundImage {
+            config.images.background = try RoomImage(base64: v, field: "canvas.backgroundImage")
+        }
+        if let v = canvas?.placeholderImage {
+            config.images.placeholder = try RoomImage(base64: v, field: "canvas.placeholderImage")
+        }
         if let watermark {
-            config.images.watermark = try watermark.resolve(canvasWidth: config.canvas.width, canvasHeight: config.canvas.height)
+            config.images.watermark = try watermark.resolve(
+                canvasWidth: config.canvas.width, canvasHeight: config.canvas.height)
         }
         return config
     }
@@ -114,7 +129,10 @@ public struct RoomConfigRequest: Decodable, Sendable {
 
 /// The mobile SDK's quality table (docs/configuration.md), by the same names.
 public enum QualityPreset {
-    public struct VideoPreset: Sendable { public let width, height, fps, bitrateKbps: Int; public let profile: H264Profile }
+    public struct VideoPreset: Sendable {
+        public let width, height, fps, bitrateKbps: Int
+        public let profile: H264Profile
+    }
     public static let video: [String: VideoPreset] = [
         "low1": .init(width: 272, height: 480, fps: 24, bitrateKbps: 128, profile: .baseline),
         "low2": .init(width: 272, height: 480, fps: 24, bitrateKbps: 256, profile: .baseline),

@@ -49,16 +49,22 @@ public struct WatermarkRequest: Decodable, Sendable {
 
     func resolve(canvasWidth: Int, canvasHeight: Int) throws(RoomError) -> RoomWatermark {
         let rect = Rect(x: x, y: y, width: width, height: height)
-        guard width > 0, height > 0, !rect.intersection(Rect(x: 0, y: 0, width: canvasWidth, height: canvasHeight)).isEmpty,
-              abs(x) <= Layout.coordinateLimit, abs(y) <= Layout.coordinateLimit,
-              width <= Layout.coordinateLimit, height <= Layout.coordinateLimit else {
-            throw .badRequest("invalid_image", "watermark rectangle \(width)x\(height) at (\(x),\(y)) must be positive and overlap the \(canvasWidth)x\(canvasHeight) canvas")
+        guard width > 0, height > 0,
+            !rect.intersection(Rect(x: 0, y: 0, width: canvasWidth, height: canvasHeight)).isEmpty,
+            abs(x) <= Layout.coordinateLimit, abs(y) <= Layout.coordinateLimit,
+            width <= Layout.coordinateLimit, height <= Layout.coordinateLimit
+        else {
+            throw .badRequest(
+                "invalid_image",
+                "watermark rectangle \(width)x\(height) at (\(x),\(y)) must be positive and overlap the \(canvasWidth)x\(canvasHeight) canvas"
+            )
         }
         let opacity = opacity ?? 1
         guard opacity.isFinite, (0...1).contains(opacity) else {
             throw .badRequest("invalid_image", "watermark.opacity must be within 0...1")
         }
-        return RoomWatermark(image: try RoomImage(base64: image, field: "watermark.image"), rect: rect, opacity: opacity)
+        return RoomWatermark(
+            image: try RoomImage(base64: image, field: "watermark.image"), rect: rect, opacity: opacity)
     }
 }
 
@@ -71,7 +77,9 @@ public struct RoomImages: Sendable, Equatable {
     public var watermark: RoomWatermark?
 
     public init(background: RoomImage? = nil, placeholder: RoomImage? = nil, watermark: RoomWatermark? = nil) {
-        self.background = background; self.placeholder = placeholder; self.watermark = watermark
+        self.background = background
+        self.placeholder = placeholder
+        self.watermark = watermark
     }
 
     /// Sets them on a compositor (it rescales only what changed).
@@ -113,8 +121,10 @@ public struct RoomPatch: Decodable, Sendable {
     }
 
     /// The room's new anchor and images, checked and decoded.
-    func resolve(anchor current: String?, images: RoomImages, canvasWidth: Int,
-                 canvasHeight: Int) throws(RoomError) -> (anchor: String?, images: RoomImages) {
+    func resolve(
+        anchor current: String?, images: RoomImages, canvasWidth: Int,
+        canvasHeight: Int
+    ) throws(RoomError) -> (anchor: String?, images: RoomImages) {
         var anchorOut = current
         switch anchor {
         case .keep: break
@@ -139,7 +149,8 @@ public struct RoomPatch: Decodable, Sendable {
         switch watermark {
         case .keep: break
         case .clear: out.watermark = nil
-        case .set(let request): out.watermark = try request.resolve(canvasWidth: canvasWidth, canvasHeight: canvasHeight)
+        case .set(let request):
+            out.watermark = try request.resolve(canvasWidth: canvasWidth, canvasHeight: canvasHeight)
         }
         return (anchorOut, out)
     }

@@ -18,7 +18,8 @@ public enum RoomLimits {
     static func check(_ c: RoomConfig) throws(RoomError) {
         func within(_ value: Int, _ range: ClosedRange<Int>, _ field: String) throws(RoomError) {
             guard range.contains(value) else {
-                throw .badRequest("limit_exceeded", "\(field) must be within \(range.lowerBound)...\(range.upperBound), got \(value)")
+                throw .badRequest(
+                    "limit_exceeded", "\(field) must be within \(range.lowerBound)...\(range.upperBound), got \(value)")
             }
         }
         try within(c.canvas.width, canvasWidth, "canvas.width")
@@ -38,8 +39,9 @@ public enum RoomLimits {
             // The H.264 profile-level limits (Table A-1). Within the ranges above every setting fits level
             // 6.2, so this only bites if those ranges grow; it comes after them so their messages win.
             do {
-                try H264Level.check(width: c.canvas.width, height: c.canvas.height, fps: c.canvas.fps,
-                                    bitrateKbps: c.video.bitrateKbps, profile: c.video.profile)
+                try H264Level.check(
+                    width: c.canvas.width, height: c.canvas.height, fps: c.canvas.fps,
+                    bitrateKbps: c.video.bitrateKbps, profile: c.video.profile)
             } catch {
                 throw .badRequest("limit_exceeded", error.message)
             }

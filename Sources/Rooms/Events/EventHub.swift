@@ -21,7 +21,8 @@ public final class EventHub: @unchecked Sendable {
 
     /// A stream of JSON texts, finishing when the room closes or the reader falls behind.
     public func subscribe() -> AsyncStream<String> {
-        let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(bufferLimit))
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: String.self, bufferingPolicy: .bufferingOldest(bufferLimit))
         lock.lock()
         if closed {
             lock.unlock()

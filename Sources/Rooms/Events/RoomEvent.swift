@@ -11,7 +11,10 @@ public struct VoiceLevel: Sendable, Equatable {
     public var userId: String
     /// 0…100, linear in dBov from −60 to 0 (protocol/events.schema.json).
     public var level: Int
-    public init(userId: String, level: Int) { self.userId = userId; self.level = level }
+    public init(userId: String, level: Int) {
+        self.userId = userId
+        self.level = level
+    }
 }
 
 /// One room event; `json` is the exact text sent on the events WebSocket and to webhooks.
@@ -52,15 +55,31 @@ public enum RoomEvent: Sendable, Equatable {
         var payload = Payload(type: type, room: room, time: Self.timeFormatter.string(from: time))
         switch self {
         case let .participantJoined(userId): payload.userId = userId
-        case let .participantLeft(userId, reason): payload.userId = userId; payload.reason = reason.rawValue
-        case let .participantKicked(userId, by): payload.userId = userId; payload.by = by
-        case let .firstVideoFrame(userId, width, height): payload.userId = userId; payload.width = width; payload.height = height
+        case let .participantLeft(userId, reason):
+            payload.userId = userId
+            payload.reason = reason.rawValue
+        case let .participantKicked(userId, by):
+            payload.userId = userId
+            payload.by = by
+        case let .firstVideoFrame(userId, width, height):
+            payload.userId = userId
+            payload.width = width
+            payload.height = height
         case let .outputState(output, url, state, attempt, error):
-            payload.output = output; payload.url = url; payload.state = state; payload.attempt = attempt; payload.error = error
+            payload.output = output
+            payload.url = url
+            payload.state = state
+            payload.attempt = attempt
+            payload.error = error
         case let .outputStatus(output, url, status, bitrate):
-            payload.output = output; payload.url = url; payload.bitrate = bitrate
-            payload.videoFps = status.videoFps; payload.audioFps = status.audioFps; payload.kbps = status.kbps
-            payload.droppedVideoFrames = status.droppedVideoFrames; payload.droppedAudioFrames = status.droppedAudioFrames
+            payload.output = output
+            payload.url = url
+            payload.bitrate = bitrate
+            payload.videoFps = status.videoFps
+            payload.audioFps = status.audioFps
+            payload.kbps = status.kbps
+            payload.droppedVideoFrames = status.droppedVideoFrames
+            payload.droppedAudioFrames = status.droppedAudioFrames
             payload.queueMs = status.queueMs
         case .roomClosed: break
         case let .voiceLevels(levels, speaker):

@@ -79,7 +79,9 @@ public struct WebhookQueue: Sendable {
         /// Refused because the queue was full.
         public var dropped = 0
         public init(delivered: Int = 0, failed: Int = 0, dropped: Int = 0) {
-            self.delivered = delivered; self.failed = failed; self.dropped = dropped
+            self.delivered = delivered
+            self.failed = failed
+            self.dropped = dropped
         }
     }
 

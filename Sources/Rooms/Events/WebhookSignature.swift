@@ -17,8 +17,11 @@ public enum WebhookSignature {
     /// Whether `header` is the signature of `body` under `secret`. The comparison takes the same
     /// time wherever the first difference lies, so a receiver built on this leaks nothing by timing.
     public static func isValid(_ header: String, body: [UInt8], secret: String) -> Bool {
-        guard header.hasPrefix(prefix), let given = parseHex(header.dropFirst(prefix.count)), given.count == 32 else { return false }
-        return HMAC<SHA256>.isValidAuthenticationCode(given, authenticating: body, using: SymmetricKey(data: Array(secret.utf8)))
+        guard header.hasPrefix(prefix), let given = parseHex(header.dropFirst(prefix.count)), given.count == 32 else {
+            return false
+        }
+        return HMAC<SHA256>.isValidAuthenticationCode(
+            given, authenticating: body, using: SymmetricKey(data: Array(secret.utf8)))
     }
 
     static func hex(_ bytes: [UInt8]) -> String {

@@ -55,9 +55,10 @@ final class AudioReceiver: @unchecked Sendable {
         codec = negotiated.codec
         self.userId = userId
         self.logger = logger
-        let stream = InboundStream(ssrc: negotiated.ssrc, payloadType: negotiated.payloadType,
-                                   clockRate: negotiated.clockRate, depacketizer: OpusDepacketizer(), maxDelayMs: 40,
-                                   adaptive: true, adaptiveDelay: .audio)
+        let stream = InboundStream(
+            ssrc: negotiated.ssrc, payloadType: negotiated.payloadType,
+            clockRate: negotiated.clockRate, depacketizer: OpusDepacketizer(), maxDelayMs: 40,
+            adaptive: true, adaptiveDelay: .audio)
         state = State(stream: stream, decoder: try OpusDecoder(channels: decodeChannels))
     }
 
@@ -101,7 +102,8 @@ final class AudioReceiver: @unchecked Sendable {
         lock.withLock {
             let pendingChange = state.fifo.pendingSyncChangeFrames != 0
             guard let rtp = state.lastPulledTimestamp,
-                  let capture = state.stream.senderClock.ntpSeconds(rtpTimestamp: rtp) else { return (nil, pendingChange) }
+                let capture = state.stream.senderClock.ntpSeconds(rtpTimestamp: rtp)
+            else { return (nil, pendingChange) }
             return (capture + Double(nowMs - state.lastPullMs) / 1000, pendingChange)
         }
     }
@@ -116,7 +118,9 @@ final class AudioReceiver: @unchecked Sendable {
     }
 
     func noteSenderReport(_ sr: SenderReport, nowMs: Int64) {
-        lock.withLock { state.stream.noteSenderReport(ntp: sr.ntpTimestamp, rtpTimestamp: sr.rtpTimestamp, nowMs: nowMs) }
+        lock.withLock {
+            state.stream.noteSenderReport(ntp: sr.ntpTimestamp, rtpTimestamp: sr.rtpTimestamp, nowMs: nowMs)
+        }
     }
 
     /// This stream's reception report block, after updating its rates (once a second).
@@ -131,15 +135,16 @@ final class AudioReceiver: @unchecked Sendable {
         lock.withLock {
             let s = state.stream.stats
             let rate = AudioFormat.sampleRate
-            return StreamReport(kind: "audio", codec: codec, ssrc: ssrc, packets: s.packets, bytes: s.bytes,
-                                lost: s.lost, framesDecoded: state.framesDecoded, decodeErrors: state.decodeErrors,
-                                fps: state.rates.fps, kbps: state.rates.kbps,
-                                jitterMs: s.jitter * 1000 / Double(state.stream.clockRate), nacksSent: 0,
-                                keyframeRequests: 0, concealedMs: state.concealedFrames * 1000 / rate,
-                                retransmissions: 0, roundTripMs: nil,
-                                lipSyncDelayMs: state.fifo.syncDelayFrames * 1000 / rate,
-                                underruns: state.fifo.underruns, trimmedMs: state.fifo.trimmedFrames * 1000 / rate,
-                                pictureBuffersReplaced: 0, voiceMarginMs: state.fifo.margin.lastWindowMinMs)
+            return StreamReport(
+                kind: "audio", codec: codec, ssrc: ssrc, packets: s.packets, bytes: s.bytes,
+                lost: s.lost, framesDecoded: state.framesDecoded, decodeErrors: state.decodeErrors,
+                fps: state.rates.fps, kbps: state.rates.kbps,
+                jitterMs: s.jitter * 1000 / Double(state.stream.clockRate), nacksSent: 0,
+                keyframeRequests: 0, concealedMs: state.concealedFrames * 1000 / rate,
+                retransmissions: 0, roundTripMs: nil,
+                lipSyncDelayMs: state.fifo.syncDelayFrames * 1000 / rate,
+                underruns: state.fifo.underruns, trimmedMs: state.fifo.trimmedFrames * 1000 / rate,
+                pictureBuffersReplaced: 0, voiceMarginMs: state.fifo.margin.lastWindowMinMs)
         }
     }
 
@@ -170,8 +175,10 @@ final class AudioReceiver: @unchecked Sendable {
     private func decode(_ data: [UInt8], rtpTimestamp: UInt32, into s: inout State, nowMs: Int64) {
         let elapsedMs = max(0, nowMs - (s.lastDecodeMs ?? nowMs))
         s.lastDecodeMs = nowMs
-        s.concealCredit = Int(min(Int64(Self.maxConcealedFrames),
-                                  Int64(s.concealCredit) + elapsedMs * Int64(AudioFormat.sampleRate) / 1000))
+        s.concealCredit = Int(
+            min(
+                Int64(Self.maxConcealedFrames),
+                Int64(s.concealCredit) + elapsedMs * Int64(AudioFormat.sampleRate) / 1000))
         do {
             // Opus DTX: a "no speech" frame becomes silence without waking the decoder, and the gap after it is
             // a pause, not loss: nothing to conceal.

@@ -42,8 +42,10 @@ struct Negotiation: Sendable {
 enum JoinNegotiator {
     static let maxOfferBytes = 16 * 1024
 
-    static func negotiate(offer text: String, address: String, port: Int, sessionID: UInt64,
-                          audioOnly: Bool) throws(RoomError) -> Negotiation {
+    static func negotiate(
+        offer text: String, address: String, port: Int, sessionID: UInt64,
+        audioOnly: Bool
+    ) throws(RoomError) -> Negotiation {
         guard text.utf8.count <= maxOfferBytes else {
             throw .init(status: 413, code: "body_too_large", message: "SDP offer larger than \(maxOfferBytes) bytes")
         }
@@ -55,8 +57,9 @@ enum JoinNegotiator {
         var video: NegotiatedStream?
         var answers: [AnswerMedia] = []
         for media in offer.media {
-            var answer = AnswerMedia(kind: media.kind, rawKind: media.rawKind, accepted: false,
-                                     payloadType: nil, rtpmap: nil, fmtp: nil, crypto: nil)
+            var answer = AnswerMedia(
+                kind: media.kind, rawKind: media.rawKind, accepted: false,
+                payloadType: nil, rtpmap: nil, fmtp: nil, crypto: nil)
             let wanted: [(name: String, clock: Int)]
             switch media.kind {
             case .audio? where audio == nil: wanted = [("opus", 48_000)]
@@ -66,7 +69,8 @@ enum JoinNegotiator {
             let choice = wanted.lazy.compactMap { codec in
                 media.payloadTypes.first { pt in
                     guard let map = media.rtpmaps[pt], map.encodingName.lowercased() == codec.name,
-                          map.clockRate == codec.clock else { return false }
+                        map.clockRate == codec.clock
+                    else { return false }
                     // H.264 in packetization-mode 2 (interleaved) is not supported.
                     return codec.name != "h264" || !(media.fmtps[pt] ?? "").contains("packetization-mode=2")
                 }
@@ -74,26 +78,33 @@ enum JoinNegotiator {
             if media.port != 0, let pt = choice, let map = media.rtpmaps[pt] {
                 let repairSSRCs = Set(media.retransmissionSSRCs.values)
                 guard let ssrc = media.ssrcs.first(where: { !repairSSRCs.contains($0) }) else {
-                    throw .badRequest("ssrc_missing", "m=\(media.rawKind) needs an a=ssrc line: Cohost demultiplexes by SSRC")
+                    throw .badRequest(
+                        "ssrc_missing", "m=\(media.rawKind) needs an a=ssrc line: Cohost demultiplexes by SSRC")
                 }
                 let secure = media.proto.hasPrefix("RTP/SAVP")
                 var srtp: (SRTPProfile, [UInt8])?
                 var serverKey: [UInt8]?
                 if secure {
                     guard let crypto = media.cryptos.first(where: { SRTPProfile(rawValue: $0.suite) != nil }),
-                          let profile = SRTPProfile(rawValue: crypto.suite) else {
-                        throw .badRequest("invalid_sdp", "m=\(media.rawKind) is \(media.proto) but offers no supported a=crypto suite (\(SRTPProfile.allCases.map(\.rawValue).joined(separator: ", ")))")
+                        let profile = SRTPProfile(rawValue: crypto.suite)
+                    else {
+                        throw .badRequest(
+                            "invalid_sdp",
+                            "m=\(media.rawKind) is \(media.proto) but offers no supported a=crypto suite (\(SRTPProfile.allCases.map(\.rawValue).joined(separator: ", ")))"
+                        )
                     }
                     do { srtp = (profile, try SDES.parseInlineKey(crypto.keyParams, profile: profile)) } catch {
                         throw .badRequest("invalid_sdp", "a=crypto key: \(error)")
                     }
                     let key = SDES.randomKey(profile: profile)
                     serverKey = key
-                    answer.crypto = CryptoAttribute(tag: crypto.tag, suite: crypto.suite, keyParams: SDES.inlineKey(key))
+                    answer.crypto = CryptoAttribute(
+                        tag: crypto.tag, suite: crypto.suite, keyParams: SDES.inlineKey(key))
                 }
-                var stream = NegotiatedStream(kind: media.kind == .audio ? .audio : .video, ssrc: ssrc, payloadType: pt,
-                                              clockRate: map.clockRate, codec: map.encodingName, srtp: srtp,
-                                              serverKey: serverKey)
+                var stream = NegotiatedStream(
+                    kind: media.kind == .audio ? .audio : .video, ssrc: ssrc, payloadType: pt,
+                    clockRate: map.clockRate, codec: map.encodingName, srtp: srtp,
+                    serverKey: serverKey)
                 answer.accepted = true
                 answer.payloadType = pt
                 answer.rtpmap = map
@@ -102,10 +113,12 @@ enum JoinNegotiator {
                     let offered = media.rtcpFeedback[pt] ?? []
                     // Cohost sends NACK, PLI and FIR; an offer silent about rtcp-fb (plain RTP/AVP senders such as
                     // ffmpeg) is told all three, which such senders ignore harmlessly.
-                    answer.rtcpFeedback = offered.isEmpty ? supportedFeedback : supportedFeedback.filter(offered.contains)
+                    answer.rtcpFeedback =
+                        offered.isEmpty ? supportedFeedback : supportedFeedback.filter(offered.contains)
                     if offered.contains("ccm fir") && !offered.contains("nack pli") { stream.keyframeRequest = .fir }
                     if let repair = media.retransmissionSSRCs[ssrc],
-                       let rtxPT = retransmissionPayloadType(in: media, for: pt, clockRate: map.clockRate) {
+                        let rtxPT = retransmissionPayloadType(in: media, for: pt, clockRate: map.clockRate)
+                    {
                         stream.retransmission = (repair, rtxPT)
                         answer.retransmission = (rtxPT, map.clockRate)
                     }
@@ -115,9 +128,11 @@ enum JoinNegotiator {
             answers.append(answer)
         }
         guard audio != nil || video != nil else {
-            throw .init(status: 415, code: "unsupported_media",
-                        message: audioOnly ? "the offer has no Opus/48000 audio (this room is audio-only)"
-                                           : "the offer has no codec Cohost decodes (Opus/48000 audio, VP8/90000 or H264/90000 video)")
+            throw .init(
+                status: 415, code: "unsupported_media",
+                message: audioOnly
+                    ? "the offer has no Opus/48000 audio (this room is audio-only)"
+                    : "the offer has no codec Cohost decodes (Opus/48000 audio, VP8/90000 or H264/90000 video)")
         }
         if let a = audio, let v = video, a.ssrc == v.ssrc {
             throw .badRequest("invalid_sdp", "audio and video use the same SSRC \(a.ssrc)")
@@ -134,8 +149,10 @@ enum JoinNegotiator {
     /// The offered `rtx/<clock>` payload type whose `apt=` names `pt` (RFC 4588 §8.6).
     private static func retransmissionPayloadType(in media: MediaDescription, for pt: UInt8, clockRate: Int) -> UInt8? {
         media.payloadTypes.first { candidate in
-            guard let map = media.rtpmaps[candidate], map.encodingName.lowercased() == "rtx", map.clockRate == clockRate,
-                  let fmtp = media.fmtps[candidate] else { return false }
+            guard let map = media.rtpmaps[candidate], map.encodingName.lowercased() == "rtx",
+                map.clockRate == clockRate,
+                let fmtp = media.fmtps[candidate]
+            else { return false }
             return fmtp.split(separator: ";").contains { $0.filter { $0 != " " } == "apt=\(pt)" }
         }
     }

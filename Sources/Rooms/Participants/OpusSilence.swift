@@ -9,9 +9,9 @@ enum OpusSilence {
         // Frame sizes in 48 kHz samples per configuration group (Table 2 of RFC 6716).
         let size: Int
         switch config {
-        case 0...11: size = [480, 960, 1920, 2880][config % 4]       // SILK: 10, 20, 40, 60 ms
-        case 12...15: size = [480, 960][config % 2]                  // hybrid: 10, 20 ms
-        default: size = [120, 240, 480, 960][config % 4]             // CELT: 2.5, 5, 10, 20 ms
+        case 0...11: size = [480, 960, 1920, 2880][config % 4]  // SILK: 10, 20, 40, 60 ms
+        case 12...15: size = [480, 960][config % 2]  // hybrid: 10, 20 ms
+        default: size = [120, 240, 480, 960][config % 4]  // CELT: 2.5, 5, 10, 20 ms
         }
         switch toc & 0x03 {
         case 0: return size

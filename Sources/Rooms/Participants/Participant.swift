@@ -25,14 +25,18 @@ public final class Participant: @unchecked Sendable {
 
     /// `decodeChannels`: 1 when the room's programme is mono, so voices are decoded to mono (cheaper) and
     /// stereo senders are downmixed by the decoder; 2 otherwise.
-    init(userId: String, sessionID: Int, isAdmin: Bool = false, audio: NegotiatedStream?, video: NegotiatedStream?,
-         decodeChannels: Int = 2, nowMs: Int64, logger: Logger) throws {
+    init(
+        userId: String, sessionID: Int, isAdmin: Bool = false, audio: NegotiatedStream?, video: NegotiatedStream?,
+        decodeChannels: Int = 2, nowMs: Int64, logger: Logger
+    ) throws {
         self.userId = userId
         self.isAdmin = isAdmin
         self.sessionID = sessionID
         self.joinedAt = Date()
         lastPacketMs = Atomic(nowMs)
-        self.audio = try audio.map { try AudioReceiver($0, decodeChannels: decodeChannels, userId: userId, logger: logger) }
+        self.audio = try audio.map {
+            try AudioReceiver($0, decodeChannels: decodeChannels, userId: userId, logger: logger)
+        }
         self.video = try video.map { try VideoReceiver($0, userId: userId, logger: logger) }
     }
 
@@ -79,10 +83,14 @@ public final class Participant: @unchecked Sendable {
     /// The picture to show now (see `VideoReceiver.currentFrame`), lip-synced with this participant's voice:
     /// a new voice delay the lip-sync controller asks for goes to the voice's FIFO.
     func currentFrame(nowMs: Int64, holdMs: Int64, leadMs: Int64 = 0, timing: inout PictureTiming) -> Picture? {
-        guard let video else { timing = PictureTiming(); return nil }
+        guard let video else {
+            timing = PictureTiming()
+            return nil
+        }
         let (playout, pending) = audio?.playout(nowMs: nowMs) ?? (nil, false)
-        let (picture, delay) = video.currentFrame(nowMs: nowMs, holdMs: holdMs, leadMs: leadMs, playout: playout,
-                                                  syncChangePending: pending, timing: &timing)
+        let (picture, delay) = video.currentFrame(
+            nowMs: nowMs, holdMs: holdMs, leadMs: leadMs, playout: playout,
+            syncChangePending: pending, timing: &timing)
         if let delay { audio?.setSyncDelay(frames: delay) }
         return picture
     }
@@ -92,8 +100,10 @@ public final class Participant: @unchecked Sendable {
     /// The RTCP this participant's sources should get now, appended to `out` as one compound datagram: a keyframe
     /// request, NACKs, and receiver reports when `reportDue`; nothing when there is nothing to say. `blocks` is the
     /// caller's reused storage for the report blocks (hot path: a steady stream allocates nothing here).
-    func feedback(nowMs: Int64, serverSSRC: UInt32, reportDue: Bool, blocks: inout [ReceptionReport],
-                  into out: inout [UInt8]) {
+    func feedback(
+        nowMs: Int64, serverSSRC: UInt32, reportDue: Bool, blocks: inout [ReceptionReport],
+        into out: inout [UInt8]
+    ) {
         blocks.removeAll(keepingCapacity: true)
         if reportDue {
             if let audio { blocks.append(audio.receptionReport(nowMs: nowMs)) }

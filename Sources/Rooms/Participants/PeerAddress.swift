@@ -31,7 +31,8 @@ public struct PeerAddress: Hashable, Sendable, CustomStringConvertible {
         if inet_pton(AF_INET, host, &v4) == 1 {
             address = .v4(UInt32(bigEndian: v4.s_addr))
         } else if inet_pton(AF_INET6, String(parts[0]), &v6) == 1,
-                  let scope = parts.count == 1 ? 0 : Self.scope(named: String(parts[1])) {
+            let scope = parts.count == 1 ? 0 : Self.scope(named: String(parts[1]))
+        {
             address = Self.host(v6, scope: scope)
         } else {
             address = .name(host)
@@ -59,7 +60,8 @@ public struct PeerAddress: Hashable, Sendable, CustomStringConvertible {
     private static func host(_ raw: in6_addr, scope: UInt32) -> Host {
         var raw = raw
         return withUnsafeBytes(of: &raw) { bytes in
-            .v6(UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+            .v6(
+                UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
                 UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)), scope: scope)
         }
     }

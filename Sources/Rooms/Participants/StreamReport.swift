@@ -48,6 +48,8 @@ struct StreamRates {
             kbps = (bytes - lastBytes) * 8 / Int(nowMs - lastMs)
             fps = Int((Double(frames - lastFrames) * 1000 / Double(nowMs - lastMs)).rounded())
         }
-        lastMs = nowMs; lastBytes = bytes; lastFrames = frames
+        lastMs = nowMs
+        lastBytes = bytes
+        lastFrames = frames
     }
 }

@@ -46,7 +46,11 @@ final class StreamRouter: @unchecked Sendable {
         /// Where this source's RTCP came from, when not multiplexed: feedback goes back there.
         var rtcpPeer: PeerAddress?
         init(ssrc: UInt32, room: String, participant: Participant, srtp: SRTPSession?, outbound: SRTPSession?) {
-            self.ssrc = ssrc; self.room = room; self.participant = participant; self.srtp = srtp; self.outbound = outbound
+            self.ssrc = ssrc
+            self.room = room
+            self.participant = participant
+            self.srtp = srtp
+            self.outbound = outbound
         }
     }
 
@@ -80,7 +84,8 @@ final class StreamRouter: @unchecked Sendable {
         defer { lock.unlock() }
         if let taken = entries.first(where: { bindings[$0.ssrc] != nil }) { return taken.ssrc }
         for e in entries {
-            bindings[e.ssrc] = Binding(ssrc: e.ssrc, room: room, participant: participant, srtp: e.inbound, outbound: e.outbound)
+            bindings[e.ssrc] = Binding(
+                ssrc: e.ssrc, room: room, participant: participant, srtp: e.inbound, outbound: e.outbound)
         }
         return nil
     }
@@ -89,8 +94,10 @@ final class StreamRouter: @unchecked Sendable {
     /// SRTP stream the compound is protected into `scratch` (the caller's reused buffer) and `protected` is true:
     /// send `scratch`; otherwise send the compound as it is. nil before the first packet arrived, or when
     /// protecting failed.
-    func protectFeedback(_ compound: [UInt8], about ssrc: UInt32,
-                         into scratch: inout [UInt8]) -> (to: PeerAddress, protected: Bool)? {
+    func protectFeedback(
+        _ compound: [UInt8], about ssrc: UInt32,
+        into scratch: inout [UInt8]
+    ) -> (to: PeerAddress, protected: Bool)? {
         lock.lock()
         defer { lock.unlock() }
         guard let binding = bindings[ssrc], let peer = binding.rtcpPeer ?? binding.latched else { return nil }
@@ -137,31 +144,52 @@ final class StreamRouter: @unchecked Sendable {
             return .dropped
         case .rtcp:
             counters.rtcp += 1
-            guard bytes.count >= 8 else { counters.malformed += 1; return .dropped }
+            guard bytes.count >= 8 else {
+                counters.malformed += 1
+                return .dropped
+            }
             let ssrc = Self.readUInt32(bytes, at: 4)
-            guard let binding = bindings[ssrc] else { counters.unknownSSRC += 1; return .dropped }
+            guard let binding = bindings[ssrc] else {
+                counters.unknownSSRC += 1
+                return .dropped
+            }
             var clear = bytes
             if let srtp = binding.srtp {
-                do { try srtp.unprotectRTCP(bytes, into: &scratch.clear) } catch { counters.srtpFailures += 1; return .dropped }
+                do { try srtp.unprotectRTCP(bytes, into: &scratch.clear) } catch {
+                    counters.srtpFailures += 1
+                    return .dropped
+                }
                 clear = scratch.clear
             } else if !(binding.latched?.hasSameHost(as: peer) ?? false) {
                 counters.wrongSource += 1
                 return .dropped
             }
-            guard (try? parseCompoundRTCP(clear, into: &scratch.rtcp)) != nil else { counters.malformed += 1; return .dropped }
+            guard (try? parseCompoundRTCP(clear, into: &scratch.rtcp)) != nil else {
+                counters.malformed += 1
+                return .dropped
+            }
             binding.rtcpPeer = peer
             return .rtcp(binding.participant, scratch.rtcp)
         case .rtp:
-            guard bytes.count >= 12 else { counters.malformed += 1; return .dropped }
+            guard bytes.count >= 12 else {
+                counters.malformed += 1
+                return .dropped
+            }
             let ssrc = Self.readUInt32(bytes, at: 8)
-            guard let binding = bindings[ssrc] else { counters.unknownSSRC += 1; return .dropped }
+            guard let binding = bindings[ssrc] else {
+                counters.unknownSSRC += 1
+                return .dropped
+            }
             if let latched = binding.latched, latched != peer, binding.srtp == nil {
                 counters.wrongSource += 1
                 return .dropped
             }
             if let srtp = binding.srtp {
                 // Only an authenticated packet may latch or move the source (protocol/sdp.md).
-                do { try srtp.unprotectRTP(bytes, into: &scratch.clear) } catch { counters.srtpFailures += 1; return .dropped }
+                do { try srtp.unprotectRTP(bytes, into: &scratch.clear) } catch {
+                    counters.srtpFailures += 1
+                    return .dropped
+                }
             }
             // Parsed into the scratch packet's storage: no payload array per datagram.
             let parsed: Bool
@@ -170,7 +198,10 @@ final class StreamRouter: @unchecked Sendable {
             } else {
                 parsed = (try? scratch.packet.parse(bytes)) != nil
             }
-            guard parsed else { counters.malformed += 1; return .dropped }
+            guard parsed else {
+                counters.malformed += 1
+                return .dropped
+            }
             binding.latched = peer
             return .rtp(binding.participant, bytes: bytes.count)
         }

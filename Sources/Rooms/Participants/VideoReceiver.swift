@@ -52,10 +52,11 @@ final class VideoReceiver: @unchecked Sendable {
         self.logger = logger
         let h264 = negotiated.codec.lowercased() == "h264"
         // Video gets the adaptive jitter buffer and NACKs: a lost packet costs a whole frame.
-        let stream = InboundStream(ssrc: negotiated.ssrc, payloadType: negotiated.payloadType,
-                                   clockRate: negotiated.clockRate,
-                                   depacketizer: h264 ? H264Depacketizer() : VP8Depacketizer() as any Depacketizer,
-                                   maxDelayMs: 80, adaptive: true, nack: true)
+        let stream = InboundStream(
+            ssrc: negotiated.ssrc, payloadType: negotiated.payloadType,
+            clockRate: negotiated.clockRate,
+            depacketizer: h264 ? H264Depacketizer() : VP8Depacketizer() as any Depacketizer,
+            maxDelayMs: 80, adaptive: true, nack: true)
         let decoder: any PictureDecoder = h264 ? try H264Decoder() : try VP8Decoder()
         state = State(stream: stream, decoder: decoder, presenter: try VideoPresenter(makeSlot: DecodedPicture.init))
     }
@@ -105,8 +106,10 @@ final class VideoReceiver: @unchecked Sendable {
     /// the sound being mixed (`AudioReceiver.playout`); pictures captured up to `leadMs` after it are due.
     /// Returns a new lip-sync delay for the voice when the controller wants one; `timing` says what this canvas
     /// learnt of the participant's pictures.
-    func currentFrame(nowMs: Int64, holdMs: Int64, leadMs: Int64, playout: Double?, syncChangePending: Bool,
-                      timing: inout PictureTiming) -> (picture: Picture?, syncDelayFrames: Int?) {
+    func currentFrame(
+        nowMs: Int64, holdMs: Int64, leadMs: Int64, playout: Double?, syncChangePending: Bool,
+        timing: inout PictureTiming
+    ) -> (picture: Picture?, syncDelayFrames: Int?) {
         withState { s in
             timing = PictureTiming()
             var syncDelay: Int?
@@ -125,7 +128,8 @@ final class VideoReceiver: @unchecked Sendable {
             // of its decoding (docs/architecture.md, "Lip-sync and the video lead").
             let decodedMs = s.presenter.lastDecodedMs
             if let playout, let newest = s.presenter.newestCapture, s.aheadReportedForMs != decodedMs,
-               nowMs - decodedMs <= 50 {
+                nowMs - decodedMs <= 50
+            {
                 s.aheadReportedForMs = decodedMs
                 timing.aheadOfSoundMs = Int64(((newest - playout) * 1000).rounded(.down)) + nowMs - decodedMs
                 if syncChangePending {
@@ -140,7 +144,9 @@ final class VideoReceiver: @unchecked Sendable {
     }
 
     func noteSenderReport(_ sr: SenderReport, nowMs: Int64) {
-        lock.withLock { state.stream.noteSenderReport(ntp: sr.ntpTimestamp, rtpTimestamp: sr.rtpTimestamp, nowMs: nowMs) }
+        lock.withLock {
+            state.stream.noteSenderReport(ntp: sr.ntpTimestamp, rtpTimestamp: sr.rtpTimestamp, nowMs: nowMs)
+        }
     }
 
     /// This stream's reception report block, after updating its rates (once a second).
@@ -165,12 +171,15 @@ final class VideoReceiver: @unchecked Sendable {
                 case .pli: request = .pli(PictureLossIndication(senderSSRC: serverSSRC, mediaSSRC: ssrc))
                 case .fir:
                     s.firSequence &+= 1
-                    request = .fir(FullIntraRequest(senderSSRC: serverSSRC,
-                                                    entries: [.init(ssrc: ssrc, sequenceNumber: s.firSequence)]))
+                    request = .fir(
+                        FullIntraRequest(
+                            senderSSRC: serverSSRC,
+                            entries: [.init(ssrc: ssrc, sequenceNumber: s.firSequence)]))
                 }
             }
             let lost = s.stream.nacks(nowMs: nowMs)
-            let nack = lost.isEmpty ? nil : GenericNACK(senderSSRC: serverSSRC, mediaSSRC: ssrc, lostSequenceNumbers: lost)
+            let nack =
+                lost.isEmpty ? nil : GenericNACK(senderSSRC: serverSSRC, mediaSSRC: ssrc, lostSequenceNumbers: lost)
             return (request, nack)
         }
     }
@@ -178,14 +187,15 @@ final class VideoReceiver: @unchecked Sendable {
     func report() -> StreamReport {
         lock.withLock {
             let s = state.stream.stats
-            return StreamReport(kind: "video", codec: codec, ssrc: ssrc, packets: s.packets, bytes: s.bytes,
-                                lost: s.lost, framesDecoded: state.framesDecoded, decodeErrors: state.decodeErrors,
-                                fps: state.rates.fps, kbps: state.rates.kbps,
-                                jitterMs: s.jitter * 1000 / Double(state.stream.clockRate), nacksSent: s.nacksSent,
-                                keyframeRequests: state.stream.keyframeRequester.sent, concealedMs: 0,
-                                retransmissions: s.retransmissions, roundTripMs: s.roundTripMs.map { Int($0) },
-                                lipSyncDelayMs: 0, underruns: 0, trimmedMs: 0,
-                                pictureBuffersReplaced: state.presenter.slotsReplaced, voiceMarginMs: nil)
+            return StreamReport(
+                kind: "video", codec: codec, ssrc: ssrc, packets: s.packets, bytes: s.bytes,
+                lost: s.lost, framesDecoded: state.framesDecoded, decodeErrors: state.decodeErrors,
+                fps: state.rates.fps, kbps: state.rates.kbps,
+                jitterMs: s.jitter * 1000 / Double(state.stream.clockRate), nacksSent: s.nacksSent,
+                keyframeRequests: state.stream.keyframeRequester.sent, concealedMs: 0,
+                retransmissions: s.retransmissions, roundTripMs: s.roundTripMs.map { Int($0) },
+                lipSyncDelayMs: 0, underruns: 0, trimmedMs: 0,
+                pictureBuffersReplaced: state.presenter.slotsReplaced, voiceMarginMs: nil)
         }
     }
 

@@ -29,12 +29,16 @@ final class OutputFanout {
     func infos(bitrateKbps: Int) -> [RoomInfo.OutputInfo] { outputs.infos(bitrateKbps: bitrateKbps) }
 
     /// Creates an output for `spec`, starts it with the stream's `headers` and returns what GET reports of it.
-    func add(_ spec: OutputSpec, headers: [FLVTag], bitrateKbps: Int, logger: Logger, nowMs: Int64,
-             onKeyframeNeeded: @escaping KeyframeRequestHandler,
-             onStateChange: @escaping @Sendable (String, String, OutputStateChange) -> Void)
-        throws(RoomError) -> RoomInfo.OutputInfo {
-        let output = try outputs.add(spec, logger: logger, nowMs: nowMs, onKeyframeNeeded: onKeyframeNeeded,
-                                     onStateChange: onStateChange)
+    func add(
+        _ spec: OutputSpec, headers: [FLVTag], bitrateKbps: Int, logger: Logger, nowMs: Int64,
+        onKeyframeNeeded: @escaping KeyframeRequestHandler,
+        onStateChange: @escaping @Sendable (String, String, OutputStateChange) -> Void
+    )
+        throws(RoomError) -> RoomInfo.OutputInfo
+    {
+        let output = try outputs.add(
+            spec, logger: logger, nowMs: nowMs, onKeyframeNeeded: onKeyframeNeeded,
+            onStateChange: onStateChange)
         output.start(headers: headers)
         return outputs.info(id: output.id, bitrateKbps: bitrateKbps)
             ?? RoomInfo.OutputInfo(output, status: OutputStatus(), bitrateKbps: bitrateKbps)

@@ -40,7 +40,9 @@ struct OutputGauges {
 
     func record(output: any Output, status: OutputStatus, bitrateKbps: Int) {
         let stats = output.stats
-        for (gauge, metric) in zip(values, OutputMetrics.gauges) { gauge.record(metric.value(status, stats, bitrateKbps)) }
+        for (gauge, metric) in zip(values, OutputMetrics.gauges) {
+            gauge.record(metric.value(status, stats, bitrateKbps))
+        }
         connected.record(output.state == .connected ? 1 : 0)
     }
 }

@@ -22,9 +22,11 @@ struct OutputTable {
     var isEmpty: Bool { entries.isEmpty }
 
     /// Creates and registers the output for `spec` (not started yet); ids are o1, o2, … per room.
-    mutating func add(_ spec: OutputSpec, logger: Logger, nowMs: Int64,
-                      onKeyframeNeeded: @escaping KeyframeRequestHandler,
-                      onStateChange: @escaping @Sendable (String, String, OutputStateChange) -> Void) throws(RoomError) -> any Output {
+    mutating func add(
+        _ spec: OutputSpec, logger: Logger, nowMs: Int64,
+        onKeyframeNeeded: @escaping KeyframeRequestHandler,
+        onStateChange: @escaping @Sendable (String, String, OutputStateChange) -> Void
+    ) throws(RoomError) -> any Output {
         guard entries.count < RoomLimits.maxOutputs else {
             throw .badRequest("limit_exceeded", "at most \(RoomLimits.maxOutputs) outputs per room")
         }
@@ -32,7 +34,9 @@ struct OutputTable {
         let url = spec.url
         let output: any Output
         do {
-            output = try makeOutput(id: id, url: url, options: spec.options, logger: logger, onKeyframeNeeded: onKeyframeNeeded) { change in
+            output = try makeOutput(
+                id: id, url: url, options: spec.options, logger: logger, onKeyframeNeeded: onKeyframeNeeded
+            ) { change in
                 onStateChange(id, url, change)
             }
         } catch {
@@ -89,6 +93,8 @@ struct OutputTable {
     }
 
     func info(id: String, bitrateKbps: Int) -> RoomInfo.OutputInfo? {
-        entries.first { $0.output.id == id }.map { RoomInfo.OutputInfo($0.output, status: $0.lastStatus, bitrateKbps: bitrateKbps) }
+        entries.first { $0.output.id == id }.map {
+            RoomInfo.OutputInfo($0.output, status: $0.lastStatus, bitrateKbps: bitrateKbps)
+        }
     }
 }

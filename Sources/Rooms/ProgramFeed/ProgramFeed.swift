@@ -57,8 +57,10 @@ final class ProgramFeed {
     /// Control ticks of the adaptive controllers come this often.
     static let controlIntervalMs: Int64 = 500
 
-    init(config: RoomConfig, logger: Logger,
-         onOutputState: @escaping @Sendable (String, String, OutputStateChange) -> Void) throws {
+    init(
+        config: RoomConfig, logger: Logger,
+        onOutputState: @escaping @Sendable (String, String, OutputStateChange) -> Void
+    ) throws {
         self.config = config
         self.logger = logger
         self.onOutputState = onOutputState
@@ -76,7 +78,9 @@ final class ProgramFeed {
         headers.append(FLVMuxer.aacSequenceHeader(audio.audioSpecificConfig))
         self.headers = headers
         // Room for an average frame and a half; keyframes grow a slot once and it keeps that size.
-        videoBodies = FLVBodyRing(slots: max(8, config.canvas.fps * 3 / 5 + 4), reserve: 5 + config.video.bitrateKbps * 1000 / 8 / max(1, config.canvas.fps) * 3 / 2)
+        videoBodies = FLVBodyRing(
+            slots: max(8, config.canvas.fps * 3 / 5 + 4),
+            reserve: 5 + config.video.bitrateKbps * 1000 / 8 / max(1, config.canvas.fps) * 3 / 2)
     }
 
     /// The encoder's current target: the video bitrate (lowered by adaptive bitrate), or the audio
@@ -94,8 +98,9 @@ final class ProgramFeed {
     @discardableResult
     func addOutput(_ spec: OutputSpec, nowMs: Int64) throws(RoomError) -> RoomInfo.OutputInfo {
         let request = keyframeRequest
-        return try outputs.add(spec, headers: headers, bitrateKbps: currentBitrateKbps, logger: logger, nowMs: nowMs,
-                               onKeyframeNeeded: { request.set() }, onStateChange: onOutputState)
+        return try outputs.add(
+            spec, headers: headers, bitrateKbps: currentBitrateKbps, logger: logger, nowMs: nowMs,
+            onKeyframeNeeded: { request.set() }, onStateChange: onOutputState)
     }
 
     /// Stops and forgets an output; false when there is none with that id.
@@ -165,15 +170,17 @@ final class ProgramFeed {
             // does not trim the priming then hears each sample when it sees the picture taken with it.
             let primingMs = Int64(audio.primingSamples) * 1000 / Int64(AudioFormat.sampleRate)
             // The tag body is built straight from x264's buffer into a reused body (hot path: no allocation).
-            let tag = try video.encode(canvas, pts: index, forceKeyframe: keyframeDue(index: index)) { avcc, isKeyframe, pts, dts in
+            let tag = try video.encode(canvas, pts: index, forceKeyframe: keyframeDue(index: index)) {
+                avcc, isKeyframe, pts, dts in
                 let dtsMs = dts * 1000 / fps + primingMs + phaseMs + leadMs
                 let ptsMs = pts * 1000 / fps + primingMs + phaseMs + leadMs
                 if isKeyframe { lastKeyframeIndex = pts }
                 let sei = seiPending ? seiNAL : nil
                 seiPending = false
-                var tag = FLVMuxer.videoTag(avcc: avcc, sei: sei, isKeyframe: isKeyframe,
-                                            timestampMs: UInt32(clamping: max(0, dtsMs)),
-                                            compositionTimeMs: Int32(clamping: ptsMs - dtsMs), bodies: &videoBodies)
+                var tag = FLVMuxer.videoTag(
+                    avcc: avcc, sei: sei, isKeyframe: isKeyframe,
+                    timestampMs: UInt32(clamping: max(0, dtsMs)),
+                    compositionTimeMs: Int32(clamping: ptsMs - dtsMs), bodies: &videoBodies)
                 // Output queues measure backlog without the lead; the phase is real time, like the index.
                 tag.leadMs = UInt32(clamping: max(0, leadMs))
                 return tag
@@ -204,22 +211,27 @@ final class ProgramFeed {
     /// Encodes one 20 ms mixed block, the one of audio tick `tick` (its time is tick × 20 ms).
     func encodeAudio(_ block: [Float], tick: Int64) {
         audioBlocksIn += 1
-        guard !outputs.isEmpty else { audioSkipped = true; return }
+        guard !outputs.isEmpty else {
+            audioSkipped = true
+            return
+        }
         do {
             if audioSkipped {
                 // On the clock's timeline: a parked room got no ticks at all while it was idle, and a long stall
                 // skipped more than the room would make up.
                 audioSkipped = false
                 audioBlocksIn = tick + 1
-                audio = try AACEncoder(channels: config.audio.channels, bitrate: config.audio.bitrateKbps * 1000,
-                                       startSample: tick * Int64(AudioFormat.blockFrames))
+                audio = try AACEncoder(
+                    channels: config.audio.channels, bitrate: config.audio.bitrateKbps * 1000,
+                    startSample: tick * Int64(AudioFormat.blockFrames))
             }
             // Each AAC frame goes from libavcodec's packet straight into a reused tag body (hot path: no allocation).
             try audio.encode(block) { data, pts in
                 audioFramesEncoded += 1
                 let ms = pts * 1000 / Int64(AudioFormat.sampleRate)
                 lastAudioMs = ms
-                outputs.push(FLVMuxer.audioTag(aac: data, timestampMs: UInt32(clamping: max(0, ms)), bodies: &audioBodies))
+                outputs.push(
+                    FLVMuxer.audioTag(aac: data, timestampMs: UInt32(clamping: max(0, ms)), bodies: &audioBodies))
             }
             if var tag = pendingLevels, Int64(tag.timestampMs) <= lastAudioMs {
                 pendingLevels = nil
@@ -240,11 +252,13 @@ final class ProgramFeed {
         // On the programme's clock, where the AAC priming shifts every sound (and so every picture) later.
         let primingMs = Int64(audio.primingSamples) * 1000 / Int64(AudioFormat.sampleRate)
         let ms = max(0, (audioBlocksIn - 1) * Int64(AudioFormat.blockMilliseconds)) + primingMs
-        pendingLevels = FLVMuxer.voiceLevelsTag(levels: levels, activeSpeaker: activeSpeaker,
-                                                timestampMs: UInt32(clamping: ms), bodies: &levelBodies)
+        pendingLevels = FLVMuxer.voiceLevelsTag(
+            levels: levels, activeSpeaker: activeSpeaker,
+            timestampMs: UInt32(clamping: ms), bodies: &levelBodies)
         if video != nil {
             seiPayload.removeAll(keepingCapacity: true)
-            VoiceLevelsSEI.appendJSON(levels: levels, activeSpeaker: activeSpeaker, timeMs: UInt32(clamping: ms), to: &seiPayload)
+            VoiceLevelsSEI.appendJSON(
+                levels: levels, activeSpeaker: activeSpeaker, timeMs: UInt32(clamping: ms), to: &seiPayload)
             seiNAL.removeAll(keepingCapacity: true)
             VoiceLevelsSEI.appendNAL(payload: seiPayload, to: &seiNAL)
             seiPending = true

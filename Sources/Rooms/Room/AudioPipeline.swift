@@ -41,8 +41,10 @@ final class AudioPipeline {
     func gather(from roster: Roster) {
         roster.fill(&present)
         if inputBlocks.count < present.count {
-            inputBlocks.append(contentsOf: Array(repeating: [Float](repeating: 0, count: AudioFormat.blockFrames * 2),
-                                                 count: present.count - inputBlocks.count))
+            inputBlocks.append(
+                contentsOf: Array(
+                    repeating: [Float](repeating: 0, count: AudioFormat.blockFrames * 2),
+                    count: present.count - inputBlocks.count))
         }
     }
 
@@ -58,8 +60,12 @@ final class AudioPipeline {
                 gaps += 1
                 programme.restartAudioTimeline()
             }
-            logger.debug("audio clock skipped ticks", metadata: ["room": "\(room)", "ticks": "\(missed)",
-                                                                 "caughtUp": "\(first < index)"])
+            logger.debug(
+                "audio clock skipped ticks",
+                metadata: [
+                    "room": "\(room)", "ticks": "\(missed)",
+                    "caughtUp": "\(first < index)",
+                ])
         }
         lastTick = index
         for tick in first...index { mixBlock(tick: tick, nowMs: now, catchingUp: first < index) }
@@ -75,8 +81,10 @@ final class AudioPipeline {
         programme.sendVoiceLevels(voice.levels, activeSpeaker: voice.activeSpeaker)
         // Nobody listening: skip building the JSON.
         if events.hasListeners {
-            events.publish(.voiceLevels(voice.levels.map { VoiceLevel(userId: $0.userId, level: $0.level) },
-                                        activeSpeaker: voice.activeSpeaker))
+            events.publish(
+                .voiceLevels(
+                    voice.levels.map { VoiceLevel(userId: $0.userId, level: $0.level) },
+                    activeSpeaker: voice.activeSpeaker))
         }
         published.store(voice.levels, activeSpeaker: voice.activeSpeaker)
     }

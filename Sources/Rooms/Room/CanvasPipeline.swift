@@ -26,16 +26,19 @@ final class CanvasPipeline {
     /// How long a stalled participant's last picture stays before the placeholder replaces it.
     private var holdMs: Int64 { Int64(config.canvas.holdMs) }
 
-    init(config: RoomConfig, roster: Roster, programme: ProgramFeed, audio: AudioPipeline, schedule: TickSchedule,
-         logger: Logger) {
+    init(
+        config: RoomConfig, roster: Roster, programme: ProgramFeed, audio: AudioPipeline, schedule: TickSchedule,
+        logger: Logger
+    ) {
         self.config = config
         self.roster = roster
         self.programme = programme
         self.audio = audio
         self.schedule = schedule
         self.logger = logger
-        compositor = VideoCompositor(width: config.canvas.width, height: config.canvas.height,
-                                     background: config.backgroundColor, placeholder: config.placeholderColor)
+        compositor = VideoCompositor(
+            width: config.canvas.width, height: config.canvas.height,
+            background: config.backgroundColor, placeholder: config.placeholderColor)
         config.images.apply(to: &compositor)
         timing = CanvasTiming(fps: config.canvas.fps)
     }
@@ -46,15 +49,19 @@ final class CanvasPipeline {
         guard programme.wantsCanvas(index: index) else { return }
         // Nobody in the room and no output: nothing would change on the canvas or go anywhere (an idle room costs
         // nothing). A snapshot composes it when it asks.
-        guard programme.hasOutputs || roster.count > 0 else { goIdle(); return }
+        guard programme.hasOutputs || roster.count > 0 else {
+            goIdle()
+            return
+        }
         stale = false
         let now = MonotonicClock.nowMs()
         // Placed again only when the layout, the participants or the anchor changed (hot path: computing them
         // allocates a few arrays, and they stay the same for thousands of frames).
         if let changed = roster.placementInputs(ifChangedSince: placedVersion) {
-            placements = LayoutEngine.placements(for: changed.layout, participants: changed.order,
-                                                 canvasWidth: config.canvas.width, canvasHeight: config.canvas.height,
-                                                 anchor: changed.anchor)
+            placements = LayoutEngine.placements(
+                for: changed.layout, participants: changed.order,
+                canvasWidth: config.canvas.width, canvasHeight: config.canvas.height,
+                anchor: changed.anchor)
             placedVersion = changed.version
             timing.placed(placements.map { ($0.userId, $0.rect) }, nowMs: now)
         }
@@ -68,16 +75,19 @@ final class CanvasPipeline {
             var pictureTiming = PictureTiming()
             let frame = p.currentFrame(nowMs: now, holdMs: holdMs, leadMs: dueAhead, timing: &pictureTiming)
             timing.observe(placement: i, pictureTiming)
-            tiles.append(Tile(rect: placement.rect, fit: placement.fit, picture: frame, alpha: placement.alpha,
-                              border: placement.border, speaking: frame == nil && audio.isSpeaking(p.userId)))
+            tiles.append(
+                Tile(
+                    rect: placement.rect, fit: placement.fit, picture: frame, alpha: placement.alpha,
+                    border: placement.border, speaking: frame == nil && audio.isSpeaking(p.userId)))
         }
         compositor.compose(tiles)
         let stamp = timing.stamp
         programme.encodeVideo(compositor.canvas, index: index, leadMs: stamp.leadMs, phaseMs: stamp.phaseMs)
         let shift = timing.end(nowMs: now)
         if let move = timing.phaseMoveStartedMs {
-            logger.debug("canvas phase moving by \(move) ms",
-                         metadata: ["room": "\(config.name)", "offsetMs": "\(timing.phase.offsetMs - shift)"])
+            logger.debug(
+                "canvas phase moving by \(move) ms",
+                metadata: ["room": "\(config.name)", "offsetMs": "\(timing.phase.offsetMs - shift)"])
         }
         if shift != 0 { schedule.shiftVideo(byMs: shift) }
     }

@@ -28,7 +28,9 @@ public final class Room: @unchecked Sendable {
     /// different pictures must not undo each other.
     private let patchLock = NSLock()
 
-    init(config: RoomConfig, serverSSRC: UInt32, logger: Logger, sendFeedback: @escaping FeedbackScheduler.Sender) throws {
+    init(
+        config: RoomConfig, serverSSRC: UInt32, logger: Logger, sendFeedback: @escaping FeedbackScheduler.Sender
+    ) throws {
         name = config.name
         self.config = config
         let events = EventHub(room: config.name)
@@ -36,27 +38,35 @@ public final class Room: @unchecked Sendable {
         // On the global (non-overcommit) pool, which runs as many threads as there are cores: on the overcommit
         // pool every room with a tick pending got a thread of its own, and at 50 voice rooms on 2 cores the
         // context switches cost more than the rooms' work.
-        queue = DispatchQueue(label: "cohost.room.\(config.name)", qos: .userInteractive,
-                              target: .global(qos: .userInteractive))
+        queue = DispatchQueue(
+            label: "cohost.room.\(config.name)", qos: .userInteractive,
+            target: .global(qos: .userInteractive))
         roster = Roster(config: config)
         schedule = TickSchedule(queue: queue)
         programme = try ProgramFeed(config: config, logger: logger) { id, url, change in
             // Events reach participants too: never the whole stream key.
-            events.publish(.outputState(output: id, url: redactedURL(url), state: change.state.rawValue,
-                                        attempt: change.attempt, error: change.message))
+            events.publish(
+                .outputState(
+                    output: id, url: redactedURL(url), state: change.state.rawValue,
+                    attempt: change.attempt, error: change.message))
         }
         audio = AudioPipeline(room: config.name, programme: programme, events: events, logger: logger)
-        canvas = config.audioOnly ? nil : CanvasPipeline(config: config, roster: roster, programme: programme,
-                                                         audio: audio, schedule: schedule, logger: logger)
+        canvas =
+            config.audioOnly
+            ? nil
+            : CanvasPipeline(
+                config: config, roster: roster, programme: programme,
+                audio: audio, schedule: schedule, logger: logger)
         feedback = FeedbackScheduler(serverSSRC: serverSSRC, send: sendFeedback)
     }
 
     /// Starts the outputs of the config and registers the ticks with the shared clock.
     func start(clock: MixClock) throws(RoomError) {
         for spec in config.outputs { _ = try startOutput(spec) }
-        schedule.start(clock: clock, videoFps: config.audioOnly ? nil : config.canvas.fps,
-                       audio: { [weak self] tick in self?.audioTick(tick) },
-                       video: { [weak self] tick in self?.canvas?.tick(tick) })
+        schedule.start(
+            clock: clock, videoFps: config.audioOnly ? nil : config.canvas.fps,
+            audio: { [weak self] tick in self?.audioTick(tick) },
+            video: { [weak self] tick in self?.canvas?.tick(tick) })
     }
 
     // MARK: participants
@@ -109,9 +119,10 @@ public final class Room: @unchecked Sendable {
         patchLock.lock()
         defer { patchLock.unlock() }
         let (currentAnchor, currentImages) = roster.appearance
-        let (newAnchor, newImages) = try patch.resolve(anchor: currentAnchor, images: currentImages,
-                                                       canvasWidth: config.canvas.width,
-                                                       canvasHeight: config.canvas.height)
+        let (newAnchor, newImages) = try patch.resolve(
+            anchor: currentAnchor, images: currentImages,
+            canvasWidth: config.canvas.width,
+            canvasHeight: config.canvas.height)
         roster.setAppearance(anchor: newAnchor, images: newImages)
         // Whatever is current when the queue gets to it, so the canvas always ends as GET reports.
         queue.async { self.canvas?.apply(self.roster.currentImages) }
@@ -157,8 +168,10 @@ public final class Room: @unchecked Sendable {
         audio.mix(tick: index, nowMs: now)
         audio.meter(departed: roster.departed.take(), nowMs: now)
         for (output, status) in programme.outputTick(nowMs: now) {
-            events.publish(.outputStatus(output: output.id, url: redactedURL(output.url), status: status,
-                                         bitrate: programme.currentBitrateKbps))
+            events.publish(
+                .outputStatus(
+                    output: output.id, url: redactedURL(output.url), status: status,
+                    bitrate: programme.currentBitrateKbps))
         }
         if !programme.hasOutputs, roster.ifEmpty({ schedule.park() }) {
             audio.forgetLastTick()

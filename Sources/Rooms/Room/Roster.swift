@@ -107,13 +107,20 @@ final class Roster: @unchecked Sendable {
     var currentLayout: Layout { lock.withLock { layout } }
 
     func setLayout(_ newLayout: Layout) {
-        lock.withLock { layout = newLayout; placementVersion &+= 1 }
+        lock.withLock {
+            layout = newLayout
+            placementVersion &+= 1
+        }
     }
 
     var appearance: (anchor: String?, images: RoomImages) { lock.withLock { (anchor, images) } }
 
     func setAppearance(anchor newAnchor: String?, images newImages: RoomImages) {
-        lock.withLock { anchor = newAnchor; images = newImages; placementVersion &+= 1 }
+        lock.withLock {
+            anchor = newAnchor
+            images = newImages
+            placementVersion &+= 1
+        }
     }
 
     var currentImages: RoomImages { lock.withLock { images } }
@@ -127,8 +134,11 @@ final class Roster: @unchecked Sendable {
     }
 
     /// What placements are computed from, when it changed since `version` (nil: never placed).
-    func placementInputs(ifChangedSince version: UInt64?)
-        -> (layout: Layout, order: [String], anchor: String?, version: UInt64)? {
+    func placementInputs(
+        ifChangedSince version: UInt64?
+    )
+        -> (layout: Layout, order: [String], anchor: String?, version: UInt64)?
+    {
         lock.withLock {
             placementVersion == version ? nil : (layout, joinOrder, anchorCandidate, placementVersion)
         }

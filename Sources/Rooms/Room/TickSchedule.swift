@@ -93,7 +93,10 @@ final class TickSchedule: @unchecked Sendable {
     /// Cancels every schedule. A tick already posted still runs.
     func cancel() {
         let (clock, cancelled) = lock.withLock { () -> (MixClock?, [MixClock.Token]) in
-            defer { tokens.removeAll(); videoToken = nil }
+            defer {
+                tokens.removeAll()
+                videoToken = nil
+            }
             return (self.clock, tokens)
         }
         for token in cancelled { clock?.cancel(token) }

@@ -74,10 +74,13 @@ struct CompactJWS {
         }
         guard let header = Base64URL.decode(segments[0]) else { throw .malformed("header is not unpadded base64url") }
         guard let payload = Base64URL.decode(segments[1]) else { throw .malformed("payload is not unpadded base64url") }
-        guard let signature = Base64URL.decode(segments[2]) else { throw .malformed("signature is not unpadded base64url") }
+        guard let signature = Base64URL.decode(segments[2]) else {
+            throw .malformed("signature is not unpadded base64url")
+        }
         let inputEnd = segments[1].endIndex
-        return CompactJWS(signingInput: token[token.startIndex..<inputEnd], header: header, payload: payload,
-                          signature: signature)
+        return CompactJWS(
+            signingInput: token[token.startIndex..<inputEnd], header: header, payload: payload,
+            signature: signature)
     }
 
     /// HS256 over the signing input, compared in constant time (swift-crypto's MAC check).

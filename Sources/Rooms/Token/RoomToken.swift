@@ -17,9 +17,16 @@ public struct TokenClaims: Sendable, Equatable, Codable {
     /// Issued-at, seconds since 1970.
     public var iat: Int64?
 
-    public init(iss: String, sub: String, room: String, admin: Bool = false, exp: Int64, nbf: Int64? = nil, iat: Int64? = nil) {
-        self.iss = iss; self.sub = sub; self.room = room; self.admin = admin
-        self.exp = exp; self.nbf = nbf; self.iat = iat
+    public init(
+        iss: String, sub: String, room: String, admin: Bool = false, exp: Int64, nbf: Int64? = nil, iat: Int64? = nil
+    ) {
+        self.iss = iss
+        self.sub = sub
+        self.room = room
+        self.admin = admin
+        self.exp = exp
+        self.nbf = nbf
+        self.iat = iat
     }
 
     private enum CodingKeys: String, CodingKey { case iss, sub, room, admin, exp, nbf, iat }
@@ -93,7 +100,9 @@ public struct APIKeys: Sendable, CustomStringConvertible {
         for (index, rawEntry) in entries.enumerated() {
             let entry = rawEntry.trimmingCharacters(in: .whitespaces)
             let position = "entry \(index + 1)"
-            guard !entry.isEmpty else { throw APIKeysError(message: "\(position) of the API key list is empty (expected KEY:SECRET)") }
+            guard !entry.isEmpty else {
+                throw APIKeysError(message: "\(position) of the API key list is empty (expected KEY:SECRET)")
+            }
             guard let colon = entry.firstIndex(of: ":") else {
                 throw APIKeysError(message: "\(position) of the API key list has no ':' (expected KEY:SECRET)")
             }
@@ -146,7 +155,9 @@ public enum RoomToken {
     /// - Parameters:
     ///   - now: the current time, seconds since 1970.
     ///   - leeway: seconds of clock skew allowed on `exp` and `nbf`.
-    public static func verify(_ token: String, keys: APIKeys, now: Int64, leeway: Int64 = 60) throws(TokenError) -> TokenClaims {
+    public static func verify(
+        _ token: String, keys: APIKeys, now: Int64, leeway: Int64 = 60
+    ) throws(TokenError) -> TokenClaims {
         guard !token.isEmpty else { throw .missing }
         guard token.utf8.count <= maxLength else { throw .malformed("token longer than \(maxLength) bytes") }
         let jws = try CompactJWS.split(token)
@@ -213,7 +224,9 @@ public enum RoomToken {
         } catch let DecodingError.typeMismatch(_, context), let DecodingError.dataCorrupted(context) {
             // A field of the wrong type (or a number out of Int64 range) names its key; a
             // top-level mismatch (an array, a string, bad JSON) has no key.
-            guard let key = context.codingPath.first?.stringValue else { throw .malformed("\(what) is not a JSON object with the expected field types") }
+            guard let key = context.codingPath.first?.stringValue else {
+                throw .malformed("\(what) is not a JSON object with the expected field types")
+            }
             throw .malformed("\(what): \"\(printable(key))\" has the wrong type")
         } catch let DecodingError.valueNotFound(_, context) {
             throw .malformed("\(what): \"\(printable(context.codingPath.first?.stringValue ?? "?"))\" is null")
@@ -224,6 +237,8 @@ public enum RoomToken {
 
     /// Echoes attacker-chosen text into messages only as short, plain ASCII.
     private static func printable(_ s: String) -> String {
-        String(String.UnicodeScalarView(s.unicodeScalars.prefix(32).map { $0.isASCII && $0.value >= 0x20 && $0 != "\"" ? $0 : "?" }))
+        String(
+            String.UnicodeScalarView(
+                s.unicodeScalars.prefix(32).map { $0.isASCII && $0.value >= 0x20 && $0 != "\"" ? $0 : "?" }))
     }
 }
