@@ -17,12 +17,15 @@ public protocol InterleavedTag {
 /// - `lowLatency`: each kind leaves as soon as it is encoded and is monotonic on its own, as RTMP allows
 ///   (audio and video travel on their own chunk streams, see `RTMPSession`). The picture then reaches the
 ///   server ≈100 ms sooner; players still line both up by timestamp.
+///
+/// Inlinable, so the room specialises it for its tag type: unspecialised generic code took `Array.removeFirst`
+/// through `RangeReplaceableCollection` and allocated on every tag (hot path: every encoded frame).
 public struct TagInterleaver<Tag: InterleavedTag> {
-    private var audio: [Tag] = []
-    private var video: [Tag] = []
-    private var lastReleased: UInt32 = 0
-    private var lastAudio: UInt32 = 0
-    private var lastVideo: UInt32 = 0
+    @usableFromInline var audio: [Tag] = []
+    @usableFromInline var video: [Tag] = []
+    @usableFromInline var lastReleased: UInt32 = 0
+    @usableFromInline var lastAudio: UInt32 = 0
+    @usableFromInline var lastVideo: UInt32 = 0
     public let interleavesVideo: Bool
     public let lowLatency: Bool
     public let maxWaitMs: UInt32
@@ -30,6 +33,7 @@ public struct TagInterleaver<Tag: InterleavedTag> {
     /// The default wait covers the largest video lead (`VideoLead.maxLeadMs`, 200 ms) plus the AAC encoder's
     /// delay (≈64 ms with priming) and a 20 ms block: a shorter one would let a picture stamped ahead go out
     /// before the sound of its time, and that sound would then be clamped later.
+    @inlinable
     public init(hasVideo: Bool, lowLatency: Bool = false, maxWaitMs: UInt32 = 400) {
         interleavesVideo = hasVideo
         self.lowLatency = lowLatency
@@ -40,6 +44,7 @@ public struct TagInterleaver<Tag: InterleavedTag> {
 
     /// Adds a tag and appends every tag now safe to send, in timestamp order, to `out`.
     /// Each lane is expected in timestamp order; a tag out of order is released late rather than trap.
+    @inlinable
     public mutating func push(_ tag: Tag, into out: inout [Tag]) {
         if lowLatency {
             // Straight through; only each kind's own order is kept (a late tag takes its lane's last time).
@@ -56,22 +61,22 @@ public struct TagInterleaver<Tag: InterleavedTag> {
         }
         if tag.isVideo { video.append(tag) } else { audio.append(tag) }
         guard interleavesVideo else {
-            while !audio.isEmpty { release(audio.removeFirst(), into: &out) }
-            while !video.isEmpty { release(video.removeFirst(), into: &out) }
+            while !audio.isEmpty { release(audio.remove(at: 0), into: &out) }
+            while !video.isEmpty { release(video.remove(at: 0), into: &out) }
             return
         }
         let newest = max(audio.last?.timestampMs ?? 0, video.last?.timestampMs ?? 0)
         while true {
             if let a = audio.first, let v = video.first {
                 if a.timestampMs <= v.timestampMs {
-                    release(audio.removeFirst(), into: &out)
+                    release(audio.remove(at: 0), into: &out)
                 } else {
-                    release(video.removeFirst(), into: &out)
+                    release(video.remove(at: 0), into: &out)
                 }
             } else if let a = audio.first, newest > a.timestampMs, newest - a.timestampMs > maxWaitMs {
-                release(audio.removeFirst(), into: &out)
+                release(audio.remove(at: 0), into: &out)
             } else if let v = video.first, newest > v.timestampMs, newest - v.timestampMs > maxWaitMs {
-                release(video.removeFirst(), into: &out)
+                release(video.remove(at: 0), into: &out)
             } else {
                 return
             }
@@ -79,6 +84,7 @@ public struct TagInterleaver<Tag: InterleavedTag> {
     }
 
     /// Everything still waiting, in order (at close).
+    @inlinable
     public mutating func flush(into out: inout [Tag]) {
         let rest = (audio + video).sorted { $0.timestampMs < $1.timestampMs }
         audio.removeAll()
@@ -86,7 +92,8 @@ public struct TagInterleaver<Tag: InterleavedTag> {
         for tag in rest { release(tag, into: &out) }
     }
 
-    private mutating func release(_ tag: Tag, into out: inout [Tag]) {
+    @usableFromInline
+    mutating func release(_ tag: Tag, into out: inout [Tag]) {
         var tag = tag
         // Never backwards, even if a late tag slipped past the wait.
         if tag.timestampMs < lastReleased { tag.timestampMs = lastReleased }

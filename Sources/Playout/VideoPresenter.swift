@@ -12,36 +12,39 @@ import Media
 /// handed to the decoder only while nobody else holds its picture: the one on screen never is, and neither is one
 /// that left the screen while someone still holds it (a tile of an older canvas, a snapshot drawing it, a slow
 /// reader): decoding into it would change the picture under them.
+/// Inlinable, so the receiver specialises it for its picture type (generic code boxes values on the heap).
 public struct VideoPresenter<Slot: AnyObject> {
-    public static var slotCount: Int { 8 }
+    @inlinable public static var slotCount: Int { 8 }
     /// A picture is never held longer than this, whatever the clocks say.
-    public static var maxWaitMs: Int64 { 400 }
+    @inlinable public static var maxWaitMs: Int64 { 400 }
 
-    public private(set) var slots: [Slot]
-    private var pending: [(slot: Int, capture: Double?, decodedMs: Int64)] = []
-    private var shown: Int?
+    public var slots: [Slot]
+    @usableFromInline var pending: [(slot: Int, capture: Double?, decodedMs: Int64)] = []
+    @usableFromInline var shown: Int?
     /// When the newest picture was decoded: a stream stalls when this gets old.
-    public private(set) var lastDecodedMs: Int64 = 0
+    public var lastDecodedMs: Int64 = 0
     /// Sender capture time of the newest decoded picture.
-    public private(set) var newestCapture: Double?
+    public var newestCapture: Double?
     /// Slots whose picture was still held elsewhere when the decoder needed one, so a new picture was made:
     /// none while the room lets go of the last canvas's tiles in time.
-    public private(set) var slotsReplaced = 0
+    public var slotsReplaced = 0
     /// Set by `present` when it shows a picture for the first time (when that picture was decoded, and its
     /// capture time); nil after a call that showed nothing new.
-    public private(set) var newlyShown: (decodedMs: Int64, capture: Double?)?
+    public var newlyShown: (decodedMs: Int64, capture: Double?)?
 
+    @inlinable
     public init(makeSlot: () throws -> Slot) rethrows {
         slots = try (0..<Self.slotCount).map { _ in try makeSlot() }
         pending.reserveCapacity(Self.slotCount)
     }
 
-    public var hasPicture: Bool { shown != nil || !pending.isEmpty }
-    public var waiting: Int { pending.count }
+    @inlinable public var hasPicture: Bool { shown != nil || !pending.isEmpty }
+    @inlinable public var waiting: Int { pending.count }
 
     /// A slot the decoder may overwrite: not on screen, not waiting, and held by nobody else. When too many
     /// wait, the oldest waiting picture is given up to make room; when every other slot is still held elsewhere,
     /// one gets a new picture from `makeSlot` (the old one lives on with whoever holds it).
+    @inlinable
     public mutating func freeSlot(makeSlot: () throws -> Slot) rethrows -> Int {
         if pending.count >= Self.slotCount - 2 { pending.removeFirst() }
         var spare: Int?
@@ -57,6 +60,7 @@ public struct VideoPresenter<Slot: AnyObject> {
     }
 
     /// A picture was decoded into `slot`.
+    @inlinable
     public mutating func decoded(slot: Int, capture: Double?, nowMs: Int64) {
         pending.append((slot, capture, nowMs))
         lastDecodedMs = nowMs
@@ -65,6 +69,7 @@ public struct VideoPresenter<Slot: AnyObject> {
 
     /// The picture for the canvas at `nowMs`, given the capture time of the audio being played
     /// (`playout`, nil when unknown): the newest waiting picture that is due, else the one on screen.
+    @inlinable
     public mutating func present(playout: Double?, nowMs: Int64) -> Slot? {
         newlyShown = nil
         while let first = pending.first {
