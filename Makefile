@@ -2,7 +2,7 @@
 SWIFT ?= swift
 ARGS ?=
 
-.PHONY: run build build-tests test test-unit test-e2e lint demo bench fuzz packages test-packages clean
+.PHONY: run build build-tests test test-unit test-e2e tsan lint demo bench fuzz packages test-packages clean
 
 packages:
 	@scripts/ensure-packages.sh
@@ -34,6 +34,16 @@ test-unit: build-tests
 test-e2e: build-tests
 	$(E2E)
 
+# The end-to-end suites against a cohost built with ThreadSanitizer (.build-tsan); reports go to .build-tsan/reports
+# (one file per report; none is a pass). Timing-sensitive suites may fail under the slower binary: the reports
+# are what this target is for. Not part of `make test`.
+tsan: build-tests
+	$(SWIFT) build --sanitize=thread --product cohost --scratch-path .build-tsan
+	rm -rf .build-tsan/reports && mkdir -p .build-tsan/reports
+	-TSAN_OPTIONS="log_path=$(CURDIR)/.build-tsan/reports/tsan halt_on_error=0" \
+	  COHOST_BIN=$(CURDIR)/.build-tsan/debug/cohost $(SWIFT) test --skip-build --filter EndToEndTests
+	@n=$$(ls .build-tsan/reports | wc -l); echo "ThreadSanitizer reports: $$n (.build-tsan/reports)"; test $$n -eq 0
+
 # swift-format (the toolchain's) with .swift-format: line length, one statement per line; and Package.swift
 # declaring exactly what each target imports.
 lint:
@@ -60,4 +70,4 @@ soak: test-packages build
 	python3 bench/soak.py
 
 clean:
-	rm -rf .build .build-fuzz demo
+	rm -rf .build .build-fuzz .build-tsan demo

@@ -91,7 +91,7 @@ let package = Package(
         .executableTarget(
             name: "cohost",
             dependencies: [
-                "Server", "Rooms", "ServeConfig",
+                "Server", "Rooms", "Publishing", "ServeConfig",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

@@ -239,7 +239,7 @@ class Cohost:
         self.http_port = free_port()
         self.rtp_port = free_port(socket.SOCK_DGRAM, pair=True)
         self.key = "bench"
-        self.secret = os.urandom(12).hex()
+        self.secret = os.urandom(24).hex()  # cohost refuses secrets under 32 bytes
         full_env = dict(os.environ)
         full_env.update(env or {})
         self.proc = procs.start(name, list(wrapper) + [COHOST_BIN, "serve", "--http", f"127.0.0.1:{self.http_port}",

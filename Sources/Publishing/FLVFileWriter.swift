@@ -12,10 +12,14 @@ final class FLVFileWriter: @unchecked Sendable {
     /// Reused for every tag (hot path: one tag per frame).
     private var buffer: [UInt8] = []
 
+    /// Creates the file: never an existing one (another recording is not truncated) and never through a symbolic
+    /// link. The error names the file, not the directories around it.
     init(path: String) throws(OutputIOError) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
-            throw OutputIOError(description: "cannot open \(path): \(String(cString: strerror(errno)))", isFinal: true)
+            let name = path.split(separator: "/").last.map(String.init) ?? path
+            throw OutputIOError(
+                description: "cannot create the recording \(name): \(String(cString: strerror(errno)))", isFinal: true)
         }
         descriptor = fd
         self.path = path
@@ -37,11 +41,13 @@ final class FLVFileWriter: @unchecked Sendable {
         try writeBuffer()
     }
 
+    /// Flushes the file to the disk (a recording must survive a power cut after its output stopped) and closes it.
     func close() throws(OutputIOError) {
         guard descriptor >= 0 else { return }
         let fd = descriptor
         descriptor = -1
-        guard Foundation.close(fd) == 0 else {
+        let synced = fsync(fd) == 0
+        guard Foundation.close(fd) == 0, synced else {
             throw OutputIOError(
                 description: "closing \(path) failed: \(String(cString: strerror(errno)))", isFinal: true)
         }

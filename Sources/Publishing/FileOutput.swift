@@ -18,8 +18,10 @@ public final class FileOutput: Output {
     public var options: OutputOptions { core.options }
     private let core: OutputCore
 
+    /// `path`: where to write, when the caller resolved the URL already (`OutputRules.filePath`).
     public init(
-        id: String, url: String, options: OutputOptions = OutputOptions(), logger: Logger,
+        id: String, url: String, path resolved: String? = nil, options: OutputOptions = OutputOptions(),
+        logger: Logger,
         onKeyframeNeeded: @escaping KeyframeRequestHandler = {}, onStateChange: @escaping OutputStateHandler
     ) {
         self.id = id
@@ -27,7 +29,7 @@ public final class FileOutput: Output {
         var logger = logger
         logger[metadataKey: "output"] = "\(id)"
         var initial = OutputStateChange(state: .disconnected)
-        switch OutputURL.filePath(url) {
+        switch resolved.map({ .success($0) }) ?? OutputURL.filePath(url) {
         case .success(let path):
             self.path = path
         case .failure(let error):

@@ -55,6 +55,10 @@ public enum OutputError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidURL(url: String, reason: String)
     /// An option is out of range (see `OutputOptions.validate`).
     case invalidOptions(OutputOptionsError)
+    /// A file:// URL outside the recordings directory.
+    case forbiddenPath(url: String, reason: String)
+    /// An rtmp[s]:// host the operator's rules refuse (link-local, metadata, outside `output_hosts`).
+    case forbiddenHost(url: String, reason: String)
 
     public var description: String {
         switch self {
@@ -64,6 +68,8 @@ public enum OutputError: Error, Equatable, Sendable, CustomStringConvertible {
             "invalid output URL \(redactedURL(url)): \(reason)"
         case .invalidOptions(let error):
             error.description
+        case .forbiddenPath(_, let reason), .forbiddenHost(_, let reason):
+            reason
         }
     }
 }
@@ -73,23 +79,28 @@ public enum OutputError: Error, Equatable, Sendable, CustomStringConvertible {
 /// nor sends SNI: the stream is encrypted but the server is not authenticated (logged as a warning).
 /// Nothing happens until `start`.
 public func makeOutput(
-    id: String, url: String, options: OutputOptions = OutputOptions(), logger: Logger,
-    onKeyframeNeeded: @escaping KeyframeRequestHandler = {},
+    id: String, url: String, options: OutputOptions = OutputOptions(), rules: OutputRules = OutputRules(),
+    logger: Logger, onKeyframeNeeded: @escaping KeyframeRequestHandler = {},
     onStateChange: @escaping OutputStateHandler
 ) throws(OutputError) -> any Output {
     do { try options.validate() } catch { throw .invalidOptions(error) }
     switch OutputURL.scheme(of: url) {
     case "rtmp", "rtmps":
         if let reason = OutputURL.rtmpProblem(url) { throw .invalidURL(url: url, reason: reason) }
+        if let reason = rules.destinations.refusal(host: OutputURL.rtmpHost(url)) {
+            throw .forbiddenHost(url: url, reason: reason)
+        }
         return RTMPPublisher(
-            id: id, url: url, options: options, logger: logger, onKeyframeNeeded: onKeyframeNeeded,
-            onStateChange: onStateChange)
+            id: id, url: url, options: options, logger: logger, destinations: rules.destinations,
+            onKeyframeNeeded: onKeyframeNeeded, onStateChange: onStateChange)
     case "file":
-        guard case .success = OutputURL.filePath(url) else {
-            throw .invalidURL(url: url, reason: "a file URL needs an absolute path (file:///dir/name.flv)")
+        let path: String
+        switch rules.filePath(url) {
+        case .success(let resolved): path = resolved
+        case .failure(let error): throw error
         }
         return FileOutput(
-            id: id, url: url, options: options, logger: logger, onKeyframeNeeded: onKeyframeNeeded,
+            id: id, url: url, path: path, options: options, logger: logger, onKeyframeNeeded: onKeyframeNeeded,
             onStateChange: onStateChange)
     default:
         throw .unsupportedScheme(url: url)

@@ -1,5 +1,13 @@
-/// Stream keys live in the last path component of RTMP URLs: never log or report them whole.
+/// Stream keys live in the last path component of RTMP URLs, and credentials in `user:pass@`: never log or report
+/// either whole.
 public func redactedURL(_ url: String) -> String {
+    var url = url
+    if let scheme = url.range(of: "://") {
+        let authorityEnd = url[scheme.upperBound...].firstIndex(of: "/") ?? url.endIndex
+        if let at = url[scheme.upperBound..<authorityEnd].lastIndex(of: "@") {
+            url.replaceSubrange(scheme.upperBound...at, with: "…@")
+        }
+    }
     guard OutputURL.scheme(of: url).hasPrefix("rtmp"), let slash = url.lastIndex(of: "/") else { return url }
     let key = url[url.index(after: slash)...]
     guard key.count > 4 else { return url }
@@ -29,6 +37,17 @@ enum OutputURL {
             return "contains whitespace or is too long"
         }
         return nil
+    }
+
+    /// The host of an rtmp[s]:// URL, without port or IPv6 brackets ("" when there is none).
+    static func rtmpHost(_ url: String) -> String {
+        guard let range = url.range(of: "://") else { return "" }
+        var authority = Substring(url[range.upperBound...].prefix { $0 != "/" })
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") {
+            return String(authority[authority.index(after: authority.startIndex)..<close])
+        }
+        return String(authority.prefix { $0 != ":" })
     }
 
     /// The application part of an rtmp:// URL (between the host and the stream name), as librtmp

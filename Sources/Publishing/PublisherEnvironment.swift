@@ -24,8 +24,10 @@ protocol PublishingConnection: AnyObject {
 
 /// librtmp connections, the monotonic clock, and waits on the output's condition (so `stop` cuts them short).
 struct LibRTMPEnvironment: PublisherEnvironment {
+    var destinations = DestinationPolicy()
+
     func connect(url: String) throws(OutputIOError) -> any PublishingConnection {
-        try RTMPSession.connect(url: url)
+        try RTMPSession.connect(url: url, destinations: destinations)
     }
 
     func now() -> Double { ProcessInfo.processInfo.systemUptime }

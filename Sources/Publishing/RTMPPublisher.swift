@@ -25,11 +25,13 @@ public final class RTMPPublisher: Output {
     /// A URL that is not a usable rtmp:// URL puts the publisher straight into the final `error` state.
     public convenience init(
         id: String, url: String, options: OutputOptions = OutputOptions(), logger: Logger,
+        destinations: DestinationPolicy = DestinationPolicy(),
         onKeyframeNeeded: @escaping KeyframeRequestHandler = {},
         onStateChange: @escaping OutputStateHandler
     ) {
         self.init(
-            id: id, url: url, options: options, logger: logger, environment: LibRTMPEnvironment(),
+            id: id, url: url, options: options, logger: logger,
+            environment: LibRTMPEnvironment(destinations: destinations),
             random: { Double.random(in: 0..<1) }, onKeyframeNeeded: onKeyframeNeeded, onStateChange: onStateChange)
     }
 

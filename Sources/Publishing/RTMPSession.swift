@@ -60,7 +60,7 @@ final class RTMPSession: PublishingConnection, @unchecked Sendable {
     }
 
     /// Connects and issues `publish`. Blocks (DNS, TCP connect, handshake): call on the worker thread.
-    static func connect(url: String) throws(OutputIOError) -> RTMPSession {
+    static func connect(url: String, destinations: DestinationPolicy) throws(OutputIOError) -> RTMPSession {
         librtmpProcessSetup()
         guard let urlCopy = strdup(url) else { throw OutputIOError(description: "out of memory") }
         setupLock.lock()
@@ -93,15 +93,28 @@ final class RTMPSession: PublishingConnection, @unchecked Sendable {
         } catch {
             RTMP_Free(rtmp)
             free(urlCopy)
+            // Whether a name resolves is network knowledge too: told only for hosts the operator listed.
+            guard destinations.allows(host: hostName) else {
+                throw OutputIOError(description: "cannot connect to \(hostName):\(port)")
+            }
             throw error
         }
         if let hostCopy { cohost_rtmp_set_host(rtmp, hostCopy) }
         // From here on the session owns everything and frees it in deinit.
         let session = RTMPSession(rtmp: rtmp, urlCopy: urlCopy, hostCopy: hostCopy)
+        // The address librtmp will connect to, checked here (not before the lookup): a name cannot resolve into a
+        // refused network between the check and the connect.
+        let connectTo = hostCopy.map { String(cString: $0) } ?? hostName
+        if let refusal = destinations.refusal(host: hostName, addresses: IPAddress(connectTo).map { [$0] } ?? []) {
+            throw OutputIOError(description: refusal, isFinal: true)
+        }
 
         errno = 0
         guard RTMP_Connect(rtmp, nil) != 0 else {
-            throw OutputIOError(description: "cannot connect to \(hostName):\(port)\(errnoSuffix())")
+            // Outside an operator's allow-list, the reason (refused, timed out, unreachable) would map the network
+            // for whoever chose the URL: it is not told.
+            let reason = destinations.allows(host: hostName) ? errnoSuffix() : ""
+            throw OutputIOError(description: "cannot connect to \(hostName):\(port)\(reason)")
         }
         try session.awaitPublishStart(url: url, server: "\(hostName):\(port)")
         guard cohost_rtmp_set_out_chunk_size(rtmp, outChunkSize) != 0 else {

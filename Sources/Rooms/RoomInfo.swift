@@ -129,10 +129,9 @@ public struct RoomInfo: Encodable, Sendable {
                 dynamicFps: c.video.dynamicFps)
         audio = AudioInfo(bitrate: c.audio.bitrateKbps, channels: c.audio.channels)
         layout = room.currentLayout
-        let formatter = ISO8601DateFormatter()
         participants = room.participants.map { p in
             ParticipantInfo(
-                userId: p.userId, joinedAt: formatter.string(from: p.joinedAt), muted: p.muted, gain: p.gain,
+                userId: p.userId, joinedAt: Date.ISO8601FormatStyle().format(p.joinedAt), muted: p.muted, gain: p.gain,
                 admin: p.isAdmin, level: voice.levels[p.userId] ?? 0, streams: p.reports())
         }
         outputs = room.outputs

@@ -4,6 +4,7 @@ import Mixing
 import RTP
 import SRTP
 import Logging
+import Publishing
 
 /// Server-wide settings the rooms need.
 public struct RoomSettings: Sendable {
@@ -15,10 +16,17 @@ public struct RoomSettings: Sendable {
     public var emptyRoomTimeoutMs: Int64
     /// Receivers of every room's events besides the WebSockets (webhooks).
     public var eventSinks: [any RoomEventSink]
+    /// Whether a participant token's join creates a room that does not exist (admins create rooms either way).
+    public var autoCreateRooms: Bool
+    /// The longest token lifetime accepted; a kick is remembered this long after it, whether or not its room lives.
+    public var maxTokenTTLSeconds: Int64
+    /// Where outputs may write and push.
+    public var outputRules: OutputRules
 
     public init(
         publicIP: String = "127.0.0.1", rtpPort: Int = 7882, participantTimeoutMs: Int64 = 10_000, maxRooms: Int = 100,
-        emptyRoomTimeoutMs: Int64 = 300_000, eventSinks: [any RoomEventSink] = []
+        emptyRoomTimeoutMs: Int64 = 300_000, eventSinks: [any RoomEventSink] = [], autoCreateRooms: Bool = true,
+        maxTokenTTLSeconds: Int64 = 86_400, outputRules: OutputRules = OutputRules()
     ) {
         self.publicIP = publicIP
         self.rtpPort = rtpPort
@@ -26,6 +34,9 @@ public struct RoomSettings: Sendable {
         self.maxRooms = maxRooms
         self.emptyRoomTimeoutMs = emptyRoomTimeoutMs
         self.eventSinks = eventSinks
+        self.autoCreateRooms = autoCreateRooms
+        self.maxTokenTTLSeconds = maxTokenTTLSeconds
+        self.outputRules = outputRules
     }
 }
 
@@ -39,6 +50,8 @@ public final class RoomManager: @unchecked Sendable {
     private let router = StreamRouter()
     private let lock = NSLock()
     private var rooms: [String: Room] = [:]
+    /// Each room name's kicks, kept past the room's life for `maxTokenTTLSeconds` (pruned by `sweep`).
+    private var kicks: [String: KickList] = [:]
     private var nextSession = 1
     private var timeoutTimer: DispatchSourceTimer?
     /// When each room (by identity, so a re-created room starts afresh) was first seen empty by `sweep`.
@@ -117,8 +130,12 @@ public final class RoomManager: @unchecked Sendable {
         }
         let room: Room
         do {
-            room = try Room(config: config, serverSSRC: serverSSRC, logger: logger) {
-                [weak self] p, compound, scratch in
+            let kickList = kicks[config.name] ?? KickList()
+            kicks[config.name] = kickList
+            room = try Room(
+                config: config, serverSSRC: serverSSRC, logger: logger, outputRules: settings.outputRules,
+                kicks: kickList
+            ) { [weak self] p, compound, scratch in
                 self?.sendFeedback(p, compound, &scratch)
             }
         } catch {
@@ -161,9 +178,19 @@ public final class RoomManager: @unchecked Sendable {
         return true
     }
 
+    /// Closes every room at once (a room's outputs may each take seconds to stop on a stuck connection: in turn,
+    /// many rooms would outlast the service manager's stop timeout).
     public func shutdown() {
-        for room in allRooms { closeRoom(room.name) }
         timeoutTimer?.cancel()
+        let closed = DispatchGroup()
+        for room in allRooms {
+            closed.enter()
+            Thread.detachNewThread { [self] in
+                closeRoom(room.name)
+                closed.leave()
+            }
+        }
+        closed.wait()
     }
 
     // MARK: participants
@@ -175,11 +202,19 @@ public final class RoomManager: @unchecked Sendable {
         room roomName: String, userId: String, tokenIssuedAt: Int64?, isAdmin: Bool = false,
         offer: String
     ) throws(RoomError) -> String {
+        // Kicks outlive their room: checked before a room could be created again for the user.
+        if isKicked(room: roomName, userId: userId, tokenIssuedAt: tokenIssuedAt) {
+            throw .init(
+                status: 403, code: "kicked",
+                message: "user '\(userId)' was kicked from '\(roomName)'; a token issued after the kick is needed")
+        }
         let room: Room
         if let existing = self.room(roomName) {
             room = existing
-        } else {
+        } else if settings.autoCreateRooms || isAdmin {
             room = try create(RoomConfigRequest(name: roomName).resolve(), failIfExists: false)
+        } else {
+            throw .notFound("room '\(roomName)' does not exist (this server does not create rooms on join)")
         }
         if room.kicks.refuses(userId, tokenIssuedAt: tokenIssuedAt) {
             throw .init(
@@ -230,6 +265,9 @@ public final class RoomManager: @unchecked Sendable {
             throw error
         }
         if let replaced {
+            // A concurrent join of the same user may have registered its SSRCs after the check above: the session
+            // replaced here must not keep them (it would decode forever, in no room).
+            router.unregister(replaced)
             room.events.publish(.participantLeft(userId: replaced.userId, reason: .replaced))
         }
         room.events.publish(.participantJoined(userId: userId))
@@ -237,11 +275,13 @@ public final class RoomManager: @unchecked Sendable {
         return negotiation.answer
     }
 
-    /// Removes a participant (leave, kick, timeout). Returns false when they are not in the room.
+    /// Removes a participant (leave, kick, timeout); only session `session` of them, when given. Returns false
+    /// when they are not in the room.
     @discardableResult
-    public func removeParticipant(room roomName: String, userId: String, reason: LeaveReason, by: String? = nil) -> Bool
-    {
-        guard let room = room(roomName), let p = room.remove(userId) else { return false }
+    public func removeParticipant(
+        room roomName: String, userId: String, reason: LeaveReason, by: String? = nil, session: Int? = nil
+    ) -> Bool {
+        guard let room = room(roomName), let p = room.remove(userId, ifSession: session) else { return false }
         router.unregister(p)
         if reason == .kicked {
             room.kicks.record(userId, atSeconds: Int64(Date().timeIntervalSince1970))
@@ -255,7 +295,8 @@ public final class RoomManager: @unchecked Sendable {
 
     /// Whether a token issued at `tokenIssuedAt` for `userId` predates that user's kick from `roomName`.
     public func isKicked(room roomName: String, userId: String, tokenIssuedAt: Int64?) -> Bool {
-        room(roomName)?.kicks.refuses(userId, tokenIssuedAt: tokenIssuedAt) ?? false
+        let list = lock.withLock { kicks[roomName] }
+        return list?.refuses(userId, tokenIssuedAt: tokenIssuedAt) ?? false
     }
 
     public func setMix(room roomName: String, userId: String, muted: Bool?, gain: Float?) throws(RoomError) {
@@ -266,15 +307,30 @@ public final class RoomManager: @unchecked Sendable {
         p.setMix(muted: muted, gain: gain)
     }
 
+    /// Drops kicks older than the longest token lifetime and twice the skew (a token's own `exp` leeway, and the
+    /// issuer's clock behind ours): no token they could refuse is valid any more. A closed room's list goes once
+    /// it is empty.
+    func forgetExpiredKicks(nowSeconds: Int64) {
+        let cutoff = nowSeconds - settings.maxTokenTTLSeconds - 2 * KickList.skewSeconds
+        lock.withLock {
+            for (name, list) in kicks {
+                list.forget(before: cutoff)
+                if list.isEmpty && rooms[name] == nil { kicks[name] = nil }
+            }
+        }
+    }
+
     /// Removes participants silent for longer than `participantTimeoutMs` (reason `timeout`), then
     /// closes rooms that have been empty for `emptyRoomTimeoutMs`. Runs every `sweepInterval`; the
     /// emptiness clock of a room starts at the first sweep that finds it empty.
     public func sweep(nowMs now: Int64) {
         for room in allRooms {
             for p in room.participants(idleLongerThan: settings.participantTimeoutMs, nowMs: now) {
-                removeParticipant(room: room.name, userId: p.userId, reason: .timeout)
+                // This session only: the user may have joined again since it was found idle.
+                removeParticipant(room: room.name, userId: p.userId, reason: .timeout, session: p.sessionID)
             }
         }
+        forgetExpiredKicks(nowSeconds: Int64(Date().timeIntervalSince1970))
         guard settings.emptyRoomTimeoutMs > 0 else { return }
         var idle: [Room] = []
         lock.withLock {

@@ -10,8 +10,9 @@ public struct ConfigFile: Sendable, Equatable {
     public indirect enum Value: Sendable, Equatable {
         case string(String)
         case integer(Int)
+        case boolean(Bool)
         case array([Value])
-        /// A float, bool, table, date or time: never a valid setting, kept for the error message.
+        /// A float, table, date or time: never a valid setting, kept for the error message.
         case other(typeName: String)
 
         /// The TOML type name, as said in errors ("found integer").
@@ -19,6 +20,7 @@ public struct ConfigFile: Sendable, Equatable {
             switch self {
             case .string: "string"
             case .integer: "integer"
+            case .boolean: "boolean"
             case .array: "array"
             case .other(let name): name
             }
@@ -105,7 +107,7 @@ extension ConfigFile.Value {
         case .int: self = toml.int.map(Self.integer) ?? .other(typeName: "integer")
         case .array: self = .array(toml.array.map { $0.map { Self($0) } } ?? [])
         case .double: self = .other(typeName: "float")
-        case .bool: self = .other(typeName: "boolean")
+        case .bool: self = toml.bool.map(Self.boolean) ?? .other(typeName: "boolean")
         case .table: self = .other(typeName: "table")
         case .date: self = .other(typeName: "date")
         case .time: self = .other(typeName: "time")

@@ -6,6 +6,12 @@ public struct ServeFlags: Sendable, Equatable {
     public var rtpPort: Int?
     public var publicIP: String?
     public var keys: String?
+    public var keysFile: String?
+    public var autoCreateRooms: Bool?
+    public var maxTokenTTL: Int?
+    public var recordingsDir: String?
+    public var outputHosts: [String]
+    public var metricsToken: String?
     public var participantTimeout: Int?
     public var emptyRoomTimeout: Int?
     public var webhookURLs: [String]
@@ -14,6 +20,8 @@ public struct ServeFlags: Sendable, Equatable {
 
     public init(
         http: String? = nil, rtpPort: Int? = nil, publicIP: String? = nil, keys: String? = nil,
+        keysFile: String? = nil, autoCreateRooms: Bool? = nil, maxTokenTTL: Int? = nil, recordingsDir: String? = nil,
+        outputHosts: [String] = [], metricsToken: String? = nil,
         participantTimeout: Int? = nil, emptyRoomTimeout: Int? = nil, webhookURLs: [String] = [],
         webhookKey: String? = nil, logLevel: String? = nil
     ) {
@@ -21,6 +29,12 @@ public struct ServeFlags: Sendable, Equatable {
         self.rtpPort = rtpPort
         self.publicIP = publicIP
         self.keys = keys
+        self.keysFile = keysFile
+        self.autoCreateRooms = autoCreateRooms
+        self.maxTokenTTL = maxTokenTTL
+        self.recordingsDir = recordingsDir
+        self.outputHosts = outputHosts
+        self.metricsToken = metricsToken
         self.participantTimeout = participantTimeout
         self.emptyRoomTimeout = emptyRoomTimeout
         self.webhookURLs = webhookURLs
@@ -42,6 +56,18 @@ public struct ServeSettings: Sendable, Equatable {
     public var publicIP: String
     /// `KEY:SECRET[,KEY2:SECRET2]`, or nil for dev mode. Checked by `APIKeys.parse` in the executable.
     public var keys: String?
+    /// A file holding the keys (one `KEY:SECRET` a line), so they are not on the command line.
+    public var keysFile: String?
+    /// Whether a participant token's join creates a missing room; nil: only in dev mode.
+    public var autoCreateRooms: Bool?
+    /// The longest token lifetime accepted (s), and how long a kick outlives its room.
+    public var maxTokenTTL: Int
+    /// Where `file://` outputs may write.
+    public var recordingsDir: String
+    /// Hosts and CIDRs outputs may push to; empty: any host but link-local and metadata addresses.
+    public var outputHosts: [String]
+    /// A bearer token `/metrics` requires; nil: open.
+    public var metricsToken: String?
     /// Seconds without packets before a participant times out.
     public var participantTimeout: Int
     /// Seconds an empty room lives; 0 = forever.
@@ -63,6 +89,8 @@ public struct ServeSettings: Sendable, Equatable {
         public static let participantTimeout = 10
         public static let emptyRoomTimeout = 300
         public static let logLevel = "info"
+        public static let maxTokenTTL = 86_400
+        public static let recordingsDir = "./recordings"
     }
 
     /// Where `key`'s value came from.
@@ -89,6 +117,12 @@ public struct ServeSettings: Sendable, Equatable {
         let rtpPort = try sources.integer(.rtpPort, flags.rtpPort)
         let publicIP = try sources.string(.publicIP, flags.publicIP)
         let keys = try sources.string(.keys, flags.keys)
+        let keysFile = try sources.string(.keysFile, flags.keysFile)
+        let autoCreate = try sources.boolean(.autoCreateRooms, flags.autoCreateRooms)
+        let maxTTL = try sources.integer(.maxTokenTTL, flags.maxTokenTTL)
+        let recordingsDir = try sources.string(.recordingsDir, flags.recordingsDir)
+        let outputHosts = try sources.list(.outputHosts, flags.outputHosts)
+        let metricsToken = try sources.string(.metricsToken, flags.metricsToken)
         let participantTimeout = try sources.integer(.participantTimeout, flags.participantTimeout)
         let emptyRoomTimeout = try sources.integer(.emptyRoomTimeout, flags.emptyRoomTimeout)
         let webhookURLs = try sources.list(.webhookURL, flags.webhookURLs)
@@ -129,12 +163,31 @@ public struct ServeSettings: Sendable, Equatable {
         for url in urls where WebhookURL.parse(url) == nil {
             throw refuse(.webhookURL, "must be an absolute http:// or https:// URL with a host, got '\(url)'")
         }
+        if let keys, !keys.isEmpty, let keysFile, !keysFile.isEmpty {
+            throw refuse(.keysFile, "and \(origins[.keys] ?? .builtInDefault(.keys)) are both set: give the keys once")
+        }
+        let ttl = maxTTL ?? Defaults.maxTokenTTL
+        guard (60...31_536_000).contains(ttl) else {
+            throw refuse(.maxTokenTTL, "must be within 60...31536000 s, got \(ttl)")
+        }
+        let recordings = recordingsDir ?? Defaults.recordingsDir
+        guard !recordings.isEmpty, !recordings.contains("\0") else {
+            throw refuse(.recordingsDir, "must be a directory path")
+        }
+        if let metricsToken, metricsToken.utf8.count < 16 {
+            throw refuse(.metricsToken, "must be at least 16 characters")
+        }
+        if let metricsToken, ExposurePolicy.publishedSecrets.contains(metricsToken) {
+            throw refuse(.metricsToken, "is the example printed in Cohost's repository: generate one")
+        }
         if webhookKey != nil && urls.isEmpty {
             throw refuse(
                 .webhookKey, "needs at least one webhook URL (--webhook-url, COHOST_WEBHOOK_URL or webhook_url)")
         }
         return ServeSettings(
-            http: endpoint, rtpPort: port, publicIP: ip, keys: keys, participantTimeout: timeout,
+            http: endpoint, rtpPort: port, publicIP: ip, keys: keys, keysFile: keysFile, autoCreateRooms: autoCreate,
+            maxTokenTTL: ttl, recordingsDir: recordings, outputHosts: outputHosts ?? [], metricsToken: metricsToken,
+            participantTimeout: timeout,
             emptyRoomTimeout: emptyTimeout, webhookURLs: urls, webhookKey: webhookKey,
             logLevel: level, origins: origins)
     }
@@ -160,6 +213,12 @@ private struct Sources {
         case .rtpPort: flags.rtpPort != nil
         case .publicIP: flags.publicIP != nil
         case .keys: flags.keys != nil
+        case .keysFile: flags.keysFile != nil
+        case .autoCreateRooms: flags.autoCreateRooms != nil
+        case .maxTokenTTL: flags.maxTokenTTL != nil
+        case .recordingsDir: flags.recordingsDir != nil
+        case .outputHosts: !flags.outputHosts.isEmpty
+        case .metricsToken: flags.metricsToken != nil
         case .participantTimeout: flags.participantTimeout != nil
         case .emptyRoomTimeout: flags.emptyRoomTimeout != nil
         case .webhookURL: !flags.webhookURLs.isEmpty
@@ -206,6 +265,21 @@ private struct Sources {
         }
         guard let entry = file?.entries[key.fileKey] else { return nil }
         guard case .integer(let value) = entry.value else { throw typeError(key, entry) }
+        return value
+    }
+
+    /// Booleans: true/false (also 1/0, yes/no, on/off) in the environment, a TOML boolean in the file.
+    func boolean(_ key: SettingKey, _ flag: Bool?) throws(ServeConfigError) -> Bool? {
+        if let flag { return flag }
+        if let text = envValue(key) {
+            switch text.trimmingWhitespace.lowercased() {
+            case "true", "1", "yes", "on": return true
+            case "false", "0", "no", "off": return false
+            default: throw ServeConfigError("\(origin(key)) must be true or false, got '\(text)'")
+            }
+        }
+        guard let entry = file?.entries[key.fileKey] else { return nil }
+        guard case .boolean(let value) = entry.value else { throw typeError(key, entry) }
         return value
     }
 

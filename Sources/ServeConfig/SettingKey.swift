@@ -8,6 +8,12 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
     case rtpPort = "rtp_port"
     case publicIP = "public_ip"
     case keys
+    case keysFile = "keys_file"
+    case autoCreateRooms = "auto_create_rooms"
+    case maxTokenTTL = "max_token_ttl"
+    case recordingsDir = "recordings_dir"
+    case outputHosts = "output_hosts"
+    case metricsToken = "metrics_token"
     case participantTimeout = "participant_timeout"
     case emptyRoomTimeout = "empty_room_timeout"
     case webhookURL = "webhook_url"
@@ -24,21 +30,23 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
     /// What the value is, for type errors and the docs.
     public var kind: Kind {
         switch self {
-        case .rtpPort, .participantTimeout, .emptyRoomTimeout: .integer
-        case .webhookURL: .stringList
-        case .http, .publicIP, .keys, .webhookKey, .logLevel: .string
+        case .rtpPort, .participantTimeout, .emptyRoomTimeout, .maxTokenTTL: .integer
+        case .autoCreateRooms: .boolean
+        case .webhookURL, .outputHosts: .stringList
+        case .http, .publicIP, .keys, .keysFile, .recordingsDir, .metricsToken, .webhookKey, .logLevel: .string
         }
     }
 
     /// The value types a setting can have.
     public enum Kind: Sendable {
-        case string, integer, stringList
+        case string, integer, boolean, stringList
 
         /// As said in an error: "must be <description>".
         public var description: String {
             switch self {
             case .string: "a string"
             case .integer: "an integer"
+            case .boolean: "a boolean"
             case .stringList: "an array of strings"
             }
         }

@@ -8,7 +8,8 @@ struct Caller: Sendable {
 
     /// The claims of the bearer token (header `Authorization: Bearer …`, or `?token=` where allowed).
     static func authenticate(
-        authorization: String?, queryToken: String?, keys: APIKeys, now: Int64 = Int64(Date().timeIntervalSince1970)
+        authorization: String?, queryToken: String?, keys: APIKeys, maxLifetime: Int64? = nil,
+        now: Int64 = Int64(Date().timeIntervalSince1970)
     ) throws(APIError) -> Caller {
         var token: String?
         if let authorization {
@@ -21,13 +22,18 @@ struct Caller: Sendable {
             token = queryToken
         }
         guard let token, !token.isEmpty else { throw APIError(TokenError.missing) }
-        do { return Caller(claims: try RoomToken.verify(token, keys: keys, now: now)) } catch { throw APIError(error) }
+        do {
+            return Caller(claims: try RoomToken.verify(token, keys: keys, now: now, maxLifetime: maxLifetime))
+        } catch { throw APIError(error) }
     }
 
-    static func authenticate(_ request: Request, keys: APIKeys, allowQuery: Bool = false) throws(APIError) -> Caller {
+    static func authenticate(
+        _ request: Request, keys: APIKeys, allowQuery: Bool = false, maxLifetime: Int64? = nil
+    ) throws(APIError) -> Caller {
         try authenticate(
             authorization: request.headers[.authorization],
-            queryToken: allowQuery ? request.uri.queryParameters.get("token") : nil, keys: keys)
+            queryToken: allowQuery ? request.uri.queryParameters.get("token") : nil, keys: keys,
+            maxLifetime: maxLifetime)
     }
 
     func covers(room: String) -> Bool { claims.room == room || (claims.admin && claims.room == "*") }

@@ -15,20 +15,29 @@ public struct ServerConfiguration: Sendable {
     public var rtpHost: String = "0.0.0.0"
     public var rooms = RoomSettings()
     public var keys: APIKeys = .dev
+    /// A bearer token `/metrics` requires; nil: open (it names rooms and users).
+    public var metricsToken: String?
+    /// An HTTP connection with no request for this long is closed (idle keep-alive, half-open, slow clients).
+    public var idleTimeout: TimeAmount = .seconds(30)
     public init() {}
 }
 
 public enum CohostServer {
     /// The Hummingbird router with every route; tested in-process.
     public static func makeRouter(
-        manager: RoomManager, keys: APIKeys, registry: PrometheusCollectorRegistry
+        manager: RoomManager, keys: APIKeys, registry: PrometheusCollectorRegistry, metricsToken: String? = nil
     ) -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
         router.middlewares.add(ErrorShapeMiddleware())
         router.get("healthz") { _, _ in "ok\n" }
         let metrics = MetricsEndpoint(manager: manager, registry: registry)
-        router.get("metrics") { _, _ in
-            Response(
+        router.get("metrics") { request, _ in
+            if let metricsToken, !MetricsEndpoint.authorizes(request.headers[.authorization], token: metricsToken) {
+                throw APIError(
+                    status: .unauthorized, code: "metrics_token_required",
+                    message: "/metrics needs 'Authorization: Bearer <metrics_token>'")
+            }
+            return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                 body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.render())))
         }
@@ -41,11 +50,14 @@ public enum CohostServer {
         manager: RoomManager, configuration: ServerConfiguration,
         registry: PrometheusCollectorRegistry, logger: Logger
     ) -> some ApplicationProtocol {
-        let router = makeRouter(manager: manager, keys: configuration.keys, registry: registry)
+        let router = makeRouter(
+            manager: manager, keys: configuration.keys, registry: registry, metricsToken: configuration.metricsToken)
         let keys = configuration.keys
         return Application(
             router: router,
-            server: .http1WebSocketUpgrade { request, _, _ in
+            server: .http1WebSocketUpgrade(
+                configuration: .init(http1: .init(idleTimeout: configuration.idleTimeout))
+            ) { request, _, _ in
                 EventsSocket.shouldUpgrade(request, manager: manager, keys: keys)
             },
             configuration: .init(
@@ -67,7 +79,13 @@ public enum CohostServer {
             configuration: .init(
                 services: [.init(service: app), .init(service: media)],
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
+        // Rooms, outputs and their recordings are closed whether the services stopped cleanly or one failed.
+        do {
+            try await group.run()
+        } catch {
+            manager.shutdown()
+            throw error
+        }
         manager.shutdown()
     }
 }

@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdWebSocket
 import Rooms
 import Logging
+import Synchronization
 
 /// `GET /v1/rooms/{room}/events` as a WebSocket: the room's events as JSON text messages.
 ///
@@ -10,6 +11,10 @@ import Logging
 /// since browsers cannot set headers on a WebSocket). A refused upgrade falls through to the
 /// normal router, whose route for this path answers with the JSON error.
 enum EventsSocket {
+    /// Sockets one token may hold open at once: a leaked token cannot tie up the server's connections.
+    static let maxSocketsPerToken = 4
+    static let open = SocketCount()
+
     static func shouldUpgrade(
         _ request: HTTPRequest, manager: RoomManager, keys: APIKeys
     )
@@ -25,7 +30,8 @@ enum EventsSocket {
         }.first
         guard
             let caller = try? Caller.authenticate(
-                authorization: request.headerFields[.authorization], queryToken: token, keys: keys),
+                authorization: request.headerFields[.authorization], queryToken: token, keys: keys,
+                maxLifetime: manager.settings.maxTokenTTLSeconds),
             caller.covers(room: room)
         else { return .dontUpgrade }
         // A participant token issued before its user's kick no longer opens the room's events.
@@ -34,10 +40,16 @@ enum EventsSocket {
         {
             return .dontUpgrade
         }
+        let holder = Self.holder(caller.claims)
+        guard open.take(holder, limit: maxSocketsPerToken) else { return .dontUpgrade }
         let events = existing.events.subscribe()
         let kickedUser = caller.claims.admin ? nil : caller.claims.sub
+        let expiresIn = Double(caller.claims.exp) - Date().timeIntervalSince1970
         return .upgrade([:]) { inbound, outbound, _ in
+            defer { open.release(holder) }
             try await withThrowingTaskGroup(of: Void.self) { group in
+                // The token's life is the socket's: it closes when the token expires.
+                group.addTask { try await Task.sleep(for: .seconds(max(0, min(expiresIn, 31_536_000)))) }
                 // Ends when the client closes; nothing it sends is meaningful.
                 group.addTask { for try await _ in inbound {} }
                 group.addTask {
@@ -49,6 +61,34 @@ enum EventsSocket {
                 }
                 try await group.next()
                 group.cancelAll()
+            }
+        }
+    }
+
+    /// Who holds a socket: one token, by its claims.
+    static func holder(_ claims: TokenClaims) -> String {
+        "\(claims.iss)|\(claims.sub)|\(claims.room)|\(claims.iat ?? 0)|\(claims.exp)"
+    }
+
+    /// Open sockets per token (its issuer, subject, room, iat and exp), behind a lock.
+    final class SocketCount: Sendable {
+        private let counts = Mutex<[String: Int]>([:])
+
+        /// Counts one more socket for `holder`; false (and nothing counted) when it holds `limit` already.
+        func take(_ holder: String, limit: Int) -> Bool {
+            counts.withLock { counts in
+                guard counts[holder, default: 0] < limit else { return false }
+                counts[holder, default: 0] += 1
+                return true
+            }
+        }
+
+        func count(_ holder: String) -> Int { counts.withLock { $0[holder, default: 0] } }
+
+        func release(_ holder: String) {
+            counts.withLock { counts in
+                let left = counts[holder, default: 1] - 1
+                counts[holder] = left > 0 ? left : nil
             }
         }
     }

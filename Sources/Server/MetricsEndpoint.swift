@@ -7,6 +7,17 @@ import Rooms
 /// `GET /metrics`: gauges sampled from the rooms at scrape time, then the Prometheus text of the
 /// registry that `cohost serve` bootstrapped swift-metrics with.
 struct MetricsEndpoint: Sendable {
+    /// Whether `authorization` is `Bearer <token>`, compared in constant time (a timing leak would let the token
+    /// be guessed byte by byte).
+    static func authorizes(_ authorization: String?, token: String) -> Bool {
+        guard let authorization, authorization.hasPrefix("Bearer ") else { return false }
+        let given = Array(authorization.utf8.dropFirst(7))
+        let expected = Array(token.utf8)
+        var difference = UInt8(given.count == expected.count ? 0 : 1)
+        for i in 0..<expected.count { difference |= expected[i] ^ (i < given.count ? given[i] : 0) }
+        return difference == 0
+    }
+
     let manager: RoomManager
     let registry: PrometheusCollectorRegistry
     /// The label sets of per-stream gauges emitted last time: a stream that is gone has its gauges

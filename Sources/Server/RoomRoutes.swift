@@ -31,47 +31,59 @@ struct RoomRoutes: Sendable {
     // MARK: rooms
 
     func createRoom(_ request: Request, context: some RequestContext) async throws -> Response {
-        let caller = try Caller.authenticate(request, keys: keys)
+        let caller = try Caller.authenticate(request, keys: keys, maxLifetime: manager.settings.maxTokenTTLSeconds)
+        // Before the body is read (up to 3 MB of pictures): a participant token never creates a room.
+        guard caller.claims.admin else { throw APIError.forbidden("creating a room needs an admin token") }
         let body: RoomConfigRequest = try await decodeJSON(request, context: context, limit: Self.maxRoomBody)
         guard let name = body.name else { throw APIError.badRequest("invalid_room", "name is required") }
         try caller.requireAdmin(of: name)
-        let room = try manager.createRoom(body)
-        return try json(RoomInfo(room), status: .created, headers: [.location: "/v1/rooms/\(room.name)"])
+        let info = try await offload { [manager] in RoomInfo(try manager.createRoom(body)) }
+        return try json(info, status: .created, headers: [.location: "/v1/rooms/\(name)"])
     }
 
     func listRooms(_ request: Request, context: some RequestContext) async throws -> Response {
-        let caller = try Caller.authenticate(request, keys: keys)
+        let caller = try Caller.authenticate(request, keys: keys, maxLifetime: manager.settings.maxTokenTTLSeconds)
         guard caller.claims.admin else { throw APIError.forbidden("listing rooms needs an admin token") }
         let visible = manager.allRooms.filter { caller.covers(room: $0.name) }
-        return try json(RoomList(rooms: visible.map(RoomInfo.init)))
+        return try json(try await offload { RoomList(rooms: visible.map(RoomInfo.init)) })
     }
 
     func getRoom(_ request: Request, context: some RequestContext) async throws -> Response {
         let name = try roomName(context)
-        try Caller.authenticate(request, keys: keys).requireAdmin(of: name)
-        return try json(RoomInfo(try existingRoom(name)))
+        try Caller.authenticate(request, keys: keys, maxLifetime: manager.settings.maxTokenTTLSeconds).requireAdmin(
+            of: name)
+        let room = try existingRoom(name)
+        return try json(try await offload { RoomInfo(room) })
     }
 
     func closeRoom(_ request: Request, context: some RequestContext) async throws -> Response {
         let name = try roomName(context)
-        try Caller.authenticate(request, keys: keys).requireAdmin(of: name)
-        guard manager.closeRoom(name) else { throw APIError(RoomError.notFound("no room '\(name)'")) }
+        try Caller.authenticate(request, keys: keys, maxLifetime: manager.settings.maxTokenTTLSeconds).requireAdmin(
+            of: name)
+        guard try await offload({ [manager] in manager.closeRoom(name) }) else {
+            throw APIError(RoomError.notFound("no room '\(name)'"))
+        }
         return Response(status: .noContent)
     }
 
     /// Changes a running room's anchor and pictures; answers with the room.
     func patchRoom(_ request: Request, context: some RequestContext) async throws -> Response {
         let name = try roomName(context)
-        try Caller.authenticate(request, keys: keys).requireAdmin(of: name)
+        try Caller.authenticate(request, keys: keys, maxLifetime: manager.settings.maxTokenTTLSeconds).requireAdmin(
+            of: name)
         let patch: RoomPatch = try await decodeJSON(request, context: context, limit: Self.maxRoomBody)
         let room = try existingRoom(name)
-        try room.apply(patch)
-        return try json(RoomInfo(room))
+        let info = try await offload {
+            try room.apply(patch)
+            return RoomInfo(room)
+        }
+        return try json(info)
     }
 
     func putLayout(_ request: Request, context: some RequestContext) async throws -> Response {
         let name = try roomName(context)
-        try Caller.authenticate(request, keys: keys).requireAdmin(of: name)
+        try Caller.authenticate(request, keys: keys, maxLifetime: manager.settings.maxTokenTTLSeconds).requireAdmin(
+            of: name)
         let layout: Layout = try await decodeJSON(request, context: context)
         let room = try existingRoom(name)
         try room.applyLayout(layout)
@@ -80,18 +92,22 @@ struct RoomRoutes: Sendable {
 
     func addOutput(_ request: Request, context: some RequestContext) async throws -> Response {
         let name = try roomName(context)
-        try Caller.authenticate(request, keys: keys).requireAdmin(of: name)
+        try Caller.authenticate(request, keys: keys, maxLifetime: manager.settings.maxTokenTTLSeconds).requireAdmin(
+            of: name)
         let body: OutputRequest = try await decodeJSON(request, context: context)
         let room = try existingRoom(name)
-        let output = try room.startOutput(try body.resolve())
+        let spec = try body.resolve()
+        let output = try await offload { try room.startOutput(spec) }
         return try json(output, status: .created, headers: [.location: "/v1/rooms/\(name)/outputs/\(output.id)"])
     }
 
     func removeOutput(_ request: Request, context: some RequestContext) async throws -> Response {
         let name = try roomName(context)
-        try Caller.authenticate(request, keys: keys).requireAdmin(of: name)
+        try Caller.authenticate(request, keys: keys, maxLifetime: manager.settings.maxTokenTTLSeconds).requireAdmin(
+            of: name)
         let id = try context.parameters.require("output")
-        guard try existingRoom(name).stopOutput(id: id) else {
+        let room = try existingRoom(name)
+        guard try await offload({ room.stopOutput(id: id) }) else {
             throw APIError(RoomError.notFound("no output '\(id)' in room '\(name)'"))
         }
         return Response(status: .noContent)
@@ -101,7 +117,7 @@ struct RoomRoutes: Sendable {
 
     func join(_ request: Request, context: some RequestContext) async throws -> Response {
         let name = try roomName(context)
-        let caller = try Caller.authenticate(request, keys: keys)
+        let caller = try Caller.authenticate(request, keys: keys, maxLifetime: manager.settings.maxTokenTTLSeconds)
         try caller.requireMember(of: name)
         if let type = request.headers[.contentType], !type.lowercased().hasPrefix("application/sdp") {
             throw APIError(
@@ -124,7 +140,7 @@ struct RoomRoutes: Sendable {
     func leave(_ request: Request, context: some RequestContext) async throws -> Response {
         let name = try roomName(context)
         let user = try context.parameters.require("user")
-        let caller = try Caller.authenticate(request, keys: keys)
+        let caller = try Caller.authenticate(request, keys: keys, maxLifetime: manager.settings.maxTokenTTLSeconds)
         try caller.requireMember(of: name)
         let reason: LeaveReason
         if caller.claims.admin {
@@ -143,7 +159,8 @@ struct RoomRoutes: Sendable {
     func patchParticipant(_ request: Request, context: some RequestContext) async throws -> Response {
         let name = try roomName(context)
         let user = try context.parameters.require("user")
-        try Caller.authenticate(request, keys: keys).requireAdmin(of: name)
+        try Caller.authenticate(request, keys: keys, maxLifetime: manager.settings.maxTokenTTLSeconds).requireAdmin(
+            of: name)
         let body: MixRequest = try await decodeJSON(request, context: context)
         try manager.setMix(room: name, userId: user, muted: body.muted, gain: body.gain)
         return Response(status: .noContent)
@@ -152,7 +169,8 @@ struct RoomRoutes: Sendable {
     /// Reached only when the WebSocket upgrade was declined: say why.
     func eventsWithoutUpgrade(_ request: Request, context: some RequestContext) async throws -> Response {
         let name = try roomName(context)
-        let caller = try Caller.authenticate(request, keys: keys, allowQuery: true)
+        let caller = try Caller.authenticate(
+            request, keys: keys, allowQuery: true, maxLifetime: manager.settings.maxTokenTTLSeconds)
         try caller.requireMember(of: name)
         _ = try existingRoom(name)
         // The upgrade was refused for this reason too (EventsSocket): say so instead of "use a WebSocket".
@@ -163,6 +181,11 @@ struct RoomRoutes: Sendable {
                 status: .forbidden, code: "kicked",
                 message:
                     "user '\(caller.claims.sub)' was kicked from '\(name)'; a token issued after the kick is needed")
+        }
+        if EventsSocket.open.count(EventsSocket.holder(caller.claims)) >= EventsSocket.maxSocketsPerToken {
+            throw APIError(
+                status: .tooManyRequests, code: "too_many_sockets",
+                message: "this token holds \(EventsSocket.maxSocketsPerToken) event sockets already")
         }
         throw APIError(
             status: .upgradeRequired, code: "websocket_required", message: "connect with a WebSocket upgrade")

@@ -18,8 +18,9 @@ struct SnapshotRoute: Sendable {
         guard Identifier.isValid(name) else {
             throw APIError.badRequest("invalid_room", "room name must match [A-Za-z0-9_.-]{1,64}")
         }
-        try Caller.authenticate(request, keys: keys).requireAdmin(of: name)
-        let png = try manager.snapshotPNG(room: name)
+        try Caller.authenticate(request, keys: keys, maxLifetime: manager.settings.maxTokenTTLSeconds).requireAdmin(
+            of: name)
+        let png = try await offload { [manager] in try manager.snapshotPNG(room: name) }
         // A snapshot is of one instant: never serve it from a cache.
         return Response(
             status: .ok, headers: [.contentType: "image/png", .cacheControl: "no-store"],

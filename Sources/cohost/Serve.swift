@@ -3,6 +3,7 @@ import ArgumentParser
 import Logging
 import Metrics
 import Prometheus
+import Publishing
 import Rooms
 import Server
 import ServeConfig
@@ -39,8 +40,47 @@ struct Serve: AsyncParsableCommand {
         help: "IPv4 address written into SDP answers (default \(ServeSettings.Defaults.publicIP)).")
     var publicIP: String?
 
-    @Option(help: "API keys as KEY:SECRET[,KEY2:SECRET2] (or env COHOST_KEYS). None: dev mode with devkey:devsecret.")
+    @Option(
+        help: """
+            API keys as KEY:SECRET[,KEY2:SECRET2] (or env COHOST_KEYS); secrets of at least 32 bytes. None: dev mode             with devkey:devsecret, on a loopback --http only.
+            """)
     var keys: String?
+
+    @Option(
+        name: .customLong("keys-file"),
+        help: ArgumentHelp(
+            "A file of KEY:SECRET lines, instead of --keys (keeps secrets out of ps).", valueName: "file"))
+    var keysFile: String?
+
+    @Option(
+        name: .customLong("auto-create-rooms"),
+        help: "Whether a participant's join creates a missing room: true or false (default: true only in dev mode).")
+    var autoCreateRooms: Bool?
+
+    @Option(
+        name: .customLong("max-token-ttl"),
+        help:
+            "Longest token lifetime accepted, s; a kick outlives its room this long (default \(ServeSettings.Defaults.maxTokenTTL))."
+    )
+    var maxTokenTTL: Int?
+
+    @Option(
+        name: .customLong("recordings-dir"),
+        help:
+            "Directory file:// outputs write into, created at start (default \(ServeSettings.Defaults.recordingsDir)).")
+    var recordingsDir: String?
+
+    @Option(
+        name: .customLong("output-hosts"),
+        help:
+            "A host or CIDR outputs may push to (repeatable; env COHOST_OUTPUT_HOSTS, comma separated). None: any host."
+    )
+    var outputHosts: [String] = []
+
+    @Option(
+        name: .customLong("metrics-token"),
+        help: "Bearer token /metrics requires (at least 16 characters). None: /metrics is open.")
+    var metricsToken: String?
 
     @Option(
         name: .customLong("participant-timeout"),
@@ -73,7 +113,9 @@ struct Serve: AsyncParsableCommand {
 
     var flags: ServeFlags {
         ServeFlags(
-            http: http, rtpPort: rtpPort, publicIP: publicIP, keys: keys, participantTimeout: participantTimeout,
+            http: http, rtpPort: rtpPort, publicIP: publicIP, keys: keys, keysFile: keysFile,
+            autoCreateRooms: autoCreateRooms, maxTokenTTL: maxTokenTTL, recordingsDir: recordingsDir,
+            outputHosts: outputHosts, metricsToken: metricsToken, participantTimeout: participantTimeout,
             emptyRoomTimeout: emptyRoomTimeout, webhookURLs: webhookURLs, webhookKey: webhookKey, logLevel: logLevel)
     }
 
@@ -99,27 +141,49 @@ struct Serve: AsyncParsableCommand {
         var config = ServerConfiguration()
         config.httpHost = settings.http.host
         config.httpPort = settings.http.port
-        config.rooms = RoomSettings(
-            publicIP: settings.publicIP, rtpPort: settings.rtpPort,
-            participantTimeoutMs: Int64(settings.participantTimeout) * 1000,
-            emptyRoomTimeoutMs: Int64(settings.emptyRoomTimeout) * 1000)
+        config.metricsToken = settings.metricsToken
         var firstKey = "devkey"
-        if let spec = settings.keys, !spec.isEmpty {
+        let (spec, keysOrigin) = try Self.keysSpec(settings)
+        let devMode = spec == nil
+        if let spec {
             do { config.keys = try APIKeys.parse(spec) } catch {
-                throw ServeConfigError("\(settings.origin(of: .keys)): \(error)")
+                throw ServeConfigError("\(keysOrigin): \(error)")
+            }
+            for key in config.keys.keys {
+                if let problem = ExposurePolicy.weakSecret(key: key, secret: config.keys.secret(for: key) ?? "") {
+                    throw ServeConfigError("\(keysOrigin): \(problem)")
+                }
             }
             // APIKeys keeps no order; "the first key" is the first one listed.
             firstKey =
                 spec.split(separator: ",").first.flatMap { $0.split(separator: ":").first }
                 .map { $0.trimmingCharacters(in: .whitespaces) } ?? firstKey
         } else {
+            if let refusal = ExposurePolicy.devModeRefusal(http: settings.http) {
+                throw ServeConfigError("\(settings.origin(of: .http)): \(refusal)")
+            }
             config.keys = .dev
             logger.warning(
                 """
-                *** DEV MODE: no API keys (--keys, COHOST_KEYS or keys in the config file); accepting tokens signed with \
+                *** DEV MODE: no API keys (--keys, COHOST_KEYS, --keys-file or keys/keys_file in the config file); accepting tokens signed with \
                 key 'devkey', secret 'devsecret'. Anyone can mint admin tokens. Never expose this server. ***
                 """)
         }
+        let destinations: DestinationPolicy
+        do { destinations = try DestinationPolicy(allowing: settings.outputHosts) } catch {
+            throw ServeConfigError("\(settings.origin(of: .outputHosts)): \(error)")
+        }
+        let recordings: RecordingsDirectory
+        do { recordings = try RecordingsDirectory(creating: settings.recordingsDir) } catch {
+            throw ServeConfigError("\(settings.origin(of: .recordingsDir)): \(error)")
+        }
+        config.rooms = RoomSettings(
+            publicIP: settings.publicIP, rtpPort: settings.rtpPort,
+            participantTimeoutMs: Int64(settings.participantTimeout) * 1000,
+            emptyRoomTimeoutMs: Int64(settings.emptyRoomTimeout) * 1000,
+            autoCreateRooms: settings.autoCreateRooms ?? devMode,
+            maxTokenTTLSeconds: Int64(settings.maxTokenTTL),
+            outputRules: OutputRules(recordings: recordings, destinations: destinations))
         var webhooks: WebhookDispatcher?
         if !settings.webhookURLs.isEmpty {
             let keyID = settings.webhookKey ?? firstKey
@@ -129,10 +193,14 @@ struct Serve: AsyncParsableCommand {
                     "\(origin) '\(keyID)' is not one of the configured API keys (\(config.keys.keys.joined(separator: ", ")))"
                 )
             }
+            let urls = settings.webhookURLs.compactMap(WebhookURL.parse)
+            for url in urls {
+                if let refusal = DestinationPolicy.alwaysRefusedHost(url.host ?? "") {
+                    throw ServeConfigError("\(settings.origin(of: .webhookURL)): \(refusal)")
+                }
+            }
             let dispatcher = WebhookDispatcher(
-                configuration: .init(
-                    urls: settings.webhookURLs.compactMap(WebhookURL.parse), keyID: keyID, secret: secret),
-                logger: logger)
+                configuration: .init(urls: urls, keyID: keyID, secret: secret), logger: logger)
             config.rooms.eventSinks.append(dispatcher)
             webhooks = dispatcher
             logger.info("webhooks on", metadata: ["urls": "\(settings.webhookURLs.count)", "key": "\(keyID)"])
@@ -144,13 +212,31 @@ struct Serve: AsyncParsableCommand {
                 "publicIP": "\(settings.publicIP)",
                 "config": "\(configPath ?? "none")",
             ])
-        try await CohostServer.run(configuration: config, registry: registry, logger: logger)
-        // Shutdown closed every room: give those last events a few seconds to reach the receivers.
+        var failure: (any Error)?
+        do { try await CohostServer.run(configuration: config, registry: registry, logger: logger) } catch {
+            failure = error
+        }
+        // Shutdown closed every room (also after a failure): give those last events a few seconds to reach the
+        // receivers.
         if let webhooks {
             if !(await webhooks.drain(timeout: 5)) {
                 logger.warning("webhook deliveries still pending at exit were dropped")
             }
             webhooks.stop()
         }
+        if let failure { throw failure }
+    }
+
+    /// The keys spec and where it came from: `keys`, else the contents of `keys_file`; nil: none (dev mode).
+    static func keysSpec(_ settings: ServeSettings) throws -> (String?, String) {
+        if let spec = settings.keys, !spec.isEmpty { return (spec, "\(settings.origin(of: .keys))") }
+        guard let path = settings.keysFile, !path.isEmpty else { return (nil, "") }
+        let origin = "keys file \(path) (\(settings.origin(of: .keysFile)))"
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ServeConfigError("\(origin) cannot be read")
+        }
+        let spec = ExposurePolicy.keysSpec(fromFile: String(decoding: data, as: UTF8.self))
+        guard !spec.isEmpty else { throw ServeConfigError("\(origin) holds no KEY:SECRET line") }
+        return (spec, origin)
     }
 }

@@ -7,14 +7,21 @@ struct Token: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Print a signed room token.")
 
     @Option(help: "API key (the token's iss).") var key: String
-    @Option(help: "The key's secret.") var secret: String
+    @Option(help: "The key's secret (visible in ps: prefer COHOST_SECRET or --secret-file).") var secret: String?
+    @Option(name: .customLong("secret-file"), help: ArgumentHelp("A file holding the key's secret.", valueName: "file"))
+    var secretFile: String?
     @Option(help: "Room name, or * for an admin token valid in every room.") var room: String
     @Option(help: "User id (the token's sub).") var user: String
     @Flag(help: "Grant admin rights (kick, layout, outputs, close).") var admin = false
     @Option(help: "Seconds until the token expires.") var ttl = 3600
 
     func validate() throws {
-        guard !key.isEmpty, !secret.isEmpty else { throw ValidationError("--key and --secret must not be empty") }
+        guard !key.isEmpty else { throw ValidationError("--key must not be empty") }
+        let given = [secret != nil, secretFile != nil, ProcessInfo.processInfo.environment["COHOST_SECRET"] != nil]
+        guard given.filter({ $0 }).count == 1 else {
+            throw ValidationError(
+                "give the secret once: --secret, --secret-file or the COHOST_SECRET environment variable")
+        }
         guard Identifier.isValid(room) || (room == "*" && admin) else {
             throw ValidationError("--room must match [A-Za-z0-9_.-]{1,64} (or be * with --admin)")
         }
@@ -22,7 +29,21 @@ struct Token: ParsableCommand {
         guard (1...31_536_000).contains(ttl) else { throw ValidationError("--ttl must be within 1...31536000 s") }
     }
 
+    /// The secret from the one place it was given (a file's trailing newline is not part of it).
+    func resolvedSecret() throws -> String {
+        if let secret { return secret }
+        if let secretFile {
+            guard let data = FileManager.default.contents(atPath: secretFile) else {
+                throw ValidationError("cannot read the secret file \(secretFile)")
+            }
+            return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        return ProcessInfo.processInfo.environment["COHOST_SECRET"] ?? ""
+    }
+
     func run() throws {
+        let secret = try resolvedSecret()
+        guard !secret.isEmpty else { throw ValidationError("the secret is empty") }
         let now = Int64(Date().timeIntervalSince1970)
         let claims = TokenClaims(
             iss: key, sub: user, room: room, admin: admin, exp: now + Int64(ttl), nbf: nil, iat: now)

@@ -8,22 +8,28 @@ import TestSupport
 /// A real `cohost serve` process on free loopback ports, with an HTTP client for its API.
 final class CohostHarness: @unchecked Sendable {
     static let key = "testkey"
-    static let secret = "testsecret"
+    /// 32 bytes or more: cohost refuses shorter secrets.
+    static let secret = "testsecret-0123456789abcdef-0123456789"
+    /// The arguments the harness gives besides ports: keys, rooms created on join (as most suites expect), and
+    /// the system's temporary directory as the recordings directory (suites write outputs below it).
+    static let standardArguments = [
+        "--keys", "\(key):\(secret)", "--log-level", "info", "--auto-create-rooms", "true",
+        "--recordings-dir", FileManager.default.temporaryDirectory.path,
+    ]
     let httpPort: Int
     let rtpPort: Int
     let process: ManagedProcess
 
-    init() throws {
+    /// `arguments` replace `standardArguments`; `environment` is added to the process's.
+    init(arguments: [String] = CohostHarness.standardArguments, environment: [String: String] = [:]) throws {
         var lastError: (any Error)?
         for _ in 0..<5 {
             let http = try FreePort.tcp()
             let rtp = try UDPPortPair.find()
             let process = ManagedProcess(
                 executable: Self.binary,
-                arguments: [
-                    "serve", "--http", "127.0.0.1:\(http)", "--rtp-port", "\(rtp)",
-                    "--keys", "\(Self.key):\(Self.secret)", "--log-level", "info",
-                ], captureOutput: true)
+                arguments: ["serve", "--http", "127.0.0.1:\(http)", "--rtp-port", "\(rtp)"] + arguments,
+                environment: environment, captureOutput: true)
             do {
                 try process.start()
                 try Self.waitForHealth(port: http, process: process)

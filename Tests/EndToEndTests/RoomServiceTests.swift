@@ -32,6 +32,10 @@ extension EndToEnd {
             throw lastError ?? HarnessError("cohost did not start")
         }
 
+        /// Two keys' secrets (cohost refuses secrets under 32 bytes).
+        static let s1 = "s1-0123456789abcdef0123456789abcdef"
+        static let s2 = "s2-0123456789abcdef0123456789abcdef"
+
         static func token(_ key: String, _ secret: String, room: String, user: String, admin: Bool) -> String {
             let now = Int64(Date().timeIntervalSince1970)
             return RoomToken.mint(
@@ -51,14 +55,14 @@ extension EndToEnd {
             let receiver = try WebhookReceiver()
             defer { receiver.stop() }
             let (cohost, port) = try Self.startCohost([
-                "--keys", "k1:s1,k2:s2", "--webhook-key", "k2", "--webhook-url",
+                "--keys", "k1:\(Self.s1),k2:\(Self.s2)", "--webhook-key", "k2", "--webhook-url",
                 "http://127.0.0.1:\(receiver.port)/hook",
                 "--empty-room-timeout", "3",
             ])
             defer { cohost.terminate() }
             let base = "http://127.0.0.1:\(port)"
-            let admin = Self.token("k1", "s1", room: "svc", user: "mod", admin: true)
-            let bob = Self.token("k1", "s1", room: "svc", user: "bob", admin: false)
+            let admin = Self.token("k1", Self.s1, room: "svc", user: "mod", admin: true)
+            let bob = Self.token("k1", Self.s1, room: "svc", user: "bob", admin: false)
             let created = try HTTP.request(
                 "POST", base + "/v1/rooms", token: admin, body: Data(#"{"name":"svc","audioOnly":true}"#.utf8))
             #expect(created.0 == 201)
@@ -111,9 +115,11 @@ extension EndToEnd {
                 #expect(hook.headers["content-type"] == "application/json")
                 #expect(hook.headers["x-cohost-key"] == "k2")
                 #expect(
-                    WebhookSignature.isValid(hook.headers["x-cohost-signature"] ?? "", body: hook.body, secret: "s2"))
+                    WebhookSignature.isValid(hook.headers["x-cohost-signature"] ?? "", body: hook.body, secret: Self.s2)
+                )
                 #expect(
-                    !WebhookSignature.isValid(hook.headers["x-cohost-signature"] ?? "", body: hook.body, secret: "s1"))
+                    !WebhookSignature.isValid(
+                        hook.headers["x-cohost-signature"] ?? "", body: hook.body, secret: Self.s1))
             }
             #expect(Set(hooks.compactMap { $0.headers["x-cohost-event-id"] }).count == 4)
             // The receiver records a request as it answers; the server counts it once it has read that answer.
@@ -130,7 +136,8 @@ extension EndToEnd {
             let process = ManagedProcess(
                 executable: CohostHarness.binary,
                 arguments: [
-                    "serve", "--http", "127.0.0.1:\(try FreePort.tcp())", "--keys", "k1:s1", "--webhook-key", "k9",
+                    "serve", "--http", "127.0.0.1:\(try FreePort.tcp())", "--keys", "k1:\(Self.s1)", "--webhook-key",
+                    "k9",
                     "--webhook-url", "http://127.0.0.1:1/hook",
                 ], captureOutput: true)
             try process.start()

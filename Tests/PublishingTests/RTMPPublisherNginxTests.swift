@@ -115,7 +115,8 @@ struct RTMPPublisherNginxTests {
         var frame = VideoFrame(width: 320, height: 240)
         var seed: UInt32 = 1
         var sizes: [Int] = []
-        var session: RTMPSession? = try RTMPSession.connect(url: nginx.url(stream: "chunks"))
+        var session: RTMPSession? = try RTMPSession.connect(
+            url: nginx.url(stream: "chunks"), destinations: DestinationPolicy())
         #expect(session?.chunkSize == 4096)
         try session?.write(FLVMuxer.avcSequenceHeader(h264.decoderConfigurationRecord))
         for index in 0..<6 {

@@ -33,14 +33,22 @@ struct RTMPPublisherStateTests {
         publisher.start(headers: [FLVMuxer.aacSequenceHeader([0x11, 0x90])])
         #expect(StateRecorder.wait(timeout: 3) { publisher.state == .reconnecting })
         #expect(publisher.stats.reconnects >= 1)
+        // No allow-list names the host: why the connection failed is not told (it would map the network).
         #expect(
             recorder.changes.dropFirst().first
-                == OutputStateChange(
-                    state: .reconnecting, attempt: 1, message: "cannot connect to 127.0.0.1:\(port): Connection refused"
-                ))
+                == OutputStateChange(state: .reconnecting, attempt: 1, message: "cannot connect to 127.0.0.1:\(port)"))
         let began = Date()
         publisher.stop()
         #expect(Date().timeIntervalSince(began) < 1)
+        // A host the operator listed is trusted with the reason.
+        let listed = StateRecorder()
+        let trusted = RTMPPublisher(
+            id: "z", url: "rtmp://127.0.0.1:\(port)/live/z", logger: logger,
+            destinations: try DestinationPolicy(allowing: ["127.0.0.1"]), onStateChange: listed.handler)
+        trusted.start(headers: [FLVMuxer.aacSequenceHeader([0x11, 0x90])])
+        #expect(StateRecorder.wait(timeout: 3) { trusted.state == .reconnecting })
+        #expect(listed.changes.dropFirst().first?.message == "cannot connect to 127.0.0.1:\(port): Connection refused")
+        trusted.stop()
         #expect(publisher.state == .disconnected)
         #expect(Array(recorder.states.prefix(2)) == [.connecting, .reconnecting])
         #expect(Array(recorder.states.suffix(2)) == [.disconnecting, .disconnected])

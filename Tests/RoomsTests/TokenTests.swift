@@ -42,6 +42,25 @@ import Testing
                     iat: nil))
     }
 
+    @Test func aTokenValidForLongerThanTheServersLimitIsRefused() throws {
+        // The golden token lives 300,000,000 s from its iat (and 299,999,900 from now).
+        #expect(throws: TokenError.lifetimeTooLong(maxSeconds: 86_400)) {
+            try RoomToken.verify(Self.golden, keys: Self.keys, now: Self.now, maxLifetime: 86_400)
+        }
+        // exp 3600 s after iat: fine within a day, refused within half an hour (beyond the 60 s leeway).
+        let hour = Self.signed(#"{"iss":"devkey","sub":"a","room":"r","exp":1700003600,"iat":1700000000}"#)
+        #expect(throws: Never.self) { try RoomToken.verify(hour, keys: Self.keys, now: Self.now, maxLifetime: 86_400) }
+        #expect(throws: TokenError.lifetimeTooLong(maxSeconds: 1_800)) {
+            try RoomToken.verify(hour, keys: Self.keys, now: Self.now, maxLifetime: 1_800)
+        }
+        // Without iat, what is left of it counts; an absurd exp cannot overflow the check.
+        let far = Self.signed(#"{"iss":"devkey","sub":"a","room":"r","exp":9223372036854775807}"#)
+        #expect(throws: TokenError.lifetimeTooLong(maxSeconds: 86_400)) {
+            try RoomToken.verify(far, keys: Self.keys, now: Self.now, maxLifetime: 86_400)
+        }
+        #expect(TokenError.lifetimeTooLong(maxSeconds: 86_400).code == "token_lifetime_too_long")
+    }
+
     @Test func mintProducesTheSameBytesAsAnIndependentSigner() {
         #expect(
             RoomToken.mint(Self.goldenClaims, secret: "devsecret")

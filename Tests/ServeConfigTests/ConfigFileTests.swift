@@ -25,15 +25,23 @@ import Testing
     @Test func theShippedExampleDocumentsEveryKeyAndItsCommentedKeysParse() throws {
         let path = Self.root.appendingPathComponent("deploy/cohost.example.toml").path
         let text = try String(contentsOfFile: path, encoding: .utf8)
-        // Secrets and the webhook key are commented out; uncommented, they must still be valid TOML.
-        let uncommented = text.replacingOccurrences(of: "\n# keys = ", with: "\nkeys = ")
-            .replacingOccurrences(of: "\n# webhook_key = ", with: "\nwebhook_key = ")
-            .replacingOccurrences(of: "webhook_url = []", with: "webhook_url = [\"https://hooks.example.com/cohost\"]")
-        let file = try ConfigFile.parse(uncommented, path: path)
-        #expect(Set(file.entries.keys) == Set(SettingKey.allCases.map(\.fileKey)))
+        func uncommenting(_ keys: [String]) -> String {
+            keys.reduce(text) { $0.replacingOccurrences(of: "\n# \($1) = ", with: "\n\($1) = ") }
+                .replacingOccurrences(
+                    of: "webhook_url = []", with: "webhook_url = [\"https://hooks.example.com/cohost\"]")
+        }
+        // Secrets and optional keys are commented out; uncommented, they must still be valid TOML.
+        let all = try ConfigFile.parse(
+            uncommenting(["keys", "keys_file", "webhook_key", "auto_create_rooms", "metrics_token"]), path: path)
+        #expect(Set(all.entries.keys) == Set(SettingKey.allCases.map(\.fileKey)))
+        // Both ways of giving keys at once is refused.
+        #expect(
+            refusal { _ = try ServeSettings.resolve(flags: ServeFlags(), env: [:], file: all) }?
+                .hasSuffix("give the keys once") == true)
+        let file = try ConfigFile.parse(uncommenting(["keys", "webhook_key", "auto_create_rooms"]), path: path)
         let s = try ServeSettings.resolve(flags: ServeFlags(), env: [:], file: file)
         #expect(s.keys == "prod1:change-me-to-a-long-random-secret")
-        #expect(s.webhookKey == "prod1")
+        #expect(s.webhookKey == "prod1" && s.autoCreateRooms == false)
         #expect(s.webhookURLs == ["https://hooks.example.com/cohost"])
     }
 

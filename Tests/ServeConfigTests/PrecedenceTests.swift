@@ -2,15 +2,23 @@ import Testing
 import Logging
 @testable import ServeConfig
 
-/// Every key given in every source, each source with its own values, so each winner is visible.
+/// Every key given in every source, each source with its own values, so each winner is visible. All but
+/// `keys_file`, which may not be given with `keys` (`keysFileTakesTheSamePrecedence` covers it).
 enum Fixture {
+    /// The keys the fixture gives, in declaration order (the file's lines 2... in this order).
+    static let keys = SettingKey.allCases.filter { $0 != .keysFile }
+
     static let flags = ServeFlags(
-        http: "0.0.0.0:8001", rtpPort: 9001, publicIP: "10.0.0.1", keys: "flag:s1", participantTimeout: 11,
+        http: "0.0.0.0:8001", rtpPort: 9001, publicIP: "10.0.0.1", keys: "flag:s1", autoCreateRooms: true,
+        maxTokenTTL: 101, recordingsDir: "/flag/rec", outputHosts: ["flag.example"],
+        metricsToken: "flag-metrics-token", participantTimeout: 11,
         emptyRoomTimeout: 12, webhookURLs: ["http://flag.example/hook"], webhookKey: "flag", logLevel: "debug")
 
     static let env = [
         "COHOST_HTTP": "0.0.0.0:8002", "COHOST_RTP_PORT": "9002", "COHOST_PUBLIC_IP": "10.0.0.2",
-        "COHOST_KEYS": "env:s2",
+        "COHOST_KEYS": "env:s2", "COHOST_AUTO_CREATE_ROOMS": "false", "COHOST_MAX_TOKEN_TTL": "102",
+        "COHOST_RECORDINGS_DIR": "/env/rec", "COHOST_OUTPUT_HOSTS": "env.example, 10.2.0.0/16",
+        "COHOST_METRICS_TOKEN": "env-metrics-token-",
         "COHOST_PARTICIPANT_TIMEOUT": "21", "COHOST_EMPTY_ROOM_TIMEOUT": "22",
         "COHOST_WEBHOOK_URL": "http://env.example/a, https://env.example/b", "COHOST_WEBHOOK_KEY": "env",
         "COHOST_LOG_LEVEL": "warning",
@@ -22,6 +30,11 @@ enum Fixture {
         rtp_port = 9003
         public_ip = "10.0.0.3"
         keys = "file:s3"
+        auto_create_rooms = true
+        max_token_ttl = 103
+        recordings_dir = "/file/rec"
+        output_hosts = ["file.example"]
+        metrics_token = "file-metrics-token"
         participant_timeout = 31
         empty_room_timeout = 32
         webhook_url = ["http://file.example/hook"]
@@ -44,7 +57,9 @@ enum Fixture {
         #expect(s.webhookURLs == ["http://flag.example/hook"])
         #expect(s.webhookKey == "flag")
         #expect(s.logLevel == .debug)
-        for key in SettingKey.allCases { #expect(s.origin(of: key) == .flag(key)) }
+        #expect(s.autoCreateRooms == true && s.maxTokenTTL == 101 && s.recordingsDir == "/flag/rec")
+        #expect(s.outputHosts == ["flag.example"] && s.metricsToken == "flag-metrics-token")
+        for key in Fixture.keys { #expect(s.origin(of: key) == .flag(key)) }
     }
 
     @Test func theEnvironmentBeatsTheFileForEveryKey() throws {
@@ -58,7 +73,9 @@ enum Fixture {
         #expect(s.webhookURLs == ["http://env.example/a", "https://env.example/b"])
         #expect(s.webhookKey == "env")
         #expect(s.logLevel == .warning)
-        for key in SettingKey.allCases { #expect(s.origin(of: key) == .environment(key)) }
+        #expect(s.autoCreateRooms == false && s.maxTokenTTL == 102 && s.recordingsDir == "/env/rec")
+        #expect(s.outputHosts == ["env.example", "10.2.0.0/16"] && s.metricsToken == "env-metrics-token-")
+        for key in Fixture.keys { #expect(s.origin(of: key) == .environment(key)) }
     }
 
     @Test func theFileBeatsTheDefaultsForEveryKeyAndRecordsItsLine() throws {
@@ -72,10 +89,25 @@ enum Fixture {
         #expect(s.webhookURLs == ["http://file.example/hook"])
         #expect(s.webhookKey == "file")
         #expect(s.logLevel == .error)
-        // The fixture's keys sit on lines 2...10 in declaration order.
-        for (index, key) in SettingKey.allCases.enumerated() {
+        #expect(s.autoCreateRooms == true && s.maxTokenTTL == 103 && s.recordingsDir == "/file/rec")
+        #expect(s.outputHosts == ["file.example"] && s.metricsToken == "file-metrics-token")
+        // The fixture's keys sit on lines 2... in declaration order.
+        for (index, key) in Fixture.keys.enumerated() {
             #expect(s.origin(of: key) == .file(key, path: "/etc/cohost/cohost.toml", line: index + 2))
         }
+    }
+
+    @Test func keysFileTakesTheSamePrecedence() throws {
+        let file = try ConfigFile.parse("keys_file = \"/file/keys\"\n", path: "c.toml")
+        let env = ["COHOST_KEYS_FILE": "/env/keys"]
+        #expect(
+            try ServeSettings.resolve(flags: ServeFlags(keysFile: "/flag/keys"), env: env, file: file).keysFile
+                == "/flag/keys")
+        #expect(try ServeSettings.resolve(flags: ServeFlags(), env: env, file: file).keysFile == "/env/keys")
+        let fromFile = try ServeSettings.resolve(flags: ServeFlags(), env: [:], file: file)
+        #expect(
+            fromFile.keysFile == "/file/keys"
+                && fromFile.origin(of: .keysFile) == .file(.keysFile, path: "c.toml", line: 1))
     }
 
     @Test func nothingGivenMeansTheBuiltInDevDefaults() throws {
@@ -84,7 +116,7 @@ enum Fixture {
             s
                 == ServeSettings(
                     http: HostPort("127.0.0.1:7880")!, rtpPort: 7882, publicIP: "127.0.0.1", keys: nil,
-                    participantTimeout: 10,
+                    maxTokenTTL: 86_400, recordingsDir: "./recordings", outputHosts: [], participantTimeout: 10,
                     emptyRoomTimeout: 300, webhookURLs: [], webhookKey: nil, logLevel: .info,
                     origins: Dictionary(uniqueKeysWithValues: SettingKey.allCases.map { ($0, .builtInDefault($0)) })))
     }
@@ -134,18 +166,22 @@ enum Fixture {
     @Test func namesFollowOneRuleAcrossFileEnvironmentAndFlags() {
         #expect(
             SettingKey.allCases.map(\.fileKey) == [
-                "http", "rtp_port", "public_ip", "keys", "participant_timeout", "empty_room_timeout", "webhook_url",
-                "webhook_key", "log_level",
+                "http", "rtp_port", "public_ip", "keys", "keys_file", "auto_create_rooms", "max_token_ttl",
+                "recordings_dir", "output_hosts", "metrics_token", "participant_timeout", "empty_room_timeout",
+                "webhook_url", "webhook_key", "log_level",
             ])
         #expect(
             SettingKey.allCases.map(\.envVar) == [
-                "COHOST_HTTP", "COHOST_RTP_PORT", "COHOST_PUBLIC_IP", "COHOST_KEYS", "COHOST_PARTICIPANT_TIMEOUT",
+                "COHOST_HTTP", "COHOST_RTP_PORT", "COHOST_PUBLIC_IP", "COHOST_KEYS", "COHOST_KEYS_FILE",
+                "COHOST_AUTO_CREATE_ROOMS", "COHOST_MAX_TOKEN_TTL", "COHOST_RECORDINGS_DIR", "COHOST_OUTPUT_HOSTS",
+                "COHOST_METRICS_TOKEN", "COHOST_PARTICIPANT_TIMEOUT",
                 "COHOST_EMPTY_ROOM_TIMEOUT", "COHOST_WEBHOOK_URL", "COHOST_WEBHOOK_KEY", "COHOST_LOG_LEVEL",
             ])
         #expect(
             SettingKey.allCases.map(\.flag) == [
-                "--http", "--rtp-port", "--public-ip", "--keys", "--participant-timeout", "--empty-room-timeout",
-                "--webhook-url", "--webhook-key", "--log-level",
+                "--http", "--rtp-port", "--public-ip", "--keys", "--keys-file", "--auto-create-rooms",
+                "--max-token-ttl", "--recordings-dir", "--output-hosts", "--metrics-token", "--participant-timeout",
+                "--empty-room-timeout", "--webhook-url", "--webhook-key", "--log-level",
             ])
     }
 }

@@ -23,7 +23,8 @@ func resolve(flags: ServeFlags = ServeFlags(), env: [String: String] = [:], toml
 
 @Suite struct UnknownKeyAndTypeTests {
     static let known =
-        "known keys: http, rtp_port, public_ip, keys, participant_timeout, empty_room_timeout, webhook_url, webhook_key, log_level"
+        "known keys: http, rtp_port, public_ip, keys, keys_file, auto_create_rooms, max_token_ttl, recordings_dir, output_hosts, "
+        + "metrics_token, participant_timeout, empty_room_timeout, webhook_url, webhook_key, log_level"
 
     @Test func anUnknownKeyIsRefusedWithItsNameAndLine() {
         #expect(

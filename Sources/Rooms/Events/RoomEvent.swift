@@ -52,7 +52,7 @@ public enum RoomEvent: Sendable, Equatable {
 
     /// Encodes with `type`, `room` and `time` (RFC 3339 UTC, milliseconds) first, fields of the event after.
     public func json(room: String, time: Date) -> String {
-        var payload = Payload(type: type, room: room, time: Self.timeFormatter.string(from: time))
+        var payload = Payload(type: type, room: room, time: Self.timeStyle.format(time))
         switch self {
         case let .participantJoined(userId): payload.userId = userId
         case let .participantLeft(userId, reason):
@@ -123,9 +123,7 @@ public enum RoomEvent: Sendable, Equatable {
         return encoder
     }()
 
-    nonisolated(unsafe) private static let timeFormatter: ISO8601DateFormatter = {
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return f
-    }()
+    /// A value, not a shared `ISO8601DateFormatter` (a class that is not thread-safe on Linux): events are stamped
+    /// on many threads at once.
+    static let timeStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import Playout
 import Publishing
@@ -7,6 +8,7 @@ import Publishing
 /// reused between ticks (hot path: one push per encoded frame).
 final class OutputFanout {
     private let room: String
+    private let rules: OutputRules
     private var outputs = OutputTable()
     /// One per interleave policy; each output takes the tags of its own.
     private var strict: TagInterleaver<FLVTag>
@@ -16,8 +18,9 @@ final class OutputFanout {
     /// Each output's gauges, made at its first status (see `OutputGauges`).
     private var gauges: [String: OutputGauges] = [:]
 
-    init(room: String, hasVideo: Bool) {
+    init(room: String, hasVideo: Bool, rules: OutputRules) {
         self.room = room
+        self.rules = rules
         strict = TagInterleaver(hasVideo: hasVideo)
         lowLatency = TagInterleaver(hasVideo: hasVideo, lowLatency: true)
         strictReady.reserveCapacity(64)
@@ -37,7 +40,7 @@ final class OutputFanout {
         throws(RoomError) -> RoomInfo.OutputInfo
     {
         let output = try outputs.add(
-            spec, logger: logger, nowMs: nowMs, onKeyframeNeeded: onKeyframeNeeded,
+            spec, rules: rules, logger: logger, nowMs: nowMs, onKeyframeNeeded: onKeyframeNeeded,
             onStateChange: onStateChange)
         output.start(headers: headers)
         return outputs.info(id: output.id, bitrateKbps: bitrateKbps)
@@ -98,10 +101,18 @@ final class OutputFanout {
         strict.flush(into: &strictReady)
         lowLatency.flush(into: &lowLatencyReady)
         deliver()
-        for output in outputs.removeAll() {
-            output.stop()
-            forget(output.id)
+        // Each stop may wait seconds for a stuck connection: all at once, so a room stops in one output's time.
+        let all = outputs.removeAll()
+        let stopped = DispatchGroup()
+        for output in all {
+            stopped.enter()
+            Thread.detachNewThread {
+                output.stop()
+                stopped.leave()
+            }
         }
+        stopped.wait()
+        for output in all { forget(output.id) }
     }
 
     private func forget(_ id: String) {

@@ -23,7 +23,7 @@ struct OutputTable {
 
     /// Creates and registers the output for `spec` (not started yet); ids are o1, o2, … per room.
     mutating func add(
-        _ spec: OutputSpec, logger: Logger, nowMs: Int64,
+        _ spec: OutputSpec, rules: OutputRules, logger: Logger, nowMs: Int64,
         onKeyframeNeeded: @escaping KeyframeRequestHandler,
         onStateChange: @escaping @Sendable (String, String, OutputStateChange) -> Void
     ) throws(RoomError) -> any Output {
@@ -35,10 +35,15 @@ struct OutputTable {
         let output: any Output
         do {
             output = try makeOutput(
-                id: id, url: url, options: spec.options, logger: logger, onKeyframeNeeded: onKeyframeNeeded
+                id: id, url: url, options: spec.options, rules: rules, logger: logger,
+                onKeyframeNeeded: onKeyframeNeeded
             ) { change in
                 onStateChange(id, url, change)
             }
+        } catch .forbiddenPath(_, let reason) {
+            throw .badRequest("output_path_forbidden", reason)
+        } catch .forbiddenHost(_, let reason) {
+            throw .badRequest("output_host_forbidden", reason)
         } catch {
             throw .badRequest("invalid_output", error.description)
         }

@@ -58,7 +58,7 @@ final class ProgramFeed {
     static let controlIntervalMs: Int64 = 500
 
     init(
-        config: RoomConfig, logger: Logger,
+        config: RoomConfig, logger: Logger, outputRules: OutputRules = OutputRules(),
         onOutputState: @escaping @Sendable (String, String, OutputStateChange) -> Void
     ) throws {
         self.config = config
@@ -66,7 +66,7 @@ final class ProgramFeed {
         self.onOutputState = onOutputState
         video = config.audioOnly ? nil : try H264Encoder(config: config.h264Config)
         audio = try AACEncoder(channels: config.audio.channels, bitrate: config.audio.bitrateKbps * 1000)
-        outputs = OutputFanout(room: config.name, hasVideo: !config.audioOnly)
+        outputs = OutputFanout(room: config.name, hasVideo: !config.audioOnly, rules: outputRules)
         adaptation = config.adaptation
         let info = FLVStreamInfo(
             width: config.canvas.width, height: config.canvas.height, fps: config.canvas.fps,

@@ -29,7 +29,8 @@ public final class Room: @unchecked Sendable {
     private let patchLock = NSLock()
 
     init(
-        config: RoomConfig, serverSSRC: UInt32, logger: Logger, sendFeedback: @escaping FeedbackScheduler.Sender
+        config: RoomConfig, serverSSRC: UInt32, logger: Logger, outputRules: OutputRules = OutputRules(),
+        kicks: KickList = KickList(), sendFeedback: @escaping FeedbackScheduler.Sender
     ) throws {
         name = config.name
         self.config = config
@@ -41,9 +42,9 @@ public final class Room: @unchecked Sendable {
         queue = DispatchQueue(
             label: "cohost.room.\(config.name)", qos: .userInteractive,
             target: .global(qos: .userInteractive))
-        roster = Roster(config: config)
+        roster = Roster(config: config, kicks: kicks)
         schedule = TickSchedule(queue: queue)
-        programme = try ProgramFeed(config: config, logger: logger) { id, url, change in
+        programme = try ProgramFeed(config: config, logger: logger, outputRules: outputRules) { id, url, change in
             // Events reach participants too: never the whole stream key.
             events.publish(
                 .outputState(

@@ -16,12 +16,13 @@ final class Roster: @unchecked Sendable {
     private var images: RoomImages
     /// Bumped whenever the layout, the members or the anchor change: what placements depend on.
     private var placementVersion: UInt64 = 0
-    /// Who was kicked, and when: their older tokens no longer admit them.
-    let kicks = KickList()
+    /// Who was kicked, and when: their older tokens no longer admit them (kept by the manager past the room's life).
+    let kicks: KickList
     /// Users who left since the last audio tick (their meters go on the room's queue).
     let departed = DepartedList()
 
-    init(config: RoomConfig) {
+    init(config: RoomConfig, kicks: KickList) {
+        self.kicks = kicks
         room = config.name
         maxParticipants = config.maxParticipants
         layout = config.layout

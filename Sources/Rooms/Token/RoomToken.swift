@@ -43,40 +43,6 @@ public struct TokenClaims: Sendable, Equatable, Codable {
     }
 }
 
-/// Why a token was refused; `code` is the wire error code (401 for all of them).
-public enum TokenError: Error, Equatable, Sendable, CustomStringConvertible {
-    case missing
-    case malformed(String)
-    case badSignature
-    case unknownKey
-    case expired
-    case notYetValid
-
-    public var code: String {
-        switch self {
-        case .missing: "token_missing"
-        case .malformed: "token_malformed"
-        case .badSignature: "token_bad_signature"
-        case .unknownKey: "token_unknown_key"
-        case .expired: "token_expired"
-        case .notYetValid: "token_not_yet_valid"
-        }
-    }
-
-    public var message: String {
-        switch self {
-        case .missing: "no token given"
-        case .malformed(let detail): "malformed token: \(detail)"
-        case .badSignature: "token signature does not match the key's secret"
-        case .unknownKey: "token issuer is not a known API key"
-        case .expired: "token has expired"
-        case .notYetValid: "token is not valid yet (nbf is in the future)"
-        }
-    }
-
-    public var description: String { "\(code): \(message)" }
-}
-
 /// A bad `--keys` / `COHOST_KEYS` value. The message never contains a secret.
 public struct APIKeysError: Error, Equatable, Sendable, CustomStringConvertible {
     public let message: String
@@ -155,8 +121,9 @@ public enum RoomToken {
     /// - Parameters:
     ///   - now: the current time, seconds since 1970.
     ///   - leeway: seconds of clock skew allowed on `exp` and `nbf`.
+    ///   - maxLifetime: the longest a token may be valid, from its `iat` and from now (nil: no limit).
     public static func verify(
-        _ token: String, keys: APIKeys, now: Int64, leeway: Int64 = 60
+        _ token: String, keys: APIKeys, now: Int64, leeway: Int64 = 60, maxLifetime: Int64? = nil
     ) throws(TokenError) -> TokenClaims {
         guard !token.isEmpty else { throw .missing }
         guard token.utf8.count <= maxLength else { throw .malformed("token longer than \(maxLength) bytes") }
@@ -194,6 +161,17 @@ public enum RoomToken {
         if let nbf = raw.nbf {
             let (validFrom, nbfOverflow) = nbf.subtractingReportingOverflow(skew)
             if !nbfOverflow, now < validFrom { throw .notYetValid }
+        }
+        if let maxLifetime {
+            // Saturating: exp and iat are the issuer's numbers, any Int64.
+            let limit = maxLifetime.addingReportingOverflow(skew)
+            let remaining = exp.subtractingReportingOverflow(now)
+            let whole = raw.iat.map { exp.subtractingReportingOverflow($0) }
+            if remaining.overflow || remaining.partialValue > limit.partialValue
+                || whole.map({ $0.overflow || $0.partialValue > limit.partialValue }) == true
+            {
+                throw .lifetimeTooLong(maxSeconds: maxLifetime)
+            }
         }
         return TokenClaims(iss: iss, sub: sub, room: room, admin: admin, exp: exp, nbf: raw.nbf, iat: raw.iat)
     }

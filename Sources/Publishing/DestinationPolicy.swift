@@ -1,0 +1,208 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where a room admin may aim an output: never at a link-local or cloud-metadata address (169.254.0.0/16,
+/// fe80::/10, and the same in IPv4-mapped form), and, when the operator gives an allow-list (`output_hosts`),
+/// only at a host or into a network it names. Immutable, so any thread may ask.
+public struct DestinationPolicy: Sendable, Equatable {
+    /// A host name (exact, case-insensitive) or an IPv4/IPv6 network.
+    public enum Pattern: Sendable, Equatable {
+        case host(String)
+        case network(IPNetwork)
+    }
+
+    /// nil: any host but the always-refused ranges.
+    public let allowed: [Pattern]?
+
+    public init() { allowed = nil }
+
+    /// Parses `output_hosts` items: `example.com`, `10.1.2.3`, `10.0.0.0/8`, `::1`, `fd00::/8`. Empty: no list.
+    public init(allowing items: [String]) throws(DestinationPolicyError) {
+        guard !items.isEmpty else {
+            allowed = nil
+            return
+        }
+        var patterns: [Pattern] = []
+        for item in items {
+            let text = item.trimmingCharacters(in: .whitespaces)
+            if let network = IPNetwork(text) {
+                patterns.append(.network(network))
+            } else if HostName.isValid(text) {
+                patterns.append(.host(text.lowercased()))
+            } else {
+                throw DestinationPolicyError(message: "'\(item)' is neither a host name nor an IP address or CIDR")
+            }
+        }
+        allowed = patterns
+    }
+
+    /// Why `host` may not be an output's destination before resolving it, nil when it may be (a name outside the
+    /// list may still resolve into an allowed network: `refusal(host:addresses:)` decides at connect time).
+    public func refusal(host: String) -> String? {
+        if let always = Self.alwaysRefusedHost(host) { return always }
+        guard let allowed else { return nil }
+        if let address = IPAddress(host) {
+            return allowed.contains { $0.matches(address) } ? nil : Self.notAllowed(host)
+        }
+        let name = host.lowercased()
+        if allowed.contains(.host(name)) { return nil }
+        return allowed.contains { if case .network = $0 { true } else { false } } ? nil : Self.notAllowed(host)
+    }
+
+    /// Why `host`, resolved to `addresses`, may not be connected to; nil when every address may.
+    public func refusal(host: String, addresses: [IPAddress]) -> String? {
+        if let problem = refusal(host: host) { return problem }
+        for address in addresses where address.isAlwaysRefused { return Self.linkLocal(host) }
+        guard let allowed, !allowed.contains(.host(host.lowercased())) else { return nil }
+        // An unlisted name is allowed only by where it resolves: nothing resolved, nothing to allow.
+        guard !addresses.isEmpty else { return Self.notAllowed(host) }
+        for address in addresses where !allowed.contains(where: { $0.matches(address) }) {
+            return Self.notAllowed(host)
+        }
+        return nil
+    }
+
+    /// Whether the operator's allow-list names `host` itself (an address literal inside a listed network counts).
+    public func allows(host: String) -> Bool {
+        guard let allowed else { return false }
+        if let address = IPAddress(host) { return allowed.contains { $0.matches(address) } }
+        return allowed.contains(.host(host.lowercased()))
+    }
+
+    /// Why `host` is refused whatever the operator allows (a link-local or metadata address literal).
+    public static func alwaysRefusedHost(_ host: String) -> String? {
+        guard let address = IPAddress(host), address.isAlwaysRefused else { return nil }
+        return linkLocal(host)
+    }
+
+    /// The addresses `host` resolves to (a literal is itself); empty when it does not resolve. Blocks for DNS:
+    /// call it on an output's own thread, never on a request handler.
+    public static func resolve(_ host: String) -> [IPAddress] {
+        if let literal = IPAddress(host) { return [literal] }
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, nil, &hints, &list) == 0, let first = list else { return [] }
+        defer { freeaddrinfo(first) }
+        var out: [IPAddress] = []
+        var node: UnsafeMutablePointer<addrinfo>? = first
+        while let entry = node {
+            if let sa = entry.pointee.ai_addr, let address = IPAddress(sockaddr: sa) { out.append(address) }
+            node = entry.pointee.ai_next
+        }
+        return out
+    }
+
+    private static func linkLocal(_ host: String) -> String {
+        "'\(host)' is a link-local or metadata address: outputs and webhooks never go there"
+    }
+
+    private static func notAllowed(_ host: String) -> String {
+        "'\(host)' is not among the hosts outputs may push to (output_hosts)"
+    }
+}
+
+public struct DestinationPolicyError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    public var description: String { message }
+}
+
+/// An IPv4 or IPv6 address, as 16 bytes (IPv4 in its IPv4-mapped form, so one set of ranges covers both).
+public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
+    public let bytes: [UInt8]
+
+    public init?(_ text: String) {
+        var trimmed = text
+        if trimmed.hasPrefix("[") && trimmed.hasSuffix("]") { trimmed = String(trimmed.dropFirst().dropLast()) }
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        if inet_pton(AF_INET, trimmed, &v4) == 1 {
+            bytes = Self.mapped(withUnsafeBytes(of: v4.s_addr) { Array($0) })
+        } else if inet_pton(AF_INET6, trimmed, &v6) == 1 {
+            bytes = withUnsafeBytes(of: v6) { Array($0) }
+        } else {
+            return nil
+        }
+    }
+
+    init?(sockaddr sa: UnsafeMutablePointer<sockaddr>) {
+        switch Int32(sa.pointee.sa_family) {
+        case AF_INET:
+            let addr = sa.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr.s_addr }
+            bytes = Self.mapped(withUnsafeBytes(of: addr) { Array($0) })
+        case AF_INET6:
+            let addr = sa.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_addr }
+            bytes = withUnsafeBytes(of: addr) { Array($0) }
+        default:
+            return nil
+        }
+    }
+
+    private static func mapped(_ v4: [UInt8]) -> [UInt8] { [UInt8](repeating: 0, count: 10) + [0xFF, 0xFF] + v4 }
+
+    public var isIPv4: Bool { bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF }
+
+    /// 169.254.0.0/16 (IPv4 link-local, where clouds serve instance metadata) and fe80::/10 (IPv6 link-local).
+    public var isAlwaysRefused: Bool {
+        if isIPv4 { return bytes[12] == 169 && bytes[13] == 254 }
+        return bytes[0] == 0xFE && bytes[1] & 0xC0 == 0x80
+    }
+
+    public var description: String {
+        if isIPv4 { return bytes[12...].map(String.init).joined(separator: ".") }
+        return stride(from: 0, to: 16, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
+            .joined(separator: ":")
+    }
+}
+
+/// An address and a prefix length (`10.0.0.0/8`, `fd00::/8`); a bare address is a /32 or /128.
+public struct IPNetwork: Sendable, Equatable {
+    public let address: IPAddress
+    /// Over the 128-bit form (an IPv4 /8 is 96 + 8).
+    public let prefixBits: Int
+
+    public init?(_ text: String) {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count <= 2, let address = IPAddress(String(parts[0])) else { return nil }
+        let width = address.isIPv4 ? 32 : 128
+        var bits = width
+        if parts.count == 2 {
+            guard let n = Int(parts[1]), (0...width).contains(n) else { return nil }
+            bits = n
+        }
+        self.address = address
+        prefixBits = bits + (address.isIPv4 ? 96 : 0)
+    }
+
+    public func contains(_ other: IPAddress) -> Bool {
+        var remaining = prefixBits
+        for i in 0..<16 where remaining > 0 {
+            let take = min(8, remaining)
+            let mask = UInt8(truncatingIfNeeded: 0xFF << (8 - take))
+            if address.bytes[i] & mask != other.bytes[i] & mask { return false }
+            remaining -= take
+        }
+        return true
+    }
+}
+
+extension DestinationPolicy.Pattern {
+    func matches(_ address: IPAddress) -> Bool {
+        if case .network(let network) = self { return network.contains(address) }
+        return false
+    }
+}
+
+/// Host-name syntax (RFC 1123 labels), so an allow-list entry that is neither a name nor an address is refused.
+enum HostName {
+    static func isValid(_ text: String) -> Bool {
+        guard !text.isEmpty, text.utf8.count <= 253 else { return false }
+        return text.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { label in
+            !label.isEmpty && label.utf8.count <= 63 && label.first != "-" && label.last != "-"
+                && label.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }
+        }
+    }
+}
