@@ -26,8 +26,3 @@ struct PacketRecords: Sequence, IteratorProtocol {
         return (packet, flags & 2 != 0)
     }
 }
-
-/// Stops the fuzzer with a message when an invariant breaks (libFuzzer saves the input).
-func require(_ condition: Bool, _ message: @autoclosure () -> String) {
-    if !condition { fatalError(message()) }
-}

@@ -1,26 +1,44 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets in fuzz/ against the RTP module (with AddressSanitizer) and runs each
-# for FUZZ_SECONDS (default 60), starting from the corpus in fuzz/corpus/<target> when there is one.
-# Usage: scripts/fuzz.sh [target...]   targets: rtp rtcp vp8 h264 sdp
+# Builds the libFuzzer targets in fuzz/ (with AddressSanitizer) and runs each for FUZZ_SECONDS (default 60),
+# starting from the corpus in fuzz/corpus/<target> when there is one.
+# Usage: scripts/fuzz.sh [target...]   targets: rtp rtcp vp8 h264 sdp amf0 sdes jwt join
+# Each target is compiled with the source files it exercises (no C library among them): the packet targets link
+# an instrumented RTP module, jwt compiles the token parser without its HMAC (swift-crypto), join the negotiator
+# with the RTP module and SRTP's SDES files.
 # A failing input is saved as .build-fuzz/<target>-crash-<sha1>; replay it with .build-fuzz/fuzz-<target> <file>.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
 out=.build-fuzz
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(rtp rtcp vp8 h264 sdp)
+[ ${#targets[@]} -eq 0 ] && targets=(rtp rtcp vp8 h264 sdp amf0 sdes jwt join)
 mkdir -p "$out"
 flags=(-sanitize=fuzzer,address -parse-as-library -O -g)
-# One instrumented static library of the RTP module, linked into every target.
 # The linker warns about every ASan helper symbol; show everything else, and stop on failure.
 compile() {
     if ! swiftc "$@" > "$out/compile.log" 2>&1; then grep -v "Cannot export local symbol" "$out/compile.log"; exit 1; fi
 }
-compile "${flags[@]}" -module-name RTP -emit-module -emit-module-path "$out/RTP.swiftmodule" \
-    -emit-library -static -o "$out/libRTP.a" Sources/RTP/*.swift
+library() {  # library NAME FILES...: an instrumented static module
+    local name=$1; shift
+    compile "${flags[@]}" -I "$out" -module-name "$name" -emit-module -emit-module-path "$out/$name.swiftmodule" \
+        -emit-library -static -o "$out/lib$name.a" "$@"
+}
+library RTP Sources/RTP/*.swift
+srtp_pure=(Sources/SRTP/Base64.swift Sources/SRTP/SDES.swift Sources/SRTP/SRTPError.swift Sources/SRTP/SRTPProfile.swift)
 for target in "${targets[@]}"; do
-    compile "${flags[@]}" -I "$out" -L "$out" -lRTP -module-name "Fuzz_$target" \
-        fuzz/FuzzSupport.swift "fuzz/$target.swift" -o "$out/fuzz-$target"
+    case "$target" in
+        rtp|rtcp|vp8|h264|sdp) sources=(fuzz/FuzzSupport.swift) links=(-lRTP) ;;
+        amf0) sources=(Sources/Publishing/AMF0.swift Sources/Publishing/AMF0Decoder.swift) links=() ;;
+        sdes) sources=("${srtp_pure[@]}") links=() ;;
+        jwt) sources=(Sources/Rooms/Token/Base64URL.swift Sources/Rooms/Token/CompactJWS.swift
+                      Sources/Rooms/Token/TokenError.swift) links=() ;;
+        join) [ -f "$out/libSRTP.a" ] || library SRTP "${srtp_pure[@]}"
+              sources=(Sources/Rooms/Participants/JoinNegotiation.swift Sources/Rooms/RoomError.swift)
+              links=(-lRTP -lSRTP) ;;
+        *) echo "unknown fuzz target '$target'"; exit 2 ;;
+    esac
+    compile "${flags[@]}" -I "$out" -L "$out" "${links[@]}" -module-name "Fuzz_$target" \
+        fuzz/Invariant.swift "${sources[@]}" "fuzz/$target.swift" -o "$out/fuzz-$target"
     corpus="$out/corpus-$target"
     mkdir -p "$corpus"
     [ -d "fuzz/corpus/$target" ] && cp -n fuzz/corpus/"$target"/* "$corpus"/ 2>/dev/null || true
