@@ -117,17 +117,13 @@ final class AudioReceiver: @unchecked Sendable {
         }
     }
 
-    func noteSenderReport(_ sr: SenderReport, nowMs: Int64) {
-        lock.withLock {
-            state.stream.noteSenderReport(ntp: sr.ntpTimestamp, rtpTimestamp: sr.rtpTimestamp, nowMs: nowMs)
-        }
-    }
+    func noteSenderReport(_ sr: SenderReport, nowMs: Int64) { lock.withLock { state.stream.note(sr, nowMs: nowMs) } }
 
     /// This stream's reception report block, after updating its rates (once a second).
     func receptionReport(nowMs: Int64) -> ReceptionReport {
-        lock.withLock {
-            state.rates.update(nowMs: nowMs, bytes: state.stream.stats.bytes, frames: state.framesDecoded)
-            return state.stream.receptionReport(nowMs: nowMs)
+        withState { s in
+            let stream = s.stream
+            return stream.receptionReport(nowMs: nowMs, updating: &s.rates, framesDecoded: s.framesDecoded)
         }
     }
 

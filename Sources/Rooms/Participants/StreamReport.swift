@@ -1,3 +1,6 @@
+import Ingest
+import RTP
+
 /// Per-stream counters shown in `GET /v1/rooms/{room}`.
 public struct StreamReport: Sendable, Encodable {
     public var kind: String
@@ -51,5 +54,18 @@ struct StreamRates {
         lastMs = nowMs
         lastBytes = bytes
         lastFrames = frames
+    }
+}
+
+extension InboundStream {
+    /// The stream's reception report block, after updating `rates` with what it received (once a second).
+    func receptionReport(nowMs: Int64, updating rates: inout StreamRates, framesDecoded: Int) -> ReceptionReport {
+        rates.update(nowMs: nowMs, bytes: stats.bytes, frames: framesDecoded)
+        return receptionReport(nowMs: nowMs)
+    }
+
+    /// A sender report of this stream: for LSR/DLSR and the media clock.
+    func note(_ sr: SenderReport, nowMs: Int64) {
+        noteSenderReport(ntp: sr.ntpTimestamp, rtpTimestamp: sr.rtpTimestamp, nowMs: nowMs)
     }
 }
