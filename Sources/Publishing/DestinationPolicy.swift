@@ -1,5 +1,4 @@
 import Foundation
-
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,7 +19,7 @@ public struct DestinationPolicy: Sendable, Equatable {
     public init() { allowed = nil }
 
     /// Parses `output_hosts` items: `example.com`, `10.1.2.3`, `10.0.0.0/8`, `::1`, `fd00::/8`. Empty: no list.
-    public init(allowing items: [String]) throws(DestinationPolicyError) {
+    public init(allowing items: [String]) throws(OutputRulesError) {
         guard !items.isEmpty else {
             allowed = nil
             return
@@ -33,7 +32,7 @@ public struct DestinationPolicy: Sendable, Equatable {
             } else if HostName.isValid(text) {
                 patterns.append(.host(text.lowercased()))
             } else {
-                throw DestinationPolicyError(message: "'\(item)' is neither a host name nor an IP address or CIDR")
+                throw OutputRulesError(message: "'\(item)' is neither a host name nor an IP address or CIDR")
             }
         }
         allowed = patterns
@@ -78,24 +77,6 @@ public struct DestinationPolicy: Sendable, Equatable {
         return linkLocal(host)
     }
 
-    /// The addresses `host` resolves to (a literal is itself); empty when it does not resolve. Blocks for DNS:
-    /// call it on an output's own thread, never on a request handler.
-    public static func resolve(_ host: String) -> [IPAddress] {
-        if let literal = IPAddress(host) { return [literal] }
-        var hints = addrinfo()
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        var list: UnsafeMutablePointer<addrinfo>?
-        guard getaddrinfo(host, nil, &hints, &list) == 0, let first = list else { return [] }
-        defer { freeaddrinfo(first) }
-        var out: [IPAddress] = []
-        var node: UnsafeMutablePointer<addrinfo>? = first
-        while let entry = node {
-            if let sa = entry.pointee.ai_addr, let address = IPAddress(sockaddr: sa) { out.append(address) }
-            node = entry.pointee.ai_next
-        }
-        return out
-    }
-
     private static func linkLocal(_ host: String) -> String {
         "'\(host)' is a link-local or metadata address: outputs and webhooks never go there"
     }
@@ -105,7 +86,7 @@ public struct DestinationPolicy: Sendable, Equatable {
     }
 }
 
-public struct DestinationPolicyError: Error, Sendable, CustomStringConvertible {
+public struct OutputRulesError: Error, Sendable, CustomStringConvertible {
     public let message: String
     public var description: String { message }
 }
@@ -124,19 +105,6 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         } else if inet_pton(AF_INET6, trimmed, &v6) == 1 {
             bytes = withUnsafeBytes(of: v6) { Array($0) }
         } else {
-            return nil
-        }
-    }
-
-    init?(sockaddr sa: UnsafeMutablePointer<sockaddr>) {
-        switch Int32(sa.pointee.sa_family) {
-        case AF_INET:
-            let addr = sa.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr.s_addr }
-            bytes = Self.mapped(withUnsafeBytes(of: addr) { Array($0) })
-        case AF_INET6:
-            let addr = sa.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_addr }
-            bytes = withUnsafeBytes(of: addr) { Array($0) }
-        default:
             return nil
         }
     }

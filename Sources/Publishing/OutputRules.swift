@@ -34,14 +34,14 @@ public struct RecordingsDirectory: Sendable, Equatable {
     public let configuredPath: String
 
     /// Creates the directory (and its parents) when missing.
-    public init(creating path: String) throws(DestinationPolicyError) {
+    public init(creating path: String) throws(OutputRulesError) {
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         } catch {
-            throw DestinationPolicyError(message: "cannot create the recordings directory \(path): \(error)")
+            throw OutputRulesError(message: "cannot create the recordings directory \(path): \(error)")
         }
         guard let real = realpath(path, nil) else {
-            throw DestinationPolicyError(message: "cannot resolve the recordings directory \(path)")
+            throw OutputRulesError(message: "cannot resolve the recordings directory \(path)")
         }
         defer { free(real) }
         self.path = String(cString: real)

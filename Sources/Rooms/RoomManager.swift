@@ -130,11 +130,8 @@ public final class RoomManager: @unchecked Sendable {
         }
         let room: Room
         do {
-            let kickList = kicks[config.name] ?? KickList()
-            kicks[config.name] = kickList
             room = try Room(
-                config: config, serverSSRC: serverSSRC, logger: logger, outputRules: settings.outputRules,
-                kicks: kickList
+                config: config, serverSSRC: serverSSRC, logger: logger, outputRules: settings.outputRules
             ) { [weak self] p, compound, scratch in
                 self?.sendFeedback(p, compound, &scratch)
             }
@@ -182,15 +179,7 @@ public final class RoomManager: @unchecked Sendable {
     /// many rooms would outlast the service manager's stop timeout).
     public func shutdown() {
         timeoutTimer?.cancel()
-        let closed = DispatchGroup()
-        for room in allRooms {
-            closed.enter()
-            Thread.detachNewThread { [self] in
-                closeRoom(room.name)
-                closed.leave()
-            }
-        }
-        closed.wait()
+        allAtOnce(allRooms) { [self] room in closeRoom(room.name) }
     }
 
     // MARK: participants
@@ -215,11 +204,6 @@ public final class RoomManager: @unchecked Sendable {
             room = try create(RoomConfigRequest(name: roomName).resolve(), failIfExists: false)
         } else {
             throw .notFound("room '\(roomName)' does not exist (this server does not create rooms on join)")
-        }
-        if room.kicks.refuses(userId, tokenIssuedAt: tokenIssuedAt) {
-            throw .init(
-                status: 403, code: "kicked",
-                message: "user '\(userId)' was kicked from '\(roomName)'; a token issued after the kick is needed")
         }
         let session = lock.withLock { () -> Int in
             defer { nextSession += 1 }
@@ -284,7 +268,12 @@ public final class RoomManager: @unchecked Sendable {
         guard let room = room(roomName), let p = room.remove(userId, ifSession: session) else { return false }
         router.unregister(p)
         if reason == .kicked {
-            room.kicks.record(userId, atSeconds: Int64(Date().timeIntervalSince1970))
+            let list = lock.withLock { () -> KickList in
+                let list = kicks[roomName] ?? KickList()
+                kicks[roomName] = list
+                return list
+            }
+            list.record(userId, atSeconds: Int64(Date().timeIntervalSince1970))
             room.events.publish(.participantKicked(userId: userId, by: by ?? "admin"))
         }
         room.events.publish(.participantLeft(userId: userId, reason: reason))

@@ -48,3 +48,17 @@ struct Caller: Sendable {
         guard claims.admin else { throw .forbidden("this call needs an admin token") }
     }
 }
+
+/// A route that checks tokens against the server's keys and its longest accepted token lifetime.
+protocol TokenCheckedRoute {
+    var manager: RoomManager { get }
+    var keys: APIKeys { get }
+}
+
+extension TokenCheckedRoute {
+    /// The verified caller of `request` (`?token=` too when `allowQuery`).
+    func caller(_ request: Request, allowQuery: Bool = false) throws(APIError) -> Caller {
+        try Caller.authenticate(
+            request, keys: keys, allowQuery: allowQuery, maxLifetime: manager.settings.maxTokenTTLSeconds)
+    }
+}

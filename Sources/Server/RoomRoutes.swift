@@ -4,7 +4,7 @@ import Rooms
 import Mixing
 
 /// The HTTP API of protocol/openapi.yaml. Handlers parse, authorise and call `RoomManager`; nothing else.
-struct RoomRoutes: Sendable {
+struct RoomRoutes: TokenCheckedRoute, Sendable {
     let manager: RoomManager
     let keys: APIKeys
     static let maxJSONBody = 64 * 1024
@@ -31,7 +31,7 @@ struct RoomRoutes: Sendable {
     // MARK: rooms
 
     func createRoom(_ request: Request, context: some RequestContext) async throws -> Response {
-        let caller = try Caller.authenticate(request, keys: keys, maxLifetime: manager.settings.maxTokenTTLSeconds)
+        let caller = try self.caller(request)
         // Before the body is read (up to 3 MB of pictures): a participant token never creates a room.
         guard caller.claims.admin else { throw APIError.forbidden("creating a room needs an admin token") }
         let body: RoomConfigRequest = try await decodeJSON(request, context: context, limit: Self.maxRoomBody)
@@ -42,7 +42,7 @@ struct RoomRoutes: Sendable {
     }
 
     func listRooms(_ request: Request, context: some RequestContext) async throws -> Response {
-        let caller = try Caller.authenticate(request, keys: keys, maxLifetime: manager.settings.maxTokenTTLSeconds)
+        let caller = try self.caller(request)
         guard caller.claims.admin else { throw APIError.forbidden("listing rooms needs an admin token") }
         let visible = manager.allRooms.filter { caller.covers(room: $0.name) }
         return try json(try await offload { RoomList(rooms: visible.map(RoomInfo.init)) })
@@ -50,16 +50,14 @@ struct RoomRoutes: Sendable {
 
     func getRoom(_ request: Request, context: some RequestContext) async throws -> Response {
         let name = try roomName(context)
-        try Caller.authenticate(request, keys: keys, maxLifetime: manager.settings.maxTokenTTLSeconds).requireAdmin(
-            of: name)
+        try caller(request).requireAdmin(of: name)
         let room = try existingRoom(name)
         return try json(try await offload { RoomInfo(room) })
     }
 
     func closeRoom(_ request: Request, context: some RequestContext) async throws -> Response {
         let name = try roomName(context)
-        try Caller.authenticate(request, keys: keys, maxLifetime: manager.settings.maxTokenTTLSeconds).requireAdmin(
-            of: name)
+        try caller(request).requireAdmin(of: name)
         guard try await offload({ [manager] in manager.closeRoom(name) }) else {
             throw APIError(RoomError.notFound("no room '\(name)'"))
         }
@@ -69,8 +67,7 @@ struct RoomRoutes: Sendable {
     /// Changes a running room's anchor and pictures; answers with the room.
     func patchRoom(_ request: Request, context: some RequestContext) async throws -> Response {
         let name = try roomName(context)
-        try Caller.authenticate(request, keys: keys, maxLifetime: manager.settings.maxTokenTTLSeconds).requireAdmin(
-            of: name)
+        try caller(request).requireAdmin(of: name)
         let patch: RoomPatch = try await decodeJSON(request, context: context, limit: Self.maxRoomBody)
         let room = try existingRoom(name)
         let info = try await offload {
@@ -82,8 +79,7 @@ struct RoomRoutes: Sendable {
 
     func putLayout(_ request: Request, context: some RequestContext) async throws -> Response {
         let name = try roomName(context)
-        try Caller.authenticate(request, keys: keys, maxLifetime: manager.settings.maxTokenTTLSeconds).requireAdmin(
-            of: name)
+        try caller(request).requireAdmin(of: name)
         let layout: Layout = try await decodeJSON(request, context: context)
         let room = try existingRoom(name)
         try room.applyLayout(layout)
@@ -92,8 +88,7 @@ struct RoomRoutes: Sendable {
 
     func addOutput(_ request: Request, context: some RequestContext) async throws -> Response {
         let name = try roomName(context)
-        try Caller.authenticate(request, keys: keys, maxLifetime: manager.settings.maxTokenTTLSeconds).requireAdmin(
-            of: name)
+        try caller(request).requireAdmin(of: name)
         let body: OutputRequest = try await decodeJSON(request, context: context)
         let room = try existingRoom(name)
         let spec = try body.resolve()
@@ -103,8 +98,7 @@ struct RoomRoutes: Sendable {
 
     func removeOutput(_ request: Request, context: some RequestContext) async throws -> Response {
         let name = try roomName(context)
-        try Caller.authenticate(request, keys: keys, maxLifetime: manager.settings.maxTokenTTLSeconds).requireAdmin(
-            of: name)
+        try caller(request).requireAdmin(of: name)
         let id = try context.parameters.require("output")
         let room = try existingRoom(name)
         guard try await offload({ room.stopOutput(id: id) }) else {
@@ -117,7 +111,7 @@ struct RoomRoutes: Sendable {
 
     func join(_ request: Request, context: some RequestContext) async throws -> Response {
         let name = try roomName(context)
-        let caller = try Caller.authenticate(request, keys: keys, maxLifetime: manager.settings.maxTokenTTLSeconds)
+        let caller = try self.caller(request)
         try caller.requireMember(of: name)
         if let type = request.headers[.contentType], !type.lowercased().hasPrefix("application/sdp") {
             throw APIError(
@@ -140,7 +134,7 @@ struct RoomRoutes: Sendable {
     func leave(_ request: Request, context: some RequestContext) async throws -> Response {
         let name = try roomName(context)
         let user = try context.parameters.require("user")
-        let caller = try Caller.authenticate(request, keys: keys, maxLifetime: manager.settings.maxTokenTTLSeconds)
+        let caller = try self.caller(request)
         try caller.requireMember(of: name)
         let reason: LeaveReason
         if caller.claims.admin {
@@ -159,8 +153,7 @@ struct RoomRoutes: Sendable {
     func patchParticipant(_ request: Request, context: some RequestContext) async throws -> Response {
         let name = try roomName(context)
         let user = try context.parameters.require("user")
-        try Caller.authenticate(request, keys: keys, maxLifetime: manager.settings.maxTokenTTLSeconds).requireAdmin(
-            of: name)
+        try caller(request).requireAdmin(of: name)
         let body: MixRequest = try await decodeJSON(request, context: context)
         try manager.setMix(room: name, userId: user, muted: body.muted, gain: body.gain)
         return Response(status: .noContent)
@@ -169,8 +162,7 @@ struct RoomRoutes: Sendable {
     /// Reached only when the WebSocket upgrade was declined: say why.
     func eventsWithoutUpgrade(_ request: Request, context: some RequestContext) async throws -> Response {
         let name = try roomName(context)
-        let caller = try Caller.authenticate(
-            request, keys: keys, allowQuery: true, maxLifetime: manager.settings.maxTokenTTLSeconds)
+        let caller = try self.caller(request, allowQuery: true)
         try caller.requireMember(of: name)
         _ = try existingRoom(name)
         // The upgrade was refused for this reason too (EventsSocket): say so instead of "use a WebSocket".

@@ -5,7 +5,7 @@ import Rooms
 /// `GET /v1/rooms/{room}/snapshot` (admin): the room's current canvas as a PNG.
 ///
 /// 409 `audio_only` for a room without video, 404 for an unknown room, the usual token refusals.
-struct SnapshotRoute: Sendable {
+struct SnapshotRoute: TokenCheckedRoute, Sendable {
     let manager: RoomManager
     let keys: APIKeys
 
@@ -18,8 +18,7 @@ struct SnapshotRoute: Sendable {
         guard Identifier.isValid(name) else {
             throw APIError.badRequest("invalid_room", "room name must match [A-Za-z0-9_.-]{1,64}")
         }
-        try Caller.authenticate(request, keys: keys, maxLifetime: manager.settings.maxTokenTTLSeconds).requireAdmin(
-            of: name)
+        try caller(request).requireAdmin(of: name)
         let png = try await offload { [manager] in try manager.snapshotPNG(room: name) }
         // A snapshot is of one instant: never serve it from a cache.
         return Response(

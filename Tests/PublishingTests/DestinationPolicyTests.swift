@@ -36,9 +36,9 @@ import Testing
     }
 
     @Test func anAllowListEntryThatIsNeitherANameNorANetworkIsRefused() {
-        #expect(throws: DestinationPolicyError.self) { try DestinationPolicy(allowing: ["10.0.0.0/33"]) }
-        #expect(throws: DestinationPolicyError.self) { try DestinationPolicy(allowing: ["http://rtmp.example"]) }
-        #expect(throws: DestinationPolicyError.self) { try DestinationPolicy(allowing: ["-bad-.example"]) }
+        #expect(throws: OutputRulesError.self) { try DestinationPolicy(allowing: ["10.0.0.0/33"]) }
+        #expect(throws: OutputRulesError.self) { try DestinationPolicy(allowing: ["http://rtmp.example"]) }
+        #expect(throws: OutputRulesError.self) { try DestinationPolicy(allowing: ["-bad-.example"]) }
     }
 
     @Test func theHostOfAnRTMPURLIsFoundBehindCredentialsPortsAndBrackets() {

@@ -1,4 +1,3 @@
-import Foundation
 import Logging
 import Playout
 import Publishing
@@ -103,15 +102,7 @@ final class OutputFanout {
         deliver()
         // Each stop may wait seconds for a stuck connection: all at once, so a room stops in one output's time.
         let all = outputs.removeAll()
-        let stopped = DispatchGroup()
-        for output in all {
-            stopped.enter()
-            Thread.detachNewThread {
-                output.stop()
-                stopped.leave()
-            }
-        }
-        stopped.wait()
+        allAtOnce(all) { $0.stop() }
         for output in all { forget(output.id) }
     }
 

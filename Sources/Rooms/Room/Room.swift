@@ -7,7 +7,7 @@ import Publishing
 
 /// One room: a façade that wires the room's owners together.
 ///
-/// - `Roster` (lock-guarded): members, layout, anchor, pictures, kicks. Control calls use it from any thread.
+/// - `Roster` (lock-guarded): members, layout, anchor, pictures. Control calls use it from any thread.
 /// - `AudioPipeline` and `CanvasPipeline` (confined to `queue`): the 20 ms mix and the canvas.
 /// - `FeedbackScheduler` (confined to `queue`): RTCP to the senders each audio tick.
 /// - `TickSchedule`: the room's schedules on the shared `MixClock`, and parking.
@@ -30,7 +30,7 @@ public final class Room: @unchecked Sendable {
 
     init(
         config: RoomConfig, serverSSRC: UInt32, logger: Logger, outputRules: OutputRules = OutputRules(),
-        kicks: KickList = KickList(), sendFeedback: @escaping FeedbackScheduler.Sender
+        sendFeedback: @escaping FeedbackScheduler.Sender
     ) throws {
         name = config.name
         self.config = config
@@ -42,7 +42,7 @@ public final class Room: @unchecked Sendable {
         queue = DispatchQueue(
             label: "cohost.room.\(config.name)", qos: .userInteractive,
             target: .global(qos: .userInteractive))
-        roster = Roster(config: config, kicks: kicks)
+        roster = Roster(config: config)
         schedule = TickSchedule(queue: queue)
         programme = try ProgramFeed(config: config, logger: logger, outputRules: outputRules) { id, url, change in
             // Events reach participants too: never the whole stream key.
@@ -78,7 +78,6 @@ public final class Room: @unchecked Sendable {
     }
     public var participantCount: Int { roster.count }
     func participant(_ userId: String) -> Participant? { roster.participant(userId) }
-    var kicks: KickList { roster.kicks }
 
     /// Every participant's per-stream statistics, in join order (for metrics).
     public func streamReports() -> [(userId: String, streams: [StreamReport])] {

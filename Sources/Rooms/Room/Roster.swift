@@ -2,7 +2,7 @@ import Foundation
 import Mixing
 
 /// Who is in a room and how they are placed: the members in join order, the layout, the anchor and the room's
-/// pictures, and who was kicked. Control calls (joins, leaves, layout changes) and the ticks use it from any
+/// pictures. (Who was kicked is the manager's: kicks outlive the room.) Control calls (joins, leaves, layout changes) and the ticks use it from any
 /// thread: every member takes `lock`, which is held for nothing slow (no decode, no encode, no I/O).
 final class Roster: @unchecked Sendable {
     private let lock = NSLock()
@@ -16,13 +16,10 @@ final class Roster: @unchecked Sendable {
     private var images: RoomImages
     /// Bumped whenever the layout, the members or the anchor change: what placements depend on.
     private var placementVersion: UInt64 = 0
-    /// Who was kicked, and when: their older tokens no longer admit them (kept by the manager past the room's life).
-    let kicks: KickList
     /// Users who left since the last audio tick (their meters go on the room's queue).
     let departed = DepartedList()
 
-    init(config: RoomConfig, kicks: KickList) {
-        self.kicks = kicks
+    init(config: RoomConfig) {
         room = config.name
         maxParticipants = config.maxParticipants
         layout = config.layout
