@@ -31,7 +31,7 @@ public final class DecodedPicture: ExternalPicture, @unchecked Sendable {
     }
 
     /// Drops the picture (the buffer goes back to the decoder's pool).
-    func clear() {
+    package func clear() {
         av_frame_unref(frame)
         width = 0
         height = 0

@@ -10,6 +10,8 @@ public struct KeyframeRequester: Sendable, Equatable {
         case decodeError
         /// Packets were lost and not recovered (NACK gave up): the next frames depend on missing data.
         case unrecoverableLoss
+        /// The decoder skipped frames to stay within its budget, or to catch up with the sender, and may go on.
+        case decodeResumed
     }
 
     public let minIntervalMs: Int64

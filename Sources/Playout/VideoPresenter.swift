@@ -21,6 +21,8 @@ public struct VideoPresenter<Slot: AnyObject> {
     public var slots: [Slot]
     @usableFromInline var pending: [(slot: Int, capture: Double?, decodedMs: Int64)] = []
     @usableFromInline var shown: Int?
+    /// The slot a decoder is writing into now (`reserveSlot`), outside its owner's lock.
+    @usableFromInline var reserved: Int?
     /// When the newest picture was decoded: a stream stalls when this gets old.
     public var lastDecodedMs: Int64 = 0
     /// Sender capture time of the newest decoded picture.
@@ -48,20 +50,36 @@ public struct VideoPresenter<Slot: AnyObject> {
     public mutating func freeSlot(makeSlot: () throws -> Slot) rethrows -> Int {
         if pending.count >= Self.slotCount - 2 { pending.removeFirst() }
         var spare: Int?
-        for i in 0..<Self.slotCount where i != shown && !pending.contains(where: { $0.slot == i }) {
+        for i in 0..<Self.slotCount where i != shown && i != reserved && !pending.contains(where: { $0.slot == i }) {
             if isKnownUniquelyReferenced(&slots[i]) { return i }
             spare = spare ?? i
         }
-        // At most slotCount - 2 slots are busy, so there is a spare.
+        // At most slotCount - 1 slots are busy (one shown, one reserved, the rest waiting), so there is a spare.
         let i = spare ?? 0
         slots[i] = try makeSlot()
         slotsReplaced += 1
         return i
     }
 
+    /// A free slot (`freeSlot`) kept from everyone else until `decoded` or `release`: the decoder writes into it
+    /// without holding the lock that guards this presenter, so a canvas can be composed meanwhile.
+    @inlinable
+    public mutating func reserveSlot(makeSlot: () throws -> Slot) rethrows -> Int {
+        let slot = try freeSlot(makeSlot: makeSlot)
+        reserved = slot
+        return slot
+    }
+
+    /// The reserved slot got no picture (a decode error, a refused size): it is free again.
+    @inlinable
+    public mutating func release(slot: Int) {
+        if reserved == slot { reserved = nil }
+    }
+
     /// A picture was decoded into `slot`.
     @inlinable
     public mutating func decoded(slot: Int, capture: Double?, nowMs: Int64) {
+        if reserved == slot { reserved = nil }
         pending.append((slot, capture, nowMs))
         lastDecodedMs = nowMs
         newestCapture = capture

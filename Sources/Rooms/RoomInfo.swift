@@ -100,6 +100,7 @@ public struct RoomInfo: Encodable, Sendable {
     var participants: [ParticipantInfo]
     var outputs: [OutputInfo]
     var statusIntervalMs: Int
+    var maxVideoSize: RoomConfig.Size
 
     public init(_ room: Room) {
         let c = room.config
@@ -136,5 +137,6 @@ public struct RoomInfo: Encodable, Sendable {
         }
         outputs = room.outputs
         statusIntervalMs = c.statusIntervalMs
+        maxVideoSize = c.maxVideoSize
     }
 }

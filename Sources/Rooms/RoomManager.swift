@@ -22,11 +22,16 @@ public struct RoomSettings: Sendable {
     public var maxTokenTTLSeconds: Int64
     /// Where outputs may write and push.
     public var outputRules: OutputRules
+    /// Decoder CPU time a second one participant's video may use (`DecodeBudget`).
+    public var decodeBudgetMs: Int64
+    /// Threads decoding video (`DecodePool`).
+    public var decodeThreads: Int
 
     public init(
         publicIP: String = "127.0.0.1", rtpPort: Int = 7882, participantTimeoutMs: Int64 = 10_000, maxRooms: Int = 100,
         emptyRoomTimeoutMs: Int64 = 300_000, eventSinks: [any RoomEventSink] = [], autoCreateRooms: Bool = true,
-        maxTokenTTLSeconds: Int64 = 86_400, outputRules: OutputRules = OutputRules()
+        maxTokenTTLSeconds: Int64 = 86_400, outputRules: OutputRules = OutputRules(), decodeBudgetMs: Int64 = 500,
+        decodeThreads: Int? = nil
     ) {
         self.publicIP = publicIP
         self.rtpPort = rtpPort
@@ -37,6 +42,8 @@ public struct RoomSettings: Sendable {
         self.autoCreateRooms = autoCreateRooms
         self.maxTokenTTLSeconds = maxTokenTTLSeconds
         self.outputRules = outputRules
+        self.decodeBudgetMs = decodeBudgetMs
+        self.decodeThreads = decodeThreads ?? DecodePool.defaultThreads
     }
 }
 
@@ -48,6 +55,7 @@ public final class RoomManager: @unchecked Sendable {
     private let logger: Logger
     private let clock: MixClock
     private let router = StreamRouter()
+    private let decodePool: DecodePool
     private let lock = NSLock()
     private var rooms: [String: Room] = [:]
     /// Each room name's kicks, kept past the room's life for `maxTokenTTLSeconds` (pruned by `sweep`).
@@ -69,6 +77,7 @@ public final class RoomManager: @unchecked Sendable {
         self.settings = settings
         self.logger = logger
         self.clock = clock
+        decodePool = DecodePool(threads: settings.decodeThreads)
         guard let sweepInterval else { return }
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "cohost.timeouts"))
         timer.schedule(deadline: .now() + sweepInterval, repeating: sweepInterval)
@@ -77,7 +86,10 @@ public final class RoomManager: @unchecked Sendable {
         timeoutTimer = timer
     }
 
-    deinit { timeoutTimer?.cancel() }
+    deinit {
+        timeoutTimer?.cancel()
+        decodePool.stop()
+    }
 
     /// Lets the rooms send RTCP feedback through the media socket.
     public func attachTransport(_ send: @escaping DatagramSender) { lock.withLock { transport = send } }
@@ -218,7 +230,10 @@ public final class RoomManager: @unchecked Sendable {
             participant = try Participant(
                 userId: userId, sessionID: session, isAdmin: isAdmin, audio: negotiation.audio,
                 video: negotiation.video, decodeChannels: room.config.audio.channels,
-                nowMs: MonotonicClock.nowMs(), logger: logger)
+                videoLimits: VideoLimits(
+                    maxWidth: room.config.maxVideoSize.width, maxHeight: room.config.maxVideoSize.height,
+                    decodeBudgetMs: settings.decodeBudgetMs),
+                decodePool: decodePool, nowMs: MonotonicClock.nowMs(), logger: logger)
             for stream in [negotiation.audio, negotiation.video].compactMap({ $0 }) {
                 let inbound = try stream.srtp.map {
                     try SRTPSession(profile: $0.profile, masterKeyAndSalt: $0.key, direction: .inbound)
@@ -362,12 +377,7 @@ public final class RoomManager: @unchecked Sendable {
         case .dropped:
             return
         case let .rtp(participant, size):
-            if case .firstVideoFrame(let w, let h)? = participant.receive(
-                scratch.packet, bytes: size, nowMs: MonotonicClock.nowMs()),
-                let room = roomOf(participant)
-            {
-                room.events.publish(.firstVideoFrame(userId: participant.userId, width: w, height: h))
-            }
+            participant.receive(scratch.packet, bytes: size, nowMs: MonotonicClock.nowMs())
         case let .rtcp(participant, packets):
             for packet in packets {
                 if case .senderReport(let sr) = packet {

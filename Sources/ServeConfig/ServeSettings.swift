@@ -14,6 +14,7 @@ public struct ServeFlags: Sendable, Equatable {
     public var metricsToken: String?
     public var participantTimeout: Int?
     public var emptyRoomTimeout: Int?
+    public var decodeBudgetMs: Int?
     public var webhookURLs: [String]
     public var webhookKey: String?
     public var logLevel: String?
@@ -22,7 +23,8 @@ public struct ServeFlags: Sendable, Equatable {
         http: String? = nil, rtpPort: Int? = nil, publicIP: String? = nil, keys: String? = nil,
         keysFile: String? = nil, autoCreateRooms: Bool? = nil, maxTokenTTL: Int? = nil, recordingsDir: String? = nil,
         outputHosts: [String] = [], metricsToken: String? = nil,
-        participantTimeout: Int? = nil, emptyRoomTimeout: Int? = nil, webhookURLs: [String] = [],
+        participantTimeout: Int? = nil, emptyRoomTimeout: Int? = nil, decodeBudgetMs: Int? = nil,
+        webhookURLs: [String] = [],
         webhookKey: String? = nil, logLevel: String? = nil
     ) {
         self.http = http
@@ -37,6 +39,7 @@ public struct ServeFlags: Sendable, Equatable {
         self.metricsToken = metricsToken
         self.participantTimeout = participantTimeout
         self.emptyRoomTimeout = emptyRoomTimeout
+        self.decodeBudgetMs = decodeBudgetMs
         self.webhookURLs = webhookURLs
         self.webhookKey = webhookKey
         self.logLevel = logLevel
@@ -72,6 +75,8 @@ public struct ServeSettings: Sendable, Equatable {
     public var participantTimeout: Int
     /// Seconds an empty room lives; 0 = forever.
     public var emptyRoomTimeout: Int
+    /// Decoder CPU time (ms) each participant's video may use a second before it is held to keyframes.
+    public var decodeBudgetMs: Int
     /// Webhook receivers, in the order given.
     public var webhookURLs: [String]
     /// The API key whose secret signs webhooks; nil = the first of `keys`.
@@ -91,6 +96,7 @@ public struct ServeSettings: Sendable, Equatable {
         public static let logLevel = "info"
         public static let maxTokenTTL = 86_400
         public static let recordingsDir = "./recordings"
+        public static let decodeBudgetMs = 500
     }
 
     /// Where `key`'s value came from.
@@ -125,6 +131,7 @@ public struct ServeSettings: Sendable, Equatable {
         let metricsToken = try sources.string(.metricsToken, flags.metricsToken)
         let participantTimeout = try sources.integer(.participantTimeout, flags.participantTimeout)
         let emptyRoomTimeout = try sources.integer(.emptyRoomTimeout, flags.emptyRoomTimeout)
+        let decodeBudget = try sources.integer(.decodeBudgetMs, flags.decodeBudgetMs)
         let webhookURLs = try sources.list(.webhookURL, flags.webhookURLs)
         let webhookKey = try sources.string(.webhookKey, flags.webhookKey)
         let logLevel = try sources.string(.logLevel, flags.logLevel)
@@ -159,6 +166,10 @@ public struct ServeSettings: Sendable, Equatable {
         guard (0...86_400).contains(emptyTimeout) else {
             throw refuse(.emptyRoomTimeout, "must be within 0...86400 s (0 = never), got \(emptyTimeout)")
         }
+        let budget = decodeBudget ?? Defaults.decodeBudgetMs
+        guard (10...4000).contains(budget) else {
+            throw refuse(.decodeBudgetMs, "must be within 10...4000 ms of decoding a second, got \(budget)")
+        }
         let urls = webhookURLs ?? []
         for url in urls where WebhookURL.parse(url) == nil {
             throw refuse(.webhookURL, "must be an absolute http:// or https:// URL with a host, got '\(url)'")
@@ -188,7 +199,7 @@ public struct ServeSettings: Sendable, Equatable {
             http: endpoint, rtpPort: port, publicIP: ip, keys: keys, keysFile: keysFile, autoCreateRooms: autoCreate,
             maxTokenTTL: ttl, recordingsDir: recordings, outputHosts: outputHosts ?? [], metricsToken: metricsToken,
             participantTimeout: timeout,
-            emptyRoomTimeout: emptyTimeout, webhookURLs: urls, webhookKey: webhookKey,
+            emptyRoomTimeout: emptyTimeout, decodeBudgetMs: budget, webhookURLs: urls, webhookKey: webhookKey,
             logLevel: level, origins: origins)
     }
 }
@@ -221,6 +232,7 @@ private struct Sources {
         case .metricsToken: flags.metricsToken != nil
         case .participantTimeout: flags.participantTimeout != nil
         case .emptyRoomTimeout: flags.emptyRoomTimeout != nil
+        case .decodeBudgetMs: flags.decodeBudgetMs != nil
         case .webhookURL: !flags.webhookURLs.isEmpty
         case .webhookKey: flags.webhookKey != nil
         case .logLevel: flags.logLevel != nil

@@ -16,6 +16,7 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
     case metricsToken = "metrics_token"
     case participantTimeout = "participant_timeout"
     case emptyRoomTimeout = "empty_room_timeout"
+    case decodeBudgetMs = "decode_budget_ms"
     case webhookURL = "webhook_url"
     case webhookKey = "webhook_key"
     case logLevel = "log_level"
@@ -30,7 +31,7 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
     /// What the value is, for type errors and the docs.
     public var kind: Kind {
         switch self {
-        case .rtpPort, .participantTimeout, .emptyRoomTimeout, .maxTokenTTL: .integer
+        case .rtpPort, .participantTimeout, .emptyRoomTimeout, .maxTokenTTL, .decodeBudgetMs: .integer
         case .autoCreateRooms: .boolean
         case .webhookURL, .outputHosts: .stringList
         case .http, .publicIP, .keys, .keysFile, .recordingsDir, .metricsToken, .webhookKey, .logLevel: .string

@@ -44,6 +44,11 @@ struct MetricsEndpoint: Sendable {
         ("cohost_stream_underruns", { Double($0.underruns) }),
         ("cohost_stream_trimmed_ms", { Double($0.trimmedMs) }),
         ("cohost_stream_picture_buffers_replaced", { Double($0.pictureBuffersReplaced) }),
+        ("cohost_stream_frames_too_large", { Double($0.framesTooLarge) }),
+        ("cohost_stream_frames_over_budget", { Double($0.framesOverBudget) }),
+        ("cohost_stream_frames_queue_full", { Double($0.framesQueueFull) }),
+        ("cohost_stream_decode_budget_exceeded", { Double($0.decodeBudgetExceeded) }),
+        ("cohost_stream_decode_cpu_ms", { Double($0.decodeCpuMs) }),
     ]
 
     func render() -> String {

@@ -65,6 +65,13 @@ struct Serve: AsyncParsableCommand {
     var maxTokenTTL: Int?
 
     @Option(
+        name: .customLong("decode-budget-ms"),
+        help:
+            "Decoder CPU time, ms a second, each participant's video may use before it is held to keyframes (default \(ServeSettings.Defaults.decodeBudgetMs))."
+    )
+    var decodeBudgetMs: Int?
+
+    @Option(
         name: .customLong("recordings-dir"),
         help:
             "Directory file:// outputs write into, created at start (default \(ServeSettings.Defaults.recordingsDir)).")
@@ -116,7 +123,8 @@ struct Serve: AsyncParsableCommand {
             http: http, rtpPort: rtpPort, publicIP: publicIP, keys: keys, keysFile: keysFile,
             autoCreateRooms: autoCreateRooms, maxTokenTTL: maxTokenTTL, recordingsDir: recordingsDir,
             outputHosts: outputHosts, metricsToken: metricsToken, participantTimeout: participantTimeout,
-            emptyRoomTimeout: emptyRoomTimeout, webhookURLs: webhookURLs, webhookKey: webhookKey, logLevel: logLevel)
+            emptyRoomTimeout: emptyRoomTimeout, decodeBudgetMs: decodeBudgetMs, webhookURLs: webhookURLs,
+            webhookKey: webhookKey, logLevel: logLevel)
     }
 
     /// Reads the config file (if any) and merges every source; a refused value stops the start with its source named.
@@ -183,7 +191,8 @@ struct Serve: AsyncParsableCommand {
             emptyRoomTimeoutMs: Int64(settings.emptyRoomTimeout) * 1000,
             autoCreateRooms: settings.autoCreateRooms ?? devMode,
             maxTokenTTLSeconds: Int64(settings.maxTokenTTL),
-            outputRules: OutputRules(recordings: recordings, destinations: destinations))
+            outputRules: OutputRules(recordings: recordings, destinations: destinations),
+            decodeBudgetMs: Int64(settings.decodeBudgetMs))
         var webhooks: WebhookDispatcher?
         if !settings.webhookURLs.isEmpty {
             let keyID = settings.webhookKey ?? firstKey

@@ -41,6 +41,9 @@ import Testing
         #expect(unthrottled.minIntervalMs == 0)
         #expect(unthrottled.request(reason: .join, nowMs: 0) == true)
         #expect(unthrottled.request(reason: .join, nowMs: 0) == true)
-        #expect(KeyframeRequester.Reason.allCases.map(\.rawValue) == ["join", "decodeError", "unrecoverableLoss"])
+        #expect(
+            KeyframeRequester.Reason.allCases.map(\.rawValue) == [
+                "join", "decodeError", "unrecoverableLoss", "decodeResumed",
+            ])
     }
 }

@@ -60,6 +60,29 @@ final class SlotPicture {
         #expect(p.present(playout: 200, nowMs: 2)?.width == 4 + 2 * 19)
     }
 
+    @Test func aSlotReservedForADecodeInProgressIsNeitherHandedOutNorShownUntilDecoded() {
+        var p = Presenter { SlotPicture() }
+        decode(&p, width: 2, capture: nil, nowMs: 0)
+        #expect(p.present(playout: nil, nowMs: 0)?.width == 2)
+        let writing = p.reserveSlot { SlotPicture() }
+        // Every other slot cycles through the decoder and the screen meanwhile; none is the one being written.
+        for i in 0..<30 {
+            let slot = p.freeSlot { SlotPicture() }
+            #expect(slot != writing)
+            p.slots[slot].width = 10 + i
+            p.decoded(slot: slot, capture: nil, nowMs: 1)
+            #expect(p.present(playout: nil, nowMs: 1)?.width == 10 + i)
+        }
+        p.slots[writing].width = 99
+        p.decoded(slot: writing, capture: nil, nowMs: 2)
+        #expect(p.present(playout: nil, nowMs: 2)?.width == 99)
+        // A released reservation frees the slot again.
+        let refused = p.reserveSlot { SlotPicture() }
+        p.release(slot: refused)
+        #expect(p.freeSlot { SlotPicture() } == refused)
+        #expect(p.slotsReplaced == 0)
+    }
+
     @Test func aPictureStillHeldByTheLastCanvasIsNotDecodedInto() {
         var p = Presenter { SlotPicture() }
         decode(&p, width: 2, capture: nil, nowMs: 0)

@@ -34,7 +34,7 @@ import Testing
             tone[2 * i + 1] = v
         }
         let payload = try encoder.encode(tone)
-        _ = p.receive(
+        p.receive(
             RTPPacket(
                 payloadType: 111, sequenceNumber: UInt16(k), timestamp: UInt32(960 * k), ssrc: Self.ssrc,
                 payload: payload), bytes: payload.count + 12, nowMs: at ?? Int64(20 * k))

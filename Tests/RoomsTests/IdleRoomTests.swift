@@ -91,7 +91,7 @@ import TestSupport
         let bob = try #require(room.participant("bob"))
         let packet = RTPPacket(
             payloadType: 111, sequenceNumber: 1, timestamp: 960, ssrc: 7002, payload: [0xF8, 0xFF, 0xFE])
-        _ = bob.receive(packet, bytes: 15, nowMs: afterJoins + 30_000)
+        bob.receive(packet, bytes: 15, nowMs: afterJoins + 30_000)
         #expect(room.participants(idleLongerThan: 10_000, nowMs: beforeJoins + 10_000).isEmpty)
         #expect(room.participants(idleLongerThan: 10_000, nowMs: afterJoins + 30_000).map(\.userId) == ["alice"])
         manager.sweep(nowMs: afterJoins + 30_000)

@@ -39,7 +39,7 @@ import RTP
         let p = try participant()
         _ = try p.feedback(nowMs: 0, serverSSRC: 7, reportDue: false)
         for seq: UInt16 in [10, 11, 14] {
-            _ = p.receive(
+            p.receive(
                 RTPPacket(
                     marker: false, payloadType: 96, sequenceNumber: seq, timestamp: 3000, ssrc: 0xBEEF,
                     payload: [0x90, 0x80, 0x01, 0x00]),

@@ -42,12 +42,12 @@ import Playout
 
     @Test func aRetransmissionOnTheRepairSSRCFillsTheNackedHole() throws {
         let p = try participant(rtx: true)
-        for seq: UInt16 in [10, 11, 13] { _ = p.receive(vp8(seq), bytes: 100, nowMs: 10) }
+        for seq: UInt16 in [10, 11, 13] { p.receive(vp8(seq), bytes: 100, nowMs: 10) }
         #expect(try nacked(p.feedback(nowMs: 25, serverSSRC: 7, reportDue: false)) == [12])
         // RFC 4588 §4: payload = original sequence number (big-endian) + original payload.
         var repair = vp8(900, ssrc: Self.rtxSSRC, pt: 97)
         repair.payload = [0x00, 12] + repair.payload
-        _ = p.receive(repair, bytes: 102, nowMs: 40)
+        p.receive(repair, bytes: 102, nowMs: 40)
         #expect(try nacked(p.feedback(nowMs: 300, serverSSRC: 7, reportDue: false)).isEmpty)
         let video = try #require(p.reports().first { $0.kind == "video" })
         #expect(video.retransmissions == 1)
@@ -56,10 +56,10 @@ import Playout
 
     @Test func aRepairPacketWithTheWrongPayloadTypeOrNoOriginalSequenceIsIgnored() throws {
         let p = try participant(rtx: true)
-        _ = p.receive(vp8(1, ssrc: Self.rtxSSRC, pt: 96), bytes: 100, nowMs: 10)
+        p.receive(vp8(1, ssrc: Self.rtxSSRC, pt: 96), bytes: 100, nowMs: 10)
         var short = vp8(2, ssrc: Self.rtxSSRC, pt: 97)
         short.payload = [0x00]
-        _ = p.receive(short, bytes: 13, nowMs: 10)
+        p.receive(short, bytes: 13, nowMs: 10)
         let video = try #require(p.reports().first { $0.kind == "video" })
         #expect(video.retransmissions == 0 && video.packets == 0)
     }
@@ -93,7 +93,7 @@ import Playout
             let packet = RTPPacket(
                 payloadType: 111, sequenceNumber: UInt16(100 + i), timestamp: UInt32(960 * i),
                 ssrc: 0xA0D1, payload: payload)
-            _ = p.receive(packet, bytes: payload.count + 12, nowMs: Int64(20 * i))
+            p.receive(packet, bytes: payload.count + 12, nowMs: Int64(20 * i))
         }
         _ = p.drain(nowMs: 1000)  // the jitter buffer gives up on packet 2
         var block = [Float](repeating: 0, count: AudioFormat.blockFrames * 2)
@@ -125,7 +125,7 @@ import Playout
             let packet = RTPPacket(
                 payloadType: 111, sequenceNumber: UInt16(i), timestamp: UInt32(4800 * i),
                 ssrc: 0xA0D1, payload: payload)
-            _ = p.receive(packet, bytes: payload.count + 12, nowMs: Int64(i))
+            p.receive(packet, bytes: payload.count + 12, nowMs: Int64(i))
         }
         var block = [Float](repeating: 0, count: AudioFormat.blockFrames * 2)
         _ = p.pullAudio(into: &block, nowMs: 20)  // decodes what is queued, each frame as of its release
@@ -142,7 +142,7 @@ import Playout
         let silence = [Float](repeating: 0, count: AudioFormat.blockFrames * 2)
         func send(_ i: Int) throws {
             let payload = try encoder.encode(silence)
-            _ = p.receive(
+            p.receive(
                 RTPPacket(
                     payloadType: 111, sequenceNumber: UInt16(i), timestamp: UInt32(960 * i), ssrc: 0xA0D1,
                     payload: payload), bytes: payload.count + 12, nowMs: Int64(20 * i))
@@ -165,7 +165,7 @@ import Playout
         let payload = try OpusEncoder(channels: 2, bitrate: 64_000).encode(
             [Float](repeating: 0, count: AudioFormat.blockFrames * 2))
         for i in 0..<15 {
-            _ = p.receive(
+            p.receive(
                 RTPPacket(
                     payloadType: 111, sequenceNumber: UInt16(i), timestamp: UInt32(960 * i), ssrc: 0xA0D1,
                     payload: payload), bytes: payload.count + 12, nowMs: 0)
@@ -193,7 +193,7 @@ import Playout
                 let packet = RTPPacket(
                     marker: true, payloadType: 96, sequenceNumber: UInt16(i), timestamp: UInt32(3000 * i),
                     ssrc: Self.videoSSRC, payload: [0x10] + out.data)
-                _ = p.receive(packet, bytes: out.data.count + 13, nowMs: Int64(33 * i))
+                p.receive(packet, bytes: out.data.count + 13, nowMs: Int64(33 * i))
             }
             _ = p.drain(nowMs: Int64(33 * i))
             var timing = PictureTiming()
@@ -224,7 +224,7 @@ import Playout
                     marker: true, payloadType: 96, sequenceNumber: seq, timestamp: UInt32(3000 * i),
                     ssrc: Self.videoSSRC, payload: [0x10] + out.data)  // S=1, partition 0
                 seq &+= 1
-                _ = p.receive(packet, bytes: out.data.count + 13, nowMs: now)
+                p.receive(packet, bytes: out.data.count + 13, nowMs: now)
             }
             _ = p.drain(nowMs: now)
             for held in drawn {

@@ -17,6 +17,7 @@ import Testing
         #expect(s.keys == nil)
         #expect(s.participantTimeout == defaults.participantTimeout)
         #expect(s.emptyRoomTimeout == defaults.emptyRoomTimeout)
+        #expect(s.decodeBudgetMs == defaults.decodeBudgetMs)
         #expect(s.webhookURLs == [])
         #expect(s.webhookKey == nil)
         #expect(s.logLevel == defaults.logLevel)

@@ -12,14 +12,15 @@ enum Fixture {
         http: "0.0.0.0:8001", rtpPort: 9001, publicIP: "10.0.0.1", keys: "flag:s1", autoCreateRooms: true,
         maxTokenTTL: 101, recordingsDir: "/flag/rec", outputHosts: ["flag.example"],
         metricsToken: "flag-metrics-token", participantTimeout: 11,
-        emptyRoomTimeout: 12, webhookURLs: ["http://flag.example/hook"], webhookKey: "flag", logLevel: "debug")
+        emptyRoomTimeout: 12, decodeBudgetMs: 101, webhookURLs: ["http://flag.example/hook"], webhookKey: "flag",
+        logLevel: "debug")
 
     static let env = [
         "COHOST_HTTP": "0.0.0.0:8002", "COHOST_RTP_PORT": "9002", "COHOST_PUBLIC_IP": "10.0.0.2",
         "COHOST_KEYS": "env:s2", "COHOST_AUTO_CREATE_ROOMS": "false", "COHOST_MAX_TOKEN_TTL": "102",
         "COHOST_RECORDINGS_DIR": "/env/rec", "COHOST_OUTPUT_HOSTS": "env.example, 10.2.0.0/16",
         "COHOST_METRICS_TOKEN": "env-metrics-token-",
-        "COHOST_PARTICIPANT_TIMEOUT": "21", "COHOST_EMPTY_ROOM_TIMEOUT": "22",
+        "COHOST_PARTICIPANT_TIMEOUT": "21", "COHOST_EMPTY_ROOM_TIMEOUT": "22", "COHOST_DECODE_BUDGET_MS": "202",
         "COHOST_WEBHOOK_URL": "http://env.example/a, https://env.example/b", "COHOST_WEBHOOK_KEY": "env",
         "COHOST_LOG_LEVEL": "warning",
     ]
@@ -37,6 +38,7 @@ enum Fixture {
         metrics_token = "file-metrics-token"
         participant_timeout = 31
         empty_room_timeout = 32
+        decode_budget_ms = 303
         webhook_url = ["http://file.example/hook"]
         webhook_key = "file"
         log_level = "error"
@@ -54,6 +56,7 @@ enum Fixture {
         #expect(s.keys == "flag:s1")
         #expect(s.participantTimeout == 11)
         #expect(s.emptyRoomTimeout == 12)
+        #expect(s.decodeBudgetMs == 101)
         #expect(s.webhookURLs == ["http://flag.example/hook"])
         #expect(s.webhookKey == "flag")
         #expect(s.logLevel == .debug)
@@ -70,6 +73,7 @@ enum Fixture {
         #expect(s.keys == "env:s2")
         #expect(s.participantTimeout == 21)
         #expect(s.emptyRoomTimeout == 22)
+        #expect(s.decodeBudgetMs == 202)
         #expect(s.webhookURLs == ["http://env.example/a", "https://env.example/b"])
         #expect(s.webhookKey == "env")
         #expect(s.logLevel == .warning)
@@ -86,6 +90,7 @@ enum Fixture {
         #expect(s.keys == "file:s3")
         #expect(s.participantTimeout == 31)
         #expect(s.emptyRoomTimeout == 32)
+        #expect(s.decodeBudgetMs == 303)
         #expect(s.webhookURLs == ["http://file.example/hook"])
         #expect(s.webhookKey == "file")
         #expect(s.logLevel == .error)
@@ -117,7 +122,7 @@ enum Fixture {
                 == ServeSettings(
                     http: HostPort("127.0.0.1:7880")!, rtpPort: 7882, publicIP: "127.0.0.1", keys: nil,
                     maxTokenTTL: 86_400, recordingsDir: "./recordings", outputHosts: [], participantTimeout: 10,
-                    emptyRoomTimeout: 300, webhookURLs: [], webhookKey: nil, logLevel: .info,
+                    emptyRoomTimeout: 300, decodeBudgetMs: 500, webhookURLs: [], webhookKey: nil, logLevel: .info,
                     origins: Dictionary(uniqueKeysWithValues: SettingKey.allCases.map { ($0, .builtInDefault($0)) })))
     }
 
@@ -168,20 +173,21 @@ enum Fixture {
             SettingKey.allCases.map(\.fileKey) == [
                 "http", "rtp_port", "public_ip", "keys", "keys_file", "auto_create_rooms", "max_token_ttl",
                 "recordings_dir", "output_hosts", "metrics_token", "participant_timeout", "empty_room_timeout",
-                "webhook_url", "webhook_key", "log_level",
+                "decode_budget_ms", "webhook_url", "webhook_key", "log_level",
             ])
         #expect(
             SettingKey.allCases.map(\.envVar) == [
                 "COHOST_HTTP", "COHOST_RTP_PORT", "COHOST_PUBLIC_IP", "COHOST_KEYS", "COHOST_KEYS_FILE",
                 "COHOST_AUTO_CREATE_ROOMS", "COHOST_MAX_TOKEN_TTL", "COHOST_RECORDINGS_DIR", "COHOST_OUTPUT_HOSTS",
                 "COHOST_METRICS_TOKEN", "COHOST_PARTICIPANT_TIMEOUT",
-                "COHOST_EMPTY_ROOM_TIMEOUT", "COHOST_WEBHOOK_URL", "COHOST_WEBHOOK_KEY", "COHOST_LOG_LEVEL",
+                "COHOST_EMPTY_ROOM_TIMEOUT", "COHOST_DECODE_BUDGET_MS", "COHOST_WEBHOOK_URL", "COHOST_WEBHOOK_KEY",
+                "COHOST_LOG_LEVEL",
             ])
         #expect(
             SettingKey.allCases.map(\.flag) == [
                 "--http", "--rtp-port", "--public-ip", "--keys", "--keys-file", "--auto-create-rooms",
                 "--max-token-ttl", "--recordings-dir", "--output-hosts", "--metrics-token", "--participant-timeout",
-                "--empty-room-timeout", "--webhook-url", "--webhook-key", "--log-level",
+                "--empty-room-timeout", "--decode-budget-ms", "--webhook-url", "--webhook-key", "--log-level",
             ])
     }
 }

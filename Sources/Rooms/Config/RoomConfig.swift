@@ -20,6 +20,17 @@ public struct RoomConfig: Sendable, Equatable {
     public var anchor: String?
     /// Background, placeholder and watermark pictures (none by default).
     public var images = RoomImages()
+    /// The largest picture a participant may send, in either orientation: larger ones are not decoded.
+    public var maxVideoSize = Size(width: 1920, height: 1080)
+
+    public struct Size: Sendable, Equatable, Codable {
+        public var width: Int
+        public var height: Int
+        public init(width: Int, height: Int) {
+            self.width = width
+            self.height = height
+        }
+    }
 
     public struct Canvas: Sendable, Equatable {
         public var width: Int

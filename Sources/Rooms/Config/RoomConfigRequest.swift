@@ -18,6 +18,8 @@ public struct RoomConfigRequest: Decodable, Sendable {
     public var anchor: String?
     /// A PNG over every tile.
     public var watermark: WatermarkRequest?
+    /// The largest picture a participant may send (either orientation).
+    public var maxVideoSize: RoomConfig.Size?
 
     public struct CanvasRequest: Decodable, Sendable {
         public var width: Int?, height: Int?, fps: Int?
@@ -98,6 +100,7 @@ public struct RoomConfigRequest: Decodable, Sendable {
         if let v = audio?.bitrate { config.audio.bitrateKbps = v }
         if let v = audio?.channels { config.audio.channels = v }
         if let layout { config.layout = layout }
+        if let maxVideoSize { config.maxVideoSize = maxVideoSize }
         if let anchor {
             guard Identifier.isValid(anchor) else {
                 throw .badRequest("invalid_room", "anchor must be a user id matching [A-Za-z0-9_.-]{1,64}")

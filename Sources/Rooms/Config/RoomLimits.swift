@@ -14,6 +14,9 @@ public enum RoomLimits {
     public static let maxParticipants = 1...64
     public static let maxOutputs = 8
     public static let statusIntervalMs = 1000...60_000
+    /// A participant's pictures: up to 4096×2304 (16:9 4K-class, H.264 level 5.1) in either orientation.
+    public static let maxVideoSide = 16...4096
+    public static let maxVideoPixels = 4096 * 2304
 
     static func check(_ c: RoomConfig) throws(RoomError) {
         func within(_ value: Int, _ range: ClosedRange<Int>, _ field: String) throws(RoomError) {
@@ -35,6 +38,11 @@ public enum RoomLimits {
         try within(c.audio.bitrateKbps, audioBitrateKbps, "audio.bitrate (kbps)")
         try within(c.maxParticipants, maxParticipants, "maxParticipants")
         try within(c.statusIntervalMs, statusIntervalMs, "statusIntervalMs")
+        try within(c.maxVideoSize.width, maxVideoSide, "maxVideoSize.width")
+        try within(c.maxVideoSize.height, maxVideoSide, "maxVideoSize.height")
+        guard c.maxVideoSize.width * c.maxVideoSize.height <= maxVideoPixels else {
+            throw .badRequest("limit_exceeded", "maxVideoSize must be at most \(maxVideoPixels) pixels (4096×2304)")
+        }
         if !c.audioOnly {
             // The H.264 profile-level limits (Table A-1). Within the ranges above every setting fits level
             // 6.2, so this only bites if those ranges grow; it comes after them so their messages win.

@@ -6,8 +6,8 @@ import Logging
 import Synchronization
 
 /// One user in a room: who they are (user id, session, admin), how the mix takes their voice (mute, gain), and
-/// their media: an `AudioReceiver` and a `VideoReceiver`, each behind its own lock, so a video decode on the
-/// packet path never holds up the mixer's pull of the voice.
+/// their media: an `AudioReceiver` and a `VideoReceiver`, each behind its own lock, so the video path never holds
+/// up the mixer's pull of the voice.
 public final class Participant: @unchecked Sendable {
     public let userId: String
     public let sessionID: Int
@@ -20,14 +20,16 @@ public final class Participant: @unchecked Sendable {
     /// When the last packet came (monotonic ms): the room's once-a-second sweep reads it.
     private let lastPacketMs: Atomic<Int64>
 
-    /// Something the room should announce after a packet was handled.
-    enum Signal { case firstVideoFrame(width: Int, height: Int) }
+    /// Something the room should announce at its tick.
+    enum Signal: Equatable { case firstVideoFrame(width: Int, height: Int) }
 
     /// `decodeChannels`: 1 when the room's programme is mono, so voices are decoded to mono (cheaper) and
-    /// stereo senders are downmixed by the decoder; 2 otherwise.
+    /// stereo senders are downmixed by the decoder; 2 otherwise. Video is decoded on `decodePool`'s threads within
+    /// `videoLimits`; without a pool, on the thread that delivers its packets.
     init(
         userId: String, sessionID: Int, isAdmin: Bool = false, audio: NegotiatedStream?, video: NegotiatedStream?,
-        decodeChannels: Int = 2, nowMs: Int64, logger: Logger
+        decodeChannels: Int = 2, videoLimits: VideoLimits = VideoLimits(), decodePool: DecodePool? = nil,
+        nowMs: Int64, logger: Logger
     ) throws {
         self.userId = userId
         self.isAdmin = isAdmin
@@ -37,7 +39,9 @@ public final class Participant: @unchecked Sendable {
         self.audio = try audio.map {
             try AudioReceiver($0, decodeChannels: decodeChannels, userId: userId, logger: logger)
         }
-        self.video = try video.map { try VideoReceiver($0, userId: userId, logger: logger) }
+        self.video = try video.map {
+            try VideoReceiver($0, userId: userId, limits: videoLimits, pool: decodePool, logger: logger)
+        }
     }
 
     var audioSSRC: UInt32? { audio?.ssrc }
@@ -56,16 +60,16 @@ public final class Participant: @unchecked Sendable {
     }
 
     /// Handles one parsed RTP packet of this participant (the UDP thread).
-    func receive(_ packet: RTPPacket, bytes: Int, nowMs: Int64) -> Signal? {
+    func receive(_ packet: RTPPacket, bytes: Int, nowMs: Int64) {
         lastPacketMs.store(nowMs, ordering: .relaxed)
         if let audio, packet.ssrc == audio.ssrc {
-            audio.receive(packet, bytes: bytes, nowMs: nowMs)
-            return nil
+            return audio.receive(packet, bytes: bytes, nowMs: nowMs)
         }
-        return video?.receive(packet, bytes: bytes, nowMs: nowMs)
+        video?.receive(packet, bytes: bytes, nowMs: nowMs)
     }
 
-    /// Releases packets whose reordering wait expired; called by the room every tick.
+    /// Releases packets whose reordering wait expired, and says when the first picture was decoded; called by the
+    /// room every tick.
     func drain(nowMs: Int64) -> Signal? {
         audio?.drain(nowMs: nowMs)
         return video?.drain(nowMs: nowMs)

@@ -36,6 +36,17 @@ public struct StreamReport: Sendable, Encodable {
     /// Audio: how early the latest packet of the last second reached the mixer before it was needed (its margin
     /// against a late packet, lip-sync's hold included); absent until a second of reads was timed.
     public var voiceMarginMs: Int?
+    /// Video: frames refused because the sender's pictures are larger than the room's `maxVideoSize`.
+    public var framesTooLarge = 0
+    /// Video: frames skipped to keep the sender within its decode budget (and the interframes after them).
+    public var framesOverBudget = 0
+    /// Video: frames dropped because the decoder was `VideoReceiver.queueCapacity` frames (or `queueBytes`) behind
+    /// the sender.
+    public var framesQueueFull = 0
+    /// Video: times the sender exceeded its decode budget (each holds it to keyframes for a while).
+    public var decodeBudgetExceeded = 0
+    /// Video: decoder CPU time spent on this stream in the last whole second.
+    public var decodeCpuMs = 0
 }
 
 /// Packet and frame rates over the last report interval (about a second).

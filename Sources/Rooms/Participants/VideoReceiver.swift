@@ -11,9 +11,12 @@ import Logging
 /// stream needs.
 ///
 /// Packets arrive on the UDP thread and canvases are composed on the room's queue: every entry point takes
-/// `lock`. Pictures are decoded on the packet path (one frame per complete packet group), so a canvas only
-/// places them.
-final class VideoReceiver: @unchecked Sendable {
+/// `lock`. The UDP thread only puts each complete frame in a short queue; a thread of the `DecodePool` decodes it
+/// outside the lock into a presenter slot reserved for it, so neither the packet path nor a canvas ever waits for a
+/// decoder, and the room's limits (`VideoLimits`: picture size, decode budget) are applied there
+/// (docs/architecture.md, "Decoding off the packet path"). Without a pool, frames are decoded on the thread that
+/// delivers them.
+final class VideoReceiver: DecodeJob, @unchecked Sendable {
     let ssrc: UInt32
     let codec: String
     /// RFC 4588 retransmissions of the stream, on their own SSRC and payload type.
@@ -24,17 +27,47 @@ final class VideoReceiver: @unchecked Sendable {
     private var state: State
     private let userId: String
     private let logger: Logger
+    private let limits: VideoLimits
+    private let pool: DecodePool?
+    /// Touched only by the decode step, which runs for one receiver on one thread at a time.
+    private let decoder: any PictureDecoder
+    private let isH264: Bool
+    /// The size the sender's last sequence parameter set declared (H.264 keyframes may come without one).
+    private var declaredSize: (width: Int, height: Int)?
+
+    /// Frames (and bytes) waiting for the decoder; beyond either the sender is ahead of the decode threads. Room for
+    /// the burst a jitter buffer releases when a retransmission fills its gap (up to 200 ms of frames).
+    static let queueCapacity = 16
+    static let queueBytes = 8 << 20
 
     private struct State {
         let stream: InboundStream
-        let decoder: any PictureDecoder
         var presenter: VideoPresenter<DecodedPicture>
+        /// Complete frames waiting for the decoder (capacity reserved once), and whether this receiver is in the
+        /// pool's line or being decoded.
+        var queue: [EncodedFrame] = []
+        var queuedBytes = 0
+        var scheduled = false
+        /// A frame was dropped on a full queue: the interframes after it wait for a keyframe (set and cleared on the
+        /// packet path, so a decode finishing meanwhile cannot undo it).
+        var dropUntilKeyframe = false
+        var budget: DecodeBudget
+        /// The sender's pictures are larger than the room allows: frames are refused until a keyframe that fits.
+        var refusedSize: (width: Int, height: Int)?
+        /// Frames skipped by the budget while no keyframe has restarted decoding.
+        var skippedForBudget = false
+        /// The first picture was decoded; the room announces it at its next tick (`drain`).
+        var firstPicture: (width: Int, height: Int)?
+        var firstPictureAnnounced = false
         var sync = LipSyncController()
         /// Set by a decode error: the next feedback round asks for a keyframe.
         var decoderWantsKeyframe = false
         var waitingForKeyframe = true
         var framesDecoded = 0
         var decodeErrors = 0
+        var framesTooLarge = 0
+        var framesOverBudget = 0
+        var framesQueueFull = 0
         var rates = StreamRates()
         /// The decode time of the picture whose ahead-of-sound figure was last reported (`currentFrame`).
         var aheadReportedForMs: Int64 = -1
@@ -42,7 +75,10 @@ final class VideoReceiver: @unchecked Sendable {
         var firSequence: UInt8 = 0
     }
 
-    init(_ negotiated: NegotiatedStream, userId: String, logger: Logger) throws {
+    init(
+        _ negotiated: NegotiatedStream, userId: String, limits: VideoLimits = VideoLimits(), pool: DecodePool? = nil,
+        logger: Logger
+    ) throws {
         ssrc = negotiated.ssrc
         codec = negotiated.codec
         payloadType = negotiated.payloadType
@@ -50,15 +86,21 @@ final class VideoReceiver: @unchecked Sendable {
         keyframeRequest = negotiated.keyframeRequest
         self.userId = userId
         self.logger = logger
+        self.limits = limits
+        self.pool = pool
         let h264 = negotiated.codec.lowercased() == "h264"
+        isH264 = h264
         // Video gets the adaptive jitter buffer and NACKs: a lost packet costs a whole frame.
         let stream = InboundStream(
             ssrc: negotiated.ssrc, payloadType: negotiated.payloadType,
             clockRate: negotiated.clockRate,
             depacketizer: h264 ? H264Depacketizer() : VP8Depacketizer() as any Depacketizer,
             maxDelayMs: 80, adaptive: true, nack: true)
-        let decoder: any PictureDecoder = h264 ? try H264Decoder() : try VP8Decoder()
-        state = State(stream: stream, decoder: decoder, presenter: try VideoPresenter(makeSlot: DecodedPicture.init))
+        decoder = h264 ? try H264Decoder() : try VP8Decoder()
+        state = State(
+            stream: stream, presenter: try VideoPresenter(makeSlot: DecodedPicture.init),
+            budget: DecodeBudget(budgetMicros: limits.decodeBudgetMs * 1000))
+        state.queue.reserveCapacity(Self.queueCapacity)
     }
 
     /// Pictures decoded so far, and presenter slots made anew because every free one was still held by a canvas
@@ -67,38 +109,46 @@ final class VideoReceiver: @unchecked Sendable {
         lock.withLock { (state.framesDecoded, state.presenter.slotsReplaced) }
     }
 
-    /// Handles one parsed RTP packet of the stream or of its retransmissions; says when it decoded the first picture.
-    func receive(_ packet: RTPPacket, bytes: Int, nowMs: Int64) -> Participant.Signal? {
+    /// Handles one parsed RTP packet of the stream or of its retransmissions: a frame it completes goes to the
+    /// decoder's queue.
+    func receive(_ packet: RTPPacket, bytes: Int, nowMs: Int64) {
         var packet = packet
         var isRetransmission = false
         if let rtx = retransmission, packet.ssrc == rtx.ssrc {
             // RFC 4588 §4: the payload starts with the original sequence number; the rest is the original payload.
-            guard packet.payloadType == rtx.payloadType, packet.payload.count >= 2 else { return nil }
+            guard packet.payloadType == rtx.payloadType, packet.payload.count >= 2 else { return }
             packet.sequenceNumber = UInt16(packet.payload[0]) << 8 | UInt16(packet.payload[1])
             packet.payload.removeFirst(2)
             packet.payloadType = payloadType
             packet.ssrc = ssrc
             isRetransmission = true
         }
-        guard packet.ssrc == ssrc else { return nil }
-        return withState { s in
-            var signal: Participant.Signal?
+        guard packet.ssrc == ssrc else { return }
+        let schedule = withState { s in
             let stream = s.stream
             stream.receive(packet, bytes: bytes, nowMs: nowMs, isRetransmission: isRetransmission) { frame in
-                signal = decode(frame, into: &s, nowMs: nowMs) ?? signal
+                enqueue(frame, into: &s)
             }
-            return signal
+            return takeScheduling(&s)
         }
+        if schedule { run(nowMs: nowMs) }
     }
 
-    /// Releases packets whose reordering wait expired; called by the room every tick.
+    /// Releases packets whose reordering wait expired; called by the room every tick. Says when the first picture
+    /// was decoded since the last call.
     func drain(nowMs: Int64) -> Participant.Signal? {
-        withState { s in
-            var signal: Participant.Signal?
+        let (schedule, signal) = withState { s -> (Bool, Participant.Signal?) in
             let stream = s.stream
-            stream.drain(nowMs: nowMs) { frame in signal = decode(frame, into: &s, nowMs: nowMs) ?? signal }
-            return signal
+            stream.drain(nowMs: nowMs) { frame in enqueue(frame, into: &s) }
+            var signal: Participant.Signal?
+            if let first = s.firstPicture, !s.firstPictureAnnounced {
+                s.firstPictureAnnounced = true
+                signal = .firstVideoFrame(width: first.width, height: first.height)
+            }
+            return (takeScheduling(&s), signal)
         }
+        if schedule { run(nowMs: nowMs) }
+        return signal
     }
 
     /// The picture to show now: the newest decoded one whose audio is playing (lip-sync, see `VideoPresenter`),
@@ -162,6 +212,10 @@ final class VideoReceiver: @unchecked Sendable {
             if !wantKeyframe && s.decoderWantsKeyframe {
                 wantKeyframe = s.stream.keyframeRequester.request(reason: .decodeError, nowMs: nowMs)
             }
+            // Held to keyframes by the decode budget, and the penalty is over: a browser sends none unasked.
+            if !wantKeyframe && s.skippedForBudget && !s.budget.isKeyframesOnly(nowMs: nowMs) {
+                wantKeyframe = s.stream.keyframeRequester.request(reason: .decodeResumed, nowMs: nowMs)
+            }
             if wantKeyframe {
                 switch keyframeRequest {
                 case .pli: request = .pli(PictureLossIndication(senderSSRC: serverSSRC, mediaSSRC: ssrc))
@@ -191,7 +245,10 @@ final class VideoReceiver: @unchecked Sendable {
                 keyframeRequests: state.stream.keyframeRequester.sent, concealedMs: 0,
                 retransmissions: s.retransmissions, roundTripMs: s.roundTripMs.map { Int($0) },
                 lipSyncDelayMs: 0, underruns: 0, trimmedMs: 0,
-                pictureBuffersReplaced: state.presenter.slotsReplaced, voiceMarginMs: nil)
+                pictureBuffersReplaced: state.presenter.slotsReplaced, voiceMarginMs: nil,
+                framesTooLarge: state.framesTooLarge, framesOverBudget: state.framesOverBudget,
+                framesQueueFull: state.framesQueueFull, decodeBudgetExceeded: state.budget.exceeded,
+                decodeCpuMs: Int(state.budget.lastWindowMicros / 1000))
         }
     }
 
@@ -205,29 +262,179 @@ final class VideoReceiver: @unchecked Sendable {
         return body(&state)
     }
 
-    private func decode(_ frame: EncodedFrame, into s: inout State, nowMs: Int64) -> Participant.Signal? {
-        // A delta frame before a keyframe, or after a frame was lost, would decode into garbage
-        // (missing references): hold the last good picture until the next keyframe instead.
-        if (s.waitingForKeyframe || s.stream.needsKeyframe) && !frame.isKeyframe { return nil }
-        let first = !s.presenter.hasPicture
-        let slot: Int
+    // MARK: the decode queue (under `lock`)
+
+    private func enqueue(_ frame: EncodedFrame, into s: inout State) {
+        // A delta frame before a keyframe, or after a frame was lost, would decode into garbage (missing
+        // references): the last good picture stays until the next keyframe instead.
+        if s.stream.needsKeyframe && !frame.isKeyframe { return }
+        if s.dropUntilKeyframe && !frame.isKeyframe {
+            s.framesQueueFull += 1
+            return
+        }
+        s.dropUntilKeyframe = false
+        if s.queue.count >= Self.queueCapacity || s.queuedBytes + frame.data.count > Self.queueBytes {
+            if frame.isKeyframe {
+                // A keyframe makes everything before it unnecessary.
+                s.framesQueueFull += s.queue.count
+                s.queue.removeAll(keepingCapacity: true)
+                s.queuedBytes = 0
+            } else {
+                // The decoder fell behind the sender: the frames already queued still decode, what comes after
+                // this one cannot until a keyframe.
+                s.framesQueueFull += 1
+                s.dropUntilKeyframe = true
+                s.decoderWantsKeyframe = true
+                return
+            }
+        }
+        s.queue.append(frame)
+        s.queuedBytes += frame.data.count
+    }
+
+    /// True when frames are queued and nobody is decoding them yet: the caller then runs or schedules the receiver.
+    private func takeScheduling(_ s: inout State) -> Bool {
+        guard !s.queue.isEmpty, !s.scheduled else { return false }
+        s.scheduled = true
+        return true
+    }
+
+    /// Hands the queue to the pool, or decodes it here when there is none.
+    private func run(nowMs: Int64) {
+        if let pool { return pool.schedule(self) }
+        while decodeOne(nowMs: { nowMs }) {}
+    }
+
+    // MARK: decoding (the pool's thread, one frame at a time)
+
+    func decodeNext() -> Bool { decodeOne(nowMs: MonotonicClock.nowMs) }
+
+    private enum Step {
+        case skip
+        case decode(EncodedFrame, slot: Int, into: DecodedPicture)
+    }
+
+    /// Takes the next frame off the queue and decodes it outside the lock, or skips it; true when more are queued.
+    private func decodeOne(nowMs clock: () -> Int64) -> Bool {
+        let next = withState { s -> EncodedFrame? in
+            guard !s.queue.isEmpty else {
+                s.scheduled = false
+                return nil
+            }
+            let frame = s.queue.removeFirst()
+            s.queuedBytes -= frame.data.count
+            return frame
+        }
+        guard let next else { return false }
+        // Read outside the lock: an access unit can be megabytes.
+        if next.isKeyframe, let size = isH264 ? KeyframeSize.h264(next.data) : KeyframeSize.vp8(next.data) {
+            declaredSize = size
+        }
+        let step = withState { s in admit(next, into: &s, nowMs: clock()) }
+        if case .decode(let frame, let slot, let picture) = step {
+            let started = threadCPUMicros()
+            let result: Result<Bool, CodecError>
+            do throws(CodecError) { result = .success(try decoder.decode(frame.data, into: picture)) } catch {
+                result = .failure(error)
+            }
+            let cost = threadCPUMicros() - started
+            withState { s in
+                finish(frame, slot: slot, picture: picture, result: result, cost: cost, into: &s, nowMs: clock())
+            }
+        }
+        return withState { s in
+            if s.queue.isEmpty { s.scheduled = false }
+            return s.scheduled
+        }
+    }
+
+    /// Whether `frame` is decoded: the keyframe rule, the room's picture size and the decode budget. A frame to decode
+    /// gets a reserved presenter slot.
+    private func admit(_ frame: EncodedFrame, into s: inout State, nowMs: Int64) -> Step {
+        if frame.isKeyframe {
+            if let size = declaredSize {
+                guard limits.allows(width: size.width, height: size.height) else {
+                    refuse(size, into: &s)
+                    return .skip
+                }
+            }
+            s.refusedSize = nil
+        } else if s.waitingForKeyframe || s.refusedSize != nil {
+            if s.refusedSize != nil {
+                s.framesTooLarge += 1
+            } else if s.skippedForBudget {
+                s.framesOverBudget += 1
+            }
+            return .skip
+        }
+        switch s.budget.admit(isKeyframe: frame.isKeyframe, nowMs: nowMs) {
+        case .decode: break
+        case .windowSpent, .keyframesOnly:
+            s.framesOverBudget += 1
+            s.skippedForBudget = true
+            s.waitingForKeyframe = true
+            return .skip
+        }
         do {
             // A new slot picture is made only when every free one is still held elsewhere (see VideoPresenter).
-            slot = try s.presenter.freeSlot(makeSlot: DecodedPicture.init)
-            guard try s.decoder.decode(frame.data, into: s.presenter.slots[slot]) else { return nil }
+            let slot = try s.presenter.reserveSlot(makeSlot: DecodedPicture.init)
+            return .decode(frame, slot: slot, into: s.presenter.slots[slot])
         } catch {
+            s.decodeErrors += 1
+            return .skip
+        }
+    }
+
+    private func refuse(_ size: (width: Int, height: Int), into s: inout State) {
+        s.framesTooLarge += 1
+        s.waitingForKeyframe = true
+        if s.refusedSize.map({ $0 != size }) ?? true {
+            logger.warning(
+                "video larger than the room allows: refused until a keyframe that fits",
+                metadata: [
+                    "user": "\(userId)", "size": "\(size.width)x\(size.height)",
+                    "max": "\(limits.maxWidth)x\(limits.maxHeight)",
+                ])
+        }
+        s.refusedSize = size
+    }
+
+    private func finish(
+        _ frame: EncodedFrame, slot: Int, picture: DecodedPicture, result: Result<Bool, CodecError>, cost: Int64,
+        into s: inout State, nowMs: Int64
+    ) {
+        s.budget.charge(micros: cost, nowMs: nowMs)
+        switch result {
+        case .failure(let error):
+            s.presenter.release(slot: slot)
             s.decodeErrors += 1
             s.waitingForKeyframe = true
             s.decoderWantsKeyframe = true
             logger.debug("video decode failed", metadata: ["user": "\(userId)", "error": "\(error)"])
-            return nil
+        case .success(false):
+            s.presenter.release(slot: slot)
+        case .success(true):
+            // A stream whose size the headers did not give away is judged by its first picture.
+            guard limits.allows(width: picture.width, height: picture.height) else {
+                s.presenter.release(slot: slot)
+                picture.clear()
+                refuse((picture.width, picture.height), into: &s)
+                return
+            }
+            let capture = s.stream.senderClock.ntpSeconds(rtpTimestamp: frame.rtpTimestamp)
+            s.presenter.decoded(slot: slot, capture: capture, nowMs: nowMs)
+            s.waitingForKeyframe = false
+            if frame.isKeyframe { s.decoderWantsKeyframe = false }
+            if s.skippedForBudget, frame.isKeyframe { s.skippedForBudget = false }
+            s.framesDecoded += 1
+            if s.firstPicture == nil { s.firstPicture = (picture.width, picture.height) }
         }
-        let capture = s.stream.senderClock.ntpSeconds(rtpTimestamp: frame.rtpTimestamp)
-        s.presenter.decoded(slot: slot, capture: capture, nowMs: nowMs)
-        s.waitingForKeyframe = false
-        if frame.isKeyframe { s.decoderWantsKeyframe = false }
-        s.framesDecoded += 1
-        let picture = s.presenter.slots[slot]
-        return first ? .firstVideoFrame(width: picture.width, height: picture.height) : nil
     }
+}
+
+/// CPU time this thread has used, in microseconds: what a decode cost, whatever else the machine was doing.
+private func threadCPUMicros() -> Int64 {
+    var t = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t)
+    return Int64(t.tv_sec) * 1_000_000 + Int64(t.tv_nsec) / 1000
 }
