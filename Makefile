@@ -53,7 +53,7 @@ lint:
 demo: test-packages build
 	scripts/demo.sh
 
-# libFuzzer targets for the packet and SDP parsers (fuzz/); FUZZ_SECONDS per target, default 60.
+# libFuzzer targets for the parsers of everything from outside (fuzz/); FUZZ_SECONDS per target, default 60.
 fuzz: test-packages
 	scripts/fuzz.sh
 

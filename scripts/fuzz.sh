@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets in fuzz/ (with AddressSanitizer) and runs each for FUZZ_SECONDS (default 60),
 # starting from the corpus in fuzz/corpus/<target> when there is one.
-# Usage: scripts/fuzz.sh [target...]   targets: rtp rtcp vp8 h264 sdp amf0 sdes jwt join
+# Usage: scripts/fuzz.sh [target...]   targets: rtp rtcp vp8 h264 sdp amf0 sdes jwt join toml
 # Each target is compiled with the source files it exercises (no C library among them): the packet targets link
 # an instrumented RTP module, jwt compiles the token parser without its HMAC (swift-crypto), join the negotiator
-# with the RTP module and SRTP's SDES files.
+# with the RTP module and SRTP's SDES files, toml the config file reader.
 # A failing input is saved as .build-fuzz/<target>-crash-<sha1>; replay it with .build-fuzz/fuzz-<target> <file>.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
 out=.build-fuzz
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(rtp rtcp vp8 h264 sdp amf0 sdes jwt join)
+[ ${#targets[@]} -eq 0 ] && targets=(rtp rtcp vp8 h264 sdp amf0 sdes jwt join toml)
 mkdir -p "$out"
 flags=(-sanitize=fuzzer,address -parse-as-library -O -g)
 # The linker warns about every ASan helper symbol; show everything else, and stop on failure.
@@ -32,6 +32,9 @@ for target in "${targets[@]}"; do
         sdes) sources=("${srtp_pure[@]}") links=() ;;
         jwt) sources=(Sources/Rooms/Token/Base64URL.swift Sources/Rooms/Token/CompactJWS.swift
                       Sources/Rooms/Token/TokenError.swift) links=() ;;
+        toml) sources=(Sources/ServeConfig/ConfigFile.swift Sources/ServeConfig/ServeConfigError.swift
+                       Sources/ServeConfig/TOMLReader.swift)
+              links=() ;;
         join) [ -f "$out/libSRTP.a" ] || library SRTP "${srtp_pure[@]}"
               sources=(Sources/Rooms/Participants/JoinNegotiation.swift Sources/Rooms/RoomError.swift)
               links=(-lRTP -lSRTP) ;;
@@ -43,7 +46,8 @@ for target in "${targets[@]}"; do
     mkdir -p "$corpus"
     [ -d "fuzz/corpus/$target" ] && cp -n fuzz/corpus/"$target"/* "$corpus"/ 2>/dev/null || true
     echo "== $target: ${seconds}s"
-    "$out/fuzz-$target" -max_total_time="$seconds" -rss_limit_mb=1024 -max_len=4096 -print_final_stats=1 -artifact_prefix="$out/$target-" "$corpus" \
+    "$out/fuzz-$target" -max_total_time="$seconds" -rss_limit_mb=1024 -max_len=4096 -print_final_stats=1 \
+        -artifact_prefix="$out/$target-" "$corpus" \
         > "$out/fuzz-$target.log" 2>&1 || { tail -40 "$out/fuzz-$target.log"; exit 1; }
     grep -E "^(Done|stat::number_of_executed_units|stat::peak_rss_mb)" "$out/fuzz-$target.log"
 done

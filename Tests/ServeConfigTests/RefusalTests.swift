@@ -100,19 +100,19 @@ func resolve(flags: ServeFlags = ServeFlags(), env: [String: String] = [:], toml
     @Test func aTOMLSyntaxErrorNamesTheFileAndLine() {
         #expect(
             resolve(toml: "rtp_port = 7000\nhttp = \n")
-                == "config file cohost.toml line 2, column 8: Error while parsing key-value pair: expected value, saw '\\n'"
-        )
+                == "config file cohost.toml line 2, column 8: expected a value, found a line feed")
     }
 
     @Test func aDuplicateKeyIsASyntaxError() {
         #expect(
             resolve(toml: "rtp_port = 7000\nrtp_port = 7001\n")
-                == "config file cohost.toml line 2, column 12: Error while parsing key-value pair: cannot redefine existing integer 'rtp_port'"
-        )
+                == "config file cohost.toml line 2, column 1: 'rtp_port' is defined twice")
     }
 
     @Test func aNULByteIsRefusedRatherThanEndingTheDocumentEarly() {
-        #expect(resolve(toml: "rtp_port = 7000\n\u{0}rtp_prot = 1\n") == "config file cohost.toml contains a NUL byte")
+        #expect(
+            resolve(toml: "rtp_port = 7000\n\u{0}rtp_prot = 1\n")
+                == "config file cohost.toml line 2, column 1: expected a key, found byte 0x0")
     }
 }
 
