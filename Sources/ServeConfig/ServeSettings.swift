@@ -12,6 +12,7 @@ public struct ServeFlags: Sendable, Equatable {
     public var recordingsDir: String?
     public var outputHosts: [String]
     public var metricsToken: String?
+    public var maxConnections: Int?
     public var participantTimeout: Int?
     public var emptyRoomTimeout: Int?
     public var decodeBudgetMs: Int?
@@ -22,7 +23,7 @@ public struct ServeFlags: Sendable, Equatable {
     public init(
         http: String? = nil, rtpPort: Int? = nil, publicIP: String? = nil, keys: String? = nil,
         keysFile: String? = nil, autoCreateRooms: Bool? = nil, maxTokenTTL: Int? = nil, recordingsDir: String? = nil,
-        outputHosts: [String] = [], metricsToken: String? = nil,
+        outputHosts: [String] = [], metricsToken: String? = nil, maxConnections: Int? = nil,
         participantTimeout: Int? = nil, emptyRoomTimeout: Int? = nil, decodeBudgetMs: Int? = nil,
         webhookURLs: [String] = [],
         webhookKey: String? = nil, logLevel: String? = nil
@@ -37,6 +38,7 @@ public struct ServeFlags: Sendable, Equatable {
         self.recordingsDir = recordingsDir
         self.outputHosts = outputHosts
         self.metricsToken = metricsToken
+        self.maxConnections = maxConnections
         self.participantTimeout = participantTimeout
         self.emptyRoomTimeout = emptyRoomTimeout
         self.decodeBudgetMs = decodeBudgetMs
@@ -71,6 +73,8 @@ public struct ServeSettings: Sendable, Equatable {
     public var outputHosts: [String]
     /// A bearer token `/metrics` requires; nil: open.
     public var metricsToken: String?
+    /// Concurrent HTTP connections, event WebSockets included.
+    public var maxConnections: Int
     /// Seconds without packets before a participant times out.
     public var participantTimeout: Int
     /// Seconds an empty room lives; 0 = forever.
@@ -97,6 +101,7 @@ public struct ServeSettings: Sendable, Equatable {
         public static let maxTokenTTL = 86_400
         public static let recordingsDir = "./recordings"
         public static let decodeBudgetMs = 500
+        public static let maxConnections = 1024
     }
 
     /// Where `key`'s value came from.
@@ -129,6 +134,7 @@ public struct ServeSettings: Sendable, Equatable {
         let recordingsDir = try sources.string(.recordingsDir, flags.recordingsDir)
         let outputHosts = try sources.list(.outputHosts, flags.outputHosts)
         let metricsToken = try sources.string(.metricsToken, flags.metricsToken)
+        let maxConnections = try sources.integer(.maxConnections, flags.maxConnections)
         let participantTimeout = try sources.integer(.participantTimeout, flags.participantTimeout)
         let emptyRoomTimeout = try sources.integer(.emptyRoomTimeout, flags.emptyRoomTimeout)
         let decodeBudget = try sources.integer(.decodeBudgetMs, flags.decodeBudgetMs)
@@ -166,6 +172,10 @@ public struct ServeSettings: Sendable, Equatable {
         guard (0...86_400).contains(emptyTimeout) else {
             throw refuse(.emptyRoomTimeout, "must be within 0...86400 s (0 = never), got \(emptyTimeout)")
         }
+        let connections = maxConnections ?? Defaults.maxConnections
+        guard (16...65_536).contains(connections) else {
+            throw refuse(.maxConnections, "must be within 16...65536, got \(connections)")
+        }
         let budget = decodeBudget ?? Defaults.decodeBudgetMs
         guard (10...4000).contains(budget) else {
             throw refuse(.decodeBudgetMs, "must be within 10...4000 ms of decoding a second, got \(budget)")
@@ -198,7 +208,7 @@ public struct ServeSettings: Sendable, Equatable {
         return ServeSettings(
             http: endpoint, rtpPort: port, publicIP: ip, keys: keys, keysFile: keysFile, autoCreateRooms: autoCreate,
             maxTokenTTL: ttl, recordingsDir: recordings, outputHosts: outputHosts ?? [], metricsToken: metricsToken,
-            participantTimeout: timeout,
+            maxConnections: connections, participantTimeout: timeout,
             emptyRoomTimeout: emptyTimeout, decodeBudgetMs: budget, webhookURLs: urls, webhookKey: webhookKey,
             logLevel: level, origins: origins)
     }
@@ -230,6 +240,7 @@ private struct Sources {
         case .recordingsDir: flags.recordingsDir != nil
         case .outputHosts: !flags.outputHosts.isEmpty
         case .metricsToken: flags.metricsToken != nil
+        case .maxConnections: flags.maxConnections != nil
         case .participantTimeout: flags.participantTimeout != nil
         case .emptyRoomTimeout: flags.emptyRoomTimeout != nil
         case .decodeBudgetMs: flags.decodeBudgetMs != nil

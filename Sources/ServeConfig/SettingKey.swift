@@ -14,6 +14,7 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
     case recordingsDir = "recordings_dir"
     case outputHosts = "output_hosts"
     case metricsToken = "metrics_token"
+    case maxConnections = "max_connections"
     case participantTimeout = "participant_timeout"
     case emptyRoomTimeout = "empty_room_timeout"
     case decodeBudgetMs = "decode_budget_ms"
@@ -31,7 +32,7 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
     /// What the value is, for type errors and the docs.
     public var kind: Kind {
         switch self {
-        case .rtpPort, .participantTimeout, .emptyRoomTimeout, .maxTokenTTL, .decodeBudgetMs: .integer
+        case .rtpPort, .participantTimeout, .emptyRoomTimeout, .maxTokenTTL, .decodeBudgetMs, .maxConnections: .integer
         case .autoCreateRooms: .boolean
         case .webhookURL, .outputHosts: .stringList
         case .http, .publicIP, .keys, .keysFile, .recordingsDir, .metricsToken, .webhookKey, .logLevel: .string

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import NIOCore
@@ -19,18 +20,21 @@ public struct ServerConfiguration: Sendable {
     public var metricsToken: String?
     /// An HTTP connection with no request for this long is closed (idle keep-alive, half-open, slow clients).
     public var idleTimeout: TimeAmount = .seconds(30)
+    /// HTTP connections open at once; one beyond is closed when accepted (`ConnectionLimit`).
+    public var maxConnections = 1024
     public init() {}
 }
 
 public enum CohostServer {
     /// The Hummingbird router with every route; tested in-process.
     public static func makeRouter(
-        manager: RoomManager, keys: APIKeys, registry: PrometheusCollectorRegistry, metricsToken: String? = nil
+        manager: RoomManager, keys: APIKeys, registry: PrometheusCollectorRegistry, metricsToken: String? = nil,
+        connections: ConnectionLimit? = nil
     ) -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
         router.middlewares.add(ErrorShapeMiddleware())
         router.get("healthz") { _, _ in "ok\n" }
-        let metrics = MetricsEndpoint(manager: manager, registry: registry)
+        let metrics = MetricsEndpoint(manager: manager, registry: registry, connections: connections)
         router.get("metrics") { request, _ in
             if let metricsToken, !MetricsEndpoint.authorizes(request.headers[.authorization], token: metricsToken) {
                 throw APIError(
@@ -50,15 +54,19 @@ public enum CohostServer {
         manager: RoomManager, configuration: ServerConfiguration,
         registry: PrometheusCollectorRegistry, logger: Logger
     ) -> some ApplicationProtocol {
+        let connections = ConnectionLimit(limit: configuration.maxConnections)
         let router = makeRouter(
-            manager: manager, keys: configuration.keys, registry: registry, metricsToken: configuration.metricsToken)
+            manager: manager, keys: configuration.keys, registry: registry, metricsToken: configuration.metricsToken,
+            connections: connections)
         let keys = configuration.keys
+        let http1 = HTTP1WebSocketUpgradeChannel.Configuration(http1: .init(idleTimeout: configuration.idleTimeout))
         return Application(
             router: router,
-            server: .http1WebSocketUpgrade(
-                configuration: .init(http1: .init(idleTimeout: configuration.idleTimeout))
-            ) { request, _, _ in
-                EventsSocket.shouldUpgrade(request, manager: manager, keys: keys)
+            server: HTTPServerBuilder { responder in
+                connections.wrapping(
+                    HTTP1WebSocketUpgradeChannel(responder: responder, configuration: http1) { request, _, _ in
+                        EventsSocket.shouldUpgrade(request, manager: manager, keys: keys)
+                    })
             },
             configuration: .init(
                 address: .hostname(configuration.httpHost, port: configuration.httpPort),

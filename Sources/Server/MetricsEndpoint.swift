@@ -23,10 +23,12 @@ struct MetricsEndpoint: Sendable {
     /// The label sets of per-stream gauges emitted last time: a stream that is gone has its gauges
     /// destroyed, so departed participants do not linger in the scrape.
     private let emitted = EmittedStreams()
+    let connections: ConnectionLimit?
 
-    init(manager: RoomManager, registry: PrometheusCollectorRegistry) {
+    init(manager: RoomManager, registry: PrometheusCollectorRegistry, connections: ConnectionLimit? = nil) {
         self.manager = manager
         self.registry = registry
+        self.connections = connections
     }
 
     static let streamGauges: [(name: String, value: @Sendable (StreamReport) -> Double)] = [
@@ -57,6 +59,10 @@ struct MetricsEndpoint: Sendable {
         Gauge(label: "cohost_participants").record(rooms.reduce(0) { $0 + $1.participantCount })
         Gauge(label: "cohost_ssrc_bindings").record(manager.ssrcBindings)
         Gauge(label: "cohost_clock_skipped_ticks").record(manager.clockSkippedTicks)
+        if let connections {
+            Gauge(label: "cohost_http_connections").record(connections.openConnections)
+            Gauge(label: "cohost_http_connections_refused").record(connections.refusedConnections)
+        }
         let c = manager.ingestCounters
         Gauge(label: "cohost_udp_datagrams").record(c.datagrams)
         Gauge(label: "cohost_udp_dropped", dimensions: [("reason", "malformed")]).record(c.malformed)

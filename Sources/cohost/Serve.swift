@@ -90,6 +90,12 @@ struct Serve: AsyncParsableCommand {
     var metricsToken: String?
 
     @Option(
+        name: .customLong("max-connections"),
+        help: "Concurrent HTTP connections; more are closed at once (default \(ServeSettings.Defaults.maxConnections))."
+    )
+    var maxConnections: Int?
+
+    @Option(
         name: .customLong("participant-timeout"),
         help:
             "Seconds without packets before a participant leaves with reason timeout (default \(ServeSettings.Defaults.participantTimeout))."
@@ -122,7 +128,8 @@ struct Serve: AsyncParsableCommand {
         ServeFlags(
             http: http, rtpPort: rtpPort, publicIP: publicIP, keys: keys, keysFile: keysFile,
             autoCreateRooms: autoCreateRooms, maxTokenTTL: maxTokenTTL, recordingsDir: recordingsDir,
-            outputHosts: outputHosts, metricsToken: metricsToken, participantTimeout: participantTimeout,
+            outputHosts: outputHosts, metricsToken: metricsToken, maxConnections: maxConnections,
+            participantTimeout: participantTimeout,
             emptyRoomTimeout: emptyRoomTimeout, decodeBudgetMs: decodeBudgetMs, webhookURLs: webhookURLs,
             webhookKey: webhookKey, logLevel: logLevel)
     }
@@ -150,6 +157,7 @@ struct Serve: AsyncParsableCommand {
         config.httpHost = settings.http.host
         config.httpPort = settings.http.port
         config.metricsToken = settings.metricsToken
+        config.maxConnections = settings.maxConnections
         var firstKey = "devkey"
         let (spec, keysOrigin) = try Self.keysSpec(settings)
         let devMode = spec == nil

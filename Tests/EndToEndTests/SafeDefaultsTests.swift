@@ -48,7 +48,7 @@ extension EndToEnd {
             #expect(!cohost.process.output.contains(CohostHarness.secret))
         }
 
-        @Test func outputsStayInsideTheRecordingsDirectoryAndTheAllowedHosts() throws {
+        @Test func outputsStayInsideTheRecordingsDirectoryAndTheAllowedHosts() async throws {
             let root = FileManager.default.temporaryDirectory.appendingPathComponent("cohost-safe-\(UUID())").path
             defer { try? FileManager.default.removeItem(atPath: root) }
             let recordings = root + "/recordings"
@@ -84,7 +84,8 @@ extension EndToEnd {
             // Inside, it records.
             let (status, _) = try add("file://show.flv")
             #expect(status == 201)
-            #expect(FileManager.default.fileExists(atPath: recordings + "/show.flv"))
+            // The file is opened on the output's own thread, just after the answer.
+            #expect(await eventually(seconds: 5) { FileManager.default.fileExists(atPath: recordings + "/show.flv") })
         }
 
         @Test func tokensRoomsAndMetricsFollowTheOperatorsRules() throws {
@@ -118,6 +119,32 @@ extension EndToEnd {
             let scraped = try HTTP.requestWithHeaders(
                 "GET", cohost.url("/metrics"), token: metricsToken, body: nil, contentType: "")
             #expect(scraped.status == 200 && String(decoding: scraped.body, as: UTF8.self).contains("cohost_rooms"))
+        }
+
+        @Test func connectionsBeyondMaxConnectionsAreClosedAndCountedAndTheServerStillAnswers() async throws {
+            let cohost = try CohostHarness(arguments: CohostHarness.standardArguments + ["--max-connections", "16"])
+            // Twenty idle connections that never send a byte: the ones beyond sixteen (less any the harness's own
+            // client keeps open) are closed by the server at once.
+            let sockets = (0..<20).map { _ in socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0) }
+            defer { sockets.forEach { close($0) } }
+            for fd in sockets { #expect(Loopback.connect(fd, port: cohost.httpPort)) }
+            try await Task.sleep(for: .milliseconds(500))
+            let closed = sockets.filter { fd in
+                var byte: UInt8 = 0
+                return recv(fd, &byte, 1, Int32(MSG_DONTWAIT)) == 0  // 0: the peer closed; -1 EAGAIN: still open
+            }.count
+            #expect((4...6).contains(closed), "\(closed) of 20 closed")
+            sockets.forEach { close($0) }
+            var scraped = ""
+            #expect(
+                await eventually(seconds: 5, every: .milliseconds(100)) {
+                    guard let r = try? cohost.call("GET", "/metrics", token: nil), r.status == 200 else { return false }
+                    scraped = String(decoding: r.body, as: UTF8.self)
+                    return true
+                })
+            #expect(
+                EndToEnd.ContractTests.metric("cohost_http_connections_refused", in: scraped) == Double(closed),
+                "\(scraped.prefix(2000))")
         }
 
         @Test func anEventsSocketClosesWhenItsTokenExpiresAndOneTokenHoldsAtMostFour() async throws {

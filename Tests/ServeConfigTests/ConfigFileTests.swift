@@ -18,6 +18,7 @@ import Testing
         #expect(s.participantTimeout == defaults.participantTimeout)
         #expect(s.emptyRoomTimeout == defaults.emptyRoomTimeout)
         #expect(s.decodeBudgetMs == defaults.decodeBudgetMs)
+        #expect(s.maxConnections == defaults.maxConnections)
         #expect(s.webhookURLs == [])
         #expect(s.webhookKey == nil)
         #expect(s.logLevel == defaults.logLevel)

@@ -11,7 +11,7 @@ enum Fixture {
     static let flags = ServeFlags(
         http: "0.0.0.0:8001", rtpPort: 9001, publicIP: "10.0.0.1", keys: "flag:s1", autoCreateRooms: true,
         maxTokenTTL: 101, recordingsDir: "/flag/rec", outputHosts: ["flag.example"],
-        metricsToken: "flag-metrics-token", participantTimeout: 11,
+        metricsToken: "flag-metrics-token", maxConnections: 101, participantTimeout: 11,
         emptyRoomTimeout: 12, decodeBudgetMs: 101, webhookURLs: ["http://flag.example/hook"], webhookKey: "flag",
         logLevel: "debug")
 
@@ -19,7 +19,7 @@ enum Fixture {
         "COHOST_HTTP": "0.0.0.0:8002", "COHOST_RTP_PORT": "9002", "COHOST_PUBLIC_IP": "10.0.0.2",
         "COHOST_KEYS": "env:s2", "COHOST_AUTO_CREATE_ROOMS": "false", "COHOST_MAX_TOKEN_TTL": "102",
         "COHOST_RECORDINGS_DIR": "/env/rec", "COHOST_OUTPUT_HOSTS": "env.example, 10.2.0.0/16",
-        "COHOST_METRICS_TOKEN": "env-metrics-token-",
+        "COHOST_METRICS_TOKEN": "env-metrics-token-", "COHOST_MAX_CONNECTIONS": "202",
         "COHOST_PARTICIPANT_TIMEOUT": "21", "COHOST_EMPTY_ROOM_TIMEOUT": "22", "COHOST_DECODE_BUDGET_MS": "202",
         "COHOST_WEBHOOK_URL": "http://env.example/a, https://env.example/b", "COHOST_WEBHOOK_KEY": "env",
         "COHOST_LOG_LEVEL": "warning",
@@ -36,6 +36,7 @@ enum Fixture {
         recordings_dir = "/file/rec"
         output_hosts = ["file.example"]
         metrics_token = "file-metrics-token"
+        max_connections = 303
         participant_timeout = 31
         empty_room_timeout = 32
         decode_budget_ms = 303
@@ -61,7 +62,7 @@ enum Fixture {
         #expect(s.webhookKey == "flag")
         #expect(s.logLevel == .debug)
         #expect(s.autoCreateRooms == true && s.maxTokenTTL == 101 && s.recordingsDir == "/flag/rec")
-        #expect(s.outputHosts == ["flag.example"] && s.metricsToken == "flag-metrics-token")
+        #expect(s.outputHosts == ["flag.example"] && s.metricsToken == "flag-metrics-token" && s.maxConnections == 101)
         for key in Fixture.keys { #expect(s.origin(of: key) == .flag(key)) }
     }
 
@@ -78,7 +79,9 @@ enum Fixture {
         #expect(s.webhookKey == "env")
         #expect(s.logLevel == .warning)
         #expect(s.autoCreateRooms == false && s.maxTokenTTL == 102 && s.recordingsDir == "/env/rec")
-        #expect(s.outputHosts == ["env.example", "10.2.0.0/16"] && s.metricsToken == "env-metrics-token-")
+        #expect(
+            s.outputHosts == ["env.example", "10.2.0.0/16"] && s.metricsToken == "env-metrics-token-"
+                && s.maxConnections == 202)
         for key in Fixture.keys { #expect(s.origin(of: key) == .environment(key)) }
     }
 
@@ -95,7 +98,7 @@ enum Fixture {
         #expect(s.webhookKey == "file")
         #expect(s.logLevel == .error)
         #expect(s.autoCreateRooms == true && s.maxTokenTTL == 103 && s.recordingsDir == "/file/rec")
-        #expect(s.outputHosts == ["file.example"] && s.metricsToken == "file-metrics-token")
+        #expect(s.outputHosts == ["file.example"] && s.metricsToken == "file-metrics-token" && s.maxConnections == 303)
         // The fixture's keys sit on lines 2... in declaration order.
         for (index, key) in Fixture.keys.enumerated() {
             #expect(s.origin(of: key) == .file(key, path: "/etc/cohost/cohost.toml", line: index + 2))
@@ -121,7 +124,8 @@ enum Fixture {
             s
                 == ServeSettings(
                     http: HostPort("127.0.0.1:7880")!, rtpPort: 7882, publicIP: "127.0.0.1", keys: nil,
-                    maxTokenTTL: 86_400, recordingsDir: "./recordings", outputHosts: [], participantTimeout: 10,
+                    maxTokenTTL: 86_400, recordingsDir: "./recordings", outputHosts: [], maxConnections: 1024,
+                    participantTimeout: 10,
                     emptyRoomTimeout: 300, decodeBudgetMs: 500, webhookURLs: [], webhookKey: nil, logLevel: .info,
                     origins: Dictionary(uniqueKeysWithValues: SettingKey.allCases.map { ($0, .builtInDefault($0)) })))
     }
@@ -172,21 +176,23 @@ enum Fixture {
         #expect(
             SettingKey.allCases.map(\.fileKey) == [
                 "http", "rtp_port", "public_ip", "keys", "keys_file", "auto_create_rooms", "max_token_ttl",
-                "recordings_dir", "output_hosts", "metrics_token", "participant_timeout", "empty_room_timeout",
+                "recordings_dir", "output_hosts", "metrics_token", "max_connections", "participant_timeout",
+                "empty_room_timeout",
                 "decode_budget_ms", "webhook_url", "webhook_key", "log_level",
             ])
         #expect(
             SettingKey.allCases.map(\.envVar) == [
                 "COHOST_HTTP", "COHOST_RTP_PORT", "COHOST_PUBLIC_IP", "COHOST_KEYS", "COHOST_KEYS_FILE",
                 "COHOST_AUTO_CREATE_ROOMS", "COHOST_MAX_TOKEN_TTL", "COHOST_RECORDINGS_DIR", "COHOST_OUTPUT_HOSTS",
-                "COHOST_METRICS_TOKEN", "COHOST_PARTICIPANT_TIMEOUT",
+                "COHOST_METRICS_TOKEN", "COHOST_MAX_CONNECTIONS", "COHOST_PARTICIPANT_TIMEOUT",
                 "COHOST_EMPTY_ROOM_TIMEOUT", "COHOST_DECODE_BUDGET_MS", "COHOST_WEBHOOK_URL", "COHOST_WEBHOOK_KEY",
                 "COHOST_LOG_LEVEL",
             ])
         #expect(
             SettingKey.allCases.map(\.flag) == [
                 "--http", "--rtp-port", "--public-ip", "--keys", "--keys-file", "--auto-create-rooms",
-                "--max-token-ttl", "--recordings-dir", "--output-hosts", "--metrics-token", "--participant-timeout",
+                "--max-token-ttl", "--recordings-dir", "--output-hosts", "--metrics-token", "--max-connections",
+                "--participant-timeout",
                 "--empty-room-timeout", "--decode-budget-ms", "--webhook-url", "--webhook-key", "--log-level",
             ])
     }

@@ -24,7 +24,7 @@ func resolve(flags: ServeFlags = ServeFlags(), env: [String: String] = [:], toml
 @Suite struct UnknownKeyAndTypeTests {
     static let known =
         "known keys: http, rtp_port, public_ip, keys, keys_file, auto_create_rooms, max_token_ttl, recordings_dir, output_hosts, "
-        + "metrics_token, participant_timeout, empty_room_timeout, decode_budget_ms, webhook_url, webhook_key, log_level"
+        + "metrics_token, max_connections, participant_timeout, empty_room_timeout, decode_budget_ms, webhook_url, webhook_key, log_level"
 
     @Test func anUnknownKeyIsRefusedWithItsNameAndLine() {
         #expect(
@@ -176,6 +176,9 @@ func resolve(flags: ServeFlags = ServeFlags(), env: [String: String] = [:], toml
         #expect(
             resolve(flags: ServeFlags(decodeBudgetMs: 5))
                 == "--decode-budget-ms must be within 10...4000 ms of decoding a second, got 5")
+        #expect(
+            resolve(env: ["COHOST_MAX_CONNECTIONS": "8"])
+                == "environment variable COHOST_MAX_CONNECTIONS must be within 16...65536, got 8")
     }
 
     @Test func aBadLogLevelIsRefusedFromEachSource() {
