@@ -86,6 +86,32 @@ import Testing
         #expect(times.count == 27)
     }
 
+    /// The voice levels (onVoiceLevels here, and the SEI and events with them) come every 10 blocks of the
+    /// programme, so a tick that made up for skipped ones does not move them off its 200 ms grid.
+    @Test func voiceLevelsStayOnTheProgrammesTwoHundredMillisecondGridAfterACatchUp() throws {
+        let (room, p, encoder, file) = try start()
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        try tick(0..<5, room, p, encoder)
+        for k in 7..<10 { try send(k, to: p, encoder: encoder) }
+        room.queue.sync { room.audioTick(8, nowMs: 200) }  // ticks 5-7 skipped
+        try send(10, to: p, encoder: encoder)
+        try tick(9..<30, room, p, encoder)
+        _ = room.close()
+        // The `time` of each onVoiceLevels (protocol/flv-voice-levels.md): the block it was measured on.
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
+        let key: [UInt8] = [0x00, 0x04] + Array("time".utf8) + [0x00]
+        var times: [Double] = []
+        var at = 0
+        while let found = bytes[at...].firstRange(of: key) {
+            let raw = bytes[found.upperBound..<(found.upperBound + 8)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            times.append(Double(bitPattern: raw))
+            at = found.upperBound
+        }
+        // Blocks 10 and 20 (the report of block 30 waits for an AAC frame past it), on the programme's clock:
+        // (n - 1) × 20 ms plus the AAC priming (1024 samples, 21 ms). Counted in ticks, the first came at block 13.
+        #expect(times == [201, 401])
+    }
+
     /// The sender stalled with the machine: the packets of the skipped time come after the tick that made up for
     /// it. That tick played silence for what was missing; the late audio is dropped and the voice keeps its delay.
     @Test func audioOfTheSkippedTimeThatComesLateIsDroppedNotQueued() throws {

@@ -48,8 +48,10 @@ final class AudioPipeline {
         }
     }
 
-    /// Mixes and encodes the block of tick `index`, and those of any ticks the clock skipped before it.
-    func mix(tick index: Int64, nowMs now: Int64) {
+    /// Mixes and encodes the block of tick `index`, and those of any ticks the clock skipped before it, metering
+    /// each block; the `departed` are forgotten by the meters first.
+    func mix(tick index: Int64, nowMs now: Int64, departed: [String] = []) {
+        for userId in departed { voice.remove(userId: userId) }
         var first = index
         if let last = lastTick, index > last + 1 {
             let missed = index - last - 1
@@ -68,13 +70,16 @@ final class AudioPipeline {
                 ])
         }
         lastTick = index
-        for tick in first...index { mixBlock(tick: tick, nowMs: now, catchingUp: first < index) }
+        for tick in first...index {
+            mixBlock(tick: tick, nowMs: now, catchingUp: first < index)
+            meter(nowMs: now)
+        }
     }
 
-    /// Levels every 200 ms (event + FLV message), `active_speaker` when it changes.
-    func meter(departed: [String], nowMs now: Int64) {
-        for userId in departed { voice.remove(userId: userId) }
-        let (report, changed) = voice.endTick(present: present, nowMs: now)
+    /// Levels every 10 blocks (event + FLV message), `active_speaker` when it changes. Counted in blocks, not ticks,
+    /// so after a tick that caught up the reports stay on the programme's 200 ms grid.
+    private func meter(nowMs now: Int64) {
+        let (report, changed) = voice.endBlock(present: present, nowMs: now)
         if let changed { events.publish(.activeSpeaker(userId: changed)) }
         // An empty room has no levels to tell: it sends nothing (and costs nothing here).
         guard report, !present.isEmpty else { return }

@@ -165,8 +165,7 @@ public final class Room: @unchecked Sendable {
             }
         }
         feedback.tick(index, participants: audio.present, nowMs: now)
-        audio.mix(tick: index, nowMs: now)
-        audio.meter(departed: roster.departed.take(), nowMs: now)
+        audio.mix(tick: index, nowMs: now, departed: roster.departed.take())
         for (output, status) in programme.outputTick(nowMs: now) {
             events.publish(
                 .outputStatus(

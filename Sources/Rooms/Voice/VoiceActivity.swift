@@ -3,18 +3,18 @@ import Mixing
 /// A room's voice meters and active speaker, fed with exactly what the mixer hears.
 ///
 /// The audio tick adds each participant's block (after gain and mute) to their `VoiceMeter`; every
-/// `reportEveryTicks` ticks (200 ms) `report` hands back the levels in join order and whether the active
+/// `reportEveryBlocks` blocks (200 ms of the programme) `endBlock` hands back the levels in join order and whether the active
 /// speaker changed, which the room turns into `voice_levels` / `active_speaker` events and the FLV
 /// `onVoiceLevels` message. Confined to the room's queue. Meters live in a dictionary mutated in place
 /// and the report reuses one array, so the per-block work allocates nothing.
 struct VoiceActivity {
-    static let reportEveryTicks = 10
+    static let reportEveryBlocks = 10
     /// A placeholder lights its speaking indicator at or above this (the active speaker's threshold too).
     static let speakingDBov = -50.0
 
     private var meters: [String: VoiceMeter] = [:]
     private var detector = ActiveSpeakerDetector(holdMs: 300, thresholdDBov: speakingDBov)
-    private var ticks = 0
+    private var blocks = 0
     private(set) var levels: [(userId: String, level: Int)] = []
 
     var activeSpeaker: String? { detector.current }
@@ -40,14 +40,13 @@ struct VoiceActivity {
         detector.remove(userId: userId)
     }
 
-    /// Call once per audio tick after every `add`. Returns nil except every `reportEveryTicks` ticks, when it
-    /// returns the new active speaker if it changed (`speakerChanged`); `levels` then holds the levels of
-    /// `present` in order.
-    mutating func endTick(present: [Participant], nowMs: Int64) -> (report: Bool, speakerChanged: String?) {
+    /// Call once per mixed block after every `add`; says whether a report is due (every `reportEveryBlocks` blocks),
+    /// and the new active speaker if it changed. `levels` then holds the levels of `present` in order.
+    mutating func endBlock(present: [Participant], nowMs: Int64) -> (report: Bool, speakerChanged: String?) {
         let changed = detector.evaluate(nowMs: nowMs)
-        ticks += 1
-        guard ticks >= Self.reportEveryTicks else { return (false, changed) }
-        ticks = 0
+        blocks += 1
+        guard blocks >= Self.reportEveryBlocks else { return (false, changed) }
+        blocks = 0
         levels.removeAll(keepingCapacity: true)
         for p in present { levels.append((p.userId, meters[p.userId]?.level ?? 0)) }
         return (true, changed)
