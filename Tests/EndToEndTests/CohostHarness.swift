@@ -107,6 +107,37 @@ final class CohostHarness: @unchecked Sendable {
     }
 }
 
+extension CohostHarness {
+    /// An H.264 (packetization mode 1, payload type 102) video-only offer.
+    static func h264Offer(ssrc: UInt32) -> String {
+        """
+        v=0\r
+        o=- 1 1 IN IP4 127.0.0.1\r
+        s=-\r
+        c=IN IP4 127.0.0.1\r
+        t=0 0\r
+        m=video 9 RTP/AVP 102\r
+        a=rtpmap:102 H264/90000\r
+        a=fmtp:102 packetization-mode=1\r
+        a=ssrc:\(ssrc)\r
+        a=sendonly\r
+
+        """
+    }
+
+    /// A participant's stream statistics from `GET /v1/rooms/{room}`, by kind ("audio", "video").
+    func streams(admin: String, room: String, user: String) throws -> [String: [String: Any]] {
+        let info = try call("GET", "/v1/rooms/\(room)", token: admin)
+        let json = try JSONSerialization.jsonObject(with: info.body) as? [String: Any]
+        let participant = (json?["participants"] as? [[String: Any]] ?? []).first { $0["userId"] as? String == user }
+        var byKind: [String: [String: Any]] = [:]
+        for stream in participant?["streams"] as? [[String: Any]] ?? [] {
+            if let kind = stream["kind"] as? String { byKind[kind] = stream }
+        }
+        return byKind
+    }
+}
+
 struct HarnessError: Error, CustomStringConvertible {
     let description: String
     init(_ d: String) { description = d }

@@ -38,8 +38,8 @@ extension EndToEnd {
             try join(
                 cohost, room: "calm", user: "bea",
                 offer: CohostHarness.offer(audioSSRC: bea.audio, videoSSRC: bea.video))
-            try join(cohost, room: "huge", user: "max", offer: Self.h264Offer(ssrc: 72_002))
-            try join(cohost, room: "capped", user: "cap", offer: Self.h264Offer(ssrc: 73_002))
+            try join(cohost, room: "huge", user: "max", offer: CohostHarness.h264Offer(ssrc: 72_002))
+            try join(cohost, room: "capped", user: "cap", offer: CohostHarness.h264Offer(ssrc: 73_002))
 
             let calmSender = try ffmpegParticipant(
                 rtpPort: cohost.rtpPort, colour: "teal", toneHz: 500, audioSSRC: bea.audio, videoSSRC: bea.video
@@ -47,13 +47,13 @@ extension EndToEnd {
             let calm = try calmSender.start()
             defer { calm.terminate() }
             _ = await eventually(seconds: 15) {
-                ((try? Self.streams(cohost, admin: admin("calm"), room: "calm", user: "bea"))?["video"]?[
+                ((try? cohost.streams(admin: admin("calm"), room: "calm", user: "bea"))?["video"]?[
                     "framesDecoded"]
                     as? Int ?? 0) > 10
             }
 
             let dropsBefore = try Self.socketDrops(port: cohost.rtpPort)
-            let beaBefore = try Self.streams(cohost, admin: admin("calm"), room: "calm", user: "bea")
+            let beaBefore = try cohost.streams(admin: admin("calm"), room: "calm", user: "bea")
             let big = try [(72_002, 0), (73_002, 15)].map {
                 try H264ClipSender(clip: clip, ssrc: $0.0, port: cohost.rtpPort, firstFrame: $0.1)
             }
@@ -62,9 +62,9 @@ extension EndToEnd {
             // Long enough for the big senders to spend their decode budgets and for a stalled receive thread to fill
             // the socket's buffer several times over.
             try await Task.sleep(for: .seconds(10))
-            let maxStats = try Self.streams(cohost, admin: admin("huge"), room: "huge", user: "max")["video"] ?? [:]
-            let capStats = try Self.streams(cohost, admin: admin("capped"), room: "capped", user: "cap")["video"] ?? [:]
-            let beaAfter = try Self.streams(cohost, admin: admin("calm"), room: "calm", user: "bea")
+            let maxStats = try cohost.streams(admin: admin("huge"), room: "huge", user: "max")["video"] ?? [:]
+            let capStats = try cohost.streams(admin: admin("capped"), room: "capped", user: "cap")["video"] ?? [:]
+            let beaAfter = try cohost.streams(admin: admin("calm"), room: "calm", user: "bea")
             let dropsAfter = try Self.socketDrops(port: cohost.rtpPort)
             big.forEach { $0.stop() }
 
@@ -103,22 +103,6 @@ extension EndToEnd {
             #expect(joined.status == 201, "\(user): \(String(decoding: joined.body, as: UTF8.self))")
         }
 
-        static func h264Offer(ssrc: UInt32) -> String {
-            """
-            v=0\r
-            o=- 1 1 IN IP4 127.0.0.1\r
-            s=-\r
-            c=IN IP4 127.0.0.1\r
-            t=0 0\r
-            m=video 9 RTP/AVP 102\r
-            a=rtpmap:102 H264/90000\r
-            a=fmtp:102 packetization-mode=1\r
-            a=ssrc:\(ssrc)\r
-            a=sendonly\r
-
-            """
-        }
-
         /// Two seconds of 4096×2304 noise over a test pattern at 30 fps and 40 Mbit/s, CABAC (x264 superfast), a
         /// keyframe a second with its parameter sets in band: a raw H.264 stream `H264ClipSender` loops into RTP.
         static func renderBigClip(directory: String) throws -> String {
@@ -133,23 +117,6 @@ extension EndToEnd {
                 ], timeout: 120)
             guard result.status == 0 else { throw HarnessError("rendering the big clip failed: \(result.stderr)") }
             return path
-        }
-
-        static func streams(
-            _ cohost: CohostHarness, admin: String, room: String, user: String
-        ) throws
-            -> [String: [String: Any]]
-        {
-            let info = try cohost.call("GET", "/v1/rooms/\(room)", token: admin)
-            let json = try JSONSerialization.jsonObject(with: info.body) as? [String: Any]
-            let participant = (json?["participants"] as? [[String: Any]] ?? []).first {
-                $0["userId"] as? String == user
-            }
-            var byKind: [String: [String: Any]] = [:]
-            for stream in participant?["streams"] as? [[String: Any]] ?? [] {
-                if let kind = stream["kind"] as? String { byKind[kind] = stream }
-            }
-            return byKind
         }
 
         /// The kernel's count of datagrams dropped on the UDP socket bound to `port` (the last column of

@@ -51,13 +51,13 @@ extension EndToEnd {
                 audioSSRC: audioSSRC, videoSSRC: videoSSRC, videoSeq: firstVideoSeq)
             defer { sender.terminate() }
             _ = await eventually(seconds: 15) {
-                let s = (try? streams(cohost, admin: admin, room: room, user: "sam")) ?? [:]
+                let s = (try? cohost.streams(admin: admin, room: room, user: "sam")) ?? [:]
                 return ["audio", "video"].allSatisfy {
                     (s[$0]?["framesDecoded"] as? Int ?? 0) > 10 && (s[$0]?["packets"] as? Int ?? 0) > 20
                 }
             }
 
-            let before = try streams(cohost, admin: admin, room: room, user: "sam")
+            let before = try cohost.streams(admin: admin, room: room, user: "sam")
             for kind in ["audio", "video"] {
                 let s = before[kind] ?? [:]
                 #expect((s["packets"] as? Int ?? 0) > 20, "\(kind) before injection: \(s)")
@@ -126,7 +126,7 @@ extension EndToEnd {
                 path: second, width: Self.canvas.width, height: Self.canvas.height, seekSeconds: 1.0)
             expectColour(
                 rgbAfter, width: Self.canvas.width, x: 160, y: 90, (0, 255, 0), "sam's region after the forgery")
-            let after = try streams(cohost, admin: admin, room: room, user: "sam")
+            let after = try cohost.streams(admin: admin, room: room, user: "sam")
             for kind in ["audio", "video"] {
                 #expect(after[kind]?["decodeErrors"] as? Int == 0, "\(kind) after injection: \(after[kind] ?? [:])")
             }
@@ -151,7 +151,7 @@ extension EndToEnd {
                     }
                 }, toPort: cohost.rtpPort)
             try await Task.sleep(for: .milliseconds(500))
-            let pat = try streams(cohost, admin: admin, room: room, user: "pat")["video"] ?? [:]
+            let pat = try cohost.streams(admin: admin, room: room, user: "pat")["video"] ?? [:]
             #expect(pat["framesDecoded"] as? Int == 5 * forged.count, "\(pat)")
             #expect(pat["decodeErrors"] as? Int == 0, "\(pat)")
         }
@@ -172,19 +172,7 @@ extension EndToEnd {
                 contentType: "application/sdp")
             #expect(vera.status == 201)
             let hankSSRC: UInt32 = 62_002
-            let offer = """
-                v=0\r
-                o=- 1 1 IN IP4 127.0.0.1\r
-                s=-\r
-                c=IN IP4 127.0.0.1\r
-                t=0 0\r
-                m=video 9 RTP/AVP 102\r
-                a=rtpmap:102 H264/90000\r
-                a=fmtp:102 packetization-mode=1\r
-                a=ssrc:\(hankSSRC)\r
-                a=sendonly\r
-
-                """
+            let offer = CohostHarness.h264Offer(ssrc: hankSSRC)
             let hank = try cohost.call(
                 "POST", "/v1/rooms/\(room)/participants", token: cohost.token(room: room, user: "hank"),
                 body: Data(offer.utf8), contentType: "application/sdp")
@@ -202,11 +190,11 @@ extension EndToEnd {
                     audioSSRC: 61_001, videoSSRC: 61_002))
             senders.append(try Self.startH264Participant(rtpPort: cohost.rtpPort, colour: "yellow", ssrc: hankSSRC))
             _ = await eventually(seconds: 15) {
-                ((try? streams(cohost, admin: admin, room: room, user: "hank"))?["video"]?["framesDecoded"] as? Int ?? 0)
+                ((try? cohost.streams(admin: admin, room: room, user: "hank"))?["video"]?["framesDecoded"] as? Int ?? 0)
                     > 10
             }
 
-            let hankStreams = try streams(cohost, admin: admin, room: room, user: "hank")
+            let hankStreams = try cohost.streams(admin: admin, room: room, user: "hank")
             let video = hankStreams["video"] ?? [:]
             #expect(hankStreams.keys.sorted() == ["video"], "\(hankStreams)")
             #expect(video["codec"] as? String == "H264", "\(video)")
@@ -214,7 +202,7 @@ extension EndToEnd {
             #expect(video["decodeErrors"] as? Int == 0, "\(video)")
             // The keyframes (a busy test pattern) exceed 1200 bytes, so they arrived as FU-A fragments: more packets than frames.
             #expect((video["packets"] as? Int ?? 0) > (video["framesDecoded"] as? Int ?? 0), "\(video)")
-            #expect(try streams(cohost, admin: admin, room: room, user: "vera")["video"]?["codec"] as? String == "VP8")
+            #expect(try cohost.streams(admin: admin, room: room, user: "vera")["video"]?["codec"] as? String == "VP8")
 
             let pulled = try pullProgramme(url: nginx.url(stream: room), seconds: 3)
             defer { try? FileManager.default.removeItem(atPath: pulled) }
@@ -243,22 +231,6 @@ extension EndToEnd {
         }
 
         /// The stream reports of one participant from `GET /v1/rooms/{room}`, by kind.
-        func streams(
-            _ cohost: CohostHarness, admin: String, room: String, user: String
-        ) throws -> [String: [String: Any]] {
-            let info = try cohost.call("GET", "/v1/rooms/\(room)", token: admin)
-            let json = try JSONSerialization.jsonObject(with: info.body) as? [String: Any]
-            let participant = (json?["participants"] as? [[String: Any]] ?? []).first {
-                $0["userId"] as? String == user
-            }
-            var byKind: [String: [String: Any]] = [:]
-            for stream in participant?["streams"] as? [[String: Any]] ?? [] {
-                if let kind = stream["kind"] as? String { byKind[kind] = stream }
-            }
-            return byKind
-        }
-
-        /// The value of one series in `GET /metrics` (0 when the series is absent).
         static func gauge(_ cohost: CohostHarness, _ series: String) throws -> Double {
             let text = String(decoding: try cohost.call("GET", "/metrics", token: nil).body, as: UTF8.self)
             let line = text.split(separator: "\n").first { $0.hasPrefix(series + " ") }

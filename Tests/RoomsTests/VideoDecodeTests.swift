@@ -160,12 +160,18 @@ import TestSupport
         }
     }
 
-    @Test func thePacketPathQueuesFramesForTheDecodeThreadsAndNeverWaitsForThem() throws {
+    /// A one-thread pool whose thread is held by a `Blocker` until its `release` is signalled.
+    func blockedPool() -> (DecodePool, Blocker) {
         let pool = DecodePool(threads: 1)
-        defer { pool.stop() }
         let blocker = Blocker()
         pool.schedule(blocker)
         blocker.entered.wait()
+        return (pool, blocker)
+    }
+
+    @Test func thePacketPathQueuesFramesForTheDecodeThreadsAndNeverWaitsForThem() throws {
+        let (pool, blocker) = blockedPool()
+        defer { pool.stop() }
         let p = try participant(pool: pool)
         var sender = Sender()
         sender.vp8(try vp8Frames(width: 160, height: 120, count: 4), to: p)  // returns with the thread still held
@@ -181,11 +187,8 @@ import TestSupport
     }
 
     @Test func aSenderSixteenFramesAheadOfTheDecoderLosesTheRestUntilAKeyframeAndOneIsRequested() throws {
-        let pool = DecodePool(threads: 1)
+        let (pool, blocker) = blockedPool()
         defer { pool.stop() }
-        let blocker = Blocker()
-        pool.schedule(blocker)
-        blocker.entered.wait()
         let p = try participant(pool: pool)
         var sender = Sender()
         sender.vp8(try vp8Frames(width: 160, height: 120, count: 20), to: p)
@@ -221,11 +224,8 @@ import TestSupport
                 return left > 0
             }
         }
-        let pool = DecodePool(threads: 1)
+        let (pool, blocker) = blockedPool()
         defer { pool.stop() }
-        let blocker = Blocker()
-        pool.schedule(blocker)
-        blocker.entered.wait()
         let recorder = Recorder()
         pool.schedule(Job("big", frames: 4, recorder))
         pool.schedule(Job("a", frames: 1, recorder))
