@@ -126,14 +126,30 @@ public enum FLVTimeline {
         return worst
     }
 
-    /// The largest |last audio timestamp − last video timestamp| seen after each media tag, once both
-    /// kinds have started: how far one kind ever ran ahead of the other in the stream. Nil when one is missing.
-    public static func maxInterleaveSkewMs(_ tags: [FLVTagInfo]) -> Int? {
+    /// The largest |last audio timestamp − last video timestamp| seen after each media tag, once both kinds have
+    /// started: how far one kind ever ran ahead of the other in the stream. Counted only where the other kind was
+    /// flowing (its last tag and its next one at most `flowingWithinMs` apart): in a gap of one kind (a canvas the
+    /// clock skipped on a stalled machine) the other has nothing to stay together with. Nil when one is missing.
+    public static func maxInterleaveSkewMs(_ tags: [FLVTagInfo], flowingWithinMs: Int = .max) -> Int? {
+        let media = tags.filter(\.isMedia)
+        // The next timestamp of each kind after index i.
+        var nextAudio = [UInt32?](repeating: nil, count: media.count + 1)
+        var nextVideo = [UInt32?](repeating: nil, count: media.count + 1)
+        for i in stride(from: media.count - 1, through: 0, by: -1) {
+            nextAudio[i] = media[i].isAudio ? media[i].timestampMs : nextAudio[i + 1]
+            nextVideo[i] = media[i].isAudio ? nextVideo[i + 1] : media[i].timestampMs
+        }
+        func flowing(_ last: UInt32, _ next: UInt32?) -> Bool {
+            guard let next else { return true }
+            return Int(next) - Int(last) <= flowingWithinMs
+        }
         var audio: UInt32?, video: UInt32?
         var worst: Int?
-        for tag in tags where tag.isMedia {
+        for (i, tag) in media.enumerated() {
             if tag.isAudio { audio = tag.timestampMs } else { video = tag.timestampMs }
-            if let audio, let video { worst = max(worst ?? 0, abs(Int(audio) - Int(video))) }
+            guard let audio, let video else { continue }
+            let other = tag.isAudio ? flowing(video, nextVideo[i + 1]) : flowing(audio, nextAudio[i + 1])
+            if other { worst = max(worst ?? 0, abs(Int(audio) - Int(video))) }
         }
         return worst
     }
