@@ -107,7 +107,7 @@ private final class Target: @unchecked Sendable {
                     // A wake-up that came while sending is buffered (newest 1), so none is lost.
                     guard await wakeups.next() != nil else { return }
                 case let .wait(untilMs):
-                    try? await Task.sleep(for: .milliseconds(max(1, untilMs - MonotonicTime.nowMs())))
+                    try? await Task.sleep(for: .milliseconds(max(1, untilMs - MonotonicClock.nowMs())))
                 case let .send(delivery):
                     let result = await sender.send(delivery, to: url, keyID: keyID, secret: secret)
                     guard let self else { return }
@@ -135,10 +135,10 @@ private final class Target: @unchecked Sendable {
         wake.finish()
     }
 
-    private func next() -> WebhookQueue.Action { lock.withLock { queue.next(nowMs: MonotonicTime.nowMs()) } }
+    private func next() -> WebhookQueue.Action { lock.withLock { queue.next(nowMs: MonotonicClock.nowMs()) } }
 
     private func finish(success: Bool) -> WebhookQueue.Outcome {
-        lock.withLock { queue.finish(success: success, nowMs: MonotonicTime.nowMs()) }
+        lock.withLock { queue.finish(success: success, nowMs: MonotonicClock.nowMs()) }
     }
 
     private static func report(
@@ -171,13 +171,4 @@ enum WebhookMetrics {
     static var ok: Counter { Counter(label: label, dimensions: [("result", "ok")]) }
     static var failed: Counter { Counter(label: label, dimensions: [("result", "failed")]) }
     static var dropped: Counter { Counter(label: label, dimensions: [("result", "dropped")]) }
-}
-
-/// Monotonic milliseconds (the retry schedule must not jump with the wall clock).
-enum MonotonicTime {
-    static func nowMs() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
-    }
 }

@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 import Media
 @testable import Codecs
 
@@ -6,18 +7,8 @@ import Media
 struct H264DecoderTests {
     /// Annex-B access unit from the encoder's record (SPS, PPS) and one AVCC frame, as a depacketizer would give.
     static func annexB(record: [UInt8], frame: [UInt8], withParameterSets: Bool) -> [UInt8]? {
-        guard let nals = TestFrames.avccNALs(frame) else { return nil }
-        var out: [UInt8] = []
-        if withParameterSets {
-            let spsLength = Int(record[6]) << 8 | Int(record[7])
-            let sps = Array(record[8..<(8 + spsLength)])
-            let p = 8 + spsLength
-            let ppsLength = Int(record[p + 1]) << 8 | Int(record[p + 2])
-            let pps = Array(record[(p + 3)..<(p + 3 + ppsLength)])
-            out += [0, 0, 0, 1] + sps + [0, 0, 0, 1] + pps
-        }
-        for nal in nals { out += [0, 0, 0, 1] + nal }
-        return out
+        guard let nals = H264Units.avcc(frame), let sets = H264Units.parameterSets(record: record) else { return nil }
+        return H264Units.annexB((withParameterSets ? [sets.sps, sets.pps] : []) + nals)
     }
 
     @Test("frames from H264Encoder decode back to the source colours", arguments: [H264Profile.baseline, .high])

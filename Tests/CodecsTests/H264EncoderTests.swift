@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 import Media
 @testable import Codecs
 
@@ -12,7 +13,7 @@ struct H264EncoderTests {
 
     /// The NAL unit types (low five bits of the header byte) in an AVCC access unit.
     func nalTypes(_ data: [UInt8]) -> [UInt8]? {
-        TestFrames.avccNALs(data)?.map { $0[0] & 0x1F }
+        H264Units.avcc(data)?.map { $0[0] & 0x1F }
     }
 
     @Test(
@@ -48,7 +49,7 @@ struct H264EncoderTests {
         let out = try #require(try encoder.encode(frame, pts: 0, forceKeyframe: false))
         #expect(out.isKeyframe)
         #expect(out.pts == 0 && out.dts == 0)
-        let nals = try #require(TestFrames.avccNALs(out.data))
+        let nals = try #require(H264Units.avcc(out.data))
         #expect(nals.reduce(0) { $0 + 4 + $1.count } == out.data.count)
         let types = nals.map { $0[0] & 0x1F }
         #expect(types.contains(5))  // IDR slice

@@ -54,19 +54,4 @@ enum TestFrames {
             return UInt8(truncatingIfNeeded: state >> 24)
         }
     }
-
-    /// Splits AVCC data (4-byte big-endian lengths) into NAL units; nil when a length runs past the end.
-    static func avccNALs(_ data: [UInt8]) -> [[UInt8]]? {
-        var nals: [[UInt8]] = []
-        var i = 0
-        while i < data.count {
-            guard i + 4 <= data.count else { return nil }
-            let n = Int(data[i]) << 24 | Int(data[i + 1]) << 16 | Int(data[i + 2]) << 8 | Int(data[i + 3])
-            i += 4
-            guard n > 0, i + n <= data.count else { return nil }
-            nals.append(Array(data[i..<(i + n)]))
-            i += n
-        }
-        return nals
-    }
 }

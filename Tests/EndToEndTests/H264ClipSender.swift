@@ -24,7 +24,7 @@ final class H264ClipSender: @unchecked Sendable {
     /// `firstFrame`: where in the clip to start, so two senders of one clip do not send keyframes at once.
     init(clip path: String, ssrc: UInt32, port: Int, fps: Int = 30, firstFrame: Int = 0) throws {
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        accessUnits = Self.accessUnits(Self.nalUnits(bytes))
+        accessUnits = Self.accessUnits(H264Units.nalUnits(annexB: bytes))
         guard !accessUnits.isEmpty else { throw HarnessError("no access units in \(path)") }
         self.ssrc = ssrc
         self.port = port
@@ -105,23 +105,6 @@ final class H264ClipSender: @unchecked Sendable {
             at = end
         }
         return out
-    }
-
-    /// The NAL units of an Annex-B stream, without their start codes.
-    static func nalUnits(_ bytes: [UInt8]) -> [[UInt8]] {
-        var starts: [(code: Int, nal: Int)] = []
-        var i = 0
-        while i + 2 < bytes.count {
-            if bytes[i] == 0, bytes[i + 1] == 0, bytes[i + 2] == 1 {
-                starts.append((i > 0 && bytes[i - 1] == 0 ? i - 1 : i, i + 3))
-                i += 3
-            } else {
-                i += 1
-            }
-        }
-        return starts.indices.map { k in
-            Array(bytes[starts[k].nal..<(k + 1 < starts.count ? starts[k + 1].code : bytes.count)])
-        }
     }
 
     /// NAL units grouped into access units: a new one starts at a delimiter, parameter set or SEI after a slice,

@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import RTP
 
 /// Real NAL units from `ffmpeg -f lavfi -i testsrc=size=64x48:rate=5 -frames:v 2 -c:v libx264 -preset ultrafast
@@ -45,7 +46,6 @@ enum H264Fixture {
         [0x7C, 0x45] + Array(idr[301...]),
     ]
 
-    static func annexB(_ nalUnits: [[UInt8]]) -> [UInt8] { nalUnits.flatMap { [0, 0, 0, 1] + $0 } }
 }
 
 @Suite struct H264DepacketizerTests {
@@ -71,8 +71,9 @@ enum H264Fixture {
         return frames
     }
 
-    static let keyframe = EncodedFrame(data: F.annexB([F.sps, F.pps, F.idr]), rtpTimestamp: t1, isKeyframe: true)
-    static let pFrame = EncodedFrame(data: F.annexB([F.pSlice]), rtpTimestamp: t2, isKeyframe: false)
+    static let keyframe = EncodedFrame(
+        data: H264Units.annexB([F.sps, F.pps, F.idr]), rtpTimestamp: t1, isKeyframe: true)
+    static let pFrame = EncodedFrame(data: H264Units.annexB([F.pSlice]), rtpTimestamp: t2, isKeyframe: false)
 
     @Test func singleNALUnitPacketsBecomeOneAnnexBAccessUnitAtTheMarker() {
         var d = H264Depacketizer()
@@ -125,7 +126,7 @@ enum H264Fixture {
                 Self.packet(F.idr, Self.t2, marker: true),
             ], into: &d)
         #expect(frames.map(\.isKeyframe) == [false, true])
-        #expect(frames.map(\.data) == [F.annexB([F.sps, F.pps, F.pSlice]), F.annexB([F.idr])])
+        #expect(frames.map(\.data) == [H264Units.annexB([F.sps, F.pps, F.pSlice]), H264Units.annexB([F.idr])])
     }
 
     @Test func lostMiddleFUAFragmentDropsTheAccessUnit() {
@@ -149,7 +150,7 @@ enum H264Fixture {
         #expect(
             frames == [
                 EncodedFrame(
-                    data: F.annexB([F.pSlice]), rtpTimestamp: Self.t2, isKeyframe: false,
+                    data: H264Units.annexB([F.pSlice]), rtpTimestamp: Self.t2, isKeyframe: false,
                     precededByLoss: true)
             ])
         #expect(d.droppedFrames == 1)
@@ -201,7 +202,7 @@ enum H264Fixture {
         #expect(d.push(Self.packet(F.pSlice, Self.t3, marker: true), afterLoss: false) == Self.pFrame)
         #expect(
             d.takeReadyFrame()
-                == EncodedFrame(data: F.annexB([F.pSlice]), rtpTimestamp: Self.t3, isKeyframe: false))
+                == EncodedFrame(data: H264Units.annexB([F.pSlice]), rtpTimestamp: Self.t3, isKeyframe: false))
         #expect(d.takeReadyFrame() == nil)
     }
 
@@ -216,7 +217,7 @@ enum H264Fixture {
             frames == [
                 Self.keyframe,
                 EncodedFrame(
-                    data: F.annexB([F.pSlice]), rtpTimestamp: Self.t3,
+                    data: H264Units.annexB([F.pSlice]), rtpTimestamp: Self.t3,
                     isKeyframe: false, precededByLoss: true),
             ])
         #expect(d.droppedFrames == 1)
@@ -248,7 +249,7 @@ enum H264Fixture {
             #expect(
                 frames == [
                     EncodedFrame(
-                        data: F.annexB([head, F.pSlice]), rtpTimestamp: Self.t2, isKeyframe: false,
+                        data: H264Units.annexB([head, F.pSlice]), rtpTimestamp: Self.t2, isKeyframe: false,
                         precededByLoss: true)
                 ])
         }

@@ -108,28 +108,15 @@ import TestSupport
         let encoder = try H264Encoder(
             config: H264EncoderConfig(
                 width: 640, height: 360, fps: 30, bitrateKbps: 500, keyintFrames: 30, profile: .high))
-        let record = encoder.decoderConfigurationRecord
-        let spsLength = Int(record[6]) << 8 | Int(record[7])
-        let sps = Array(record[8..<(8 + spsLength)])
-        let ppsStart = 8 + spsLength + 1
-        let pps = Array(
-            record[(ppsStart + 2)..<(ppsStart + 2 + (Int(record[ppsStart]) << 8 | Int(record[ppsStart + 1])))])
+        let (sps, pps) = try #require(H264Units.parameterSets(record: encoder.decoderConfigurationRecord))
         var units: [[[UInt8]]] = []
         for i in 0..<3 {
             let frame = VideoFrame(width: 640, height: 360, color: YUVColor(y: UInt8(60 + 20 * i), u: 100, v: 150))
             guard let out = try encoder.encode(frame, pts: Int64(i), forceKeyframe: i == 0) else { continue }
-            var nals: [[UInt8]] = out.isKeyframe ? [sps, pps] : []
-            var at = 0
-            while at + 4 <= out.data.count {  // AVCC: 4-byte big-endian lengths
-                let n = out.data[at..<(at + 4)].reduce(0) { $0 << 8 | Int($1) }
-                nals.append(Array(out.data[(at + 4)..<(at + 4 + n)]))
-                at += 4 + n
-            }
-            units.append(nals)
+            units.append((out.isKeyframe ? [sps, pps] : []) + (try #require(H264Units.avcc(out.data))))
         }
         try #require(!units.isEmpty)
-        let annexB: [UInt8] = units[0].flatMap { nal -> [UInt8] in [0, 0, 0, 1] + nal }
-        let declared = KeyframeSize.h264(annexB)
+        let declared = KeyframeSize.h264(H264Units.annexB(units[0]))
         #expect(declared?.width == 640 && declared?.height == 360)  // 368 coded lines, cropped
 
         let refused = try participant(
