@@ -141,6 +141,6 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // Helpers shared by the tests: polling, test signals, and real processes (nginx-rtmp, ffmpeg, cohost).
-        .target(name: "TestSupport", dependencies: ["Media"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["Media", "RTP", "SRTP", "Codecs"], path: "Tests/TestSupport"),
     ]
 )

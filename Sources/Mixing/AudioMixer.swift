@@ -34,25 +34,12 @@ public struct AudioMixer: Sendable {
     /// Sums inputs × gain into `output` (resized to 1920 if needed), then the soft-knee limiter so no
     /// |sample| exceeds 1.0.
     public mutating func mix(_ inputs: [MixInput], into output: inout [Float]) {
-        let n = Self.blockSamples
-        if output.count != n {
-            output = [Float](repeating: 0, count: n)
-        }
-        output.withUnsafeMutableBufferPointer { out in
-            for i in 0..<n { out[i] = 0 }
-            for input in inputs {
-                let gain = input.gain
-                guard gain > 0, gain.isFinite else { continue }
-                input.samples.withUnsafeBufferPointer { src in
-                    let count = min(n, src.count)
-                    if gain == 1 {
-                        for i in 0..<count { out[i] += src[i] }
-                    } else {
-                        for i in 0..<count { out[i] += src[i] * gain }
-                    }
-                }
-            }
-            limiter.process(stereo: out)
-        }
+        MixMinus.sum(inputs, into: &output)
+        limit(&output)
+    }
+
+    /// The limiter alone, on a block already summed (`MixMinus.sum`).
+    public mutating func limit(_ block: inout [Float]) {
+        block.withUnsafeMutableBufferPointer { limiter.process(stereo: $0) }
     }
 }

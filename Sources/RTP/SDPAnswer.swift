@@ -13,12 +13,17 @@ public struct AnswerMedia: Equatable, Sendable {
     public var rtcpFeedback: [String] = []
     /// A retransmission (RFC 4588 `rtx`) payload type accepted alongside the chosen one, with its clock rate.
     public var retransmission: (payloadType: UInt8, clockRate: Int)?
+    /// The answer's direction: `recvonly` (the server only receives), `sendrecv`, `sendonly` or `inactive`.
+    public var direction = "recvonly"
+    /// The SSRC the server sends from on this line, with its CNAME (`a=ssrc:<n> cname:<c>`), when it sends.
+    public var sendSSRC: (ssrc: UInt32, cname: String)?
 
     public static func == (a: Self, b: Self) -> Bool {
         a.kind == b.kind && a.rawKind == b.rawKind && a.accepted == b.accepted && a.payloadType == b.payloadType
             && a.rtpmap == b.rtpmap && a.fmtp == b.fmtp && a.crypto == b.crypto && a.rtcpFeedback == b.rtcpFeedback
             && a.retransmission?.payloadType == b.retransmission?.payloadType
-            && a.retransmission?.clockRate == b.retransmission?.clockRate
+            && a.retransmission?.clockRate == b.retransmission?.clockRate && a.direction == b.direction
+            && a.sendSSRC?.ssrc == b.sendSSRC?.ssrc && a.sendSSRC?.cname == b.sendSSRC?.cname
     }
 
     public init(
@@ -45,8 +50,8 @@ public struct AnswerMedia: Equatable, Sendable {
 /// One `m=` line per offered one, in the same order, with the offered media type and protocol
 /// (an answer may not change them). `media[i]` answers `offer.media[i]`; missing entries are
 /// rejections. Accepted lines carry `port`, the chosen payload type with its rtpmap/fmtp,
-/// `a=rtcp-mux`, `a=recvonly` (the server only receives), the crypto line when given, and the
-/// offered `a=mid`. Rejected lines have port 0 and repeat the offered formats, as §6 requires.
+/// `a=rtcp-mux`, the direction (`a=recvonly` when the server only receives), the server's `a=ssrc` when it
+/// sends, the crypto line when given, and the offered `a=mid`. Rejected lines have port 0 and repeat the offered formats, as §6 requires.
 /// An address containing `:` is written as `IP6`, anything else as `IP4`.
 public func makeAnswer(
     offer: SessionDescription, address: String, port: Int, media: [AnswerMedia],
@@ -77,7 +82,8 @@ public func makeAnswer(
             lines.append("a=fmtp:\(rtx.payloadType) apt=\(pt)")
         }
         lines.append("a=rtcp-mux")
-        lines.append("a=recvonly")
+        lines.append("a=\(answer.direction)")
+        if let send = answer.sendSSRC { lines.append("a=ssrc:\(send.ssrc) cname:\(send.cname)") }
         if let crypto = answer.crypto { lines.append("a=crypto:\(crypto.attributeValue)") }
     }
     return lines.map { $0 + "\r\n" }.joined()

@@ -39,6 +39,8 @@ public struct RoomInfo: Encodable, Sendable {
         /// The last `voice_levels` value, 0…100.
         var level: Int
         var streams: [StreamReport]
+        /// What Cohost sends the participant back (mix-minus audio, room view), with its receiver's reports.
+        var returns: [ReturnReport]
     }
     /// One output: its state, counters since it started, and the rates of the last status interval.
     public struct OutputInfo: Encodable, Sendable {
@@ -133,7 +135,8 @@ public struct RoomInfo: Encodable, Sendable {
         participants = room.participants.map { p in
             ParticipantInfo(
                 userId: p.userId, joinedAt: Date.ISO8601FormatStyle().format(p.joinedAt), muted: p.muted, gain: p.gain,
-                admin: p.isAdmin, level: voice.levels[p.userId] ?? 0, streams: p.reports())
+                admin: p.isAdmin, level: voice.levels[p.userId] ?? 0, streams: p.reports(),
+                returns: p.returnReports())
         }
         outputs = room.outputs
         statusIntervalMs = c.statusIntervalMs

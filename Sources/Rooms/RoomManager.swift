@@ -111,6 +111,15 @@ public final class RoomManager: @unchecked Sendable {
         }
     }
 
+    /// Sends one datagram of a participant's return stream to where its media comes from.
+    private func sendReturn(_ participant: Participant, _ kind: NegotiatedStream.Kind, _ bytes: [UInt8]) {
+        lock.lock()
+        let send = transport
+        lock.unlock()
+        guard let send, let peer = router.returnDestination(of: participant, kind: kind) else { return }
+        send(bytes, peer)
+    }
+
     // MARK: rooms
 
     public func room(_ name: String) -> Room? { lock.withLock { rooms[name] } }
@@ -146,6 +155,8 @@ public final class RoomManager: @unchecked Sendable {
                 config: config, serverSSRC: serverSSRC, logger: logger, outputRules: settings.outputRules
             ) { [weak self] p, compound, scratch in
                 self?.sendFeedback(p, compound, &scratch)
+            } sendReturn: { [weak self] p, kind, bytes in
+                self?.sendReturn(p, kind, bytes)
             }
         } catch {
             lock.unlock()
@@ -223,7 +234,8 @@ public final class RoomManager: @unchecked Sendable {
         }
         let negotiation = try JoinNegotiator.negotiate(
             offer: offer, address: settings.publicIP, port: settings.rtpPort,
-            sessionID: UInt64(session), audioOnly: room.config.audioOnly)
+            sessionID: UInt64(session), audioOnly: room.config.audioOnly, sendsRoomView: false,
+            ssrcInUse: { [router] in router.isInUse($0) })
         let participant: Participant
         var entries: [StreamRouter.Entry] = []
         do {
@@ -233,7 +245,8 @@ public final class RoomManager: @unchecked Sendable {
                 videoLimits: VideoLimits(
                     maxWidth: room.config.maxVideoSize.width, maxHeight: room.config.maxVideoSize.height,
                     decodeBudgetMs: settings.decodeBudgetMs),
-                decodePool: decodePool, nowMs: MonotonicClock.nowMs(), logger: logger)
+                decodePool: decodePool, returnAudio: negotiation.returnAudio, nowMs: MonotonicClock.nowMs(),
+                logger: logger)
             for stream in [negotiation.audio, negotiation.video].compactMap({ $0 }) {
                 let inbound = try stream.srtp.map {
                     try SRTPSession(profile: $0.profile, masterKeyAndSalt: $0.key, direction: .inbound)
@@ -248,6 +261,15 @@ public final class RoomManager: @unchecked Sendable {
                 if let rtx = stream.retransmission {
                     entries.append(.init(ssrc: rtx.ssrc, inbound: inbound, outbound: nil))
                 }
+            }
+            // A line the participant only receives on: its RTCP (receiver reports about the return) comes from
+            // the line's own SSRC.
+            for back in [negotiation.returnAudio].compactMap({ $0 }) {
+                guard let ssrc = back.receiverSSRC else { continue }
+                let inbound = try back.receiverSRTP.map {
+                    try SRTPSession(profile: $0.profile, masterKeyAndSalt: $0.key, direction: .inbound)
+                }
+                entries.append(.init(ssrc: ssrc, inbound: inbound, outbound: nil, receiveOnly: true))
             }
         } catch {
             throw .init(
@@ -379,9 +401,18 @@ public final class RoomManager: @unchecked Sendable {
         case let .rtp(participant, size):
             participant.receive(scratch.packet, bytes: size, nowMs: MonotonicClock.nowMs())
         case let .rtcp(participant, packets):
+            let now = MonotonicClock.nowMs()
+            participant.touch(nowMs: now)
             for packet in packets {
-                if case .senderReport(let sr) = packet {
-                    participant.noteSenderReport(sr, nowMs: MonotonicClock.nowMs())
+                switch packet {
+                case .senderReport(let sr):
+                    participant.noteSenderReport(sr, nowMs: now)
+                    if !sr.reports.isEmpty {
+                        participant.noteReceptionReports(sr.reports, nowMs: now, ntpNow: NTPTime.now())
+                    }
+                case .receiverReport(let rr) where !rr.reports.isEmpty:
+                    participant.noteReceptionReports(rr.reports, nowMs: now, ntpNow: NTPTime.now())
+                default: break
                 }
                 guard case .bye = packet else { continue }
                 if let room = roomOf(participant) {

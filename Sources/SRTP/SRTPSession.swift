@@ -126,6 +126,16 @@ public final class SRTPSession: @unchecked Sendable {
         return out
     }
 
+    /// `protectRTP` into `output`, the caller's reused buffer (the return path: a packet every 20 ms per
+    /// listener, nothing allocated once the buffer is large enough). On a throw `output` holds no packet.
+    public func protectRTP(_ packet: [UInt8], into output: inout [UInt8]) throws(SRTPError) {
+        try requireDirection(.outbound, "protectRTP")
+        try Self.checkRTPHeader(packet)
+        try transform(packet, spare: trailerCapacity, into: &output, operation: "srtp_protect") { ctx, bytes, length in
+            srtp_protect(ctx, bytes, length).rawValue
+        }
+    }
+
     /// Encrypts and authenticates an RTCP compound packet, returning the SRTCP packet
     /// (E-flag/index word and tag appended).
     public func protectRTCP(_ packet: [UInt8]) throws(SRTPError) -> [UInt8] {

@@ -23,6 +23,7 @@ struct MetricsEndpoint: Sendable {
     /// The label sets of per-stream gauges emitted last time: a stream that is gone has its gauges
     /// destroyed, so departed participants do not linger in the scrape.
     private let emitted = EmittedStreams()
+    private let emittedReturns = EmittedStreams()
     let connections: ConnectionLimit?
 
     init(manager: RoomManager, registry: PrometheusCollectorRegistry, connections: ConnectionLimit? = nil) {
@@ -53,6 +54,16 @@ struct MetricsEndpoint: Sendable {
         ("cohost_stream_decode_cpu_ms", { Double($0.decodeCpuMs) }),
     ]
 
+    /// What each participant's return streams sent and what its receiver reports (absent values as -1).
+    static let returnGauges: [(name: String, value: @Sendable (ReturnReport) -> Double)] = [
+        ("cohost_return_packets", { Double($0.packetsSent) }),
+        ("cohost_return_bytes", { Double($0.bytesSent) }),
+        ("cohost_return_loss_percent", { Double($0.lossPercent ?? -1) }),
+        ("cohost_return_cumulative_lost", { Double($0.cumulativeLost ?? -1) }),
+        ("cohost_return_jitter_ms", { $0.jitterMs ?? -1 }),
+        ("cohost_return_round_trip_ms", { Double($0.roundTripMs ?? -1) }),
+    ]
+
     func render() -> String {
         let rooms = manager.allRooms
         Gauge(label: "cohost_rooms").record(rooms.count)
@@ -70,7 +81,17 @@ struct MetricsEndpoint: Sendable {
         Gauge(label: "cohost_udp_dropped", dimensions: [("reason", "wrong_source")]).record(c.wrongSource)
         Gauge(label: "cohost_udp_dropped", dimensions: [("reason", "srtp")]).record(c.srtpFailures)
         var current: Set<[String]> = []
+        var currentReturns: Set<[String]> = []
         for room in rooms {
+            for (user, streams) in room.returnReports() {
+                for stream in streams {
+                    let dims = [room.name, user, stream.kind]
+                    currentReturns.insert(dims)
+                    for gauge in Self.returnGauges {
+                        Gauge(label: gauge.name, dimensions: Self.dimensions(dims)).record(gauge.value(stream))
+                    }
+                }
+            }
             for (user, streams) in room.streamReports() {
                 for stream in streams {
                     let dims = [room.name, user, stream.kind]
@@ -83,6 +104,9 @@ struct MetricsEndpoint: Sendable {
         }
         for gone in emitted.replace(with: current) {
             for gauge in Self.streamGauges { Gauge(label: gauge.name, dimensions: Self.dimensions(gone)).destroy() }
+        }
+        for gone in emittedReturns.replace(with: currentReturns) {
+            for gauge in Self.returnGauges { Gauge(label: gauge.name, dimensions: Self.dimensions(gone)).destroy() }
         }
         var buffer: [UInt8] = []
         registry.emit(into: &buffer)

@@ -136,6 +136,18 @@ extension CohostHarness {
         }
         return byKind
     }
+
+    /// A participant's return streams (`returns` in `GET /v1/rooms/{room}`) by kind.
+    func returns(admin: String, room: String, user: String) throws -> [String: [String: Any]] {
+        let info = try call("GET", "/v1/rooms/\(room)", token: admin)
+        let json = try JSONSerialization.jsonObject(with: info.body) as? [String: Any]
+        let participant = (json?["participants"] as? [[String: Any]] ?? []).first { $0["userId"] as? String == user }
+        var byKind: [String: [String: Any]] = [:]
+        for stream in participant?["returns"] as? [[String: Any]] ?? [] {
+            if let kind = stream["kind"] as? String { byKind[kind] = stream }
+        }
+        return byKind
+    }
 }
 
 struct HarnessError: Error, CustomStringConvertible {

@@ -27,10 +27,32 @@ struct NegotiatedStream: Sendable, Equatable {
 /// The RTCP message that asks a sender for a keyframe.
 enum KeyframeRequestKind: Sendable, Equatable { case pli, fir }
 
-/// The outcome of reading an offer: what Cohost will receive, and the answer text.
+/// What Cohost sends a participant on one `m=` line (the return path): the room's mix-minus on an audio line,
+/// the room view on a video line.
+struct ReturnOffer: Sendable {
+    var kind: NegotiatedStream.Kind
+    /// The answer's payload type and codec for this line (the same one Cohost receives on, when it does).
+    var payloadType: UInt8
+    var codec: String
+    /// Audio: 2 when the offer asked for stereo (`stereo=1`), else 1.
+    var channels: Int
+    /// Cohost's SSRC on this line, announced in the answer.
+    var ssrc: UInt32
+    /// The answer's SDES key, protecting what Cohost sends on this line.
+    var srtp: (profile: SRTPProfile, key: [UInt8])?
+    /// The participant's own SSRC on a line it only receives on (`a=ssrc` of a `recvonly` line): the RTCP it
+    /// sends about what it receives comes from it. nil on lines it also sends on (that SSRC is the stream's).
+    var receiverSSRC: UInt32?
+    /// SRTP key of the offer for that receiver-only SSRC's SRTCP.
+    var receiverSRTP: (profile: SRTPProfile, key: [UInt8])?
+}
+
+/// The outcome of reading an offer: what Cohost will receive and send back, and the answer text.
 struct Negotiation: Sendable {
     var audio: NegotiatedStream?
     var video: NegotiatedStream?
+    var returnAudio: ReturnOffer?
+    var returnVideo: ReturnOffer?
     var answer: String
 }
 
@@ -38,13 +60,15 @@ struct Negotiation: Sendable {
 ///
 /// Codecs Cohost decodes: Opus/48000 for audio, VP8/90000 or H.264/90000 for video (VP8 is
 /// preferred when both are offered: it is cheaper to decode). Anything else is answered with
-/// port 0; an offer with nothing acceptable is 415 `unsupported_media`.
+/// port 0; an offer with nothing acceptable is 415 `unsupported_media`. A line the participant receives on
+/// (`sendrecv`, the default, or `recvonly`) gets the return path: `sendsRoomView` false answers video lines as
+/// if they were `sendonly`. `ssrcInUse` says which SSRCs Cohost may not pick for itself.
 enum JoinNegotiator {
     static let maxOfferBytes = 16 * 1024
 
     static func negotiate(
         offer text: String, address: String, port: Int, sessionID: UInt64,
-        audioOnly: Bool
+        audioOnly: Bool, sendsRoomView: Bool = true, ssrcInUse: (UInt32) -> Bool = { _ in false }
     ) throws(RoomError) -> Negotiation {
         guard text.utf8.count <= maxOfferBytes else {
             throw .init(status: 413, code: "body_too_large", message: "SDP offer larger than \(maxOfferBytes) bytes")
@@ -55,7 +79,10 @@ enum JoinNegotiator {
         }
         var audio: NegotiatedStream?
         var video: NegotiatedStream?
+        var returnAudio: ReturnOffer?
+        var returnVideo: ReturnOffer?
         var answers: [AnswerMedia] = []
+        var taken = Set(offer.media.flatMap(\.ssrcs))
         for media in offer.media {
             var answer = AnswerMedia(
                 kind: media.kind, rawKind: media.rawKind, accepted: false,
@@ -75,9 +102,14 @@ enum JoinNegotiator {
                     return codec.name != "h264" || !(media.fmtps[pt] ?? "").contains("packetization-mode=2")
                 }
             }.first
-            if media.port != 0, let pt = choice, let map = media.rtpmaps[pt] {
+            let direction = media.direction ?? "sendrecv"
+            let participantSends = direction == "sendrecv" || direction == "sendonly"
+            let participantReceives =
+                (direction == "sendrecv" || direction == "recvonly") && (media.kind == .audio || sendsRoomView)
+            if media.port != 0, let pt = choice, let map = media.rtpmaps[pt], participantSends || participantReceives {
                 let repairSSRCs = Set(media.retransmissionSSRCs.values)
-                guard let ssrc = media.ssrcs.first(where: { !repairSSRCs.contains($0) }) else {
+                let firstSSRC = media.ssrcs.first(where: { !repairSSRCs.contains($0) })
+                if participantSends && firstSSRC == nil {
                     throw .badRequest(
                         "ssrc_missing", "m=\(media.rawKind) needs an a=ssrc line: Cohost demultiplexes by SSRC")
                 }
@@ -101,33 +133,65 @@ enum JoinNegotiator {
                     answer.crypto = CryptoAttribute(
                         tag: crypto.tag, suite: crypto.suite, keyParams: SDES.inlineKey(key))
                 }
-                var stream = NegotiatedStream(
-                    kind: media.kind == .audio ? .audio : .video, ssrc: ssrc, payloadType: pt,
-                    clockRate: map.clockRate, codec: map.encodingName, srtp: srtp,
-                    serverKey: serverKey)
+                let kind: NegotiatedStream.Kind = media.kind == .audio ? .audio : .video
                 answer.accepted = true
                 answer.payloadType = pt
                 answer.rtpmap = map
                 answer.fmtp = media.fmtps[pt]
+                answer.direction =
+                    participantSends ? (participantReceives ? "sendrecv" : "recvonly") : "sendonly"
+                if participantSends, let ssrc = firstSSRC {
+                    var stream = NegotiatedStream(
+                        kind: kind, ssrc: ssrc, payloadType: pt,
+                        clockRate: map.clockRate, codec: map.encodingName, srtp: srtp,
+                        serverKey: serverKey)
+                    if media.kind == .video {
+                        let offered = media.rtcpFeedback[pt] ?? []
+                        if offered.contains("ccm fir") && !offered.contains("nack pli") {
+                            stream.keyframeRequest = .fir
+                        }
+                        if let repair = media.retransmissionSSRCs[ssrc],
+                            let rtxPT = retransmissionPayloadType(in: media, for: pt, clockRate: map.clockRate)
+                        {
+                            stream.retransmission = (repair, rtxPT)
+                            answer.retransmission = (rtxPT, map.clockRate)
+                        }
+                    }
+                    if media.kind == .audio { audio = stream } else { video = stream }
+                }
                 if media.kind == .video {
                     let offered = media.rtcpFeedback[pt] ?? []
-                    // Cohost sends NACK, PLI and FIR; an offer silent about rtcp-fb (plain RTP/AVP senders such as
-                    // ffmpeg) is told all three, which such senders ignore harmlessly.
+                    // Cohost sends NACK, PLI and FIR and answers them; an offer silent about rtcp-fb (plain RTP/AVP
+                    // senders such as ffmpeg) is told all three, which such senders ignore harmlessly.
                     answer.rtcpFeedback =
                         offered.isEmpty ? supportedFeedback : supportedFeedback.filter(offered.contains)
-                    if offered.contains("ccm fir") && !offered.contains("nack pli") { stream.keyframeRequest = .fir }
-                    if let repair = media.retransmissionSSRCs[ssrc],
-                        let rtxPT = retransmissionPayloadType(in: media, for: pt, clockRate: map.clockRate)
-                    {
-                        stream.retransmission = (repair, rtxPT)
-                        answer.retransmission = (rtxPT, map.clockRate)
-                    }
                 }
-                if media.kind == .audio { audio = stream } else { video = stream }
+                if participantReceives {
+                    var ours = UInt32.random(in: 1...UInt32.max)
+                    while taken.contains(ours) || ssrcInUse(ours) { ours = UInt32.random(in: 1...UInt32.max) }
+                    taken.insert(ours)
+                    let stereo = (media.fmtps[pt] ?? "").split(separator: ";").contains {
+                        $0.filter { $0 != " " } == "stereo=1"
+                    }
+                    let back = ReturnOffer(
+                        kind: kind, payloadType: pt, codec: map.encodingName,
+                        channels: kind == .audio && stereo ? 2 : 1, ssrc: ours,
+                        srtp: srtp.flatMap { offered in serverKey.map { (offered.0, $0) } },
+                        receiverSSRC: participantSends ? nil : firstSSRC,
+                        receiverSRTP: participantSends ? nil : srtp)
+                    answer.sendSSRC = (ours, "cohost-\(sessionID)")
+                    if kind == .audio { returnAudio = back } else { returnVideo = back }
+                }
+            } else if media.port != 0, choice != nil, direction == "inactive" {
+                // Nothing either way: accepted, so the participant may turn it on in a later offer.
+                answer.accepted = true
+                answer.payloadType = choice
+                answer.rtpmap = choice.flatMap { media.rtpmaps[$0] }
+                answer.direction = "inactive"
             }
             answers.append(answer)
         }
-        guard audio != nil || video != nil else {
+        guard audio != nil || video != nil || returnAudio != nil || returnVideo != nil else {
             throw .init(
                 status: 415, code: "unsupported_media",
                 message: audioOnly
@@ -141,7 +205,16 @@ enum JoinNegotiator {
             throw .badRequest("invalid_sdp", "the retransmission SSRC \(rtx.ssrc) is also a media SSRC")
         }
         let answer = makeAnswer(offer: offer, address: address, port: port, media: answers, sessionId: sessionID)
-        return Negotiation(audio: audio, video: video, answer: answer)
+        if let receiver = (returnAudio?.receiverSSRC ?? nil), receiver == returnVideo?.receiverSSRC ?? nil {
+            throw .badRequest("invalid_sdp", "two receive-only lines use the same SSRC \(receiver)")
+        }
+        let own = [audio?.ssrc, video?.ssrc, video?.retransmission?.ssrc]
+        for receiver in [returnAudio?.receiverSSRC, returnVideo?.receiverSSRC].compactMap({ $0 })
+        where own.contains(receiver) {
+            throw .badRequest("invalid_sdp", "the receive-only SSRC \(receiver) is also a media SSRC")
+        }
+        return Negotiation(
+            audio: audio, video: video, returnAudio: returnAudio, returnVideo: returnVideo, answer: answer)
     }
 
     static let supportedFeedback = ["nack", "nack pli", "ccm fir"]

@@ -16,6 +16,8 @@ public final class Participant: @unchecked Sendable {
     public let isAdmin: Bool
     let audio: AudioReceiver?
     let video: VideoReceiver?
+    /// What Cohost sends back: the room's mix-minus (nil when the offer's audio is `sendonly`).
+    let returnAudio: ReturnAudio?
     private let mix = Mutex<(muted: Bool, gain: Float)>((false, 1))
     /// When the last packet came (monotonic ms): the room's once-a-second sweep reads it.
     private let lastPacketMs: Atomic<Int64>
@@ -29,7 +31,7 @@ public final class Participant: @unchecked Sendable {
     init(
         userId: String, sessionID: Int, isAdmin: Bool = false, audio: NegotiatedStream?, video: NegotiatedStream?,
         decodeChannels: Int = 2, videoLimits: VideoLimits = VideoLimits(), decodePool: DecodePool? = nil,
-        nowMs: Int64, logger: Logger
+        returnAudio: ReturnOffer? = nil, nowMs: Int64, logger: Logger
     ) throws {
         self.userId = userId
         self.isAdmin = isAdmin
@@ -42,12 +44,15 @@ public final class Participant: @unchecked Sendable {
         self.video = try video.map {
             try VideoReceiver($0, userId: userId, limits: videoLimits, pool: decodePool, logger: logger)
         }
+        self.returnAudio = try returnAudio.map { try ReturnAudio($0, cname: "cohost-\(sessionID)") }
     }
 
     var audioSSRC: UInt32? { audio?.ssrc }
     var videoSSRC: UInt32? { video?.ssrc }
     var retransmission: (ssrc: UInt32, payloadType: UInt8)? { video?.retransmission }
     var hasVideo: Bool { video != nil }
+    /// SSRCs of lines the participant only receives on: its RTCP about what Cohost sends comes from them.
+    var receiverSSRCs: [UInt32] { [returnAudio?.receiverSSRC].compactMap { $0 } }
 
     public var muted: Bool { mix.withLock { $0.muted } }
     public var gain: Float { mix.withLock { $0.gain } }
@@ -57,6 +62,23 @@ public final class Participant: @unchecked Sendable {
             if let muted { $0.muted = muted }
             if let gain { $0.gain = gain }
         }
+    }
+
+    /// Keeps the participant from timing out (RTCP of a participant that only listens).
+    func touch(nowMs: Int64) { lastPacketMs.store(nowMs, ordering: .relaxed) }
+
+    /// Report blocks of the participant's RTCP: those about a stream Cohost sends it go to that stream's feedback.
+    func noteReceptionReports(_ blocks: [ReceptionReport], nowMs: Int64, ntpNow: UInt64) {
+        guard let back = returnAudio else { return }
+        for block in blocks where block.ssrc == back.rtp.ssrc {
+            back.feedback.note(block, nowMs: nowMs, ntpNow: ntpNow)
+        }
+    }
+
+    /// What this participant's receiver was sent and reports, per return stream.
+    func returnReports() -> [ReturnReport] {
+        guard let back = returnAudio else { return [] }
+        return [ReturnReport(kind: "audio", codec: "opus", stream: back.rtp, feedback: back.feedback)]
     }
 
     /// Handles one parsed RTP packet of this participant (the UDP thread).

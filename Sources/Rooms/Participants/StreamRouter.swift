@@ -42,15 +42,21 @@ final class StreamRouter: @unchecked Sendable {
         let srtp: SRTPSession?
         /// Protects the RTCP Cohost sends back (the answer's key); nil for plain RTP.
         let outbound: SRTPSession?
+        /// The SSRC of a line the participant only receives on: it sends RTCP from it, never media.
+        let receiveOnly: Bool
         var latched: PeerAddress?
         /// Where this source's RTCP came from, when not multiplexed: feedback goes back there.
         var rtcpPeer: PeerAddress?
-        init(ssrc: UInt32, room: String, participant: Participant, srtp: SRTPSession?, outbound: SRTPSession?) {
+        init(
+            ssrc: UInt32, room: String, participant: Participant, srtp: SRTPSession?, outbound: SRTPSession?,
+            receiveOnly: Bool
+        ) {
             self.ssrc = ssrc
             self.room = room
             self.participant = participant
             self.srtp = srtp
             self.outbound = outbound
+            self.receiveOnly = receiveOnly
         }
     }
 
@@ -77,6 +83,7 @@ final class StreamRouter: @unchecked Sendable {
         var ssrc: UInt32
         var inbound: SRTPSession?
         var outbound: SRTPSession?
+        var receiveOnly = false
     }
 
     func register(_ entries: [Entry], room: String, participant: Participant) -> UInt32? {
@@ -85,7 +92,8 @@ final class StreamRouter: @unchecked Sendable {
         if let taken = entries.first(where: { bindings[$0.ssrc] != nil }) { return taken.ssrc }
         for e in entries {
             bindings[e.ssrc] = Binding(
-                ssrc: e.ssrc, room: room, participant: participant, srtp: e.inbound, outbound: e.outbound)
+                ssrc: e.ssrc, room: room, participant: participant, srtp: e.inbound, outbound: e.outbound,
+                receiveOnly: e.receiveOnly)
         }
         return nil
     }
@@ -109,10 +117,29 @@ final class StreamRouter: @unchecked Sendable {
     func unregister(_ participant: Participant) {
         lock.lock()
         defer { lock.unlock() }
-        for ssrc in [participant.audioSSRC, participant.videoSSRC, participant.retransmission?.ssrc].compactMap({ $0 })
-        where bindings[ssrc]?.participant === participant {
+        let own = [participant.audioSSRC, participant.videoSSRC, participant.retransmission?.ssrc].compactMap { $0 }
+        for ssrc in own + participant.receiverSSRCs where bindings[ssrc]?.participant === participant {
             bindings[ssrc] = nil
         }
+    }
+
+    /// Where a participant's return stream of `kind` goes (symmetric RTP, RFC 4961): the address the RTP of the
+    /// participant's stream of that kind latched, else where the RTCP of the line it only receives on came from,
+    /// else the address of its other stream. nil before anything of the participant arrived.
+    func returnDestination(of participant: Participant, kind: NegotiatedStream.Kind) -> PeerAddress? {
+        let audio = participant.audioSSRC
+        let video = participant.videoSSRC
+        let receiver = participant.returnAudio?.receiverSSRC
+        lock.lock()
+        defer { lock.unlock() }
+        let first = kind == .audio ? audio : video
+        let second = kind == .audio ? video : audio
+        // Looked up one by one, not through an array: this runs for every packet sent back.
+        func address(_ ssrc: UInt32?) -> PeerAddress? {
+            guard let ssrc, let binding = bindings[ssrc], binding.participant === participant else { return nil }
+            return binding.latched ?? binding.rtcpPeer
+        }
+        return address(first) ?? address(receiver) ?? address(second)
     }
 
     enum Routed {
@@ -160,6 +187,9 @@ final class StreamRouter: @unchecked Sendable {
                     return .dropped
                 }
                 clear = scratch.clear
+            } else if binding.receiveOnly && binding.latched == nil {
+                // A line the participant only receives on has no RTP to latch: its first RTCP does.
+                binding.latched = peer
             } else if !(binding.latched?.hasSameHost(as: peer) ?? false) {
                 counters.wrongSource += 1
                 return .dropped

@@ -20,6 +20,11 @@ final class AudioPipeline {
     private var mixBlock = [Float](repeating: 0, count: AudioFormat.blockFrames * 2)
     private var inputBlocks: [[Float]] = []
     private var mixInputs: [MixInput] = []
+    /// Per participant of the tick: whether their block went into the sum, and at what gain.
+    private var voices: [(ok: Bool, gain: Float)] = []
+    /// Every voice summed, before the limiter: what mix-minus takes each talker out of.
+    private var sum = [Float](repeating: 0, count: MixMinus.blockSamples)
+    private let mixMinus: MixMinusSender
     private var voice = VoiceActivity()
     /// The last reported levels, read by GET room from any thread.
     let published = PublishedVoiceReport()
@@ -30,7 +35,11 @@ final class AudioPipeline {
     private(set) var blocksCaughtUp = 0
     private(set) var gaps = 0
 
-    init(room: String, programme: ProgramFeed, events: EventHub, logger: Logger) {
+    init(
+        room: String, programme: ProgramFeed, events: EventHub, logger: Logger,
+        returnTransport: @escaping MixMinusSender.Transport
+    ) {
+        mixMinus = MixMinusSender(transport: returnTransport, logger: logger)
         self.room = room
         self.programme = programme
         self.events = events
@@ -103,12 +112,16 @@ final class AudioPipeline {
     /// Whether the user's last 100 ms window was loud enough to light a placeholder's speaking indicator.
     func isSpeaking(_ userId: String) -> Bool { voice.isSpeaking(userId) }
 
-    /// One 20 ms block of every voice, mixed and encoded as the block of `tick`.
+    /// One 20 ms block of every voice, mixed and encoded as the block of `tick`, and each listener's mix-minus.
     private func mixBlock(tick: Int64, nowMs now: Int64, catchingUp: Bool) {
         mixInputs.removeAll(keepingCapacity: true)
+        voices.removeAll(keepingCapacity: true)
+        var listening = false
         for i in present.indices {
             let p = present[i]
             let (ok, gain) = p.pullAudio(into: &inputBlocks[i], nowMs: now, catchingUp: catchingUp)
+            voices.append((ok, gain))
+            if p.returnAudio != nil { listening = true }
             if ok {
                 mixInputs.append(MixInput(samples: inputBlocks[i], gain: gain))
                 voice.add(userId: p.userId, block: inputBlocks[i], gain: gain, nowMs: now)
@@ -116,8 +129,25 @@ final class AudioPipeline {
                 voice.addSilence(userId: p.userId, nowMs: now)
             }
         }
-        // The mix goes only to the outputs (the meters take each voice alone): with none, nothing is mixed.
-        if programme.hasOutputs { mixer.mix(mixInputs, into: &mixBlock) }
+        // The mix goes to the outputs and the listeners (the meters take each voice alone): with neither, nothing
+        // is mixed.
+        let limiterBefore = mixer.limiter
+        if programme.hasOutputs || listening {
+            MixMinus.sum(mixInputs, into: &sum)
+            mixBlock.withUnsafeMutableBufferPointer { dst in
+                sum.withUnsafeBufferPointer { src in _ = dst.update(fromContentsOf: src) }
+            }
+            mixer.limit(&mixBlock)
+        }
         programme.encodeAudio(mixBlock, tick: tick)
+        if listening {
+            mixMinus.send(
+                tick: tick, present: present, blocks: inputBlocks, voices: voices, sum: sum, programme: mixBlock,
+                limiterBefore: limiterBefore, reportDue: tick % 50 == 0, nowMs: now)
+        }
     }
+
+    /// Encodes made for the return audio: shared (one per room and channel count) and per talker.
+    var returnEncodes: (shared: Int, own: Int) { (mixMinus.sharedEncodes, mixMinus.ownEncodes) }
+    func sharedLossPercent(channels: Int) -> Int { mixMinus.sharedLossPercent(channels: channels) }
 }

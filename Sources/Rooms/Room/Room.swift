@@ -30,7 +30,8 @@ public final class Room: @unchecked Sendable {
 
     init(
         config: RoomConfig, serverSSRC: UInt32, logger: Logger, outputRules: OutputRules = OutputRules(),
-        sendFeedback: @escaping FeedbackScheduler.Sender
+        sendFeedback: @escaping FeedbackScheduler.Sender,
+        sendReturn: @escaping MixMinusSender.Transport = { _, _, _ in }
     ) throws {
         name = config.name
         self.config = config
@@ -51,7 +52,8 @@ public final class Room: @unchecked Sendable {
                     output: id, url: redactedURL(url), state: change.state.rawValue,
                     attempt: change.attempt, error: change.message))
         }
-        audio = AudioPipeline(room: config.name, programme: programme, events: events, logger: logger)
+        audio = AudioPipeline(
+            room: config.name, programme: programme, events: events, logger: logger, returnTransport: sendReturn)
         canvas =
             config.audioOnly
             ? nil
@@ -82,6 +84,11 @@ public final class Room: @unchecked Sendable {
     /// Every participant's per-stream statistics, in join order (for metrics).
     public func streamReports() -> [(userId: String, streams: [StreamReport])] {
         participants.map { ($0.userId, $0.reports()) }
+    }
+
+    /// Every participant's return streams (what Cohost sends it), in join order (for metrics).
+    public func returnReports() -> [(userId: String, streams: [ReturnReport])] {
+        participants.map { ($0.userId, $0.returnReports()) }
     }
 
     /// Adds a participant, returning the one it replaces (same user id), if any. Wakes a parked room.
@@ -191,6 +198,10 @@ public final class Room: @unchecked Sendable {
     /// Audio blocks of skipped ticks mixed late, and skips too long to make up (on `queue`).
     var audioBlocksCaughtUp: Int { audio.blocksCaughtUp }
     var audioGaps: Int { audio.gaps }
+    /// Return audio encodes so far: the room's shared ones and the talkers' own (on `queue`).
+    var returnEncodes: (shared: Int, own: Int) { queue.sync { audio.returnEncodes } }
+    /// The loss protection of the room's shared return encoder for `channels` (on `queue`).
+    func sharedLossPercent(channels: Int) -> Int { audio.sharedLossPercent(channels: channels) }
 
     // MARK: closing
 

@@ -1,0 +1,113 @@
+import Foundation
+import RTP
+import SRTP
+import Synchronization
+
+/// One stream Cohost sends to one participant: its SSRC and payload type, the sequence numbers, the counts its
+/// sender reports carry, and the SRTP context protecting it. Confined to the room's queue, except the counters
+/// (`sent`), which metrics read from anywhere. The packet buffers are reused: sending allocates nothing.
+final class OutboundRTP {
+    let ssrc: UInt32
+    let payloadType: UInt8
+    let clockRate: Int
+    private let srtp: SRTPSession?
+    private let cname: [UInt8]
+    /// The next sequence number; starts at a random value (RFC 3550 §5.1).
+    private(set) var nextSequence = UInt16.random(in: 0...UInt16.max)
+    /// Added to every media timestamp, so the stream's clock starts at a random value too.
+    let timestampBase = UInt32.random(in: 0...UInt32.max)
+    private var plain: [UInt8] = []
+    private var protected: [UInt8] = []
+    private var report: [UInt8] = []
+    /// The RTP timestamp of the last packet sent: sender reports map it to wall-clock time.
+    private(set) var lastTimestamp: UInt32?
+    /// Packets and payload octets sent (what an SR reports), and the protect failures.
+    private let counters = Mutex<(packets: Int, bytes: Int, octets: Int, failures: Int)>((0, 0, 0, 0))
+
+    init(_ offer: ReturnOffer, clockRate: Int, cname: String) throws(SRTPError) {
+        ssrc = offer.ssrc
+        payloadType = offer.payloadType
+        self.clockRate = clockRate
+        self.cname = Array(cname.utf8.prefix(255))
+        if let keys = offer.srtp {
+            srtp = try SRTPSession(profile: keys.profile, masterKeyAndSalt: keys.key, direction: .outbound)
+        } else {
+            srtp = nil
+        }
+        plain.reserveCapacity(1500)
+        protected.reserveCapacity(1500)
+    }
+
+    var sent: (packets: Int, bytes: Int) { counters.withLock { ($0.packets, $0.bytes) } }
+
+    /// Writes the next packet (media `timestamp` before the base is added) and passes its wire form to `send`.
+    /// Returns the sequence number it took.
+    @discardableResult
+    func send(
+        payload: ArraySlice<UInt8>, timestamp: UInt32, marker: Bool, _ send: ([UInt8]) -> Void
+    ) -> UInt16 {
+        let sequence = nextSequence
+        nextSequence &+= 1
+        let stamp = timestampBase &+ timestamp
+        RTPPacket.write(
+            payloadType: payloadType, marker: marker, sequenceNumber: sequence, timestamp: stamp, ssrc: ssrc,
+            payload: payload, into: &plain)
+        lastTimestamp = stamp
+        transmit(plain, payloadBytes: payload.count, send)
+        return sequence
+    }
+
+    /// Sends an already written RTP packet of this stream again (a retransmission: not counted in the SR's
+    /// octets, as RFC 3550 counts each payload once).
+    func resend(_ packet: [UInt8], _ send: ([UInt8]) -> Void) { transmit(packet, payloadBytes: 0, send) }
+
+    /// The last packet written by `send`, as written (before SRTP): what a send history keeps.
+    var lastPacket: [UInt8] { plain }
+
+    private func transmit(_ packet: [UInt8], payloadBytes: Int, _ send: ([UInt8]) -> Void) {
+        if let srtp {
+            do { try srtp.protectRTP(packet, into: &protected) } catch {
+                counters.withLock { $0.failures += 1 }
+                return
+            }
+            send(protected)
+            counters.withLock {
+                $0.packets += 1
+                $0.bytes += protected.count
+                $0.octets += payloadBytes
+            }
+        } else {
+            send(packet)
+            counters.withLock {
+                $0.packets += 1
+                $0.bytes += packet.count
+                $0.octets += payloadBytes
+            }
+        }
+    }
+
+    /// A sender report (with the CNAME, as a compound must carry it) mapping `ntp` to the RTP time
+    /// `rtpTimestamp` (before the base is added), passed to `send`; nothing before the first packet.
+    func sendReport(ntp: UInt64, rtpTimestamp: UInt32, _ send: ([UInt8]) -> Void) {
+        guard lastTimestamp != nil else { return }
+        let (packets, octets) = counters.withLock { ($0.packets, $0.octets) }
+        report.removeAll(keepingCapacity: true)
+        SenderReport(
+            ssrc: ssrc, ntpTimestamp: ntp, rtpTimestamp: timestampBase &+ rtpTimestamp,
+            packetCount: UInt32(truncatingIfNeeded: packets), octetCount: UInt32(truncatingIfNeeded: octets)
+        ).append(to: &report)
+        SourceDescription(chunks: [
+            .init(source: ssrc, items: [.init(type: SourceDescription.Item.cnameType, value: cname)])
+        ])
+        .append(to: &report)
+        if let srtp {
+            do { try srtp.protectRTCP(report, into: &protected) } catch {
+                counters.withLock { $0.failures += 1 }
+                return
+            }
+            send(protected)
+        } else {
+            send(report)
+        }
+    }
+}
