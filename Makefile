@@ -62,6 +62,7 @@ fuzz: test-packages
 # (its AudioBridge is measured on the voice senders) besides what the tests need.
 bench: build
 	@scripts/ensure-packages.sh --bench
+	$(SWIFT) build -c release --product ReturnProbe
 	python3 bench/bench.py
 
 # RSS of one steady 720p room over SOAK_MINUTES (default 10); not part of `make test`. Writes bench/soak.json.

@@ -136,10 +136,13 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "TestSupport", "Rooms",
+                "TestSupport", "Rooms", "Media",
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        // The return path's latency probe `make bench` runs against a live server (bench/ReturnProbe).
+        .executableTarget(
+            name: "ReturnProbe", dependencies: ["TestSupport", "Rooms", "Media"], path: "bench/ReturnProbe"),
         // Helpers shared by the tests: polling, test signals, and real processes (nginx-rtmp, ffmpeg, cohost).
         .target(name: "TestSupport", dependencies: ["Media", "RTP", "SRTP", "Codecs"], path: "Tests/TestSupport"),
     ]

@@ -267,8 +267,9 @@ class Cohost:
         if status != 201:
             raise RuntimeError(f"create room: {status} {text}")
 
-    def join(self, room, user, audio_ssrc, video_ssrc=None):
-        sdp = offer(audio_ssrc, video_ssrc)
+    def join(self, room, user, audio_ssrc, video_ssrc=None, direction="sendonly"):
+        """`direction` "sendrecv": the participant also receives the return path (mix-minus, room view)."""
+        sdp = offer(audio_ssrc, video_ssrc, direction)
         token = make_token(self.key, self.secret, room, user)
         status, text = http("POST", f"{self.base}/v1/rooms/{room}/participants", token, sdp, "application/sdp")
         if status != 201:
@@ -283,11 +284,11 @@ class Cohost:
         return http("GET", self.base + "/metrics")[1]
 
 
-def offer(audio_ssrc, video_ssrc=None):
+def offer(audio_ssrc, video_ssrc=None, direction="sendonly"):
     lines = ["v=0", "o=- 1 1 IN IP4 127.0.0.1", "s=-", "c=IN IP4 127.0.0.1", "t=0 0",
-             "m=audio 9 RTP/AVP 111", "a=rtpmap:111 opus/48000/2", f"a=ssrc:{audio_ssrc}", "a=sendonly"]
+             "m=audio 9 RTP/AVP 111", "a=rtpmap:111 opus/48000/2", f"a=ssrc:{audio_ssrc}", f"a={direction}"]
     if video_ssrc is not None:
-        lines += ["m=video 9 RTP/AVP 96", "a=rtpmap:96 VP8/90000", f"a=ssrc:{video_ssrc}", "a=sendonly"]
+        lines += ["m=video 9 RTP/AVP 96", "a=rtpmap:96 VP8/90000", f"a=ssrc:{video_ssrc}", f"a={direction}"]
     return "\r\n".join(lines) + "\r\n"
 
 

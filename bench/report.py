@@ -33,7 +33,12 @@ def targets(r):
     out["added_latency_p95_ms"] = _check(_get(r, "latency", "added_p95_ms"), 80)
     out["join_to_first_frame_ms"] = _check(_get(r, "latency", "join_to_first_frame_ms"), 1500)
     out["voice_rooms_held"] = _check(_get(r, "voice", "max_rooms_held"), 50, higher_is_better=True)
-    out["cpu_per_speaker_pct"] = _check(_get(r, "voice", "cores_per_speaker_pct"), 0.5)
+    # Each speaker also receives its mix-minus (Opus, one shared encode for whoever is not talking).
+    out["cpu_per_speaker_with_mix_minus_pct"] = _check(_get(r, "voice", "cores_per_speaker_pct"), 0.8)
+    out["return_audio_delay_p50_ms"] = _check(_get(r, "return", "latency", "audio_delay_p50_ms"), 50)
+    out["return_audio_delay_p95_ms"] = _check(_get(r, "return", "latency", "audio_delay_p95_ms"), 80)
+    out["room_view_age_p50_ms"] = _check(_get(r, "return", "latency", "view_age_p50_ms"), 50)
+    out["room_view_age_p95_ms"] = _check(_get(r, "return", "latency", "view_age_p95_ms"), 80)
     # "An idle room costs no measurable CPU": read as under 0.01 % of a core per room (100 rooms, 0.01 cores).
     out["idle_room_cpu_pct"] = _check(_get(r, "voice", "idle", "cores_per_room_pct"), 0.01)
     return out
@@ -103,12 +108,13 @@ def table(r):
                      f"{_f(lat.get('clock_skipped_ticks'))} ticks")
     vo = r.get("voice")
     if vo:
-        lines += ["", "3. voice rooms (6 Opus speakers each, 3 with DTX; AAC 64k mono out)",
-                  "   R | speakers | cohost cores | % core/speaker | min room AAC fps | behind | RSS/room MiB | held | box busy (stolen)",
-                  "   --|----------|--------------|----------------|------------------|--------|--------------|------|------------------"]
+        lines += ["", "3. voice rooms (6 Opus speakers each, 3 with DTX, each receiving its mix-minus; AAC 64k mono out)",
+                  "   R | speakers | cohost cores | % core/speaker | min room AAC fps | behind | mix-minus pkt/s | RSS/room MiB | held | box busy (stolen)",
+                  "   --|----------|--------------|----------------|------------------|--------|-----------------|--------------|------|------------------"]
         for s in vo["steps"]:
             lines.append(f"   {s['rooms']} | {s['speakers']} | {_f(s['cores'], 3)} | {_f(s['cores_per_speaker_pct'], 3)} | "
                          f"{_f(s['min_room_audio_fps'])} | {s['rooms_behind']}/{s['rooms_reporting']} | "
+                         f"{_f(s.get('mix_minus_packets_per_s'), 0)} | "
                          f"{_f(s['rss_per_room_mib'])} | {s['held']} | {_load(s)}")
             first = s.get("first_window")
             if first:
@@ -141,6 +147,20 @@ def table(r):
                          f"{_f(a['allocs_per_s_with_participants'], 1)}/s with {a['participants']} participants -> "
                          f"{_f(a['allocs_per_s_per_participant'], 1)}/s per participant, "
                          f"{_f(a['allocs_per_datagram'])} per datagram ({_f(a['datagrams_per_s'], 1)} datagrams/s)")
+    rp = r.get("return")
+    if rp:
+        c, lat = rp.get("view_cost") or {}, rp.get("latency") or {}
+        lines += ["", "6. return path"]
+        if c:
+            lines.append(f"   N={c['participants']} video room: {_f(_get(c, 'nothing_back', 'cores'), 3)} cores with nothing "
+                         f"sent back, {_f(_get(c, 'with_return', 'cores'), 3)} with every participant receiving the mix-minus "
+                         f"and the 640x360 room view: +{_f(c['added_cores'], 3)} cores ({_f(c['added_pct_of_room'], 1)} %); "
+                         f"windows off/on: " + ", ".join(f"{_f(s['off'], 3)}/{_f(s['on'], 3)}" for s in c.get("samples", [])))
+        if lat:
+            lines.append(f"   beep onset, sender's packet -> listener's mix-minus: p50/p95 {_f(lat.get('audio_delay_p50_ms'))}/"
+                         f"{_f(lat.get('audio_delay_p95_ms'))} ms over {lat.get('beeps')} beeps; room view picture age on "
+                         f"arrival: p50/p95 {_f(lat.get('view_age_p50_ms'))}/{_f(lat.get('view_age_p95_ms'))} ms over "
+                         f"{lat.get('view_frames')} frames ({lat.get('view_unreadable')} unreadable)")
     lines += ["", "targets:"]
     for name, t in r["targets"].items():
         verdict = {True: "met", False: "MISSED", None: "not measured"}[t["met"]]

@@ -4,6 +4,7 @@ keyint 60, 1 thread; AAC 128k; FLV to nginx-rtmp), and the codec floor (x264 alo
 import json
 import os
 import re
+import socket
 import time
 
 from lib import (Cohost, Nginx, Procs, cpu_window, free_port, grid_regions, log, machine_load_window,
@@ -15,9 +16,12 @@ X264_ARGS = ["-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency", "
 BG = "0x202040"
 
 
-def _replayer(procs, workdir, ctx, streams, name="replay"):
+def _replayer(procs, workdir, ctx, streams, name="replay", bind=None):
     cfg = os.path.join(workdir, f"{name}.json")
-    json.dump({"ivf": ctx["ivf"], "opus": ctx["opus"], "streams": streams}, open(cfg, "w"))
+    spec = {"ivf": ctx["ivf"], "opus": ctx["opus"], "streams": streams}
+    if bind:
+        spec["bind"] = bind
+    json.dump(spec, open(cfg, "w"))
     return procs.start(name, ["python3", os.path.join(ctx["bench_dir"], "rtp_replay.py"), cfg])
 
 
@@ -29,9 +33,10 @@ def measure(procs, pids, ctx, poll=None):
     return machine_load_window(lambda: cpu_window(pids, ctx["window"], poll))
 
 
-def cohost_room(ctx, n, extra_env=None, name="cohost", keep=None):
+def cohost_room(ctx, n, extra_env=None, name="cohost", keep=None, receive=False):
     """Cohost with one 720p room of n replayed participants. Returns figures; `keep(cohost, procs)` may
-    measure more while it runs (used by the allocation and soak steps)."""
+    measure more while it runs (used by the allocation and soak steps). `receive`: the participants join sendrecv
+    and get the return path (mix-minus and the room view) back on the replayer's port."""
     workdir = os.path.join(ctx["workdir"], f"{name}-n{n}")
     os.makedirs(workdir, exist_ok=True)
     procs = Procs(workdir)
@@ -54,12 +59,13 @@ def cohost_room(ctx, n, extra_env=None, name="cohost", keep=None):
             keep["before_join"](cohost, procs)
         streams = []
         for i in range(n):
-            cohost.join(room, f"p{i}", 1000 + i, 2000 + i)
+            cohost.join(room, f"p{i}", 1000 + i, 2000 + i, direction="sendrecv" if receive else "sendonly")
             dest = ["127.0.0.1", cohost.rtp_port]
             streams.append({"kind": "video", "ssrc": 2000 + i, "pt": 96, "dest": dest, "start": 60 * (i % 5)})
             streams.append({"kind": "audio", "ssrc": 1000 + i, "pt": 111, "dest": dest, "track": "tone",
                             "start": 37 * i})
-        replay = _replayer(procs, workdir, ctx, streams)
+        replay = _replayer(procs, workdir, ctx, streams,
+                           bind=["127.0.0.1", free_port(socket.SOCK_DGRAM)] if receive else None)
         if keep and keep.get("steady"):
             return keep["steady"](cohost, procs)
         cores, load = measure(procs, [cohost.pid, replay.pid, nginx.proc.pid], ctx)
@@ -67,11 +73,14 @@ def cohost_room(ctx, n, extra_env=None, name="cohost", keep=None):
         vfps = [v for _, v in metric_values(metrics, "cohost_output_video_fps")]
         afps = [v for _, v in metric_values(metrics, "cohost_output_audio_fps")]
         decoded = sum(v for _, v in metric_values(metrics, "cohost_stream_frames_decoded"))
+        returned = {kind: sum(v for labels, v in metric_values(metrics, "cohost_return_packets")
+                              if labels.get("kind") == kind) for kind in ("audio", "video")}
         return {"cores": round(cores[cohost.pid], 3), "sender_cores": round(cores[replay.pid], 3),
                 "nginx_cores": round(cores[nginx.proc.pid], 3), **load,
                 "output_video_fps": vfps[0] if vfps else None, "output_audio_fps": afps[0] if afps else None,
                 "frames_decoded": decoded, "rss_idle_mib": round(rss_idle, 1),
-                "rss_room_mib": round(rss_mib(cohost.pid) - rss_idle, 1)}
+                "rss_room_mib": round(rss_mib(cohost.pid) - rss_idle, 1),
+                "return_packets": returned}
     finally:
         procs.stop()
 

@@ -1,4 +1,6 @@
-"""Part 3: voice rooms. R audio-only rooms x 6 Opus speakers (3 with DTX), each room pushing AAC to nginx-rtmp.
+"""Part 3: voice rooms. R audio-only rooms x 6 Opus speakers (3 with DTX), each room pushing AAC to nginx-rtmp and
+sending every speaker its mix-minus (the speakers join sendrecv; each step's replayer sends from one port and
+drains what comes back there).
 R grows in steps (rooms are added, never restarted) until a room's output falls behind real time or Cohost passes
 1.6 cores, in two windows running (one window can be a burst of the host's steal). Speakers are replayed by one Python process per step (not counted in Cohost's CPU).
 
@@ -8,8 +10,10 @@ import json
 import os
 import time
 
+import socket
+
 import janus
-from lib import Cohost, Nginx, Procs, cpu_window, http, log, machine_load_window, metric_values, rss_mib
+from lib import Cohost, Nginx, Procs, cpu_window, free_port, http, log, machine_load_window, metric_values, rss_mib
 
 SPEAKERS = 6
 AAC_FPS = 48000 / 1024          # AAC frames per second at 48 kHz
@@ -25,11 +29,12 @@ def _add_rooms(ctx, procs, workdir, cohost, nginx, first, last):
                             "audio": {"bitrate": 64, "channels": 1}, "outputs": [{"url": nginx.url(room)}]})
         for k in range(SPEAKERS):
             ssrc = 100000 + r * 10 + k
-            cohost.join(room, f"s{k}", ssrc)
+            cohost.join(room, f"s{k}", ssrc, direction="sendrecv")
             streams.append({"kind": "audio", "ssrc": ssrc, "pt": 111, "dest": ["127.0.0.1", cohost.rtp_port],
                             "track": "voice_dtx" if k < SPEAKERS // 2 else "voice", "start": 37 * k + 11 * r})
     cfg = os.path.join(workdir, f"replay-{first}-{last}.json")
-    json.dump({"opus": ctx["opus"], "streams": streams}, open(cfg, "w"))
+    json.dump({"opus": ctx["opus"], "streams": streams, "bind": ["127.0.0.1", free_port(socket.SOCK_DGRAM)]},
+              open(cfg, "w"))
     return procs.start(f"replay-{first}-{last}", ["python3", os.path.join(ctx["bench_dir"], "rtp_replay.py"), cfg])
 
 
@@ -62,11 +67,20 @@ def _idle_rooms(ctx, cohost):
     return result
 
 
+def _return_packets(cohost):
+    """Mix-minus packets Cohost has sent so far, every participant together."""
+    return sum(v for labels, v in metric_values(cohost.metrics(), "cohost_return_packets")
+               if labels.get("kind") == "audio")
+
+
 def _measure_step(ctx, procs, cohost, replayers, have, rss0):
-    """One window over the `have` rooms running: Cohost's cores, each room's output rate, whether it held."""
+    """One window over the `have` rooms running: Cohost's cores, each room's output rate, the mix-minus packets
+    sent a second, whether it held."""
     procs.check_alive()
     pids = [cohost.pid] + [p.pid for p in replayers]
+    sent0, t0 = _return_packets(cohost), time.monotonic()
     cores, load = machine_load_window(lambda: cpu_window(pids, ctx["window"]))
+    back = (_return_packets(cohost) - sent0) / (time.monotonic() - t0)
     rooms = [f"voice{r}" for r in range(have)]
     rates = _room_rates(cohost, rooms, ctx["window"])
     known = [v for v in rates.values() if v is not None]
@@ -77,7 +91,8 @@ def _measure_step(ctx, procs, cohost, replayers, have, rss0):
             "sender_cores": round(sum(cores[p.pid] for p in replayers), 3), **load,
             "rss_per_room_mib": round((rss_mib(cohost.pid) - rss0) / have, 2),
             "min_room_audio_fps": round(min(known), 2) if known else None,
-            "rooms_behind": len(slow), "rooms_reporting": len(known)}
+            "rooms_behind": len(slow), "rooms_reporting": len(known),
+            "mix_minus_packets_per_s": round(back, 1)}
     step["held"] = bool(known) and not slow and c <= CPU_LIMIT
     return step
 

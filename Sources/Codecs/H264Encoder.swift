@@ -15,6 +15,8 @@ public final class H264Encoder: @unchecked Sendable {
     /// AVCDecoderConfigurationRecord (ISO 14496-15 §5.2.4.1) built from x264_encoder_headers' SPS and PPS:
     /// what FLV's AVC sequence header carries.
     public let decoderConfigurationRecord: [UInt8]
+    /// The sequence and picture parameter sets (NAL units, header byte included): RTP sends them before each IDR.
+    public let parameterSets: (sps: [UInt8], pps: [UInt8])
 
     private let handle: OpaquePointer
     /// Input and output pictures, allocated once and reused for every frame.
@@ -76,6 +78,7 @@ public final class H264Encoder: @unchecked Sendable {
         }
         self.handle = handle
         self.decoderConfigurationRecord = record
+        parameterSets = (sps, pps)
         pictureIn = .allocate(capacity: 1)
         pictureOut = .allocate(capacity: 1)
         x264_picture_init(pictureIn)

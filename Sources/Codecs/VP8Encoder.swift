@@ -1,7 +1,8 @@
 import CVPX
 import Media
 
-/// A realtime VP8 encoder (libvpx, one thread, CBR) — used by tests and the demo sender to make real streams.
+/// A realtime VP8 encoder (libvpx, one thread, CBR): the room view sent back to participants, and real streams for
+/// tests and the demo sender.
 ///
 /// `@unchecked Sendable`: the codec context is not thread-safe; an instance is confined to one thread or
 /// serial queue at a time.
@@ -12,6 +13,8 @@ public final class VP8Encoder: @unchecked Sendable {
     private let context: UnsafeMutablePointer<vpx_codec_ctx_t>
     /// Reused image descriptor; its plane pointers are set to the caller's arrays for the duration of each call.
     private let image: UnsafeMutablePointer<vpx_image_t>
+    /// The configuration, kept to change the bitrate of the running encoder.
+    private let configuration: UnsafeMutablePointer<vpx_codec_enc_cfg_t>
 
     public init(width: Int, height: Int, fps: Int, bitrateKbps: Int) throws(CodecError) {
         guard (2...8192).contains(width), (2...8192).contains(height) else {
@@ -42,6 +45,8 @@ public final class VP8Encoder: @unchecked Sendable {
             context.deallocate()
             throw error
         }
+        configuration = .allocate(capacity: 1)
+        configuration.initialize(to: cfg)
         image = .allocate(capacity: 1)
         image.initialize(to: vpx_image_t())
         image.pointee.fmt = VPX_IMG_FMT_I420
@@ -61,11 +66,36 @@ public final class VP8Encoder: @unchecked Sendable {
         vpx_codec_destroy(context)
         context.deallocate()
         image.deallocate()
+        configuration.deallocate()
+    }
+
+    /// The target bitrate now, kbit/s.
+    public var bitrateKbps: Int { Int(configuration.pointee.rc_target_bitrate) }
+
+    /// Changes the target bitrate of the running encoder (`vpx_codec_enc_config_set`).
+    public func setBitrate(kbps: Int) throws(CodecError) {
+        guard (1...100_000).contains(kbps) else { throw VPXError.error("bitrate \(kbps) kbps out of range") }
+        configuration.pointee.rc_target_bitrate = UInt32(kbps)
+        let status = vpx_codec_enc_config_set(context, configuration)
+        guard status == VPX_CODEC_OK else { throw VPXError.error(context, "vpx_codec_enc_config_set") }
     }
 
     /// Encodes one frame (of the configured size); `pts` is in frames. Returns the packets libvpx emitted
     /// (normally exactly one).
     public func encode(_ frame: VideoFrame, pts: Int64, forceKeyframe: Bool) throws(CodecError) -> [EncodedVideo] {
+        var out: [EncodedVideo] = []
+        try encode(frame, pts: pts, forceKeyframe: forceKeyframe) { bytes, key, pts in
+            out.append(EncodedVideo(data: Array(bytes), isKeyframe: key, pts: pts, dts: pts))
+        }
+        return out
+    }
+
+    /// Like `encode(_:pts:forceKeyframe:)`, but hands each compressed frame to `body` straight from libvpx's
+    /// buffer (valid only during the call): the room view's per-frame path allocates nothing.
+    public func encode(
+        _ frame: VideoFrame, pts: Int64, forceKeyframe: Bool,
+        _ body: (_ data: UnsafeRawBufferPointer, _ isKeyframe: Bool, _ pts: Int64) -> Void
+    ) throws(CodecError) {
         guard frame.width == width, frame.height == height else {
             throw VPXError.error("frame is \(frame.width)x\(frame.height), encoder expects \(width)x\(height)")
         }
@@ -86,16 +116,13 @@ public final class VP8Encoder: @unchecked Sendable {
             }
         }
         guard status == VPX_CODEC_OK else { throw VPXError.error(context, "vpx_codec_encode") }
-        var out: [EncodedVideo] = []
         var iterator: vpx_codec_iter_t?
         while let packet = vpx_codec_get_cx_data(context, &iterator) {
             guard packet.pointee.kind == VPX_CODEC_CX_FRAME_PKT else { continue }
             let f = packet.pointee.data.frame
             guard let buf = f.buf, f.sz > 0 else { continue }
-            let bytes = Array(UnsafeRawBufferPointer(start: buf, count: Int(f.sz)))
             let key = f.flags & vpx_codec_frame_flags_t(VPX_FRAME_IS_KEY) != 0
-            out.append(EncodedVideo(data: bytes, isKeyframe: key, pts: f.pts, dts: f.pts))
+            body(UnsafeRawBufferPointer(start: buf, count: Int(f.sz)), key, f.pts)
         }
-        return out
     }
 }

@@ -103,6 +103,21 @@ public struct RoomInfo: Encodable, Sendable {
     var outputs: [OutputInfo]
     var statusIntervalMs: Int
     var maxVideoSize: RoomConfig.Size
+    /// The room view's settings, or "none".
+    var returnVideo: ReturnVideoInfo
+
+    enum ReturnVideoInfo: Encodable {
+        case none
+        case view(RoomConfig.ReturnVideo)
+        func encode(to encoder: any Encoder) throws {
+            switch self {
+            case .none:
+                var c = encoder.singleValueContainer()
+                try c.encode("none")
+            case .view(let v): try v.encode(to: encoder)
+            }
+        }
+    }
 
     public init(_ room: Room) {
         let c = room.config
@@ -141,5 +156,6 @@ public struct RoomInfo: Encodable, Sendable {
         outputs = room.outputs
         statusIntervalMs = c.statusIntervalMs
         maxVideoSize = c.maxVideoSize
+        returnVideo = c.returnVideo.map { .view($0) } ?? .none
     }
 }

@@ -234,7 +234,8 @@ public final class RoomManager: @unchecked Sendable {
         }
         let negotiation = try JoinNegotiator.negotiate(
             offer: offer, address: settings.publicIP, port: settings.rtpPort,
-            sessionID: UInt64(session), audioOnly: room.config.audioOnly, sendsRoomView: false,
+            sessionID: UInt64(session), audioOnly: room.config.audioOnly,
+            sendsRoomView: room.config.returnVideo != nil && !room.config.audioOnly,
             ssrcInUse: { [router] in router.isInUse($0) })
         let participant: Participant
         var entries: [StreamRouter.Entry] = []
@@ -245,8 +246,8 @@ public final class RoomManager: @unchecked Sendable {
                 videoLimits: VideoLimits(
                     maxWidth: room.config.maxVideoSize.width, maxHeight: room.config.maxVideoSize.height,
                     decodeBudgetMs: settings.decodeBudgetMs),
-                decodePool: decodePool, returnAudio: negotiation.returnAudio, nowMs: MonotonicClock.nowMs(),
-                logger: logger)
+                decodePool: decodePool, returnAudio: negotiation.returnAudio,
+                returnVideo: negotiation.returnVideo, nowMs: MonotonicClock.nowMs(), logger: logger)
             for stream in [negotiation.audio, negotiation.video].compactMap({ $0 }) {
                 let inbound = try stream.srtp.map {
                     try SRTPSession(profile: $0.profile, masterKeyAndSalt: $0.key, direction: .inbound)
@@ -264,7 +265,7 @@ public final class RoomManager: @unchecked Sendable {
             }
             // A line the participant only receives on: its RTCP (receiver reports about the return) comes from
             // the line's own SSRC.
-            for back in [negotiation.returnAudio].compactMap({ $0 }) {
+            for back in [negotiation.returnAudio, negotiation.returnVideo].compactMap({ $0 }) {
                 guard let ssrc = back.receiverSSRC else { continue }
                 let inbound = try back.receiverSRTP.map {
                     try SRTPSession(profile: $0.profile, masterKeyAndSalt: $0.key, direction: .inbound)
@@ -412,6 +413,8 @@ public final class RoomManager: @unchecked Sendable {
                     }
                 case .receiverReport(let rr) where !rr.reports.isEmpty:
                     participant.noteReceptionReports(rr.reports, nowMs: now, ntpNow: NTPTime.now())
+                case .pli, .fir, .nack, .remb:
+                    participant.noteViewFeedback(packet)
                 default: break
                 }
                 guard case .bye = packet else { continue }

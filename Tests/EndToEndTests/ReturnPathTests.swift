@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import Media
 
 extension EndToEnd {
     /// The conference: every participant hears the room without their own voice, over their own socket.
@@ -105,6 +106,84 @@ extension EndToEnd {
             #expect(heard, "\(listener.counts)")
             #expect(ConferenceClient.toneLevel(listener.receivedAudio(lastSeconds: 1.5), hz: 600) > -40)
             #expect(talker.counts.packets == 0)
+        }
+    }
+}
+
+extension EndToEnd {
+    /// The room view: the canvas sent back, encoded once per codec.
+    @Suite struct RoomViewTests {
+        /// Pixels of `frame` whose chroma is within 24 of (u, v).
+        static func pixels(_ frame: VideoFrame, u: Int, v: Int) -> Int {
+            var n = 0
+            for i in frame.u.indices where abs(Int(frame.u[i]) - u) < 24 && abs(Int(frame.v[i]) - v) < 24 { n += 1 }
+            return n
+        }
+
+        @Test func receiversOfEitherCodecDecodeTheRoomViewWithBothTilesAndAreAnsweredOnNACKAndPLI() async throws {
+            let cohost = try CohostHarness()
+            let room = "view"
+            let admin = cohost.token(room: room, user: "host", admin: true)
+            #expect(
+                try cohost.call("POST", "/v1/rooms", token: admin, body: Data(#"{"name":"view"}"#.utf8)).status == 201)
+            var senders: [ManagedProcess] = []
+            defer { senders.forEach { $0.terminate() } }
+            for (i, (user, colour)) in [("red", "red"), ("blue", "blue")].enumerated() {
+                let joined = try cohost.call(
+                    "POST", "/v1/rooms/\(room)/participants", token: cohost.token(room: room, user: user),
+                    body: Data(CohostHarness.offer(audioSSRC: UInt32(8000 + i), videoSSRC: UInt32(8100 + i)).utf8),
+                    contentType: "application/sdp")
+                #expect(joined.status == 201)
+                senders.append(
+                    try startFFmpegParticipant(
+                        rtpPort: cohost.rtpPort, colour: colour, toneHz: 300 + 200 * i,
+                        audioSSRC: UInt32(8000 + i), videoSSRC: UInt32(8100 + i)))
+            }
+            var viewers: [ConferenceClient] = []
+            defer { viewers.forEach { $0.stop() } }
+            for (i, codec) in [ConferenceClient.VideoCodec.vp8, .h264].enumerated() {
+                let client = try ConferenceClient(
+                    serverPort: cohost.rtpPort, audioSSRC: UInt32(8200 + 2 * i), toneHz: 0, secure: i == 1)
+                let joined = try cohost.call(
+                    "POST", "/v1/rooms/\(room)/participants", token: cohost.token(room: room, user: "viewer\(i)"),
+                    body: Data(client.offer(video: codec).utf8), contentType: "application/sdp")
+                #expect(joined.status == 201)
+                let answer = String(decoding: joined.body, as: UTF8.self)
+                #expect(answer.contains("a=rtpmap:\(codec == .vp8 ? 96 : 102) \(codec.rawValue)/90000"), "\(answer)")
+                #expect(answer.components(separatedBy: "a=sendonly").count == 2, "\(answer)")
+                try client.accept(answer: answer)
+                client.start()
+                viewers.append(client)
+            }
+            // Red and blue tiles in each viewer's decoded view (640×360 of the 1280×720 canvas).
+            for (viewer, name) in zip(viewers, ["VP8", "H.264"]) {
+                let seen = await eventually(seconds: 20) {
+                    let view = viewer.roomView
+                    return view.picture.width == 640 && Self.pixels(view.picture, u: 90, v: 240) > 2000
+                        && Self.pixels(view.picture, u: 240, v: 110) > 2000
+                }
+                let view = viewer.roomView
+                #expect(seen, "\(name): \(view.frames) frames, \(view.picture.width)x\(view.picture.height)")
+                #expect(view.keyframes >= 1)
+            }
+            // NACK: a packet already received goes again. PLI: another keyframe within a second.
+            let vp8 = viewers[0]
+            let number = try #require(vp8.viewHighestSequence)
+            let keyframes = vp8.roomView.keyframes
+            vp8.sendNack([number &- 3, number &- 2])
+            vp8.requestKeyframe()
+            let answered = await eventually(seconds: 5) {
+                let back = (try? cohost.returns(admin: admin, room: room, user: "viewer0"))?["video"]
+                return back?["retransmitted"] as? Int == 2 && back?["keyframeRequests"] as? Int == 1
+                    && vp8.roomView.keyframes > keyframes
+            }
+            let report = try cohost.returns(admin: admin, room: room, user: "viewer0")["video"]
+            #expect(answered, "\(String(describing: report))")
+            // The rate: 15 fps of the 30 fps canvas.
+            let before = vp8.roomView.frames
+            try await Task.sleep(for: .seconds(2))
+            let rate = Double(vp8.roomView.frames - before) / 2
+            #expect(rate > 12 && rate < 17, "room view at \(rate) fps")
         }
     }
 }

@@ -47,6 +47,35 @@ import Publishing
         }
     }
 
+    @Test func theRoomViewDefaultsToTheCanvasAspectAtSixHundredFortyAndCanBeTurnedOff() throws {
+        #expect(
+            try decode(#"{"name":"r1"}"#).resolve().returnVideo == .init(width: 640, height: 360, fps: 15, bitrate: 500)
+        )
+        let portrait = try decode(#"{"name":"r1","video":{"preset":"high1"}}"#).resolve()
+        #expect(portrait.returnVideo == .init(width: 360, height: 640, fps: 15, bitrate: 500))
+        let chosen = try decode(#"{"name":"r1","returnVideo":{"width":320,"height":180,"bitrate":300}}"#).resolve()
+        #expect(chosen.returnVideo == .init(width: 320, height: 180, fps: 15, bitrate: 300))
+        #expect(try decode(#"{"name":"r1","returnVideo":"none"}"#).resolve().returnVideo == nil)
+        #expect(try decode(#"{"name":"r1","audioOnly":true}"#).resolve().returnVideo == nil)
+        #expect(throws: (any Error).self) { try decode(#"{"name":"r1","returnVideo":"all"}"#) }
+        let refusals: [(String, String)] = [
+            (#"{"width":30}"#, "returnVideo.width must be within 64...1920, got 30"),
+            (#"{"width":321}"#, "returnVideo.width and returnVideo.height must be even (I420)"),
+            (#"{"width":1920,"height":1920}"#, "returnVideo must be at most 2073600 pixels (1920×1080)"),
+            (#"{"fps":31}"#, "returnVideo.fps (at most canvas.fps) must be within 1...30, got 31"),
+            (#"{"bitrate":50}"#, "returnVideo.bitrate (kbps) must be within 100...4000, got 50"),
+        ]
+        for (view, message) in refusals {
+            let request = try decode(#"{"name":"r1","returnVideo":\#(view)}"#)
+            do {
+                _ = try request.resolve()
+                Issue.record("accepted \(view)")
+            } catch {
+                #expect(error.status == 400 && error.message == message)
+            }
+        }
+    }
+
     @Test func outputsCarryTheirOptionsWithDefaultsForWhatIsLeftOut() throws {
         let c = try decode(
             #"{"name":"r1","outputs":[{"url":"rtmp://h/live/k","queueMs":3000,"maxRetries":5,"backoff":{"initialMaxMs":1000,"maxMs":20000}},{"url":"file:///tmp/x.flv","maxRetries":null}]}"#

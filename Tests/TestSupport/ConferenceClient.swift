@@ -1,5 +1,6 @@
 import Codecs
 import Foundation
+import Media
 import RTP
 import SRTP
 
@@ -20,20 +21,47 @@ public final class ConferenceClient: @unchecked Sendable {
     private var offerKey: [UInt8]?
     private var outbound: SRTPSession?
     private var inbound: SRTPSession?
+    /// The video line's own key (each line of the answer has one), and the SSRC Cohost announced on it.
+    private var inboundVideo: SRTPSession?
+    private var announcedVideoSSRC: UInt32?
     private var threads: [Thread] = []
     private var running = false
     private var muted = false
     /// False after offering `recvonly`: only receiver reports go out.
     private var sendsMedia = true
+    private var beepPattern: (periodMs: Int, lengthMs: Int)?
+    private var onsets: [Int64] = []
+    private var videoSource:
+        (width: Int, height: Int, fps: Int, kbps: Int, draw: @Sendable (inout VideoFrame, Int64) -> Void)?
     private var amplitude: Float
     /// Decoded return audio (mono), with silence where DTX or loss left gaps, and when each packet arrived.
     private var received: [Float] = []
     private var stream: (ssrc: UInt32, nextTimestamp: UInt32, highest: UInt32, packets: Int)?
-    private var arrivals: [(timestamp: UInt32, ms: Int64, payloadBytes: Int, marker: Bool)] = []
+    private var arrivals: [(timestamp: UInt32, ms: Int64, payloadBytes: Int, marker: Bool, pcmOffset: Int)] = []
     private var lastSR: (middle: UInt32, atMs: Int64)?
     private var senderReports = 0
     private var undecodable = 0
     private let decoder: OpusDecoder
+    /// The room view, when the offer has a video line: its codec, depacketizer, decoder and what it decoded.
+    public enum VideoCodec: String, Sendable { case vp8 = "VP8", h264 = "H264" }
+    private var videoCodec: VideoCodec?
+    private var view: ViewState?
+    private struct ViewState {
+        var vp8 = VP8Depacketizer()
+        var h264 = H264Depacketizer()
+        var vp8Decoder: VP8Decoder?
+        var h264Decoder: H264Decoder?
+        var picture = VideoFrame(width: 2, height: 2)
+        var frames = 0
+        var keyframes = 0
+        var ssrc: UInt32?
+        var lastSequence: UInt16?
+        var packets = 0
+        var highestSequence: UInt16 = 0
+        /// Each decoded frame: its RTP timestamp and when its last packet arrived (monotonic ms).
+        var decoded: [(timestamp: UInt32, ms: Int64)] = []
+        var onFrame: (@Sendable (VideoFrame, Int64) -> Void)?
+    }
 
     /// `toneHz` 0 sends silence. `secure`: offers RTP/SAVP with a key of its own.
     public init(
@@ -61,12 +89,38 @@ public final class ConferenceClient: @unchecked Sendable {
 
     public struct ClientError: Error, CustomStringConvertible {
         public let description: String
-        init(_ d: String) { description = d }
+        public init(_ d: String) { description = d }
     }
 
-    /// The join offer: one Opus line, `direction` as given.
-    public func offer(direction: String = "sendrecv") -> String {
-        lock.withLock { sendsMedia = direction != "recvonly" }
+    /// The join offer: one Opus line, `direction` as given; with `video`, a `recvonly` video line in that codec
+    /// (its RTCP comes from `audioSSRC + 1`).
+    public func offer(
+        direction: String = "sendrecv", video: VideoCodec? = nil, videoDirection: String = "recvonly"
+    )
+        -> String
+    {
+        lock.withLock {
+            sendsMedia = direction != "recvonly"
+            videoCodec = video
+            if video != nil && videoDirection != "sendonly" { view = ViewState() }
+        }
+        var lines = audioOffer(direction: direction)
+        if let video {
+            let pt = video == .vp8 ? 96 : 102
+            lines += "m=video 9 \(secure ? "RTP/SAVP" : "RTP/AVP") \(pt)\r\n"
+            lines += video == .vp8 ? "a=rtpmap:96 VP8/90000\r\n" : "a=rtpmap:102 H264/90000\r\n"
+            if video == .h264 {
+                lines += "a=fmtp:102 profile-level-id=42e01f;packetization-mode=1;level-asymmetry-allowed=1\r\n"
+            }
+            lines += "a=rtcp-fb:\(pt) nack\r\na=rtcp-fb:\(pt) nack pli\r\na=rtcp-fb:\(pt) goog-remb\r\n"
+            if let offerKey { lines += "a=crypto:1 AES_CM_128_HMAC_SHA1_80 \(SDES.inlineKey(offerKey))\r\n" }
+            let ssrc = videoDirection == "recvonly" ? audioSSRC &+ 1 : audioSSRC &+ 2
+            lines += "a=ssrc:\(ssrc)\r\na=\(videoDirection)\r\n"
+        }
+        return lines
+    }
+
+    private func audioOffer(direction: String) -> String {
         var sdp = "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
         sdp += "m=audio 9 \(secure ? "RTP/SAVP" : "RTP/AVP") 111\r\na=rtpmap:111 opus/48000/2\r\n"
         if stereo { sdp += "a=fmtp:111 stereo=1; useinbandfec=1\r\n" }
@@ -89,10 +143,34 @@ public final class ConferenceClient: @unchecked Sendable {
                 inbound = try? SRTPSession(profile: .aesCm128HmacSha1_80, masterKeyAndSalt: key, direction: .inbound)
             }
         }
+        if let video = sdp.media.first(where: { $0.kind == .video && $0.port != 0 }) {
+            announcedVideoSSRC = video.ssrcs.first
+            if offerKey != nil, let crypto = video.cryptos.first {
+                let key = try SDES.parseInlineKey(crypto.keyParams, profile: .aesCm128HmacSha1_80)
+                lock.withLock {
+                    inboundVideo = try? SRTPSession(
+                        profile: .aesCm128HmacSha1_80, masterKeyAndSalt: key, direction: .inbound)
+                }
+            }
+        }
         return audio.ssrcs.first
     }
 
     public func setMuted(_ on: Bool) { lock.withLock { muted = on } }
+
+    /// Sends the tone only `lengthMs` of every `periodMs` (beeps starting on a packet boundary); `beepOnsets` then
+    /// holds when each beep's first packet was sent (monotonic ms).
+    public func beep(periodMs: Int, lengthMs: Int) { lock.withLock { beepPattern = (periodMs, lengthMs) } }
+    public var beepOnsets: [Int64] { lock.withLock { onsets } }
+
+    /// Sends VP8 video (on SSRC `audioSSRC + 2`, payload type 96, the offer's `sendonly` or `sendrecv` video line)
+    /// once started: `draw` paints each frame, given its capture time (monotonic ms).
+    public func sendVideo(
+        width: Int, height: Int, fps: Int, bitrateKbps: Int,
+        draw: @escaping @Sendable (inout VideoFrame, Int64) -> Void
+    ) {
+        lock.withLock { videoSource = (width, height, fps, bitrateKbps, draw) }
+    }
 
     /// Starts sending the tone and receiving.
     public func start() {
@@ -100,8 +178,8 @@ public final class ConferenceClient: @unchecked Sendable {
         let sender = Thread { [weak self] in self?.sendLoop() }
         let receiver = Thread { [weak self] in self?.receiveLoop() }
         threads = [sender, receiver]
-        sender.start()
-        receiver.start()
+        if lock.withLock({ videoSource != nil }) { threads.append(Thread { [weak self] in self?.videoLoop() }) }
+        threads.forEach { $0.start() }
     }
 
     public func stop() {
@@ -109,6 +187,46 @@ public final class ConferenceClient: @unchecked Sendable {
         while threads.contains(where: { !$0.isFinished }) { usleep(5_000) }
         threads = []
     }
+
+    /// The room view's last decoded picture, frames decoded and keyframes among them, and packets received.
+    public var roomView: (picture: VideoFrame, frames: Int, keyframes: Int, packets: Int) {
+        lock.withLock {
+            (
+                view?.picture ?? VideoFrame(width: 2, height: 2), view?.frames ?? 0, view?.keyframes ?? 0,
+                view?.packets ?? 0
+            )
+        }
+    }
+
+    /// Each decoded room view frame: its RTP timestamp and when its last packet arrived (monotonic ms).
+    public var viewFrames: [(timestamp: UInt32, ms: Int64)] { lock.withLock { view?.decoded ?? [] } }
+
+    /// Called with each decoded room view frame and its arrival (monotonic ms), on the receive thread.
+    public func onViewFrame(_ body: @escaping @Sendable (VideoFrame, Int64) -> Void) {
+        lock.withLock { view?.onFrame = body }
+    }
+
+    /// Sends a PLI about the room view.
+    public func requestKeyframe() {
+        guard let media = lock.withLock({ view?.ssrc }) else { return }
+        sendRTCP(PictureLossIndication(senderSSRC: audioSSRC &+ 1, mediaSSRC: media).serialized())
+    }
+
+    /// Sends a generic NACK for room view packets `numbers`.
+    public func sendNack(_ numbers: [UInt16]) {
+        guard let media = lock.withLock({ view?.ssrc }) else { return }
+        sendRTCP(GenericNACK(senderSSRC: audioSSRC &+ 1, mediaSSRC: media, lostSequenceNumbers: numbers).serialized())
+    }
+
+    /// Sends a REMB of `bitrate` bit/s about the room view.
+    public func sendREMB(_ bitrate: UInt64) {
+        guard let media = lock.withLock({ view?.ssrc }) else { return }
+        sendRTCP(
+            ReceiverEstimatedMaximumBitrate(senderSSRC: audioSSRC &+ 1, bitrate: bitrate, ssrcs: [media]).serialized())
+    }
+
+    /// The room view's newest sequence number received.
+    public var viewHighestSequence: UInt16? { lock.withLock { view?.lastSequence } }
 
     /// The last `seconds` of decoded return audio (mono, 48 kHz).
     public func receivedAudio(lastSeconds seconds: Double) -> [Float] {
@@ -120,10 +238,14 @@ public final class ConferenceClient: @unchecked Sendable {
         lock.withLock { (stream?.packets ?? 0, senderReports, undecodable, stream?.ssrc) }
     }
 
-    /// Each return packet: its RTP timestamp, when it arrived (monotonic ms), its payload size and marker bit.
-    public var packetArrivals: [(timestamp: UInt32, ms: Int64, payloadBytes: Int, marker: Bool)] {
+    /// Each return packet: its RTP timestamp, when it arrived (monotonic ms), its payload size and marker bit, and
+    /// where its decoded samples start in the received audio (counted from the first, not the last 10 s).
+    public var packetArrivals: [(timestamp: UInt32, ms: Int64, payloadBytes: Int, marker: Bool, pcmOffset: Int)] {
         lock.withLock { arrivals }
     }
+
+    /// All decoded return audio since the start (mono, 48 kHz).
+    public var allReceivedAudio: [Float] { lock.withLock { received } }
 
     /// The tone's level in `samples` (dBFS of a sine's peak): 10·log10(4·Goertzel power).
     public static func toneLevel(_ samples: [Float], hz: Double) -> Double {
@@ -142,7 +264,15 @@ public final class ConferenceClient: @unchecked Sendable {
         var block: Int64 = 0
         var lastReport: Int64 = 0
         while lock.withLock({ running }) {
-            let (silent, level, sending) = lock.withLock { (muted || toneHz == 0, amplitude, sendsMedia) }
+            let (quiet, level, sending) = lock.withLock { (muted || toneHz == 0, amplitude, sendsMedia) }
+            var silent = quiet
+            var onset = false
+            if let pattern = lock.withLock({ beepPattern }) {
+                let at = Int(block * 20) % pattern.periodMs
+                silent = silent || at >= pattern.lengthMs
+                onset = !silent && at == 0
+                if onset { phase = 0 }
+            }
             for i in 0..<960 {
                 pcm[i] = silent ? 0 : level * Float(sin(phase))
                 phase += 2 * Double.pi * toneHz / 48_000
@@ -154,6 +284,10 @@ public final class ConferenceClient: @unchecked Sendable {
                     payload: payload
                 ).serialized()
                 send(protectRTP(packet))
+                if onset {
+                    let sentAt = Self.nowMs()
+                    lock.withLock { onsets.append(sentAt) }
+                }
             }
             sequence &+= 1
             timestamp &+= 960
@@ -164,6 +298,40 @@ public final class ConferenceClient: @unchecked Sendable {
                 sendReceiverReport(nowMs: now)
             }
             let due = start + block * 20
+            if due > now { usleep(UInt32((due - now) * 1000)) }
+        }
+    }
+
+    private func videoLoop() {
+        guard let source = lock.withLock({ videoSource }),
+            let encoder = try? VP8Encoder(
+                width: source.width, height: source.height, fps: source.fps, bitrateKbps: source.kbps)
+        else { return }
+        var packetizer = VP8Packetizer(maxPayloadSize: 1100)
+        var frame = VideoFrame(width: source.width, height: source.height)
+        var sequence = UInt16.random(in: 0...UInt16.max)
+        let ssrc = audioSSRC &+ 2
+        let start = Self.nowMs()
+        var n: Int64 = 0
+        while lock.withLock({ running }) {
+            let captured = Self.nowMs()
+            source.draw(&frame, captured)
+            let timestamp = UInt32(truncatingIfNeeded: captured &* 90)
+            var packets: [[UInt8]] = []
+            try? encoder.encode(frame, pts: n, forceKeyframe: n % Int64(source.fps * 2) == 0) { data, _, _ in
+                packetizer.packetize(data) { d, piece, last in
+                    packets.append(
+                        RTPPacket(
+                            marker: last, payloadType: 96, sequenceNumber: sequence, timestamp: timestamp, ssrc: ssrc,
+                            payload: [d.0, d.1, d.2, d.3] + Array(piece)
+                        ).serialized())
+                    sequence &+= 1
+                }
+            }
+            for packet in packets { send(packet) }
+            n += 1
+            let due = start + n * 1000 / Int64(source.fps)
+            let now = Self.nowMs()
             if due > now { usleep(UInt32((due - now) * 1000)) }
         }
     }
@@ -183,9 +351,12 @@ public final class ConferenceClient: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         var clear = datagram
-        if let inbound {
+        let at = isRTCP ? 4 : 8
+        let ssrc = datagram.count >= at + 4 ? datagram[at..<(at + 4)].reduce(UInt32(0)) { $0 << 8 | UInt32($1) } : 0
+        let session = ssrc == announcedVideoSSRC && inboundVideo != nil ? inboundVideo : inbound
+        if let session {
             do {
-                clear = isRTCP ? try inbound.unprotectRTCP(datagram) : try inbound.unprotectRTP(datagram)
+                clear = isRTCP ? try session.unprotectRTCP(datagram) : try session.unprotectRTP(datagram)
             } catch {
                 undecodable += 1
                 return
@@ -200,10 +371,14 @@ public final class ConferenceClient: @unchecked Sendable {
             return
         }
         guard let packet = try? RTPPacket(bytes: clear) else { return }
-        arrivals.append((packet.timestamp, nowMs, packet.payload.count, packet.marker))
+        if packet.payloadType == 96 || packet.payloadType == 102 {
+            receiveView(packet, nowMs: nowMs)
+            return
+        }
         var state = stream ?? (packet.ssrc, packet.timestamp, packet.timestamp, 0)
         let gap = Int(Int32(bitPattern: packet.timestamp &- state.nextTimestamp))
         if gap > 0 && gap <= 48_000 * 5 { received.append(contentsOf: repeatElement(0, count: gap)) }
+        arrivals.append((packet.timestamp, nowMs, packet.payload.count, packet.marker, received.count))
         var pcm: [Float] = []
         do {
             let frames = try decoder.decode(packet.payload, into: &pcm)
@@ -217,6 +392,51 @@ public final class ConferenceClient: @unchecked Sendable {
         stream = state
     }
 
+    /// Under `lock`.
+    private func receiveView(_ packet: RTPPacket, nowMs: Int64) {
+        guard var state = view, let codec = videoCodec else { return }
+        defer { view = state }
+        state.packets += 1
+        state.ssrc = packet.ssrc
+        let afterLoss = state.lastSequence.map { packet.sequenceNumber != $0 &+ 1 } ?? false
+        if let last = state.lastSequence, Int16(bitPattern: packet.sequenceNumber &- last) <= 0 { return }
+        state.lastSequence = packet.sequenceNumber
+        var frames: [EncodedFrame] = []
+        switch codec {
+        case .vp8:
+            if let f = state.vp8.push(packet, afterLoss: afterLoss) { frames.append(f) }
+            if let f = state.vp8.takeReadyFrame() { frames.append(f) }
+        case .h264:
+            if let f = state.h264.push(packet, afterLoss: afterLoss) { frames.append(f) }
+            if let f = state.h264.takeReadyFrame() { frames.append(f) }
+        }
+        for frame in frames {
+            do {
+                let decoded: Bool
+                switch codec {
+                case .vp8:
+                    if state.vp8Decoder == nil { state.vp8Decoder = try VP8Decoder() }
+                    decoded = try state.vp8Decoder!.decode(frame.data, into: &state.picture)
+                case .h264:
+                    if state.h264Decoder == nil { state.h264Decoder = try H264Decoder() }
+                    decoded = try state.h264Decoder!.decode(frame.data, into: &state.picture)
+                }
+                guard decoded else { continue }
+                state.frames += 1
+                if frame.isKeyframe { state.keyframes += 1 }
+                state.decoded.append((frame.rtpTimestamp, nowMs))
+                state.onFrame?(state.picture, nowMs)
+            } catch {
+                undecodable += 1
+            }
+        }
+    }
+
+    private func sendRTCP(_ compound: [UInt8]) {
+        let wire = lock.withLock { outbound.flatMap { try? $0.protectRTCP(compound) } } ?? (secure ? nil : compound)
+        if let wire { send(wire) }
+    }
+
     private func sendReceiverReport(nowMs: Int64) {
         let report: [UInt8] = lock.withLock {
             guard let stream else { return ReceiverReport(ssrc: audioSSRC).serialized() }
@@ -227,8 +447,7 @@ public final class ConferenceClient: @unchecked Sendable {
                 jitter: 0, lastSenderReport: lsr, delaySinceLastSenderReport: dlsr)
             return ReceiverReport(ssrc: audioSSRC, reports: [block]).serialized()
         }
-        let wire = lock.withLock { outbound.flatMap { try? $0.protectRTCP(report) } } ?? (secure ? nil : report)
-        if let wire { send(wire) }
+        sendRTCP(report)
     }
 
     private func protectRTP(_ packet: [UInt8]) -> [UInt8] {

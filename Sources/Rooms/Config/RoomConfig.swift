@@ -22,6 +22,31 @@ public struct RoomConfig: Sendable, Equatable {
     public var images = RoomImages()
     /// The largest picture a participant may send, in either orientation: larger ones are not decoded.
     public var maxVideoSize = Size(width: 1920, height: 1080)
+    /// The room view sent back to participants who receive video; nil: none (`"returnVideo": "none"`).
+    public var returnVideo: ReturnVideo?
+
+    /// The room view: the canvas scaled into this size (letterboxed when the aspect differs), encoded at this rate.
+    public struct ReturnVideo: Sendable, Equatable, Encodable {
+        public var width: Int
+        public var height: Int
+        public var fps: Int
+        /// kbit/s: the encoder's ceiling; receivers' reports may hold it lower.
+        public var bitrate: Int
+
+        /// 15 fps (the canvas's rate when lower), 500 kbit/s, the canvas's aspect with its longer side 640
+        /// (640×360 for a 16:9 canvas).
+        public static func defaults(canvasWidth: Int, canvasHeight: Int, canvasFps: Int) -> ReturnVideo {
+            let long = 640
+            let fps = max(1, min(15, canvasFps))
+            func even(_ v: Int) -> Int { max(2, v / 2 * 2) }
+            if canvasWidth >= canvasHeight {
+                return ReturnVideo(
+                    width: long, height: even(long * canvasHeight / max(1, canvasWidth)), fps: fps, bitrate: 500)
+            }
+            return ReturnVideo(
+                width: even(long * canvasWidth / max(1, canvasHeight)), height: long, fps: fps, bitrate: 500)
+        }
+    }
 
     public struct Size: Sendable, Equatable, Codable {
         public var width: Int
@@ -60,12 +85,14 @@ public struct RoomConfig: Sendable, Equatable {
 
     /// The server's defaults for rooms created implicitly by a join.
     public static func defaults(name: String) -> RoomConfig {
-        RoomConfig(
+        var config = RoomConfig(
             name: name, audioOnly: false, maxParticipants: 16,
             canvas: Canvas(width: 1280, height: 720, fps: 30, background: "#000000", placeholder: "#303030"),
             video: Video(bitrateKbps: 2000, keyintSeconds: 2, profile: .high),
             audio: Audio(bitrateKbps: 128, channels: 2),
             layout: .grid, outputs: [])
+        config.returnVideo = .defaults(canvasWidth: 1280, canvasHeight: 720, canvasFps: 30)
+        return config
     }
 
     public var backgroundColor: YUVColor { YUVColor(hex: canvas.background) ?? .black }

@@ -20,6 +20,34 @@ public struct RoomConfigRequest: Decodable, Sendable {
     public var watermark: WatermarkRequest?
     /// The largest picture a participant may send (either orientation).
     public var maxVideoSize: RoomConfig.Size?
+    /// The room view sent back to participants: `"none"`, or any of its fields.
+    public var returnVideo: ReturnVideoRequest?
+
+    public enum ReturnVideoRequest: Decodable, Sendable {
+        case none
+        case view(width: Int?, height: Int?, fps: Int?, bitrate: Int?)
+
+        private enum Keys: String, CodingKey { case width, height, fps, bitrate }
+
+        public init(from decoder: any Decoder) throws {
+            if let text = try? decoder.singleValueContainer().decode(String.self) {
+                guard text == "none" else {
+                    throw DecodingError.dataCorrupted(
+                        .init(
+                            codingPath: decoder.codingPath,
+                            debugDescription: "returnVideo must be \"none\" or an object"))
+                }
+                self = .none
+                return
+            }
+            let c = try decoder.container(keyedBy: Keys.self)
+            self = .view(
+                width: try c.decodeIfPresent(Int.self, forKey: .width),
+                height: try c.decodeIfPresent(Int.self, forKey: .height),
+                fps: try c.decodeIfPresent(Int.self, forKey: .fps),
+                bitrate: try c.decodeIfPresent(Int.self, forKey: .bitrate))
+        }
+    }
 
     public struct CanvasRequest: Decodable, Sendable {
         public var width: Int?, height: Int?, fps: Int?
@@ -101,6 +129,18 @@ public struct RoomConfigRequest: Decodable, Sendable {
         if let v = audio?.channels { config.audio.channels = v }
         if let layout { config.layout = layout }
         if let maxVideoSize { config.maxVideoSize = maxVideoSize }
+        config.returnVideo = RoomConfig.ReturnVideo.defaults(
+            canvasWidth: config.canvas.width, canvasHeight: config.canvas.height, canvasFps: config.canvas.fps)
+        switch returnVideo {
+        case .none?: config.returnVideo = nil
+        case .view(let width, let height, let fps, let bitrate)?:
+            if let width { config.returnVideo?.width = width }
+            if let height { config.returnVideo?.height = height }
+            if let fps { config.returnVideo?.fps = fps }
+            if let bitrate { config.returnVideo?.bitrate = bitrate }
+        case nil: break
+        }
+        if config.audioOnly { config.returnVideo = nil }
         if let anchor {
             guard Identifier.isValid(anchor) else {
                 throw .badRequest("invalid_room", "anchor must be a user id matching [A-Za-z0-9_.-]{1,64}")

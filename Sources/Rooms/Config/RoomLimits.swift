@@ -18,6 +18,10 @@ public enum RoomLimits {
     public static let maxVideoSide = 16...4096
     public static let maxVideoPixels = 4096 * 2304
 
+    static let returnVideoSide = 64...1920
+    static let returnVideoPixels = 1920 * 1080
+    static let returnVideoBitrateKbps = 100...4000
+
     static func check(_ c: RoomConfig) throws(RoomError) {
         func within(_ value: Int, _ range: ClosedRange<Int>, _ field: String) throws(RoomError) {
             guard range.contains(value) else {
@@ -42,6 +46,19 @@ public enum RoomLimits {
         try within(c.maxVideoSize.height, maxVideoSide, "maxVideoSize.height")
         guard c.maxVideoSize.width * c.maxVideoSize.height <= maxVideoPixels else {
             throw .badRequest("limit_exceeded", "maxVideoSize must be at most \(maxVideoPixels) pixels (4096×2304)")
+        }
+        if let view = c.returnVideo {
+            try within(view.width, returnVideoSide, "returnVideo.width")
+            try within(view.height, returnVideoSide, "returnVideo.height")
+            guard view.width % 2 == 0, view.height % 2 == 0 else {
+                throw .badRequest("limit_exceeded", "returnVideo.width and returnVideo.height must be even (I420)")
+            }
+            guard view.width * view.height <= returnVideoPixels else {
+                throw .badRequest(
+                    "limit_exceeded", "returnVideo must be at most \(returnVideoPixels) pixels (1920×1080)")
+            }
+            try within(view.fps, 1...c.canvas.fps, "returnVideo.fps (at most canvas.fps)")
+            try within(view.bitrate, returnVideoBitrateKbps, "returnVideo.bitrate (kbps)")
         }
         if !c.audioOnly {
             // The H.264 profile-level limits (Table A-1). Within the ranges above every setting fits level

@@ -165,6 +165,8 @@ enum JoinNegotiator {
                     // senders such as ffmpeg) is told all three, which such senders ignore harmlessly.
                     answer.rtcpFeedback =
                         offered.isEmpty ? supportedFeedback : supportedFeedback.filter(offered.contains)
+                    // A receiver of the room view may cap its bitrate with REMB (Cohost reads it, never sends it).
+                    if participantReceives && offered.contains("goog-remb") { answer.rtcpFeedback.append("goog-remb") }
                 }
                 if participantReceives {
                     var ours = UInt32.random(in: 1...UInt32.max)

@@ -18,6 +18,8 @@ public final class Participant: @unchecked Sendable {
     let video: VideoReceiver?
     /// What Cohost sends back: the room's mix-minus (nil when the offer's audio is `sendonly`).
     let returnAudio: ReturnAudio?
+    /// The room view (nil when the offer's video is `sendonly`, or the room sends none).
+    let returnVideo: ReturnVideo?
     private let mix = Mutex<(muted: Bool, gain: Float)>((false, 1))
     /// When the last packet came (monotonic ms): the room's once-a-second sweep reads it.
     private let lastPacketMs: Atomic<Int64>
@@ -31,7 +33,7 @@ public final class Participant: @unchecked Sendable {
     init(
         userId: String, sessionID: Int, isAdmin: Bool = false, audio: NegotiatedStream?, video: NegotiatedStream?,
         decodeChannels: Int = 2, videoLimits: VideoLimits = VideoLimits(), decodePool: DecodePool? = nil,
-        returnAudio: ReturnOffer? = nil, nowMs: Int64, logger: Logger
+        returnAudio: ReturnOffer? = nil, returnVideo: ReturnOffer? = nil, nowMs: Int64, logger: Logger
     ) throws {
         self.userId = userId
         self.isAdmin = isAdmin
@@ -45,6 +47,11 @@ public final class Participant: @unchecked Sendable {
             try VideoReceiver($0, userId: userId, limits: videoLimits, pool: decodePool, logger: logger)
         }
         self.returnAudio = try returnAudio.map { try ReturnAudio($0, cname: "cohost-\(sessionID)") }
+        if let offer = returnVideo, let codec = RoomViewCodec(name: offer.codec) {
+            self.returnVideo = try ReturnVideo(offer, codec: codec, cname: "cohost-\(sessionID)")
+        } else {
+            self.returnVideo = nil
+        }
     }
 
     var audioSSRC: UInt32? { audio?.ssrc }
@@ -52,7 +59,7 @@ public final class Participant: @unchecked Sendable {
     var retransmission: (ssrc: UInt32, payloadType: UInt8)? { video?.retransmission }
     var hasVideo: Bool { video != nil }
     /// SSRCs of lines the participant only receives on: its RTCP about what Cohost sends comes from them.
-    var receiverSSRCs: [UInt32] { [returnAudio?.receiverSSRC].compactMap { $0 } }
+    var receiverSSRCs: [UInt32] { [returnAudio?.receiverSSRC, returnVideo?.receiverSSRC].compactMap { $0 } }
 
     public var muted: Bool { mix.withLock { $0.muted } }
     public var gain: Float { mix.withLock { $0.gain } }
@@ -69,16 +76,44 @@ public final class Participant: @unchecked Sendable {
 
     /// Report blocks of the participant's RTCP: those about a stream Cohost sends it go to that stream's feedback.
     func noteReceptionReports(_ blocks: [ReceptionReport], nowMs: Int64, ntpNow: UInt64) {
-        guard let back = returnAudio else { return }
-        for block in blocks where block.ssrc == back.rtp.ssrc {
-            back.feedback.note(block, nowMs: nowMs, ntpNow: ntpNow)
+        for block in blocks {
+            if let back = returnAudio, block.ssrc == back.rtp.ssrc {
+                back.feedback.note(block, nowMs: nowMs, ntpNow: ntpNow)
+            } else if let view = returnVideo, block.ssrc == view.rtp.ssrc {
+                view.feedback.note(block, nowMs: nowMs, ntpNow: ntpNow)
+            }
+        }
+    }
+
+    /// Feedback about the room view this participant receives (the UDP thread): keyframe requests, NACKs, REMB.
+    func noteViewFeedback(_ packet: RTCPPacket) {
+        guard let view = returnVideo else { return }
+        switch packet {
+        case .pli(let pli) where pli.mediaSSRC == view.rtp.ssrc: view.requestKeyframe()
+        case .fir(let fir) where fir.entries.contains(where: { $0.ssrc == view.rtp.ssrc }): view.requestKeyframe()
+        case .nack(let nack) where nack.mediaSSRC == view.rtp.ssrc: view.noteNack(nack)
+        case .remb(let remb) where remb.ssrcs.contains(view.rtp.ssrc):
+            view.feedback.note(estimatedBitrate: Int(clamping: remb.bitrate))
+        default: break
         }
     }
 
     /// What this participant's receiver was sent and reports, per return stream.
     func returnReports() -> [ReturnReport] {
-        guard let back = returnAudio else { return [] }
-        return [ReturnReport(kind: "audio", codec: "opus", stream: back.rtp, feedback: back.feedback)]
+        var reports: [ReturnReport] = []
+        if let back = returnAudio {
+            reports.append(ReturnReport(kind: "audio", codec: "opus", stream: back.rtp, feedback: back.feedback))
+        }
+        if let view = returnVideo {
+            var report = ReturnReport(kind: "video", codec: view.codec.name, stream: view.rtp, feedback: view.feedback)
+            let (nacks, keyframes) = view.requestCounts
+            report.nacksReceived = nacks
+            report.keyframeRequests = keyframes
+            report.retransmitted = view.retransmissions.answered
+            report.estimatedBitrate = view.feedback.snapshot.estimatedBitrate
+            reports.append(report)
+        }
+        return reports
     }
 
     /// Handles one parsed RTP packet of this participant (the UDP thread).

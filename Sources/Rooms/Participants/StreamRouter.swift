@@ -129,7 +129,7 @@ final class StreamRouter: @unchecked Sendable {
     func returnDestination(of participant: Participant, kind: NegotiatedStream.Kind) -> PeerAddress? {
         let audio = participant.audioSSRC
         let video = participant.videoSSRC
-        let receiver = participant.returnAudio?.receiverSSRC
+        let receiver = kind == .audio ? participant.returnAudio?.receiverSSRC : participant.returnVideo?.receiverSSRC
         lock.lock()
         defer { lock.unlock() }
         let first = kind == .audio ? audio : video

@@ -40,29 +40,24 @@ final class OutboundRTP {
 
     var sent: (packets: Int, bytes: Int) { counters.withLock { ($0.packets, $0.bytes) } }
 
-    /// Writes the next packet (media `timestamp` before the base is added) and passes its wire form to `send`.
-    /// Returns the sequence number it took.
+    /// Writes a packet (media `timestamp` before the base is added) and passes its wire form to `send`. It takes
+    /// the next sequence number, or `sequence` when given (a stream whose numbers follow a shared packet index).
+    /// A retransmission is not counted in the octets of the sender reports (RFC 3550 counts each payload once).
     @discardableResult
     func send(
-        payload: ArraySlice<UInt8>, timestamp: UInt32, marker: Bool, _ send: ([UInt8]) -> Void
+        payload: ArraySlice<UInt8>, timestamp: UInt32, marker: Bool, sequence: UInt16? = nil,
+        retransmission: Bool = false, _ send: ([UInt8]) -> Void
     ) -> UInt16 {
-        let sequence = nextSequence
-        nextSequence &+= 1
+        let number = sequence ?? nextSequence
+        if !retransmission { nextSequence = number &+ 1 }
         let stamp = timestampBase &+ timestamp
         RTPPacket.write(
-            payloadType: payloadType, marker: marker, sequenceNumber: sequence, timestamp: stamp, ssrc: ssrc,
+            payloadType: payloadType, marker: marker, sequenceNumber: number, timestamp: stamp, ssrc: ssrc,
             payload: payload, into: &plain)
-        lastTimestamp = stamp
-        transmit(plain, payloadBytes: payload.count, send)
-        return sequence
+        if !retransmission { lastTimestamp = stamp }
+        transmit(plain, payloadBytes: retransmission ? 0 : payload.count, send)
+        return number
     }
-
-    /// Sends an already written RTP packet of this stream again (a retransmission: not counted in the SR's
-    /// octets, as RFC 3550 counts each payload once).
-    func resend(_ packet: [UInt8], _ send: ([UInt8]) -> Void) { transmit(packet, payloadBytes: 0, send) }
-
-    /// The last packet written by `send`, as written (before SRTP): what a send history keeps.
-    var lastPacket: [UInt8] { plain }
 
     private func transmit(_ packet: [UInt8], payloadBytes: Int, _ send: ([UInt8]) -> Void) {
         if let srtp {

@@ -12,6 +12,12 @@ public struct ReturnReport: Sendable, Encodable, Equatable {
     public var jitterMs: Double?
     /// From the receiver's reports (LSR/DLSR of Cohost's sender reports); absent until one echoed a report.
     public var roundTripMs: Int?
+    /// Video: NACK packets and keyframe requests (PLI, FIR) received, packets resent, the receiver's last REMB
+    /// (bit/s).
+    public var nacksReceived: Int?
+    public var keyframeRequests: Int?
+    public var retransmitted: Int?
+    public var estimatedBitrate: Int?
 
     init(kind: String, codec: String, stream: OutboundRTP, feedback: ReceiverFeedback) {
         self.kind = kind

@@ -20,6 +20,9 @@ final class CanvasPipeline {
     private var placements: [Placement] = []
     private var placedVersion: UInt64?
     private var timing: CanvasTiming
+    /// The room view sent back to participants (nil when the room sends none).
+    private let view: RoomViewSender?
+    private var present: [Participant] = []
     /// The canvas may not show what is configured (no tick composed it since the room started, since its
     /// pictures changed, or since it went idle): a snapshot composes it first.
     private var stale = true
@@ -28,8 +31,11 @@ final class CanvasPipeline {
 
     init(
         config: RoomConfig, roster: Roster, programme: ProgramFeed, audio: AudioPipeline, schedule: TickSchedule,
-        logger: Logger
+        logger: Logger, returnTransport: @escaping RoomViewSender.Transport = { _, _, _ in }
     ) {
+        view = config.returnVideo.map {
+            RoomViewSender(settings: $0, canvasFps: config.canvas.fps, transport: returnTransport, logger: logger)
+        }
         self.config = config
         self.roster = roster
         self.programme = programme
@@ -83,6 +89,13 @@ final class CanvasPipeline {
         compositor.compose(tiles)
         let stamp = timing.stamp
         programme.encodeVideo(compositor.canvas, index: index, leadMs: stamp.leadMs, phaseMs: stamp.phaseMs)
+        if let view {
+            roster.fill(&present)
+            view.tick(
+                canvas: compositor.canvas, index: index, present: present, nowMs: now,
+                reportDue: index % Int64(config.canvas.fps) == 0)
+            present.removeAll(keepingCapacity: true)
+        }
         let shift = timing.end(nowMs: now)
         if let move = timing.phaseMoveStartedMs {
             logger.debug(
@@ -91,6 +104,9 @@ final class CanvasPipeline {
         }
         if shift != 0 { schedule.shiftVideo(byMs: shift) }
     }
+
+    /// Room view frames encoded so far, per codec.
+    var viewFrames: (vp8: Int, h264: Int) { (view?.frames(.vp8) ?? 0, view?.frames(.h264) ?? 0) }
 
     /// Nobody is left to draw: the tiles of the last canvas go (a snapshot must not show them) and the canvas is
     /// composed only when a snapshot asks.

@@ -59,7 +59,7 @@ public final class Room: @unchecked Sendable {
             ? nil
             : CanvasPipeline(
                 config: config, roster: roster, programme: programme,
-                audio: audio, schedule: schedule, logger: logger)
+                audio: audio, schedule: schedule, logger: logger, returnTransport: sendReturn)
         feedback = FeedbackScheduler(serverSSRC: serverSSRC, send: sendFeedback)
     }
 
@@ -200,6 +200,8 @@ public final class Room: @unchecked Sendable {
     var audioGaps: Int { audio.gaps }
     /// Return audio encodes so far: the room's shared ones and the talkers' own (on `queue`).
     var returnEncodes: (shared: Int, own: Int) { queue.sync { audio.returnEncodes } }
+    /// Room view frames encoded so far, per codec.
+    var viewFrames: (vp8: Int, h264: Int) { queue.sync { canvas?.viewFrames ?? (0, 0) } }
     /// The loss protection of the room's shared return encoder for `channels` (on `queue`).
     func sharedLossPercent(channels: Int) -> Int { audio.sharedLossPercent(channels: channels) }
 

@@ -1,0 +1,112 @@
+import RTP
+import SRTP
+import Synchronization
+
+/// The room view's codecs: VP8 for whoever offered it, H.264 constrained baseline for a participant that offered
+/// only H.264.
+enum RoomViewCodec: Int, Sendable, CaseIterable {
+    case vp8 = 0
+    case h264 = 1
+
+    init?(name: String) {
+        switch name.lowercased() {
+        case "vp8": self = .vp8
+        case "h264": self = .h264
+        default: return nil
+        }
+    }
+
+    var name: String { self == .vp8 ? "VP8" : "H264" }
+}
+
+/// One participant's return video: the stream carrying the room view to them, what their receiver reports, and
+/// the requests their RTCP brings (NACKs, keyframe requests) for the room's next video tick. The requests come on
+/// the UDP thread and are taken on the room's queue: behind a lock of their own. The rest is confined to the room's
+/// queue.
+final class ReturnVideo {
+    let codec: RoomViewCodec
+    let rtp: OutboundRTP
+    let feedback: ReceiverFeedback
+    /// The participant's own SSRC on a line it only receives on (its RTCP comes from it).
+    let receiverSSRC: UInt32?
+    /// The shared packet index of the first packet this participant got (at a keyframe), and its sequence number
+    /// there: every later packet's number follows from its index, so retransmissions need no table.
+    var first: (index: Int64, sequence: UInt16)?
+    private let inbox = Mutex<Inbox>(Inbox())
+    /// Packets resent on NACK, and NACKed numbers no longer held (read by metrics from anywhere).
+    private let resent = Mutex<(answered: Int, unanswerable: Int)>((0, 0))
+
+    struct Inbox {
+        var keyframe = false
+        var nacks: [UInt16] = []
+        var nacksReceived = 0
+        var keyframeRequests = 0
+    }
+
+    init(_ offer: ReturnOffer, codec: RoomViewCodec, cname: String) throws(SRTPError) {
+        self.codec = codec
+        rtp = try OutboundRTP(offer, clockRate: 90_000, cname: cname)
+        feedback = ReceiverFeedback(clockRate: 90_000)
+        receiverSSRC = offer.receiverSSRC
+    }
+
+    /// A PLI or FIR about this stream (the UDP thread).
+    func requestKeyframe() {
+        inbox.withLock {
+            $0.keyframe = true
+            $0.keyframeRequests += 1
+        }
+    }
+
+    /// A generic NACK about this stream (the UDP thread). At most 256 numbers wait: a flood cannot grow memory.
+    func noteNack(_ nack: GenericNACK) {
+        inbox.withLock { box in
+            box.nacksReceived += 1
+            for entry in nack.entries {
+                guard box.nacks.count < 256 else { return }
+                box.nacks.append(entry.packetID)
+                var mask = entry.lostBitmask
+                var offset: UInt16 = 1
+                while mask != 0, box.nacks.count < 256 {
+                    if mask & 1 != 0 { box.nacks.append(entry.packetID &+ offset) }
+                    mask >>= 1
+                    offset += 1
+                }
+            }
+        }
+    }
+
+    /// Takes the waiting requests (the room's video tick): whether a keyframe was asked for, and the NACKed
+    /// numbers appended to `nacks` (the caller's reused storage).
+    func takeRequests(nacks: inout [UInt16]) -> Bool {
+        inbox.withLock { box in
+            nacks.append(contentsOf: box.nacks)
+            box.nacks.removeAll(keepingCapacity: true)
+            defer { box.keyframe = false }
+            return box.keyframe
+        }
+    }
+
+    var requestCounts: (nacks: Int, keyframes: Int) { inbox.withLock { ($0.nacksReceived, $0.keyframeRequests) } }
+
+    /// This participant's sequence number for shared packet `index` (nil before its first keyframe).
+    func sequence(of index: Int64) -> UInt16? {
+        guard let first, index >= first.index else { return nil }
+        return first.sequence &+ UInt16(truncatingIfNeeded: index - first.index)
+    }
+
+    /// The shared index of this participant's sequence number `number`, counting back from `lastIndex` (the newest
+    /// packet sent): nil when it is before the participant's first packet.
+    func index(ofSequence number: UInt16, lastIndex: Int64) -> Int64? {
+        guard let first, let newest = sequence(of: lastIndex) else { return nil }
+        let back = Int64(newest &- number)
+        let index = lastIndex - back
+        return index >= first.index ? index : nil
+    }
+
+    func countRetransmission(answered: Bool) {
+        resent.withLock { if answered { $0.answered += 1 } else { $0.unanswerable += 1 } }
+    }
+
+    var retransmissions: (answered: Int, unanswerable: Int) { resent.withLock { $0 } }
+}
