@@ -47,7 +47,7 @@ tsan: build-tests
 # swift-format (the toolchain's) with .swift-format: line length, one statement per line; and Package.swift
 # declaring exactly what each target imports.
 lint:
-	$(SWIFT) format lint --strict --parallel --recursive Sources Tests fuzz Package.swift
+	$(SWIFT) format lint --strict --parallel --recursive Sources Tests fuzz bench/ReturnProbe Package.swift
 	python3 scripts/check-imports.py
 
 demo: test-packages build

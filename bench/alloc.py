@@ -13,9 +13,10 @@ import os
 import struct
 import subprocess
 import shutil
+import socket
 import time
 
-from lib import Cohost, Nginx, Procs, metric_values
+from lib import Cohost, Nginx, Procs, free_port, metric_values
 from video import _replayer, cohost_room
 
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -119,24 +120,26 @@ def video_room(ctx, shim, n=4):
     return _summary(got["base"], steady, n)
 
 
-def voice_room(ctx, shim, speakers=6):
-    workdir = os.path.join(ctx["workdir"], "alloc-voice")
+def voice_room(ctx, shim, speakers=6, receive=False):
+    """`receive`: the speakers join sendrecv, so the window also holds the mix-minus encodes and sends."""
+    name = "voice-mix-minus" if receive else "voice"
+    workdir = os.path.join(ctx["workdir"], f"alloc-{name}")
     os.makedirs(workdir, exist_ok=True)
     count_file = os.path.join(workdir, "malloc-voice.bin")
     procs = Procs(workdir)
     try:
         nginx = Nginx(procs, workdir)
-        cohost = Cohost(procs, env=_env(shim, count_file, "voice"))
+        cohost = Cohost(procs, env=_env(shim, count_file, name))
         cohost.create_room({"name": "voice", "audioOnly": True, "audio": {"bitrate": 64, "channels": 1},
                             "outputs": [{"url": nginx.url("voice")}]})
-        base = _rate(ctx, cohost, count_file, "voice", "base")
+        base = _rate(ctx, cohost, count_file, name, "base")
         streams = []
         for k in range(speakers):
-            cohost.join("voice", f"s{k}", 5000 + k)
+            cohost.join("voice", f"s{k}", 5000 + k, direction="sendrecv" if receive else "sendonly")
             streams.append({"kind": "audio", "ssrc": 5000 + k, "pt": 111, "dest": ["127.0.0.1", cohost.rtp_port],
                             "track": "voice_dtx" if k < speakers // 2 else "voice", "start": 37 * k})
-        _replayer(procs, workdir, ctx, streams)
-        steady = _rate(ctx, cohost, count_file, "voice", "steady")
+        _replayer(procs, workdir, ctx, streams, bind=["127.0.0.1", free_port(socket.SOCK_DGRAM)] if receive else None)
+        steady = _rate(ctx, cohost, count_file, name, "steady")
         return _summary(base, steady, speakers)
     finally:
         procs.stop()
@@ -144,4 +147,5 @@ def voice_room(ctx, shim, speakers=6):
 
 def run(ctx, n=4):
     shim = build_shim(ctx["workdir"])
-    return {"video_room": video_room(ctx, shim, n), "voice_room": voice_room(ctx, shim)}
+    return {"video_room": video_room(ctx, shim, n), "voice_room": voice_room(ctx, shim),
+            "voice_room_mix_minus": voice_room(ctx, shim, receive=True)}

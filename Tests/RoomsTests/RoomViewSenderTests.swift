@@ -100,6 +100,25 @@ import Testing
         #expect(a.returnVideo?.retransmissions.answered == 1 && a.returnVideo?.retransmissions.unanswerable == 1)
     }
 
+    @Test mutating func aReceiverNackingEverythingGetsAtMostTwoHundredResendsASecond() throws {
+        let a = try viewer("a", ssrc: 500)
+        run(0..<31, [a])
+        let newest = try #require(wire.rtp("a").last?.sequenceNumber)
+        let sent = wire.rtp("a").count
+        // 256 numbers a canvas (all held, most of them many times over) for 1 s.
+        run(31..<61, [a]) { _ in
+            a.noteViewFeedback(
+                .nack(
+                    GenericNACK(
+                        senderSSRC: 1, mediaSSRC: 500,
+                        lostSequenceNumbers: (0..<256).map { newest &- UInt16($0 % 20) })))
+        }
+        // The resends are the packets numbered at or before the newest one sent before the NACKs.
+        let resent = wire.rtp("a").dropFirst(sent).filter { Int16(bitPattern: $0.sequenceNumber &- newest) <= 0 }.count
+        #expect(a.returnVideo?.retransmissions.answered == 200)
+        #expect(resent == 200)
+    }
+
     @Test mutating func theBitrateStaysWithinTheReceiversREMBAndBacksOffUnderLossDownToAFloor() throws {
         let a = try viewer("a", ssrc: 500), h = try viewer("h", codec: "H264", ssrc: 502)
         run(0..<2, [a, h])

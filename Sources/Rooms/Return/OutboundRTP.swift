@@ -11,7 +11,8 @@ final class OutboundRTP {
     let payloadType: UInt8
     let clockRate: Int
     private let srtp: SRTPSession?
-    private let cname: [UInt8]
+    /// The SDES packet with this stream's CNAME, written once: every sender report carries it.
+    private let sourceDescription: [UInt8]
     /// The next sequence number; starts at a random value (RFC 3550 §5.1).
     private(set) var nextSequence = UInt16.random(in: 0...UInt16.max)
     /// Added to every media timestamp, so the stream's clock starts at a random value too.
@@ -28,7 +29,11 @@ final class OutboundRTP {
         ssrc = offer.ssrc
         payloadType = offer.payloadType
         self.clockRate = clockRate
-        self.cname = Array(cname.utf8.prefix(255))
+        sourceDescription = SourceDescription(chunks: [
+            .init(
+                source: offer.ssrc,
+                items: [.init(type: SourceDescription.Item.cnameType, value: Array(cname.utf8.prefix(255)))])
+        ]).serialized()
         if let keys = offer.srtp {
             srtp = try SRTPSession(profile: keys.profile, masterKeyAndSalt: keys.key, direction: .outbound)
         } else {
@@ -91,10 +96,7 @@ final class OutboundRTP {
             ssrc: ssrc, ntpTimestamp: ntp, rtpTimestamp: timestampBase &+ rtpTimestamp,
             packetCount: UInt32(truncatingIfNeeded: packets), octetCount: UInt32(truncatingIfNeeded: octets)
         ).append(to: &report)
-        SourceDescription(chunks: [
-            .init(source: ssrc, items: [.init(type: SourceDescription.Item.cnameType, value: cname)])
-        ])
-        .append(to: &report)
+        report.append(contentsOf: sourceDescription)
         if let srtp {
             do { try srtp.protectRTCP(report, into: &protected) } catch {
                 counters.withLock { $0.failures += 1 }

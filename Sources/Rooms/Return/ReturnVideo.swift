@@ -29,6 +29,9 @@ final class ReturnVideo {
     let feedback: ReceiverFeedback
     /// The participant's own SSRC on a line it only receives on (its RTCP comes from it).
     let receiverSSRC: UInt32?
+    /// Retransmissions left this second: a receiver NACKing everything cannot make Cohost resend more than this
+    /// (`RoomViewSender.retransmissionsPerSecond`), whatever it asks for.
+    var retransmissionBudget = RoomViewSender.retransmissionsPerSecond
     /// The shared packet index of the first packet this participant got (at a keyframe), and its sequence number
     /// there: every later packet's number follows from its index, so retransmissions need no table.
     var first: (index: Int64, sequence: UInt16)?

@@ -14,6 +14,8 @@ final class RoomViewSender {
     /// The least a view is squeezed to by loss or REMB, kbit/s.
     static let floorKbps = 150
     static let keyframeIntervalMs: Int64 = 500
+    /// Packets resent a second at most per receiver: about twice what a 500 kbit/s view sends.
+    static let retransmissionsPerSecond = 200
 
     private let settings: RoomConfig.ReturnVideo
     private let canvasFps: Int
@@ -204,7 +206,7 @@ final class RoomViewSender {
             if wantsKeyframe { stream.keyframeWanted = true }
             let last = stream.history.nextIndex - 1
             for number in nacks {
-                guard let index = back.index(ofSequence: number, lastIndex: last),
+                guard back.retransmissionBudget > 0, let index = back.index(ofSequence: number, lastIndex: last),
                     let sequence = back.sequence(of: index)
                 else {
                     back.countRetransmission(answered: false)
@@ -213,6 +215,7 @@ final class RoomViewSender {
                 var answered = false
                 stream.history.withPacket(index) { entry in
                     answered = true
+                    back.retransmissionBudget -= 1
                     back.rtp.send(
                         payload: entry.payload[...], timestamp: entry.timestamp, marker: entry.marker,
                         sequence: sequence, retransmission: true
@@ -229,6 +232,7 @@ final class RoomViewSender {
         let ntp = NTPTime.now()
         for p in receivers {
             guard let back = p.returnVideo else { continue }
+            back.retransmissionBudget = Self.retransmissionsPerSecond
             back.rtp.sendReport(ntp: ntp, rtpTimestamp: timestamp) { transport(p, .video, $0) }
         }
         for codec in RoomViewCodec.allCases {
