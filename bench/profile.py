@@ -6,6 +6,7 @@ clock: this machine has no hardware counters), then the self-time top of `perf r
     python3 bench/profile.py voice|video [N]      (PROFILE_ROOMS=R: R voice rooms of N speakers)
 """
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -14,7 +15,7 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ in the tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import media  # noqa: E402
-from lib import Cohost, Nginx, Procs, grid_regions  # noqa: E402
+from lib import Cohost, Nginx, Procs, free_port, grid_regions  # noqa: E402
 from video import _replayer  # noqa: E402
 
 
@@ -26,6 +27,8 @@ def main():
     ivf, opus = media.prepare(os.environ.get("BENCH_CACHE", "/tmp/cohost-bench-cache"))
     ctx = {"ivf": ivf, "opus": opus, "bench_dir": os.path.dirname(os.path.abspath(__file__))}
     out = os.path.join(workdir, "perf.data")
+    # PROFILE_RETURN=1: participants join sendrecv and receive the return path (mix-minus, room view).
+    direction = "sendrecv" if os.environ.get("PROFILE_RETURN") else "sendonly"
     procs = Procs(workdir)
     try:
         nginx = Nginx(procs, workdir)
@@ -37,7 +40,7 @@ def main():
                                     "outputs": [{"url": nginx.url(f"v{r}")}]})
                 for k in range(n):
                     ssrc = 5000 + 100 * r + k
-                    cohost.join(f"v{r}", f"s{k}", ssrc)
+                    cohost.join(f"v{r}", f"s{k}", ssrc, direction=direction)
                     streams.append({"kind": "audio", "ssrc": ssrc, "pt": 111, "dest": ["127.0.0.1", cohost.rtp_port],
                                     "track": "voice_dtx" if k < n // 2 else "voice", "start": 37 * k + 7 * r})
         else:
@@ -48,11 +51,12 @@ def main():
                                     for i, (x, y, w, h) in enumerate(grid_regions(n))]},
                                 "outputs": [{"url": nginx.url("v")}]})
             for i in range(n):
-                cohost.join("v", f"p{i}", 1000 + i, 2000 + i)
+                cohost.join("v", f"p{i}", 1000 + i, 2000 + i, direction=direction)
                 dest = ["127.0.0.1", cohost.rtp_port]
                 streams += [{"kind": "video", "ssrc": 2000 + i, "pt": 96, "dest": dest},
                             {"kind": "audio", "ssrc": 1000 + i, "pt": 111, "dest": dest, "track": "tone"}]
-        _replayer(procs, workdir, ctx, streams)
+        _replayer(procs, workdir, ctx, streams,
+                  bind=["127.0.0.1", free_port(socket.SOCK_DGRAM)] if direction == "sendrecv" else None)
         time.sleep(8)
         subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", *os.environ.get("PROFILE_PERF_ARGS", "").split(), "-F", "999", "-p", str(cohost.pid), "-o", out,
                         "--", "sleep", str(seconds)], check=True, capture_output=True)

@@ -48,6 +48,19 @@ public final class OpusEncoder: @unchecked Sendable {
         guard status == OPUS_OK else { throw OpusError.error(status, "OPUS_SET_INBAND_FEC") }
     }
 
+    /// The encoder's effort, 0…10 (libopus's default 10): lower costs less CPU for a little quality.
+    public func setComplexity(_ complexity: Int) throws(CodecError) {
+        let status = cohost_opus_set_complexity(handle, Int32(min(max(complexity, 0), 10)))
+        guard status == OPUS_OK else { throw OpusError.error(status, "OPUS_SET_COMPLEXITY") }
+    }
+
+    /// Keeps the encoder at wideband (8 kHz of audio, SILK alone): speech loses nothing a call needs, and the
+    /// hybrid and CELT modes, the expensive ones, are never used.
+    public func limitToWideband() throws(CodecError) {
+        let status = cohost_opus_set_max_bandwidth_wideband(handle)
+        guard status == OPUS_OK else { throw OpusError.error(status, "OPUS_SET_MAX_BANDWIDTH") }
+    }
+
     /// Forgets the signal so far: the next packet starts afresh.
     public func reset() {
         _ = cohost_opus_encoder_reset(handle)

@@ -8,3 +8,5 @@ static inline int cohost_opus_get_lookahead(OpusEncoder *e, opus_int32 *v) { ret
 static inline int cohost_opus_decoder_reset(OpusDecoder *d) { return opus_decoder_ctl(d, OPUS_RESET_STATE); }
 static inline int cohost_opus_encoder_reset(OpusEncoder *e) { return opus_encoder_ctl(e, OPUS_RESET_STATE); }
 static inline int cohost_opus_set_signal_voice(OpusEncoder *e) { return opus_encoder_ctl(e, OPUS_SET_SIGNAL(OPUS_SIGNAL_VOICE)); }
+static inline int cohost_opus_set_complexity(OpusEncoder *e, opus_int32 v) { return opus_encoder_ctl(e, OPUS_SET_COMPLEXITY(v)); }
+static inline int cohost_opus_set_max_bandwidth_wideband(OpusEncoder *e) { return opus_encoder_ctl(e, OPUS_SET_MAX_BANDWIDTH(OPUS_BANDWIDTH_WIDEBAND)); }

@@ -111,8 +111,7 @@ final class MixMinusSender {
             encoder = existing
             if sharedTick[channels] != tick - 1 { encoder.reset() }
         } else {
-            encoder = try OpusEncoder(channels: channels, bitrate: ReturnAudio.bitrate(channels: channels), voice: true)
-            try encoder.setDTX(true)
+            encoder = try ReturnAudio.makeEncoder(channels: channels)
             shared[channels] = encoder
         }
         sharedTick[channels] = tick

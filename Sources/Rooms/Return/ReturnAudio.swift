@@ -6,12 +6,28 @@ import SRTP
 /// mix-minus (made the first time they talk), its limiter, and what their receiver reports. Confined to the room's
 /// queue (the feedback and the counters have locks of their own).
 final class ReturnAudio {
-    /// Blocks a talker keeps their own encode after their voice left the mix (500 ms): a word's pauses do not
-    /// flip them between encoders.
-    static let holdBlocks = 25
+    /// Blocks a talker keeps their own encode after their voice left the mix (200 ms): the gaps inside a phrase do
+    /// not flip them between encoders.
+    static let holdBlocks = 10
 
     /// Opus bitrate of the return audio.
     static func bitrate(channels: Int) -> Int { channels == 2 ? 64_000 : 32_000 }
+
+    /// libopus's effort for mono return audio: the encodes are most of a voice room's cost (docs/return-path.md has
+    /// the figures). Stereo (music) keeps libopus's default.
+    static let monoComplexity = 1
+
+    /// An encoder as the return audio uses them: VoIP tuning and DTX; mono at wideband (SILK alone, half the
+    /// cost of the hybrid mode a 32 kbit/s voice otherwise gets) and `monoComplexity`.
+    static func makeEncoder(channels: Int) throws(CodecError) -> OpusEncoder {
+        let encoder = try OpusEncoder(channels: channels, bitrate: bitrate(channels: channels), voice: true)
+        try encoder.setDTX(true)
+        if channels == 1 {
+            try encoder.setComplexity(monoComplexity)
+            try encoder.limitToWideband()
+        }
+        return encoder
+    }
 
     let channels: Int
     let rtp: OutboundRTP
@@ -45,8 +61,7 @@ final class ReturnAudio {
     /// The participant's own encoder, made on first use (a listener who never talks never costs one).
     func ownEncoder() throws(CodecError) -> OpusEncoder {
         if let encoder { return encoder }
-        let made = try OpusEncoder(channels: channels, bitrate: Self.bitrate(channels: channels), voice: true)
-        try made.setDTX(true)
+        let made = try Self.makeEncoder(channels: channels)
         encoder = made
         return made
     }
