@@ -47,6 +47,8 @@ let package = Package(
         .target(name: "Media"),
         .target(name: "RTP"),
         .target(name: "SRTP", dependencies: ["CSRTP"]),
+        // STUN and the ICE-lite answers to connectivity checks (pure Swift; HMAC-SHA1 from swift-crypto).
+        .target(name: "ICE", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         .target(name: "Ingest", dependencies: ["RTP"]),
         // Timing and buffering between ingest and the mix (FIFOs, presenter, lip-sync, canvas timing): no C library.
         .target(name: "Playout", dependencies: ["Media", "RTP"]),
@@ -101,6 +103,7 @@ let package = Package(
         .testTarget(name: "MediaTests", dependencies: ["Media"]),
         .testTarget(name: "RTPTests", dependencies: ["RTP", "TestSupport"]),
         .testTarget(name: "SRTPTests", dependencies: ["SRTP", "TestSupport"]),
+        .testTarget(name: "ICETests", dependencies: ["ICE"]),
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "RTP"]),
         .testTarget(name: "PlayoutTests", dependencies: ["Playout", "Media", "RTP"]),
         .testTarget(name: "CodecsTests", dependencies: ["Codecs", "CAVCodec", "Media", "TestSupport"]),

@@ -1,0 +1,25 @@
+import Crypto
+
+/// MESSAGE-INTEGRITY (RFC 8489 §14.5): HMAC-SHA1 under the short-term password, the one part of STUN that needs
+/// swift-crypto (kept apart so the parser builds and fuzzes without it).
+extension STUNMessage {
+    /// Whether MESSAGE-INTEGRITY in `bytes` (the datagram this message was parsed from) is the HMAC-SHA1 of what
+    /// precedes it under `key`, with the length field counting up to and including it (RFC 8489 §14.5). False when
+    /// absent. Compared in constant time.
+    public func hasValidIntegrity(in bytes: [UInt8], key: [UInt8]) -> Bool {
+        guard let integrity, integrity.offset <= bytes.count else { return false }
+        var covered = Array(bytes[0..<integrity.offset])
+        let length = integrity.offset + 24 - Self.headerSize
+        covered[2] = UInt8(length >> 8)
+        covered[3] = UInt8(length & 0xFF)
+        return HMAC<Insecure.SHA1>.isValidAuthenticationCode(
+            integrity.mac, authenticating: covered, using: SymmetricKey(data: key))
+    }
+
+    /// `serialized` with MESSAGE-INTEGRITY under `integrityKey`.
+    public func serialized(integrityKey: [UInt8], fingerprint: Bool = false) -> [UInt8] {
+        serialized(
+            mac: { Array(HMAC<Insecure.SHA1>.authenticationCode(for: $0, using: SymmetricKey(data: integrityKey))) },
+            fingerprint: fingerprint)
+    }
+}
