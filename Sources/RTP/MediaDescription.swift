@@ -28,6 +28,23 @@ public struct MediaDescription: Equatable, Sendable {
     public var rtcpFeedback: [UInt8: [String]] = [:]
     /// `a=ssrc-group:FID <primary> <retransmission>` (RFC 5576 §4.2, RFC 4588 §8): retransmission SSRC by primary SSRC.
     public var retransmissionSSRCs: [UInt32: UInt32] = [:]
+    /// ICE credentials (RFC 8839 §5.4), from this section or else the session level.
+    public var iceUfrag: String?
+    public var icePassword: String?
+    /// The DTLS certificate fingerprint (RFC 8122 §5): the hash function's name, lowercased, and the digest bytes;
+    /// from this section or else the session level.
+    public var fingerprint: Fingerprint?
+    /// `a=setup` (RFC 4145 §4): active, passive, actpass or holdconn.
+    public var setup: String?
+
+    public struct Fingerprint: Equatable, Sendable {
+        public var algorithm: String
+        public var digest: [UInt8]
+        public init(algorithm: String, digest: [UInt8]) {
+            self.algorithm = algorithm
+            self.digest = digest
+        }
+    }
 
     public init(
         kind: Kind? = nil, rawKind: String, port: Int, proto: String, formats: [String] = [],
@@ -121,9 +138,55 @@ public struct MediaDescription: Equatable, Sendable {
             retransmissionSSRCs[primary] = repair
         case "mid":
             mid = String(value)
+        case "ice-ufrag", "ice-pwd", "fingerprint", "setup":
+            try applyTransport(name: name, value: value, line: line)
         default:
             if Self.directions.contains(attribute) { direction = attribute }
         }
+    }
+
+    /// A transport attribute, at either level (`SessionDescription.parse` copies session-level ones into the
+    /// sections that set none).
+    mutating func applyTransport(name: Substring, value: Substring, line: Int) throws(SDPError) {
+        switch name {
+        case "ice-ufrag":
+            // RFC 8839 §5.4: 4–256 ice-chars (ALPHA / DIGIT / "+" / "/").
+            guard Self.isICEChars(value, 4...256) else { throw .malformedLine(line: line) }
+            iceUfrag = String(value)
+        case "ice-pwd":
+            guard Self.isICEChars(value, 22...256) else { throw .malformedLine(line: line) }
+            icePassword = String(value)
+        case "fingerprint":
+            fingerprint = try Self.parseFingerprint(value, line: line)
+        case "setup":
+            let role = value.lowercased()
+            guard ["active", "passive", "actpass", "holdconn"].contains(role) else { throw .malformedLine(line: line) }
+            setup = role
+        default:
+            break
+        }
+    }
+
+    static func isICEChars(_ value: Substring, _ length: ClosedRange<Int>) -> Bool {
+        length.contains(value.utf8.count)
+            && value.utf8.allSatisfy { c in
+                (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2B
+                    || c == 0x2F
+            }
+    }
+
+    /// `<hash-func> <XX:XX:...>`, the digest 16–64 bytes.
+    static func parseFingerprint(_ value: Substring, line: Int) throws(SDPError) -> Fingerprint {
+        let fields = value.split(separator: " ", omittingEmptySubsequences: true)
+        guard fields.count == 2, fields[0].count <= 16 else { throw .malformedLine(line: line) }
+        let pairs = fields[1].split(separator: ":", omittingEmptySubsequences: false)
+        guard (16...64).contains(pairs.count) else { throw .malformedLine(line: line) }
+        var digest: [UInt8] = []
+        for pair in pairs {
+            guard pair.count == 2, let byte = UInt8(pair, radix: 16) else { throw .malformedLine(line: line) }
+            digest.append(byte)
+        }
+        return Fingerprint(algorithm: fields[0].lowercased(), digest: digest)
     }
 
     /// `<payload type> <encoding name>/<clock rate>[/<encoding parameters>]`

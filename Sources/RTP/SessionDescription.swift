@@ -6,8 +6,13 @@ public struct SessionDescription: Equatable, Sendable {
     public static let maxLineLength = 4096
 
     public var media: [MediaDescription]
+    /// `a=group:BUNDLE` (RFC 9143): each group's `mid`s in order.
+    public var bundleGroups: [[String]] = []
 
-    public init(media: [MediaDescription]) { self.media = media }
+    public init(media: [MediaDescription], bundleGroups: [[String]] = []) {
+        self.media = media
+        self.bundleGroups = bundleGroups
+    }
 
     /// Parses an offer; lines may end in `\r\n` or `\n`, blank lines are skipped, unknown lines and
     /// attributes are ignored. A session-level direction attribute applies to media that set none.
@@ -20,6 +25,9 @@ public struct SessionDescription: Equatable, Sendable {
 
         var media: [MediaDescription] = []
         var sessionDirection: String?
+        // Session-level transport attributes, parsed into a section that holds them until the media are known.
+        var session = MediaDescription(rawKind: "", port: 0, proto: "")
+        var bundleGroups: [[String]] = []
         var sawVersion = false
         for (index, raw) in rawLines.enumerated() {
             let number = index + 1
@@ -43,7 +51,18 @@ public struct SessionDescription: Equatable, Sendable {
                 media.append(try MediaDescription(mediaLine: value, line: number))
             case UInt8(ascii: "a"):
                 if media.isEmpty {
-                    if MediaDescription.directions.contains(value) { sessionDirection = value }
+                    let name = value.prefix { $0 != ":" }
+                    let rest = value.dropFirst(name.count + 1)
+                    if MediaDescription.directions.contains(value) {
+                        sessionDirection = value
+                    } else if name == "group" {
+                        let fields = rest.split(separator: " ", omittingEmptySubsequences: true)
+                        if fields.first == "BUNDLE", bundleGroups.count < 16 {
+                            bundleGroups.append(fields.dropFirst().prefix(64).map(String.init))
+                        }
+                    } else {
+                        try session.applyTransport(name: name, value: rest, line: number)
+                    }
                 } else {
                     try media[media.count - 1].apply(attribute: value, line: number)
                 }
@@ -53,10 +72,14 @@ public struct SessionDescription: Equatable, Sendable {
         }
         guard sawVersion else { throw .missingVersion }
         guard !media.isEmpty else { throw .noMedia }
-        if let sessionDirection {
-            for i in media.indices where media[i].direction == nil { media[i].direction = sessionDirection }
+        for i in media.indices {
+            if media[i].direction == nil { media[i].direction = sessionDirection }
+            if media[i].iceUfrag == nil { media[i].iceUfrag = session.iceUfrag }
+            if media[i].icePassword == nil { media[i].icePassword = session.icePassword }
+            if media[i].fingerprint == nil { media[i].fingerprint = session.fingerprint }
+            if media[i].setup == nil { media[i].setup = session.setup }
         }
-        return SessionDescription(media: media)
+        return SessionDescription(media: media, bundleGroups: bundleGroups)
     }
 }
 

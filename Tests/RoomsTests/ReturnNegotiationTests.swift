@@ -81,6 +81,17 @@ import Testing
         #expect(refused.count == 3 && !refused.contains(picked) && picked != 1001)
     }
 
+    @Test func aWebRTCOfferIsRefusedAsAWholeNotAnsweredAsPlainRTP() {
+        let offer = Self.offer(audio: "sendrecv").replacingOccurrences(of: "RTP/AVP", with: "UDP/TLS/RTP/SAVPF")
+        do {
+            _ = try JoinNegotiator.negotiate(
+                offer: offer, address: "127.0.0.1", port: 7882, sessionID: 1, audioOnly: false)
+            Issue.record("accepted a WebRTC offer")
+        } catch {
+            #expect(error.status == 415 && error.code == "unsupported_transport")
+        }
+    }
+
     @Test func anOfferThatOnlyListensIsAccepted() throws {
         let n = try negotiate(Self.offer(audio: "recvonly", audioSSRC: false))
         #expect(n.audio == nil && n.video == nil && n.returnAudio != nil)

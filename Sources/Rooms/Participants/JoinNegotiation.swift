@@ -77,6 +77,15 @@ enum JoinNegotiator {
         do { offer = try SessionDescription.parse(text) } catch {
             throw .badRequest("invalid_sdp", "malformed SDP offer: \(error)")
         }
+        // A WebRTC offer (ICE and DTLS-SRTP, RFC 8843's UDP/TLS/RTP/SAVPF) needs a transport Cohost does not have
+        // yet: refused as a whole rather than answered as if it were plain RTP.
+        if let webrtc = offer.media.first(where: { $0.port != 0 && $0.proto.uppercased().contains("TLS") }) {
+            throw .init(
+                status: 415, code: "unsupported_transport",
+                message:
+                    "m=\(webrtc.rawKind) is \(webrtc.proto): WebRTC (ICE, DTLS-SRTP) is not supported yet; offer RTP/AVP(F), or RTP/SAVP(F) with a=crypto"
+            )
+        }
         var audio: NegotiatedStream?
         var video: NegotiatedStream?
         var returnAudio: ReturnOffer?
