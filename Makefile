@@ -58,7 +58,7 @@ fuzz: test-packages
 	scripts/fuzz.sh
 
 # Benchmarks (BENCHMARKS.md): Cohost vs an ffmpeg mixer, latency, voice rooms, memory, allocations.
-# Writes bench/results.json. BENCH_QUICK=1 for a short smoke run (~2 min); in full about 27 minutes. Installs janus
+# Writes bench/results.json. BENCH_QUICK=1 for a short smoke run (~2 min); in full about 30 minutes. Installs janus
 # (its AudioBridge is measured on the voice senders) besides what the tests need.
 bench: build
 	@scripts/ensure-packages.sh --bench
