@@ -80,34 +80,14 @@ struct MetricsEndpoint: Sendable {
         Gauge(label: "cohost_udp_dropped", dimensions: [("reason", "unknown_ssrc")]).record(c.unknownSSRC)
         Gauge(label: "cohost_udp_dropped", dimensions: [("reason", "wrong_source")]).record(c.wrongSource)
         Gauge(label: "cohost_udp_dropped", dimensions: [("reason", "srtp")]).record(c.srtpFailures)
-        var current: Set<[String]> = []
-        var currentReturns: Set<[String]> = []
-        for room in rooms {
-            for (user, streams) in room.returnReports() {
-                for stream in streams {
-                    let dims = [room.name, user, stream.kind]
-                    currentReturns.insert(dims)
-                    for gauge in Self.returnGauges {
-                        Gauge(label: gauge.name, dimensions: Self.dimensions(dims)).record(gauge.value(stream))
-                    }
-                }
-            }
-            for (user, streams) in room.streamReports() {
-                for stream in streams {
-                    let dims = [room.name, user, stream.kind]
-                    current.insert(dims)
-                    for gauge in Self.streamGauges {
-                        Gauge(label: gauge.name, dimensions: Self.dimensions(dims)).record(gauge.value(stream))
-                    }
-                }
-            }
-        }
-        for gone in emitted.replace(with: current) {
-            for gauge in Self.streamGauges { Gauge(label: gauge.name, dimensions: Self.dimensions(gone)).destroy() }
-        }
-        for gone in emittedReturns.replace(with: currentReturns) {
-            for gauge in Self.returnGauges { Gauge(label: gauge.name, dimensions: Self.dimensions(gone)).destroy() }
-        }
+        Self.record(
+            rooms.flatMap { room in
+                room.streamReports().flatMap { user, streams in streams.map { ([room.name, user, $0.kind], $0) } }
+            }, Self.streamGauges, emitted: emitted)
+        Self.record(
+            rooms.flatMap { room in
+                room.returnReports().flatMap { user, streams in streams.map { ([room.name, user, $0.kind], $0) } }
+            }, Self.returnGauges, emitted: emittedReturns)
         var buffer: [UInt8] = []
         registry.emit(into: &buffer)
         return String(decoding: buffer, as: UTF8.self)
@@ -115,6 +95,25 @@ struct MetricsEndpoint: Sendable {
 }
 
 extension MetricsEndpoint {
+    /// Records `gauges` for each report under its (room, user, kind) labels, and destroys the gauges of label sets
+    /// `emitted` saw last time and that are gone.
+    static func record<Report>(
+        _ reports: [(labels: [String], report: Report)],
+        _ gauges: [(name: String, value: @Sendable (Report) -> Double)],
+        emitted: EmittedStreams
+    ) {
+        var current: Set<[String]> = []
+        for (labels, report) in reports {
+            current.insert(labels)
+            for gauge in gauges {
+                Gauge(label: gauge.name, dimensions: dimensions(labels)).record(gauge.value(report))
+            }
+        }
+        for gone in emitted.replace(with: current) {
+            for gauge in gauges { Gauge(label: gauge.name, dimensions: dimensions(gone)).destroy() }
+        }
+    }
+
     static func dimensions(_ d: [String]) -> [(String, String)] { [("room", d[0]), ("user", d[1]), ("kind", d[2])] }
 }
 

@@ -127,24 +127,26 @@ extension CohostHarness {
 
     /// A participant's stream statistics from `GET /v1/rooms/{room}`, by kind ("audio", "video").
     func streams(admin: String, room: String, user: String) throws -> [String: [String: Any]] {
-        let info = try call("GET", "/v1/rooms/\(room)", token: admin)
-        let json = try JSONSerialization.jsonObject(with: info.body) as? [String: Any]
-        let participant = (json?["participants"] as? [[String: Any]] ?? []).first { $0["userId"] as? String == user }
-        var byKind: [String: [String: Any]] = [:]
-        for stream in participant?["streams"] as? [[String: Any]] ?? [] {
-            if let kind = stream["kind"] as? String { byKind[kind] = stream }
-        }
-        return byKind
+        try participantList("streams", admin: admin, room: room, user: user)
     }
 
     /// A participant's return streams (`returns` in `GET /v1/rooms/{room}`) by kind.
     func returns(admin: String, room: String, user: String) throws -> [String: [String: Any]] {
+        try participantList("returns", admin: admin, room: room, user: user)
+    }
+
+    /// The entries of a participant's list `key` in `GET /v1/rooms/{room}`, by their `kind`.
+    private func participantList(
+        _ key: String, admin: String, room: String, user: String
+    ) throws
+        -> [String: [String: Any]]
+    {
         let info = try call("GET", "/v1/rooms/\(room)", token: admin)
         let json = try JSONSerialization.jsonObject(with: info.body) as? [String: Any]
         let participant = (json?["participants"] as? [[String: Any]] ?? []).first { $0["userId"] as? String == user }
         var byKind: [String: [String: Any]] = [:]
-        for stream in participant?["returns"] as? [[String: Any]] ?? [] {
-            if let kind = stream["kind"] as? String { byKind[kind] = stream }
+        for entry in participant?[key] as? [[String: Any]] ?? [] {
+            if let kind = entry["kind"] as? String { byKind[kind] = entry }
         }
         return byKind
     }
