@@ -36,6 +36,7 @@ let package = Package(
         cLibrary("CRTMP", pkgConfig: "librtmp", apt: "librtmp-dev"),
         cLibrary("CAVCodec", pkgConfig: "libavcodec", apt: "libavcodec-dev"),
         cLibrary("CYUV", apt: "libyuv-dev"),
+        cLibrary("COpenSSL", pkgConfig: "openssl", apt: "libssl-dev"),
         // recvmmsg(2), which glibc declares only under _GNU_SOURCE: one C function (Server's UDP receive path).
         .target(name: "CUDP", path: "Sources/CLibs/CUDP"),
         // The compositor's per-frame tile scaling kernel (bilinear, table-driven, SSSE3 with a C fallback).
@@ -49,6 +50,10 @@ let package = Package(
         .target(name: "SRTP", dependencies: ["CSRTP"]),
         // STUN and the ICE-lite answers to connectivity checks (pure Swift; HMAC-SHA1 from swift-crypto).
         .target(name: "ICE", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+        // DTLS 1.2 with the use_srtp extension over memory BIOs (OpenSSL): the keys of a WebRTC peer's SRTP.
+        .target(
+            name: "DTLS",
+            dependencies: ["COpenSSL", "SRTP", .product(name: "Crypto", package: "swift-crypto")]),
         .target(name: "Ingest", dependencies: ["RTP"]),
         // Timing and buffering between ingest and the mix (FIFOs, presenter, lip-sync, canvas timing): no C library.
         .target(name: "Playout", dependencies: ["Media", "RTP"]),
@@ -65,7 +70,8 @@ let package = Package(
         .target(
             name: "Rooms",
             dependencies: [
-                "RTP", "SRTP", "Ingest", "Playout", "Codecs", "Mixing", "Compositing", "Publishing", "Media",
+                "RTP", "SRTP", "ICE", "DTLS", "Ingest", "Playout", "Codecs", "Mixing", "Compositing", "Publishing",
+                "Media",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -92,7 +98,7 @@ let package = Package(
         .executableTarget(
             name: "cohost",
             dependencies: [
-                "Server", "Rooms", "Publishing", "ServeConfig",
+                "Server", "Rooms", "Publishing", "ServeConfig", "DTLS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -104,6 +110,7 @@ let package = Package(
         .testTarget(name: "RTPTests", dependencies: ["RTP", "TestSupport"]),
         .testTarget(name: "SRTPTests", dependencies: ["SRTP", "TestSupport"]),
         .testTarget(name: "ICETests", dependencies: ["ICE"]),
+        .testTarget(name: "DTLSTests", dependencies: ["DTLS", "SRTP"]),
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "RTP"]),
         .testTarget(name: "PlayoutTests", dependencies: ["Playout", "Media", "RTP"]),
         .testTarget(name: "CodecsTests", dependencies: ["Codecs", "CAVCodec", "Media", "TestSupport"]),

@@ -36,6 +36,10 @@ public struct MediaDescription: Equatable, Sendable {
     public var fingerprint: Fingerprint?
     /// `a=setup` (RFC 4145 §4): active, passive, actpass or holdconn.
     public var setup: String?
+    /// `a=extmap` (RFC 8285): the id of each offered header extension, by URI (at most 16 kept).
+    public var extensions: [String: UInt8] = [:]
+    /// `a=rid` lines (RFC 8851): a simulcast or RID-tagged send offer.
+    public var rids: [String] = []
 
     public struct Fingerprint: Equatable, Sendable {
         public var algorithm: String
@@ -69,8 +73,11 @@ public struct MediaDescription: Equatable, Sendable {
 
     static let directions: Set<String> = ["sendonly", "recvonly", "sendrecv", "inactive"]
 
-    /// Whether the formats are RTP payload types (RFC 8866 §5.14: for RTP/* protocols).
-    public var isRTP: Bool { proto.uppercased().hasPrefix("RTP/") }
+    /// Whether the formats are RTP payload types (RFC 8866 §5.14: for RTP/* protocols, and UDP/TLS/RTP/* of RFC 5764).
+    public var isRTP: Bool {
+        let upper = proto.uppercased()
+        return upper.hasPrefix("RTP/") || upper.hasPrefix("UDP/TLS/RTP/")
+    }
 
     /// `m=<media> <port>[/<number of ports>] <proto> <fmt> ...`
     init(mediaLine value: String, line: Int) throws(SDPError) {
@@ -138,6 +145,15 @@ public struct MediaDescription: Equatable, Sendable {
             retransmissionSSRCs[primary] = repair
         case "mid":
             mid = String(value)
+        case "extmap":
+            // `<id>[/<direction>] <uri> [<attributes>]`; ids 1–14 (one-byte) or 1–255 (two-byte).
+            let fields = value.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 2, let id = UInt8(fields[0].prefix { $0 != "/" }), id >= 1, id != 15,
+                fields[1].count <= 256
+            else { throw .malformedLine(line: line) }
+            if extensions.count < 16 { extensions[String(fields[1])] = id }
+        case "rid":
+            if rids.count < 8 { rids.append(String(value.prefix { $0 != " " }.prefix(32))) }
         case "ice-ufrag", "ice-pwd", "fingerprint", "setup":
             try applyTransport(name: name, value: value, line: line)
         default:
@@ -157,7 +173,9 @@ public struct MediaDescription: Equatable, Sendable {
             guard Self.isICEChars(value, 22...256) else { throw .malformedLine(line: line) }
             icePassword = String(value)
         case "fingerprint":
-            fingerprint = try Self.parseFingerprint(value, line: line)
+            // Offers may list several (aiortc: sha-256, -384, -512): the first is checked.
+            let parsed = try Self.parseFingerprint(value, line: line)
+            if fingerprint == nil { fingerprint = parsed }
         case "setup":
             let role = value.lowercased()
             guard ["active", "passive", "actpass", "holdconn"].contains(role) else { throw .malformedLine(line: line) }

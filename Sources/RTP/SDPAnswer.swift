@@ -17,6 +17,8 @@ public struct AnswerMedia: Equatable, Sendable {
     public var direction = "recvonly"
     /// The SSRC the server sends from on this line, with its CNAME (`a=ssrc:<n> cname:<c>`), when it sends.
     public var sendSSRC: (ssrc: UInt32, cname: String)?
+    /// The offer's id of the MID header extension (RFC 9143 §15.1), echoed on a WebRTC line.
+    public var midExtension: UInt8?
 
     public static func == (a: Self, b: Self) -> Bool {
         a.kind == b.kind && a.rawKind == b.rawKind && a.accepted == b.accepted && a.payloadType == b.payloadType
@@ -24,6 +26,7 @@ public struct AnswerMedia: Equatable, Sendable {
             && a.retransmission?.payloadType == b.retransmission?.payloadType
             && a.retransmission?.clockRate == b.retransmission?.clockRate && a.direction == b.direction
             && a.sendSSRC?.ssrc == b.sendSSRC?.ssrc && a.sendSSRC?.cname == b.sendSSRC?.cname
+            && a.midExtension == b.midExtension
     }
 
     public init(
@@ -45,6 +48,45 @@ public struct AnswerMedia: Equatable, Sendable {
     }
 }
 
+/// The transport of a WebRTC answer (RFC 8829 §5.3, RFC 8839, RFC 8842): ICE-lite credentials, host candidates,
+/// the DTLS role and fingerprint, shared by every accepted line (one BUNDLE group).
+public struct AnswerTransport: Equatable, Sendable {
+    public var iceUfrag: String
+    public var icePassword: String
+    /// `sha-256 AB:CD:…`
+    public var fingerprint: String
+    /// `passive` (Cohost is the DTLS server) or `active`.
+    public var setup: String
+    /// Host candidates: address and port, in order of preference.
+    public var candidates: [(address: String, port: Int)]
+
+    public init(
+        iceUfrag: String, icePassword: String, fingerprint: String, setup: String,
+        candidates: [(address: String, port: Int)]
+    ) {
+        self.iceUfrag = iceUfrag
+        self.icePassword = icePassword
+        self.fingerprint = fingerprint
+        self.setup = setup
+        self.candidates = candidates
+    }
+
+    public static func == (a: Self, b: Self) -> Bool {
+        a.iceUfrag == b.iceUfrag && a.icePassword == b.icePassword && a.fingerprint == b.fingerprint
+            && a.setup == b.setup && a.candidates.map(\.address) == b.candidates.map(\.address)
+            && a.candidates.map(\.port) == b.candidates.map(\.port)
+    }
+
+    /// `a=candidate` values: one host candidate per address, component 1 (rtcp-mux), priority by RFC 8445 §5.1.2.1
+    /// with the local preference falling by address.
+    var candidateLines: [String] {
+        candidates.enumerated().map { index, candidate in
+            let priority = (126 << 24) | ((65_535 - index) << 8) | 255
+            return "candidate:\(index + 1) 1 udp \(priority) \(candidate.address) \(candidate.port) typ host"
+        }
+    }
+}
+
 /// Writes the SDP answer (RFC 3264 §6) with CRLF line endings.
 ///
 /// One `m=` line per offered one, in the same order, with the offered media type and protocol
@@ -53,9 +95,12 @@ public struct AnswerMedia: Equatable, Sendable {
 /// `a=rtcp-mux`, the direction (`a=recvonly` when the server only receives), the server's `a=ssrc` when it
 /// sends, the crypto line when given, and the offered `a=mid`. Rejected lines have port 0 and repeat the offered formats, as §6 requires.
 /// An address containing `:` is written as `IP6`, anything else as `IP4`.
+/// With `transport` (a WebRTC offer): `a=ice-lite` and one `a=group:BUNDLE` of the accepted lines at the session
+/// level; on each accepted line the ICE credentials, candidates, fingerprint, setup role, `a=rtcp-rsize`, the MID
+/// header extension and `a=msid` (one stream per participant, so a browser plays audio and video in sync).
 public func makeAnswer(
     offer: SessionDescription, address: String, port: Int, media: [AnswerMedia],
-    sessionId: UInt64
+    sessionId: UInt64, transport: AnswerTransport? = nil
 ) -> String {
     let addressType = address.contains(":") ? "IP6" : "IP4"
     var lines = [
@@ -65,6 +110,15 @@ public func makeAnswer(
         "c=IN \(addressType) \(address)",
         "t=0 0",
     ]
+    if transport != nil {
+        lines.append("a=ice-lite")
+        let bundled = offer.media.indices.compactMap { index -> String? in
+            guard index < media.count, media[index].accepted, media[index].payloadType != nil else { return nil }
+            return offer.media[index].mid
+        }
+        if !bundled.isEmpty { lines.append("a=group:BUNDLE " + bundled.joined(separator: " ")) }
+        lines.append("a=msid-semantic: WMS cohost-\(sessionId)")
+    }
     for (index, offered) in offer.media.enumerated() {
         let answer = index < media.count ? media[index] : nil
         guard let answer, answer.accepted, let pt = answer.payloadType else {
@@ -74,6 +128,15 @@ public func makeAnswer(
         let rtx = answer.retransmission
         lines.append("m=\(offered.rawKind) \(port) \(offered.proto) \(pt)" + (rtx.map { " \($0.payloadType)" } ?? ""))
         if let mid = offered.mid { lines.append("a=mid:\(mid)") }
+        if let transport {
+            lines.append("a=ice-ufrag:\(transport.iceUfrag)")
+            lines.append("a=ice-pwd:\(transport.icePassword)")
+            lines.append("a=fingerprint:\(transport.fingerprint)")
+            lines.append("a=setup:\(transport.setup)")
+            for candidate in transport.candidateLines { lines.append("a=\(candidate)") }
+            lines.append("a=end-of-candidates")
+            if let id = answer.midExtension { lines.append("a=extmap:\(id) \(midExtensionURI)") }
+        }
         if let rtpmap = answer.rtpmap { lines.append("a=rtpmap:\(pt) \(rtpmap.attributeValue)") }
         if let fmtp = answer.fmtp { lines.append("a=fmtp:\(pt) \(fmtp)") }
         for feedback in answer.rtcpFeedback { lines.append("a=rtcp-fb:\(pt) \(feedback)") }
@@ -82,9 +145,16 @@ public func makeAnswer(
             lines.append("a=fmtp:\(rtx.payloadType) apt=\(pt)")
         }
         lines.append("a=rtcp-mux")
+        if transport != nil { lines.append("a=rtcp-rsize") }
         lines.append("a=\(answer.direction)")
-        if let send = answer.sendSSRC { lines.append("a=ssrc:\(send.ssrc) cname:\(send.cname)") }
+        if let send = answer.sendSSRC {
+            if transport != nil { lines.append("a=msid:cohost-\(sessionId) \(offered.rawKind)") }
+            lines.append("a=ssrc:\(send.ssrc) cname:\(send.cname)")
+        }
         if let crypto = answer.crypto { lines.append("a=crypto:\(crypto.attributeValue)") }
     }
     return lines.map { $0 + "\r\n" }.joined()
 }
+
+/// The RTP header extension carrying a packet's `a=mid` (RFC 9143 §15.1).
+public let midExtensionURI = "urn:ietf:params:rtp-hdrext:sdes:mid"

@@ -102,6 +102,7 @@ public struct RoomInfo: Encodable, Sendable {
     var participants: [ParticipantInfo]
     var outputs: [OutputInfo]
     var statusIntervalMs: Int
+    var maxIngestBitrate: Int
     var maxVideoSize: RoomConfig.Size
     /// The room view's settings, or "none".
     var returnVideo: ReturnVideoInfo
@@ -155,6 +156,7 @@ public struct RoomInfo: Encodable, Sendable {
         }
         outputs = room.outputs
         statusIntervalMs = c.statusIntervalMs
+        maxIngestBitrate = c.maxIngestBitrate
         maxVideoSize = c.maxVideoSize
         returnVideo = c.returnVideo.map { .view($0) } ?? .none
     }

@@ -5,6 +5,7 @@ import RTP
 import SRTP
 import Logging
 import Publishing
+import DTLS
 
 /// Server-wide settings the rooms need.
 public struct RoomSettings: Sendable {
@@ -26,6 +27,8 @@ public struct RoomSettings: Sendable {
     public var decodeBudgetMs: Int64
     /// Threads decoding video (`DecodePool`).
     public var decodeThreads: Int
+    /// Cohost's DTLS identity and candidate addresses; nil refuses WebRTC offers (415 `unsupported_transport`).
+    public var webRTC: WebRTCSettings?
 
     public init(
         publicIP: String = "127.0.0.1", rtpPort: Int = 7882, participantTimeoutMs: Int64 = 10_000, maxRooms: Int = 100,
@@ -47,6 +50,17 @@ public struct RoomSettings: Sendable {
     }
 }
 
+/// What every WebRTC answer shares: the DTLS context (Cohost's certificate) and the host candidates' addresses.
+public struct WebRTCSettings: Sendable {
+    public var context: DTLSContext
+    public var addresses: [String]
+
+    public init(context: DTLSContext, addresses: [String]) {
+        self.context = context
+        self.addresses = addresses
+    }
+}
+
 /// The rooms of one server, the SSRC table, and the rules of joining and leaving.
 ///
 /// This is the whole of what the HTTP layer and the UDP endpoint call: they stay thin.
@@ -55,6 +69,8 @@ public final class RoomManager: @unchecked Sendable {
     private let logger: Logger
     private let clock: MixClock
     private let router = StreamRouter()
+    private let webRTC = WebRTCTable()
+    private var transportTimer: DispatchSourceTimer?
     private let decodePool: DecodePool
     private let lock = NSLock()
     private var rooms: [String: Room] = [:]
@@ -84,10 +100,18 @@ public final class RoomManager: @unchecked Sendable {
         timer.setEventHandler { [weak self] in self?.sweep(nowMs: MonotonicClock.nowMs()) }
         timer.resume()
         timeoutTimer = timer
+        guard settings.webRTC != nil else { return }
+        // DTLS retransmissions (OpenSSL's timers start at 1 s) and ICE consent, 20 times a second.
+        let transports = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "cohost.transports"))
+        transports.schedule(deadline: .now() + 0.05, repeating: 0.05)
+        transports.setEventHandler { [weak self] in self?.tickTransports(nowMs: MonotonicClock.nowMs()) }
+        transports.resume()
+        transportTimer = transports
     }
 
     deinit {
         timeoutTimer?.cancel()
+        transportTimer?.cancel()
         decodePool.stop()
     }
 
@@ -189,7 +213,7 @@ public final class RoomManager: @unchecked Sendable {
         }
         guard let room else { return false }
         for p in room.close() {
-            router.unregister(p)
+            detach(p)
             room.events.publish(.participantLeft(userId: p.userId, reason: .roomClosed))
         }
         room.events.publish(.roomClosed)
@@ -232,11 +256,25 @@ public final class RoomManager: @unchecked Sendable {
             defer { nextSession += 1 }
             return nextSession
         }
-        let negotiation = try JoinNegotiator.negotiate(
+        var negotiation = try JoinNegotiator.negotiate(
             offer: offer, address: settings.publicIP, port: settings.rtpPort,
             sessionID: UInt64(session), audioOnly: room.config.audioOnly,
             sendsRoomView: room.config.returnVideo != nil && !room.config.audioOnly,
+            webRTC: settings.webRTC.map {
+                WebRTCIdentity(fingerprint: $0.context.certificate.fingerprintAttribute, addresses: $0.addresses)
+            },
             ssrcInUse: { [router] in router.isInUse($0) })
+        var transport: WebRTCTransport?
+        if let parameters = negotiation.webRTC, let webRTC = settings.webRTC {
+            do {
+                transport = try WebRTCTransport(
+                    parameters: parameters, context: webRTC.context, nowMs: MonotonicClock.nowMs())
+            } catch {
+                throw .init(status: 500, code: "dtls_failed", message: "could not set up DTLS: \(error)")
+            }
+            negotiation.returnAudio?.dtlsKeys = transport?.keys
+            negotiation.returnVideo?.dtlsKeys = transport?.keys
+        }
         let participant: Participant
         var entries: [StreamRouter.Entry] = []
         do {
@@ -247,7 +285,8 @@ public final class RoomManager: @unchecked Sendable {
                     maxWidth: room.config.maxVideoSize.width, maxHeight: room.config.maxVideoSize.height,
                     decodeBudgetMs: settings.decodeBudgetMs),
                 decodePool: decodePool, returnAudio: negotiation.returnAudio,
-                returnVideo: negotiation.returnVideo, nowMs: MonotonicClock.nowMs(), logger: logger)
+                returnVideo: negotiation.returnVideo, webRTC: transport,
+                maxIngestKbps: room.config.maxIngestBitrate, nowMs: MonotonicClock.nowMs(), logger: logger)
             for stream in [negotiation.audio, negotiation.video].compactMap({ $0 }) {
                 let inbound = try stream.srtp.map {
                     try SRTPSession(profile: $0.profile, masterKeyAndSalt: $0.key, direction: .inbound)
@@ -277,19 +316,20 @@ public final class RoomManager: @unchecked Sendable {
                 status: 500, code: "decoder_failed", message: "could not set up the participant's decoders: \(error)")
         }
         // The same user joining again replaces the old session: free its SSRCs first.
-        if let old = room.participant(userId) { router.unregister(old) }
+        if let old = room.participant(userId) { detach(old) }
         if let taken = router.register(entries, room: roomName, participant: participant) {
             throw .conflict("ssrc_conflict", "SSRC \(taken) is already in use on this server")
         }
         let replaced: Participant?
         do { replaced = try room.add(participant) } catch {
-            router.unregister(participant)
+            detach(participant)
             throw error
         }
+        if let transport { webRTC.add(transport, participant: participant, room: roomName) }
         if let replaced {
             // A concurrent join of the same user may have registered its SSRCs after the check above: the session
             // replaced here must not keep them (it would decode forever, in no room).
-            router.unregister(replaced)
+            detach(replaced)
             room.events.publish(.participantLeft(userId: replaced.userId, reason: .replaced))
         }
         room.events.publish(.participantJoined(userId: userId))
@@ -304,7 +344,7 @@ public final class RoomManager: @unchecked Sendable {
         room roomName: String, userId: String, reason: LeaveReason, by: String? = nil, session: Int? = nil
     ) -> Bool {
         guard let room = room(roomName), let p = room.remove(userId, ifSession: session) else { return false }
-        router.unregister(p)
+        detach(p)
         if reason == .kicked {
             let list = lock.withLock { () -> KickList in
                 let list = kicks[roomName] ?? KickList()
@@ -396,6 +436,11 @@ public final class RoomManager: @unchecked Sendable {
     /// `ingest` for the UDP hot path: `scratch` is the caller's (one per socket), so parsing and SRTP
     /// reuse its buffers and a datagram allocates nothing in steady state.
     public func ingest(_ bytes: [UInt8], from peer: PeerAddress, scratch: inout DatagramScratch) {
+        // RFC 7983: the first byte tells STUN (0–3) and DTLS (20–63) from RTP and RTCP (128–191).
+        if let first = bytes.first, first < 64, settings.webRTC != nil {
+            if first < 4 { return ingestSTUN(bytes, from: peer) }
+            if first >= 20 { return ingestDTLS(bytes, from: peer) }
+        }
         switch router.route(bytes, from: peer, scratch: &scratch) {
         case .dropped:
             return
@@ -420,11 +465,77 @@ public final class RoomManager: @unchecked Sendable {
                 guard case .bye = packet else { continue }
                 if let room = roomOf(participant) {
                     room.remove(participant.userId, ifSession: participant.sessionID).map { p in
-                        router.unregister(p)
+                        detach(p)
                         room.events.publish(.participantLeft(userId: p.userId, reason: .left))
                     }
                 }
             }
+        }
+    }
+
+    /// Frees a participant's SSRCs and, for WebRTC, its transport (with a close_notify to the browser).
+    private func detach(_ participant: Participant) {
+        router.unregister(participant)
+        guard let transport = webRTC.remove(participant) else { return }
+        let flight = transport.close()
+        if let peer = transport.destination { send(flight, to: peer) }
+    }
+
+    private func send(_ datagrams: [[UInt8]], to peer: PeerAddress) {
+        guard !datagrams.isEmpty, let send = lock.withLock({ transport }) else { return }
+        for datagram in datagrams { send(datagram, peer) }
+    }
+
+    /// A STUN datagram (RFC 7983: first byte 0–3): an ICE check for one of the WebRTC transports.
+    private func ingestSTUN(_ bytes: [UInt8], from peer: PeerAddress) {
+        let now = MonotonicClock.nowMs()
+        guard let (entry, response, flight) = webRTC.handleSTUN(bytes, from: peer, nowMs: now) else { return }
+        // Consent checks keep a participant that only listens from timing out.
+        entry.participant.touch(nowMs: now)
+        send([response], to: peer)
+        send(flight, to: peer)
+    }
+
+    /// A DTLS datagram (first byte 20–63): only from an address an ICE check proved.
+    private func ingestDTLS(_ bytes: [UInt8], from peer: PeerAddress) {
+        guard let entry = webRTC.entry(for: peer) else {
+            webRTC.countDTLSUnknownSource()
+            return
+        }
+        let (flight, event) = entry.transport.handleDTLS(bytes, from: peer)
+        send(flight, to: peer)
+        if let event { handle(event, of: entry) }
+    }
+
+    /// DTLS retransmissions and ICE consent of every WebRTC transport.
+    func tickTransports(nowMs: Int64) {
+        for entry in webRTC.entries {
+            let (flight, event) = entry.transport.tick(nowMs: nowMs)
+            if let peer = entry.transport.destination { send(flight, to: peer) }
+            if let event { handle(event, of: entry) }
+        }
+    }
+
+    private func handle(_ event: WebRTCTransport.Event, of entry: WebRTCTable.Entry) {
+        let metadata: Logger.Metadata = ["room": "\(entry.room)", "user": "\(entry.participant.userId)"]
+        switch event {
+        case .connected:
+            webRTC.countHandshake(succeeded: true)
+            logger.info("webrtc connected", metadata: metadata)
+            // The sender starts with a keyframe request answered at once, not after the first loss.
+            entry.participant.touch(nowMs: MonotonicClock.nowMs())
+        case .closed:
+            removeParticipant(
+                room: entry.room, userId: entry.participant.userId, reason: .left, session: entry.participant.sessionID)
+        case .failed(let reason):
+            webRTC.countHandshake(succeeded: false)
+            logger.warning("webrtc transport failed", metadata: metadata.merging(["reason": "\(reason)"]) { $1 })
+            removeParticipant(
+                room: entry.room, userId: entry.participant.userId, reason: .left, session: entry.participant.sessionID)
+        case .consentExpired:
+            removeParticipant(
+                room: entry.room, userId: entry.participant.userId, reason: .timeout,
+                session: entry.participant.sessionID)
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import ArgumentParser
+import DTLS
 import Logging
 import Metrics
 import Prometheus
@@ -201,6 +202,13 @@ struct Serve: AsyncParsableCommand {
             maxTokenTTLSeconds: Int64(settings.maxTokenTTL),
             outputRules: OutputRules(recordings: recordings, destinations: destinations),
             decodeBudgetMs: Int64(settings.decodeBudgetMs))
+        do {
+            // A fresh identity per start: browsers pin it per session through the answer's fingerprint.
+            let context = try DTLSContext(certificate: DTLSCertificate.generate())
+            config.rooms.webRTC = WebRTCSettings(context: context, addresses: [settings.publicIP])
+        } catch {
+            throw ServeConfigError("WebRTC: \(error)")
+        }
         var webhooks: WebhookDispatcher?
         if !settings.webhookURLs.isEmpty {
             let keyID = settings.webhookKey ?? firstKey

@@ -15,6 +15,9 @@ public struct RoomConfig: Sendable, Equatable {
     public var outputs: [OutputSpec]
     /// How often each output's `output_status` event (and its metrics) is published.
     public var statusIntervalMs: Int = 3000
+    /// The most a participant may send, audio and video together (kbit/s): the REMB Cohost sends its WebRTC
+    /// participants never exceeds it.
+    public var maxIngestBitrate: Int = 2500
     /// The user a pip layout puts full-canvas when the layout names none; nil = the first admin to join,
     /// else the first participant.
     public var anchor: String?

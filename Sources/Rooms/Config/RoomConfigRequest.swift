@@ -14,6 +14,7 @@ public struct RoomConfigRequest: Decodable, Sendable {
     public var outputs: [OutputRequest]?
     /// Milliseconds between `output_status` events.
     public var statusIntervalMs: Int?
+    public var maxIngestBitrate: Int?
     /// The pip layout's full-canvas user when the layout names none.
     public var anchor: String?
     /// A PNG over every tile.
@@ -125,6 +126,7 @@ public struct RoomConfigRequest: Decodable, Sendable {
         if let v = video?.adaptiveBitrate { config.video.adaptiveBitrate = v }
         if let v = video?.dynamicFps { config.video.dynamicFps = v }
         if let v = statusIntervalMs { config.statusIntervalMs = v }
+        if let v = maxIngestBitrate { config.maxIngestBitrate = v }
         if let v = audio?.bitrate { config.audio.bitrateKbps = v }
         if let v = audio?.channels { config.audio.channels = v }
         if let layout { config.layout = layout }

@@ -14,6 +14,7 @@ public enum RoomLimits {
     public static let maxParticipants = 1...64
     public static let maxOutputs = 8
     public static let statusIntervalMs = 1000...60_000
+    public static let maxIngestBitrate = 100...20_000
     /// A participant's pictures: up to 4096×2304 (16:9 4K-class, H.264 level 5.1) in either orientation.
     public static let maxVideoSide = 16...4096
     public static let maxVideoPixels = 4096 * 2304
@@ -42,6 +43,7 @@ public enum RoomLimits {
         try within(c.audio.bitrateKbps, audioBitrateKbps, "audio.bitrate (kbps)")
         try within(c.maxParticipants, maxParticipants, "maxParticipants")
         try within(c.statusIntervalMs, statusIntervalMs, "statusIntervalMs")
+        try within(c.maxIngestBitrate, maxIngestBitrate, "maxIngestBitrate")
         try within(c.maxVideoSize.width, maxVideoSide, "maxVideoSize.width")
         try within(c.maxVideoSize.height, maxVideoSide, "maxVideoSize.height")
         guard c.maxVideoSize.width * c.maxVideoSize.height <= maxVideoPixels else {

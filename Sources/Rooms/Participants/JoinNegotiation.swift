@@ -45,6 +45,8 @@ struct ReturnOffer: Sendable {
     var receiverSSRC: UInt32?
     /// SRTP key of the offer for that receiver-only SSRC's SRTCP.
     var receiverSRTP: (profile: SRTPProfile, key: [UInt8])?
+    /// A WebRTC participant's keys, known once its DTLS handshake is done: nothing is sent before.
+    var dtlsKeys: TransportKeys?
 }
 
 /// The outcome of reading an offer: what Cohost will receive and send back, and the answer text.
@@ -54,6 +56,37 @@ struct Negotiation: Sendable {
     var returnAudio: ReturnOffer?
     var returnVideo: ReturnOffer?
     var answer: String
+    /// The ICE and DTLS parameters of a WebRTC offer; nil for plain RTP and SDES-SRTP.
+    var webRTC: WebRTCParameters?
+}
+
+/// What a WebRTC participant's transport needs from the offer and the answer.
+struct WebRTCParameters: Sendable, Equatable {
+    var localUfrag: String
+    var localPassword: String
+    var remoteUfrag: String
+    var remotePassword: String
+    /// The offer's `a=fingerprint`: the hash's SDP name and the digest.
+    var fingerprint: MediaDescription.Fingerprint
+    /// Cohost's DTLS role: server (`a=setup:passive` in the answer) unless the offer is `passive`.
+    var dtlsServer: Bool
+    /// The offer's MID header extension id and which `a=mid` is which kind: SSRCs the offer does not list are
+    /// learnt from it.
+    var midExtension: UInt8?
+    var midKinds: [String: NegotiatedStream.Kind]
+}
+
+/// Cohost's side of every WebRTC answer: its certificate's fingerprint and where it listens.
+public struct WebRTCIdentity: Sendable {
+    /// `sha-256 AB:CD:…`
+    public var fingerprint: String
+    /// The host candidates' addresses (the public IPs), tried in this order.
+    public var addresses: [String]
+
+    public init(fingerprint: String, addresses: [String]) {
+        self.fingerprint = fingerprint
+        self.addresses = addresses
+    }
 }
 
 /// Turns an SDP offer into accepted streams and an answer (protocol/sdp.md).
@@ -68,7 +101,8 @@ enum JoinNegotiator {
 
     static func negotiate(
         offer text: String, address: String, port: Int, sessionID: UInt64,
-        audioOnly: Bool, sendsRoomView: Bool = true, ssrcInUse: (UInt32) -> Bool = { _ in false }
+        audioOnly: Bool, sendsRoomView: Bool = true, webRTC identity: WebRTCIdentity? = nil,
+        ssrcInUse: (UInt32) -> Bool = { _ in false }
     ) throws(RoomError) -> Negotiation {
         guard text.utf8.count <= maxOfferBytes else {
             throw .init(status: 413, code: "body_too_large", message: "SDP offer larger than \(maxOfferBytes) bytes")
@@ -77,15 +111,7 @@ enum JoinNegotiator {
         do { offer = try SessionDescription.parse(text) } catch {
             throw .badRequest("invalid_sdp", "malformed SDP offer: \(error)")
         }
-        // A WebRTC offer (ICE and DTLS-SRTP, RFC 8843's UDP/TLS/RTP/SAVPF) needs a transport Cohost does not have
-        // yet: refused as a whole rather than answered as if it were plain RTP.
-        if let webrtc = offer.media.first(where: { $0.port != 0 && $0.proto.uppercased().contains("TLS") }) {
-            throw .init(
-                status: 415, code: "unsupported_transport",
-                message:
-                    "m=\(webrtc.rawKind) is \(webrtc.proto): WebRTC (ICE, DTLS-SRTP) is not supported yet; offer RTP/AVP(F), or RTP/SAVP(F) with a=crypto"
-            )
-        }
+        let webRTC = try webRTCParameters(of: offer, identity: identity)
         var audio: NegotiatedStream?
         var video: NegotiatedStream?
         var returnAudio: ReturnOffer?
@@ -120,7 +146,11 @@ enum JoinNegotiator {
                 let firstSSRC = media.ssrcs.first(where: { !repairSSRCs.contains($0) })
                 if participantSends && firstSSRC == nil {
                     throw .badRequest(
-                        "ssrc_missing", "m=\(media.rawKind) needs an a=ssrc line: Cohost demultiplexes by SSRC")
+                        "ssrc_missing",
+                        media.rids.isEmpty
+                            ? "m=\(media.rawKind) needs an a=ssrc line: Cohost demultiplexes by SSRC"
+                            : "m=\(media.rawKind) offers simulcast or RIDs (a=rid), which Cohost does not receive: send one encoding, with a=ssrc"
+                    )
                 }
                 let secure = media.proto.hasPrefix("RTP/SAVP")
                 var srtp: (SRTPProfile, [UInt8])?
@@ -149,6 +179,7 @@ enum JoinNegotiator {
                 answer.fmtp = media.fmtps[pt]
                 answer.direction =
                     participantSends ? (participantReceives ? "sendrecv" : "recvonly") : "sendonly"
+                if webRTC != nil { answer.midExtension = media.extensions[midExtensionURI] }
                 if participantSends, let ssrc = firstSSRC {
                     var stream = NegotiatedStream(
                         kind: kind, ssrc: ssrc, payloadType: pt,
@@ -174,8 +205,11 @@ enum JoinNegotiator {
                     // senders such as ffmpeg) is told all three, which such senders ignore harmlessly.
                     answer.rtcpFeedback =
                         offered.isEmpty ? supportedFeedback : supportedFeedback.filter(offered.contains)
-                    // A receiver of the room view may cap its bitrate with REMB (Cohost reads it, never sends it).
-                    if participantReceives && offered.contains("goog-remb") { answer.rtcpFeedback.append("goog-remb") }
+                    // REMB both ways: a receiver of the room view caps its bitrate with it, and Cohost sends it to a
+                    // WebRTC sender (what makes a browser adapt).
+                    if (participantReceives || webRTC != nil) && offered.contains("goog-remb") {
+                        answer.rtcpFeedback.append("goog-remb")
+                    }
                 }
                 if participantReceives {
                     var ours = UInt32.random(in: 1...UInt32.max)
@@ -215,7 +249,14 @@ enum JoinNegotiator {
         if let v = video, let rtx = v.retransmission, rtx.ssrc == v.ssrc || rtx.ssrc == audio?.ssrc {
             throw .badRequest("invalid_sdp", "the retransmission SSRC \(rtx.ssrc) is also a media SSRC")
         }
-        let answer = makeAnswer(offer: offer, address: address, port: port, media: answers, sessionId: sessionID)
+        let transport = webRTC.map {
+            AnswerTransport(
+                iceUfrag: $0.localUfrag, icePassword: $0.localPassword, fingerprint: identity?.fingerprint ?? "",
+                setup: $0.dtlsServer ? "passive" : "active",
+                candidates: (identity?.addresses ?? [address]).map { ($0, port) })
+        }
+        let answer = makeAnswer(
+            offer: offer, address: address, port: port, media: answers, sessionId: sessionID, transport: transport)
         if let receiver = (returnAudio?.receiverSSRC ?? nil), receiver == returnVideo?.receiverSSRC ?? nil {
             throw .badRequest("invalid_sdp", "two receive-only lines use the same SSRC \(receiver)")
         }
@@ -225,7 +266,64 @@ enum JoinNegotiator {
             throw .badRequest("invalid_sdp", "the receive-only SSRC \(receiver) is also a media SSRC")
         }
         return Negotiation(
-            audio: audio, video: video, returnAudio: returnAudio, returnVideo: returnVideo, answer: answer)
+            audio: audio, video: video, returnAudio: returnAudio, returnVideo: returnVideo, answer: answer,
+            webRTC: webRTC)
+    }
+
+    /// The ICE and DTLS parameters of a WebRTC offer (an m= line in UDP/TLS/RTP/SAVPF, RFC 8843), nil for other
+    /// offers. Every line must share one ICE ufrag, password and fingerprint (BUNDLE: one transport); plain RTP and
+    /// WebRTC lines do not mix.
+    private static func webRTCParameters(
+        of offer: SessionDescription, identity: WebRTCIdentity?
+    ) throws(RoomError) -> WebRTCParameters? {
+        let live = offer.media.filter { $0.port != 0 }
+        let secure = live.filter { $0.proto.uppercased().contains("TLS") }
+        guard let first = secure.first else { return nil }
+        guard identity != nil else {
+            throw .init(
+                status: 415, code: "unsupported_transport",
+                message: "m=\(first.rawKind) is \(first.proto): this server has no DTLS certificate for WebRTC")
+        }
+        guard secure.count == live.count else {
+            throw .badRequest("invalid_sdp", "WebRTC (UDP/TLS/RTP/SAVPF) and plain RTP lines cannot be mixed")
+        }
+        guard first.proto.uppercased() == "UDP/TLS/RTP/SAVPF" || first.proto.uppercased() == "UDP/TLS/RTP/SAVP" else {
+            throw .init(
+                status: 415, code: "unsupported_transport",
+                message: "m=\(first.rawKind) is \(first.proto): Cohost takes WebRTC over UDP (UDP/TLS/RTP/SAVPF)")
+        }
+        guard let ufrag = first.iceUfrag, let password = first.icePassword else {
+            throw .badRequest("invalid_sdp", "a WebRTC offer needs a=ice-ufrag and a=ice-pwd")
+        }
+        guard let fingerprint = first.fingerprint else {
+            throw .badRequest("invalid_sdp", "a WebRTC offer needs a=fingerprint (DTLS-SRTP)")
+        }
+        guard ["sha-1", "sha-256", "sha-384", "sha-512"].contains(fingerprint.algorithm) else {
+            throw .badRequest("invalid_sdp", "a=fingerprint uses \(fingerprint.algorithm); Cohost checks sha-256, sha-384, sha-512 or sha-1")
+        }
+        for media in secure.dropFirst()
+        where media.iceUfrag != ufrag || media.icePassword != password || media.fingerprint != fingerprint {
+            throw .badRequest(
+                "invalid_sdp", "every line must share one ICE ufrag, password and fingerprint (a=group:BUNDLE)")
+        }
+        let setup = first.setup ?? "actpass"
+        guard setup != "holdconn" else { throw .badRequest("invalid_sdp", "a=setup:holdconn: no DTLS to set up") }
+        var kinds: [String: NegotiatedStream.Kind] = [:]
+        for media in secure {
+            guard let mid = media.mid, let kind = media.kind else { continue }
+            kinds[mid] = kind == .audio ? .audio : .video
+        }
+        return WebRTCParameters(
+            localUfrag: randomICEString(8), localPassword: randomICEString(24), remoteUfrag: ufrag,
+            remotePassword: password, fingerprint: fingerprint, dtlsServer: setup != "passive",
+            midExtension: first.extensions[midExtensionURI], midKinds: kinds)
+    }
+
+    /// ice-chars (RFC 8839 §5.4) from the system's random source: 6 bits each.
+    static func randomICEString(_ count: Int) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+        var generator = SystemRandomNumberGenerator()
+        return String((0..<count).map { _ in alphabet[Int(generator.next() & 63)] })
     }
 
     static let supportedFeedback = ["nack", "nack pli", "ccm fir"]

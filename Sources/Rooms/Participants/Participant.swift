@@ -20,6 +20,10 @@ public final class Participant: @unchecked Sendable {
     let returnAudio: ReturnAudio?
     /// The room view (nil when the offer's video is `sendonly`, or the room sends none).
     let returnVideo: ReturnVideo?
+    /// The ICE and DTLS transport of a WebRTC participant; nil for plain RTP and SDES-SRTP.
+    let webRTC: WebRTCTransport?
+    /// The REMB sent to a WebRTC sender (feedback thread only).
+    private var senderLimit: SenderBitrateLimit?
     private let mix = Mutex<(muted: Bool, gain: Float)>((false, 1))
     /// When the last packet came (monotonic ms): the room's once-a-second sweep reads it.
     private let lastPacketMs: Atomic<Int64>
@@ -33,8 +37,11 @@ public final class Participant: @unchecked Sendable {
     init(
         userId: String, sessionID: Int, isAdmin: Bool = false, audio: NegotiatedStream?, video: NegotiatedStream?,
         decodeChannels: Int = 2, videoLimits: VideoLimits = VideoLimits(), decodePool: DecodePool? = nil,
-        returnAudio: ReturnOffer? = nil, returnVideo: ReturnOffer? = nil, nowMs: Int64, logger: Logger
+        returnAudio: ReturnOffer? = nil, returnVideo: ReturnOffer? = nil, webRTC: WebRTCTransport? = nil,
+        maxIngestKbps: Int = 2500, nowMs: Int64, logger: Logger
     ) throws {
+        self.webRTC = webRTC
+        if webRTC != nil && (audio != nil || video != nil) { senderLimit = SenderBitrateLimit(capKbps: maxIngestKbps) }
         self.userId = userId
         self.isAdmin = isAdmin
         self.sessionID = sessionID
@@ -176,6 +183,16 @@ public final class Participant: @unchecked Sendable {
         ReceiverReport(ssrc: serverSSRC, reports: blocks).append(to: &out)
         request?.append(to: &out)
         nack?.append(to: &out)
+        if reportDue, var limit = senderLimit {
+            let loss = blocks.first { $0.ssrc == video?.ssrc }?.fractionLost ?? 0
+            let received = reports().reduce(0) { $0 + $1.kbps * 1000 }
+            limit.update(fractionLost: loss, receivedBps: received)
+            senderLimit = limit
+            ReceiverEstimatedMaximumBitrate(
+                senderSSRC: serverSSRC, bitrate: UInt64(limit.current),
+                ssrcs: [video?.ssrc, audio?.ssrc].compactMap { $0 }
+            ).append(to: &out)
+        }
     }
 
     /// A sender report from one of this participant's sources: for LSR/DLSR and the media clock.

@@ -39,9 +39,12 @@ final class StreamRouter: @unchecked Sendable {
         let ssrc: UInt32
         let room: String
         let participant: Participant
-        let srtp: SRTPSession?
+        /// Unprotects what arrives; for WebRTC made from the transport's keys once its handshake is done.
+        var srtp: SRTPSession?
         /// Protects the RTCP Cohost sends back (the answer's key); nil for plain RTP.
-        let outbound: SRTPSession?
+        var outbound: SRTPSession?
+        /// A WebRTC participant's transport: only addresses its ICE checks proved may send, under its DTLS keys.
+        let webRTC: WebRTCTransport?
         /// The SSRC of a line the participant only receives on: it sends RTCP from it, never media.
         let receiveOnly: Bool
         var latched: PeerAddress?
@@ -57,6 +60,23 @@ final class StreamRouter: @unchecked Sendable {
             self.srtp = srtp
             self.outbound = outbound
             self.receiveOnly = receiveOnly
+            webRTC = participant.webRTC
+        }
+
+        /// For a WebRTC source: whether `peer` passed ICE and the keys are there (counted as a wrong source or an
+        /// SRTP failure when not). Always true for other sources.
+        func admitsWebRTC(_ peer: PeerAddress, counters: inout IngestCounters) -> Bool {
+            guard let webRTC else { return true }
+            guard webRTC.accepts(peer) else {
+                counters.wrongSource += 1
+                return false
+            }
+            if srtp == nil { srtp = webRTC.keys.session(.inbound) }
+            guard srtp != nil else {
+                counters.srtpFailures += 1
+                return false
+            }
+            return true
         }
     }
 
@@ -108,7 +128,15 @@ final class StreamRouter: @unchecked Sendable {
     ) -> (to: PeerAddress, protected: Bool)? {
         lock.lock()
         defer { lock.unlock() }
-        guard let binding = bindings[ssrc], let peer = binding.rtcpPeer ?? binding.latched else { return nil }
+        guard let binding = bindings[ssrc] else { return nil }
+        if let webRTC = binding.webRTC {
+            guard let peer = webRTC.destination else { return nil }
+            if binding.outbound == nil { binding.outbound = webRTC.keys.session(.outbound) }
+            guard let outbound = binding.outbound else { return nil }
+            do { try outbound.protectRTCP(compound, into: &scratch) } catch { return nil }
+            return (peer, true)
+        }
+        guard let peer = binding.rtcpPeer ?? binding.latched else { return nil }
         guard let outbound = binding.outbound else { return (peer, false) }
         do { try outbound.protectRTCP(compound, into: &scratch) } catch { return nil }
         return (peer, true)
@@ -127,6 +155,7 @@ final class StreamRouter: @unchecked Sendable {
     /// participant's stream of that kind latched, else where the RTCP of the line it only receives on came from,
     /// else the address of its other stream. nil before anything of the participant arrived.
     func returnDestination(of participant: Participant, kind: NegotiatedStream.Kind) -> PeerAddress? {
+        if let webRTC = participant.webRTC { return webRTC.destination }
         let audio = participant.audioSSRC
         let video = participant.videoSSRC
         let receiver = kind == .audio ? participant.returnAudio?.receiverSSRC : participant.returnVideo?.receiverSSRC
@@ -181,6 +210,7 @@ final class StreamRouter: @unchecked Sendable {
                 return .dropped
             }
             var clear = bytes
+            guard binding.admitsWebRTC(peer, counters: &counters) else { return .dropped }
             if let srtp = binding.srtp {
                 do { try srtp.unprotectRTCP(bytes, into: &scratch.clear) } catch {
                     counters.srtpFailures += 1
@@ -210,10 +240,11 @@ final class StreamRouter: @unchecked Sendable {
                 counters.unknownSSRC += 1
                 return .dropped
             }
-            if let latched = binding.latched, latched != peer, binding.srtp == nil {
+            if let latched = binding.latched, latched != peer, binding.srtp == nil, binding.webRTC == nil {
                 counters.wrongSource += 1
                 return .dropped
             }
+            guard binding.admitsWebRTC(peer, counters: &counters) else { return .dropped }
             if let srtp = binding.srtp {
                 // Only an authenticated packet may latch or move the source (protocol/sdp.md).
                 do { try srtp.unprotectRTP(bytes, into: &scratch.clear) } catch {

@@ -10,7 +10,9 @@ final class OutboundRTP {
     let ssrc: UInt32
     let payloadType: UInt8
     let clockRate: Int
-    private let srtp: SRTPSession?
+    private var srtp: SRTPSession?
+    /// A WebRTC receiver's keys: `srtp` is made from them once its handshake is done; until then nothing is sent.
+    private let lateKeys: TransportKeys?
     /// The SDES packet with this stream's CNAME, written once: every sender report carries it.
     private let sourceDescription: [UInt8]
     /// The next sequence number; starts at a random value (RFC 3550 §5.1).
@@ -39,6 +41,7 @@ final class OutboundRTP {
         } else {
             srtp = nil
         }
+        lateKeys = offer.dtlsKeys
         plain.reserveCapacity(1500)
         protected.reserveCapacity(1500)
     }
@@ -64,7 +67,15 @@ final class OutboundRTP {
         return number
     }
 
+    /// Whether the stream may send: always, except a WebRTC stream before its handshake (keyed here once done).
+    private func keyed() -> Bool {
+        guard srtp == nil, let lateKeys else { return true }
+        srtp = lateKeys.session(.outbound)
+        return srtp != nil
+    }
+
     private func transmit(_ packet: [UInt8], payloadBytes: Int, _ send: ([UInt8]) -> Void) {
+        guard keyed() else { return }
         if let srtp {
             do { try srtp.protectRTP(packet, into: &protected) } catch {
                 counters.withLock { $0.failures += 1 }
@@ -89,7 +100,7 @@ final class OutboundRTP {
     /// A sender report (with the CNAME, as a compound must carry it) mapping `ntp` to the RTP time
     /// `rtpTimestamp` (before the base is added), passed to `send`; nothing before the first packet.
     func sendReport(ntp: UInt64, rtpTimestamp: UInt32, _ send: ([UInt8]) -> Void) {
-        guard lastTimestamp != nil else { return }
+        guard lastTimestamp != nil, keyed() else { return }
         let (packets, octets) = counters.withLock { ($0.packets, $0.octets) }
         report.removeAll(keepingCapacity: true)
         SenderReport(

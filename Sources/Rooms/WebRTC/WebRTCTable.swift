@@ -1,0 +1,87 @@
+import DTLS
+import Foundation
+import ICE
+
+/// The server's WebRTC participants on the shared media port: by ICE ufrag (a STUN check names ours in its
+/// USERNAME) and by proven address (DTLS and SRTP carry no name, only their source). One lock; the transports have
+/// their own. Counts what it drops.
+final class WebRTCTable: @unchecked Sendable {
+    struct Entry {
+        let transport: WebRTCTransport
+        let participant: Participant
+        let room: String
+    }
+
+    struct Counters: Sendable, Equatable {
+        /// STUN datagrams that named no transport of ours, or failed a transport's checks.
+        var stunIgnored = 0
+        /// DTLS records from an address no check proved.
+        var dtlsUnknownSource = 0
+        var handshakesCompleted = 0
+        var handshakesFailed = 0
+    }
+
+    private let lock = NSLock()
+    private var byUfrag: [String: Entry] = [:]
+    private var byAddress: [PeerAddress: Entry] = [:]
+    private var counters = Counters()
+
+    var snapshot: Counters { lock.withLock { counters } }
+    var count: Int { lock.withLock { byUfrag.count } }
+    var entries: [Entry] { lock.withLock { Array(byUfrag.values) } }
+
+    func add(_ transport: WebRTCTransport, participant: Participant, room: String) {
+        lock.withLock {
+            byUfrag[transport.localUfrag] = Entry(transport: transport, participant: participant, room: room)
+        }
+    }
+
+    /// Forgets a participant's transport and its addresses; returns the transport.
+    @discardableResult
+    func remove(_ participant: Participant) -> WebRTCTransport? {
+        guard let transport = participant.webRTC else { return nil }
+        lock.lock()
+        defer { lock.unlock() }
+        guard byUfrag[transport.localUfrag]?.participant === participant else { return nil }
+        byUfrag[transport.localUfrag] = nil
+        byAddress = byAddress.filter { $0.value.transport !== transport }
+        return transport
+    }
+
+    /// The transport a proven address belongs to.
+    func entry(for peer: PeerAddress) -> Entry? { lock.withLock { byAddress[peer] } }
+
+    /// A STUN datagram: finds the transport its USERNAME names, lets it check and answer. Returns the entry, the
+    /// answer and any DTLS flight to send to `peer`; nil when the datagram is ignored (counted).
+    func handleSTUN(_ bytes: [UInt8], from peer: PeerAddress, nowMs: Int64) -> (
+        entry: Entry, response: [UInt8], flight: [[UInt8]]
+    )? {
+        guard let message = try? STUNMessage(bytes: bytes), let username = message.username,
+            let ufrag = username.split(separator: ":", maxSplits: 1).first,
+            let entry = lock.withLock({ byUfrag[String(ufrag)] })
+        else {
+            lock.withLock { counters.stunIgnored += 1 }
+            return nil
+        }
+        let (response, newlyProven, flight) = entry.transport.handleSTUN(bytes, from: peer, nowMs: nowMs)
+        guard let response else {
+            lock.withLock { counters.stunIgnored += 1 }
+            return nil
+        }
+        if newlyProven {
+            lock.withLock {
+                // Still ours (not removed meanwhile): the address now speaks for this transport.
+                if byUfrag[entry.transport.localUfrag]?.transport === entry.transport { byAddress[peer] = entry }
+            }
+        }
+        return (entry, response, flight)
+    }
+
+    func countDTLSUnknownSource() { lock.withLock { counters.dtlsUnknownSource += 1 } }
+
+    func countHandshake(succeeded: Bool) {
+        lock.withLock {
+            if succeeded { counters.handshakesCompleted += 1 } else { counters.handshakesFailed += 1 }
+        }
+    }
+}
