@@ -125,7 +125,7 @@ let package = Package(
         .testTarget(
             name: "RoomsTests",
             dependencies: [
-                "Rooms", "Playout", "Codecs", "Mixing", "Publishing", "Media", "RTP", "SRTP", "TestSupport",
+                "Rooms", "Playout", "Codecs", "Mixing", "Publishing", "Media", "RTP", "SRTP", "ICE", "DTLS", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(

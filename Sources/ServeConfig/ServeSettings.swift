@@ -19,6 +19,9 @@ public struct ServeFlags: Sendable, Equatable {
     public var webhookURLs: [String]
     public var webhookKey: String?
     public var logLevel: String?
+    public var corsOrigins: [String]
+    public var dtlsCert: String?
+    public var dtlsKey: String?
 
     public init(
         http: String? = nil, rtpPort: Int? = nil, publicIP: String? = nil, keys: String? = nil,
@@ -26,8 +29,12 @@ public struct ServeFlags: Sendable, Equatable {
         outputHosts: [String] = [], metricsToken: String? = nil, maxConnections: Int? = nil,
         participantTimeout: Int? = nil, emptyRoomTimeout: Int? = nil, decodeBudgetMs: Int? = nil,
         webhookURLs: [String] = [],
-        webhookKey: String? = nil, logLevel: String? = nil
+        webhookKey: String? = nil, logLevel: String? = nil, corsOrigins: [String] = [], dtlsCert: String? = nil,
+        dtlsKey: String? = nil
     ) {
+        self.corsOrigins = corsOrigins
+        self.dtlsCert = dtlsCert
+        self.dtlsKey = dtlsKey
         self.http = http
         self.rtpPort = rtpPort
         self.publicIP = publicIP
@@ -87,6 +94,11 @@ public struct ServeSettings: Sendable, Equatable {
     public var webhookKey: String?
     /// The log level.
     public var logLevel: Logger.Level
+    /// Web origins (`https://host[:port]`, or `*`) whose pages may call the API from a browser (CORS).
+    public var corsOrigins: [String] = []
+    /// PEM files of the DTLS certificate and key WebRTC answers use; nil: a fresh ECDSA P-256 one per start.
+    public var dtlsCert: String?
+    public var dtlsKey: String?
     /// Where each setting's value came from.
     public var origins: [SettingKey: SettingOrigin]
 
@@ -141,6 +153,9 @@ public struct ServeSettings: Sendable, Equatable {
         let webhookURLs = try sources.list(.webhookURL, flags.webhookURLs)
         let webhookKey = try sources.string(.webhookKey, flags.webhookKey)
         let logLevel = try sources.string(.logLevel, flags.logLevel)
+        let corsOrigins = try sources.list(.corsOrigins, flags.corsOrigins) ?? []
+        let dtlsCert = try sources.string(.dtlsCert, flags.dtlsCert)
+        let dtlsKey = try sources.string(.dtlsKey, flags.dtlsKey)
 
         var origins: [SettingKey: SettingOrigin] = [:]
         for key in SettingKey.allCases { origins[key] = sources.origin(key) }
@@ -205,12 +220,31 @@ public struct ServeSettings: Sendable, Equatable {
             throw refuse(
                 .webhookKey, "needs at least one webhook URL (--webhook-url, COHOST_WEBHOOK_URL or webhook_url)")
         }
-        return ServeSettings(
+        for origin in corsOrigins where origin != "*" && !Self.isWebOrigin(origin) {
+            throw refuse(.corsOrigins, "must hold origins such as https://example.com or http://127.0.0.1:8080 (or *), got '\(origin)'")
+        }
+        if (dtlsCert == nil) != (dtlsKey == nil) {
+            throw refuse(dtlsCert == nil ? .dtlsKey : .dtlsCert, "needs its pair: give both dtls_cert and dtls_key")
+        }
+        var settings = ServeSettings(
             http: endpoint, rtpPort: port, publicIP: ip, keys: keys, keysFile: keysFile, autoCreateRooms: autoCreate,
             maxTokenTTL: ttl, recordingsDir: recordings, outputHosts: outputHosts ?? [], metricsToken: metricsToken,
             maxConnections: connections, participantTimeout: timeout,
             emptyRoomTimeout: emptyTimeout, decodeBudgetMs: budget, webhookURLs: urls, webhookKey: webhookKey,
             logLevel: level, origins: origins)
+        settings.corsOrigins = corsOrigins
+        settings.dtlsCert = dtlsCert
+        settings.dtlsKey = dtlsKey
+        return settings
+    }
+
+    /// `scheme://host[:port]` with nothing after it (RFC 6454), as a browser sends it in `Origin`.
+    static func isWebOrigin(_ text: String) -> Bool {
+        guard let range = text.range(of: "://") else { return false }
+        let scheme = text[..<range.lowerBound]
+        let rest = text[range.upperBound...]
+        return (scheme == "http" || scheme == "https") && !rest.isEmpty && !rest.contains("/")
+            && !rest.contains("?") && !rest.contains("#") && !rest.contains(" ")
     }
 }
 
@@ -247,6 +281,9 @@ private struct Sources {
         case .webhookURL: !flags.webhookURLs.isEmpty
         case .webhookKey: flags.webhookKey != nil
         case .logLevel: flags.logLevel != nil
+        case .corsOrigins: !flags.corsOrigins.isEmpty
+        case .dtlsCert: flags.dtlsCert != nil
+        case .dtlsKey: flags.dtlsKey != nil
         }
     }
 

@@ -21,6 +21,9 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
     case webhookURL = "webhook_url"
     case webhookKey = "webhook_key"
     case logLevel = "log_level"
+    case corsOrigins = "cors_origins"
+    case dtlsCert = "dtls_cert"
+    case dtlsKey = "dtls_key"
 
     /// The key in the TOML config file.
     public var fileKey: String { rawValue }
@@ -34,8 +37,10 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
         switch self {
         case .rtpPort, .participantTimeout, .emptyRoomTimeout, .maxTokenTTL, .decodeBudgetMs, .maxConnections: .integer
         case .autoCreateRooms: .boolean
-        case .webhookURL, .outputHosts: .stringList
-        case .http, .publicIP, .keys, .keysFile, .recordingsDir, .metricsToken, .webhookKey, .logLevel: .string
+        case .webhookURL, .outputHosts, .corsOrigins: .stringList
+        case .http, .publicIP, .keys, .keysFile, .recordingsDir, .metricsToken, .webhookKey, .logLevel, .dtlsCert,
+            .dtlsKey:
+            .string
         }
     }
 

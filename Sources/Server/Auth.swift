@@ -61,4 +61,21 @@ extension TokenCheckedRoute {
         try Caller.authenticate(
             request, keys: keys, allowQuery: allowQuery, maxLifetime: manager.settings.maxTokenTTLSeconds)
     }
+
+    /// The `:room` path parameter, checked.
+    func roomName(_ context: some RequestContext) throws -> String {
+        let name = try context.parameters.require("room")
+        guard Identifier.isValid(name) else {
+            throw APIError.badRequest("invalid_room", "room name must match [A-Za-z0-9_.-]{1,64}")
+        }
+        return name
+    }
+
+    /// The body, up to `limit` bytes; a longer one is 413 `body_too_large`.
+    func collect(_ request: Request, limit: Int) async throws -> ByteBuffer {
+        do { return try await request.body.collect(upTo: limit) } catch {
+            throw APIError(
+                status: .contentTooLarge, code: "body_too_large", message: "request body larger than \(limit) bytes")
+        }
+    }
 }

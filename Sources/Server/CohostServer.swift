@@ -22,6 +22,8 @@ public struct ServerConfiguration: Sendable {
     public var idleTimeout: TimeAmount = .seconds(30)
     /// HTTP connections open at once; one beyond is closed when accepted (`ConnectionLimit`).
     public var maxConnections = 1024
+    /// Origins whose pages may call the API from a browser (`CORSPolicy`).
+    public var corsOrigins: [String] = []
     public init() {}
 }
 
@@ -29,9 +31,11 @@ public enum CohostServer {
     /// The Hummingbird router with every route; tested in-process.
     public static func makeRouter(
         manager: RoomManager, keys: APIKeys, registry: PrometheusCollectorRegistry, metricsToken: String? = nil,
-        connections: ConnectionLimit? = nil
+        connections: ConnectionLimit? = nil, corsOrigins: [String] = []
     ) -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
+        // Outermost, so error responses carry the CORS headers too (a page must be able to read them).
+        if !corsOrigins.isEmpty { router.middlewares.add(CORSPolicy(origins: corsOrigins)) }
         router.middlewares.add(ErrorShapeMiddleware())
         router.get("healthz") { _, _ in "ok\n" }
         let metrics = MetricsEndpoint(manager: manager, registry: registry, connections: connections)
@@ -46,6 +50,7 @@ public enum CohostServer {
                 body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.render())))
         }
         RoomRoutes(manager: manager, keys: keys).register(on: router)
+        WHIPRoutes(manager: manager, keys: keys).register(on: router)
         SnapshotRoute(manager: manager, keys: keys).register(on: router)
         return router
     }
@@ -57,7 +62,7 @@ public enum CohostServer {
         let connections = ConnectionLimit(limit: configuration.maxConnections)
         let router = makeRouter(
             manager: manager, keys: configuration.keys, registry: registry, metricsToken: configuration.metricsToken,
-            connections: connections)
+            connections: connections, corsOrigins: configuration.corsOrigins)
         let keys = configuration.keys
         let http1 = HTTP1WebSocketUpgradeChannel.Configuration(http1: .init(idleTimeout: configuration.idleTimeout))
         return Application(

@@ -185,24 +185,9 @@ struct RoomRoutes: TokenCheckedRoute, Sendable {
 
     // MARK: helpers
 
-    private func roomName(_ context: some RequestContext) throws -> String {
-        let name = try context.parameters.require("room")
-        guard Identifier.isValid(name) else {
-            throw APIError.badRequest("invalid_room", "room name must match [A-Za-z0-9_.-]{1,64}")
-        }
-        return name
-    }
-
     private func existingRoom(_ name: String) throws -> Room {
         guard let room = manager.room(name) else { throw APIError(RoomError.notFound("no room '\(name)'")) }
         return room
-    }
-
-    private func collect(_ request: Request, limit: Int) async throws -> ByteBuffer {
-        do { return try await request.body.collect(upTo: limit) } catch {
-            throw APIError(
-                status: .contentTooLarge, code: "body_too_large", message: "request body larger than \(limit) bytes")
-        }
     }
 
     private func decodeJSON<T: Decodable>(

@@ -125,6 +125,21 @@ struct Serve: AsyncParsableCommand {
         help: "trace, debug, info, notice, warning, error, critical (default \(ServeSettings.Defaults.logLevel)).")
     var logLevel: String?
 
+    @Option(
+        name: .customLong("cors-origins"),
+        help:
+            "A web origin whose pages may call the API from a browser, e.g. https://show.example.com (repeatable; env: comma separated; * for any)."
+    )
+    var corsOrigins: [String] = []
+
+    @Option(
+        name: .customLong("dtls-cert"),
+        help: "PEM certificate for WebRTC's DTLS (with --dtls-key). None: a fresh ECDSA P-256 one each start.")
+    var dtlsCert: String?
+
+    @Option(name: .customLong("dtls-key"), help: "PEM private key of --dtls-cert.")
+    var dtlsKey: String?
+
     var flags: ServeFlags {
         ServeFlags(
             http: http, rtpPort: rtpPort, publicIP: publicIP, keys: keys, keysFile: keysFile,
@@ -132,7 +147,8 @@ struct Serve: AsyncParsableCommand {
             outputHosts: outputHosts, metricsToken: metricsToken, maxConnections: maxConnections,
             participantTimeout: participantTimeout,
             emptyRoomTimeout: emptyRoomTimeout, decodeBudgetMs: decodeBudgetMs, webhookURLs: webhookURLs,
-            webhookKey: webhookKey, logLevel: logLevel)
+            webhookKey: webhookKey, logLevel: logLevel, corsOrigins: corsOrigins, dtlsCert: dtlsCert,
+            dtlsKey: dtlsKey)
     }
 
     /// Reads the config file (if any) and merges every source; a refused value stops the start with its source named.
@@ -158,6 +174,7 @@ struct Serve: AsyncParsableCommand {
         config.httpHost = settings.http.host
         config.httpPort = settings.http.port
         config.metricsToken = settings.metricsToken
+        config.corsOrigins = settings.corsOrigins
         config.maxConnections = settings.maxConnections
         var firstKey = "devkey"
         let (spec, keysOrigin) = try Self.keysSpec(settings)
@@ -203,8 +220,17 @@ struct Serve: AsyncParsableCommand {
             outputRules: OutputRules(recordings: recordings, destinations: destinations),
             decodeBudgetMs: Int64(settings.decodeBudgetMs))
         do {
-            // A fresh identity per start: browsers pin it per session through the answer's fingerprint.
-            let context = try DTLSContext(certificate: DTLSCertificate.generate())
+            // Without files, a fresh identity per start: a browser checks it per session, through the answer's
+            // fingerprint.
+            let certificate: DTLSCertificate
+            if let certPath = settings.dtlsCert, let keyPath = settings.dtlsKey {
+                certificate = try DTLSCertificate(
+                    certificatePEM: String(contentsOfFile: certPath, encoding: .utf8),
+                    keyPEM: String(contentsOfFile: keyPath, encoding: .utf8))
+            } else {
+                certificate = try DTLSCertificate.generate()
+            }
+            let context = try DTLSContext(certificate: certificate)
             config.rooms.webRTC = WebRTCSettings(context: context, addresses: [settings.publicIP])
         } catch {
             throw ServeConfigError("WebRTC: \(error)")
