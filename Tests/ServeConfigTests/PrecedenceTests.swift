@@ -13,7 +13,7 @@ enum Fixture {
         maxTokenTTL: 101, recordingsDir: "/flag/rec", outputHosts: ["flag.example"],
         metricsToken: "flag-metrics-token", maxConnections: 101, participantTimeout: 11,
         emptyRoomTimeout: 12, decodeBudgetMs: 101, webhookURLs: ["http://flag.example/hook"], webhookKey: "flag",
-        logLevel: "debug")
+        logLevel: "debug", corsOrigins: ["https://flag.example"], dtlsCert: "/flag/cert.pem", dtlsKey: "/flag/key.pem")
 
     static let env = [
         "COHOST_HTTP": "0.0.0.0:8002", "COHOST_RTP_PORT": "9002", "COHOST_PUBLIC_IP": "10.0.0.2",
@@ -22,7 +22,8 @@ enum Fixture {
         "COHOST_METRICS_TOKEN": "env-metrics-token-", "COHOST_MAX_CONNECTIONS": "202",
         "COHOST_PARTICIPANT_TIMEOUT": "21", "COHOST_EMPTY_ROOM_TIMEOUT": "22", "COHOST_DECODE_BUDGET_MS": "202",
         "COHOST_WEBHOOK_URL": "http://env.example/a, https://env.example/b", "COHOST_WEBHOOK_KEY": "env",
-        "COHOST_LOG_LEVEL": "warning",
+        "COHOST_LOG_LEVEL": "warning", "COHOST_CORS_ORIGINS": "https://env.example, http://127.0.0.1:8080",
+        "COHOST_DTLS_CERT": "/env/cert.pem", "COHOST_DTLS_KEY": "/env/key.pem",
     ]
 
     static let fileText = """
@@ -43,6 +44,9 @@ enum Fixture {
         webhook_url = ["http://file.example/hook"]
         webhook_key = "file"
         log_level = "error"
+        cors_origins = ["https://file.example"]
+        dtls_cert = "/file/cert.pem"
+        dtls_key = "/file/key.pem"
         """
 
     static func file() throws -> ConfigFile { try ConfigFile.parse(fileText, path: "/etc/cohost/cohost.toml") }
@@ -61,6 +65,7 @@ enum Fixture {
         #expect(s.webhookURLs == ["http://flag.example/hook"])
         #expect(s.webhookKey == "flag")
         #expect(s.logLevel == .debug)
+        #expect(s.corsOrigins == ["https://flag.example"] && s.dtlsCert == "/flag/cert.pem")
         #expect(s.autoCreateRooms == true && s.maxTokenTTL == 101 && s.recordingsDir == "/flag/rec")
         #expect(s.outputHosts == ["flag.example"] && s.metricsToken == "flag-metrics-token" && s.maxConnections == 101)
         for key in Fixture.keys { #expect(s.origin(of: key) == .flag(key)) }
@@ -178,7 +183,7 @@ enum Fixture {
                 "http", "rtp_port", "public_ip", "keys", "keys_file", "auto_create_rooms", "max_token_ttl",
                 "recordings_dir", "output_hosts", "metrics_token", "max_connections", "participant_timeout",
                 "empty_room_timeout",
-                "decode_budget_ms", "webhook_url", "webhook_key", "log_level",
+                "decode_budget_ms", "webhook_url", "webhook_key", "log_level", "cors_origins", "dtls_cert", "dtls_key",
             ])
         #expect(
             SettingKey.allCases.map(\.envVar) == [
@@ -186,7 +191,7 @@ enum Fixture {
                 "COHOST_AUTO_CREATE_ROOMS", "COHOST_MAX_TOKEN_TTL", "COHOST_RECORDINGS_DIR", "COHOST_OUTPUT_HOSTS",
                 "COHOST_METRICS_TOKEN", "COHOST_MAX_CONNECTIONS", "COHOST_PARTICIPANT_TIMEOUT",
                 "COHOST_EMPTY_ROOM_TIMEOUT", "COHOST_DECODE_BUDGET_MS", "COHOST_WEBHOOK_URL", "COHOST_WEBHOOK_KEY",
-                "COHOST_LOG_LEVEL",
+                "COHOST_LOG_LEVEL", "COHOST_CORS_ORIGINS", "COHOST_DTLS_CERT", "COHOST_DTLS_KEY",
             ])
         #expect(
             SettingKey.allCases.map(\.flag) == [
@@ -194,6 +199,7 @@ enum Fixture {
                 "--max-token-ttl", "--recordings-dir", "--output-hosts", "--metrics-token", "--max-connections",
                 "--participant-timeout",
                 "--empty-room-timeout", "--decode-budget-ms", "--webhook-url", "--webhook-key", "--log-level",
+                "--cors-origins", "--dtls-cert", "--dtls-key",
             ])
     }
 }

@@ -24,7 +24,8 @@ func resolve(flags: ServeFlags = ServeFlags(), env: [String: String] = [:], toml
 @Suite struct UnknownKeyAndTypeTests {
     static let known =
         "known keys: http, rtp_port, public_ip, keys, keys_file, auto_create_rooms, max_token_ttl, recordings_dir, output_hosts, "
-        + "metrics_token, max_connections, participant_timeout, empty_room_timeout, decode_budget_ms, webhook_url, webhook_key, log_level"
+        + "metrics_token, max_connections, participant_timeout, empty_room_timeout, decode_budget_ms, webhook_url, webhook_key, log_level, "
+        + "cors_origins, dtls_cert, dtls_key"
 
     @Test func anUnknownKeyIsRefusedWithItsNameAndLine() {
         #expect(
@@ -212,5 +213,27 @@ func resolve(flags: ServeFlags = ServeFlags(), env: [String: String] = [:], toml
 
     @Test func aBadFileValueIsAcceptedWhenAHigherSourceOverridesIt() {
         #expect(resolve(flags: ServeFlags(rtpPort: 7000), toml: "rtp_port = 70000\n") == nil)
+    }
+}
+
+@Suite struct WebRTCSettingTests {
+    @Test func corsOriginsMustBeOriginsOrAStar() throws {
+        let ok = try ServeSettings.resolve(
+            flags: ServeFlags(corsOrigins: ["https://show.example", "http://127.0.0.1:8080", "*"]), env: [:], file: nil)
+        #expect(ok.corsOrigins == ["https://show.example", "http://127.0.0.1:8080", "*"])
+        for bad in ["show.example", "https://show.example/", "ftp://x", "https://a.example/page?x"] {
+            #expect(throws: ServeConfigError.self) {
+                try ServeSettings.resolve(flags: ServeFlags(corsOrigins: [bad]), env: [:], file: nil)
+            }
+        }
+    }
+
+    @Test func aDTLSCertificateNeedsItsKey() {
+        #expect(throws: ServeConfigError.self) {
+            try ServeSettings.resolve(flags: ServeFlags(dtlsCert: "/c.pem"), env: [:], file: nil)
+        }
+        #expect(throws: ServeConfigError.self) {
+            try ServeSettings.resolve(flags: ServeFlags(dtlsKey: "/k.pem"), env: [:], file: nil)
+        }
     }
 }
