@@ -296,7 +296,8 @@ public final class RoomManager: @unchecked Sendable {
                         try SRTPSession(profile: srtp.profile, masterKeyAndSalt: $0, direction: .outbound)
                     }
                 }
-                entries.append(.init(ssrc: stream.ssrc, inbound: inbound, outbound: outbound))
+                entries.append(
+                    .init(ssrc: stream.ssrc, inbound: inbound, outbound: outbound, learnFromMID: stream.learnFromMID))
                 // Retransmissions come on their own SSRC under the same m= line's key (libsrtp keys any SSRC).
                 if let rtx = stream.retransmission {
                     entries.append(.init(ssrc: rtx.ssrc, inbound: inbound, outbound: nil))

@@ -190,6 +190,64 @@ import Testing
     }
 }
 
+extension WebRTCTransportTests {
+    @Test func anSSRCTheOfferDidNotListIsLearntFromTheMIDOfItsFirstAuthenticPacket() throws {
+        let transport = try WebRTCTransport(parameters: Self.parameters, context: Self.serverContext, nowMs: 0)
+        var audio = NegotiatedStream(
+            kind: .audio, ssrc: 0x5151, payloadType: 111, clockRate: 48_000, codec: "opus", srtp: nil)
+        audio.learnFromMID = "0"
+        let participant = try Participant(
+            userId: "web", sessionID: 1, audio: audio, video: nil, webRTC: transport, nowMs: 0,
+            logger: Logger(label: "t"))
+        let router = StreamRouter()
+        #expect(router.register([.init(ssrc: 0x5151, learnFromMID: "0")], room: "r", participant: participant) == nil)
+        _ = transport.handleSTUN(Self.check(), from: Self.browser, nowMs: 10)
+        let (client, _) = try handshake(transport)
+        let keys = try #require(client.keys)
+        let protect = try SRTPSession(profile: keys.profile, masterKeyAndSalt: keys.local, direction: .outbound)
+        func packet(mid: String, sequence: UInt16) throws -> [UInt8] {
+            // One-byte header extension: MID (id 1, from `parameters`).
+            let element = [UInt8(0x10 | (mid.utf8.count - 1))] + Array(mid.utf8)
+            let padded = element + [UInt8](repeating: 0, count: (4 - element.count % 4) % 4)
+            let plain = RTPPacket(
+                payloadType: 111, sequenceNumber: sequence, timestamp: 960, ssrc: 0xCAFE, extensionProfile: 0xBEDE,
+                extensionData: padded, payload: [0xF8, 1]
+            ).serialized()
+            var wire: [UInt8] = []
+            try protect.protectRTP(plain, into: &wire)
+            return wire
+        }
+        // Another line's MID binds nothing.
+        guard case .dropped = router.route(try packet(mid: "1", sequence: 1), from: Self.browser) else {
+            Issue.record("a packet of another MID was bound")
+            return
+        }
+        #expect(router.snapshot.unknownSSRC == 1)
+        var scratch = DatagramScratch()
+        guard case .rtp(let owner, _) = router.route(try packet(mid: "0", sequence: 2), from: Self.browser, scratch: &scratch)
+        else {
+            Issue.record("the packet with the line's MID was not routed")
+            return
+        }
+        #expect(owner === participant)
+        // The participant sees its stand-in; the wire SSRC is what its reports name.
+        #expect(scratch.packet.ssrc == 0x5151)
+        #expect(participant.wireSSRCs == [0xCAFE])
+        #expect(participant.audio?.receptionReport(nowMs: 100).ssrc == 0xCAFE)
+        // Later packets need no MID.
+        var next: [UInt8] = []
+        try protect.protectRTP(
+            RTPPacket(payloadType: 111, sequenceNumber: 3, timestamp: 1920, ssrc: 0xCAFE, payload: [0xF8]).serialized(),
+            into: &next)
+        guard case .rtp = router.route(next, from: Self.browser) else {
+            Issue.record("the learnt SSRC was not kept")
+            return
+        }
+        router.unregister(participant)
+        #expect(router.bindingCount == 0)
+    }
+}
+
 @Suite struct SenderBitrateLimitTests {
     @Test func startsAtTheCapFallsWithLossAndClimbsBackToTheCap() {
         var limit = SenderBitrateLimit(capKbps: 300)

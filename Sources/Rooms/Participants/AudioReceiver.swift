@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Media
 import RTP
 import Ingest
@@ -14,6 +15,10 @@ import Logging
 /// spread over the rooms' queues instead of the one UDP thread.
 final class AudioReceiver: @unchecked Sendable {
     let ssrc: UInt32
+    /// The SSRC on the wire: `ssrc`, or the one learnt for a stand-in (`NegotiatedStream.learnFromMID`). Feedback
+    /// and reports name this one.
+    private let wire: Atomic<UInt32>
+    var wireSSRC: UInt32 { wire.load(ordering: .relaxed) }
     let codec: String
     private let lock = NSLock()
     private var state: State
@@ -52,6 +57,7 @@ final class AudioReceiver: @unchecked Sendable {
     /// `decodeChannels`: 1 when the room's programme is mono (voices decoded to mono, stereo senders downmixed).
     init(_ negotiated: NegotiatedStream, decodeChannels: Int, userId: String, logger: Logger) throws {
         ssrc = negotiated.ssrc
+        wire = Atomic(negotiated.ssrc)
         codec = negotiated.codec
         self.userId = userId
         self.logger = logger
@@ -121,18 +127,23 @@ final class AudioReceiver: @unchecked Sendable {
 
     /// This stream's reception report block, after updating its rates (once a second).
     func receptionReport(nowMs: Int64) -> ReceptionReport {
-        withState { s in
+        var block = withState { s in
             let stream = s.stream
             return stream.receptionReport(nowMs: nowMs, updating: &s.rates, framesDecoded: s.framesDecoded)
         }
+        block.ssrc = wireSSRC
+        return block
     }
+
+    /// The real SSRC of a stand-in, learnt from the first packet carrying the line's MID.
+    func learn(wireSSRC real: UInt32) { wire.store(real, ordering: .relaxed) }
 
     func report() -> StreamReport {
         lock.withLock {
             let s = state.stream.stats
             let rate = AudioFormat.sampleRate
             return StreamReport(
-                kind: "audio", codec: codec, ssrc: ssrc, packets: s.packets, bytes: s.bytes,
+                kind: "audio", codec: codec, ssrc: wireSSRC, packets: s.packets, bytes: s.bytes,
                 lost: s.lost, framesDecoded: state.framesDecoded, decodeErrors: state.decodeErrors,
                 fps: state.rates.fps, kbps: state.rates.kbps,
                 jitterMs: s.jitter * 1000 / Double(state.stream.clockRate), nacksSent: 0,

@@ -17,6 +17,9 @@ struct NegotiatedStream: Sendable, Equatable {
     var keyframeRequest: KeyframeRequestKind = .pli
     /// RFC 4588 retransmissions on their own SSRC and payload type, when the offer has them.
     var retransmission: (ssrc: UInt32, payloadType: UInt8)?
+    /// A WebRTC line that listed no `a=ssrc`: `ssrc` is a stand-in that never appears on the wire, and the real
+    /// one is learnt from the first packet carrying this `a=mid` in its MID header extension.
+    var learnFromMID: String?
 
     static func == (a: Self, b: Self) -> Bool {
         a.kind == b.kind && a.ssrc == b.ssrc && a.payloadType == b.payloadType && a.codec == b.codec
@@ -143,7 +146,18 @@ enum JoinNegotiator {
                 (direction == "sendrecv" || direction == "recvonly") && (media.kind == .audio || sendsRoomView)
             if media.port != 0, let pt = choice, let map = media.rtpmaps[pt], participantSends || participantReceives {
                 let repairSSRCs = Set(media.retransmissionSSRCs.values)
-                let firstSSRC = media.ssrcs.first(where: { !repairSSRCs.contains($0) })
+                var firstSSRC = media.ssrcs.first(where: { !repairSSRCs.contains($0) })
+                var learnFromMID: String?
+                // A WebRTC sender that lists no SSRC tags its packets with the line's MID (RFC 9143 §15.1).
+                if participantSends && firstSSRC == nil && media.rids.isEmpty, let mid = media.mid,
+                    webRTC?.midExtension != nil, media.extensions[midExtensionURI] != nil
+                {
+                    var standIn = UInt32.random(in: 1...UInt32.max)
+                    while taken.contains(standIn) || ssrcInUse(standIn) { standIn = UInt32.random(in: 1...UInt32.max) }
+                    taken.insert(standIn)
+                    firstSSRC = standIn
+                    learnFromMID = mid
+                }
                 if participantSends && firstSSRC == nil {
                     throw .badRequest(
                         "ssrc_missing",
@@ -185,6 +199,7 @@ enum JoinNegotiator {
                         kind: kind, ssrc: ssrc, payloadType: pt,
                         clockRate: map.clockRate, codec: map.encodingName, srtp: srtp,
                         serverKey: serverKey)
+                    stream.learnFromMID = learnFromMID
                     if media.kind == .video {
                         let offered = media.rtcpFeedback[pt] ?? []
                         if offered.contains("ccm fir") && !offered.contains("nack pli") {

@@ -64,6 +64,14 @@ public final class Participant: @unchecked Sendable {
     var audioSSRC: UInt32? { audio?.ssrc }
     var videoSSRC: UInt32? { video?.ssrc }
     var retransmission: (ssrc: UInt32, payloadType: UInt8)? { video?.retransmission }
+    /// The SSRCs the participant's media carries on the wire (a stand-in's learnt one; else the same as above).
+    var wireSSRCs: [UInt32] { [audio?.wireSSRC, video?.wireSSRC].compactMap { $0 } }
+
+    /// A stand-in SSRC's real one, learnt from the MID of the first packet of its line.
+    func learn(standIn: UInt32, wireSSRC real: UInt32) {
+        if let audio, audio.ssrc == standIn { audio.learn(wireSSRC: real) }
+        if let video, video.ssrc == standIn { video.learn(wireSSRC: real) }
+    }
     var hasVideo: Bool { video != nil }
     /// SSRCs of lines the participant only receives on: its RTCP about what Cohost sends comes from them.
     var receiverSSRCs: [UInt32] { [returnAudio?.receiverSSRC, returnVideo?.receiverSSRC].compactMap { $0 } }
@@ -190,7 +198,7 @@ public final class Participant: @unchecked Sendable {
             senderLimit = limit
             ReceiverEstimatedMaximumBitrate(
                 senderSSRC: serverSSRC, bitrate: UInt64(limit.current),
-                ssrcs: [video?.ssrc, audio?.ssrc].compactMap { $0 }
+                ssrcs: [video?.wireSSRC, audio?.wireSSRC].compactMap { $0 }
             ).append(to: &out)
         }
     }

@@ -47,13 +47,16 @@ final class StreamRouter: @unchecked Sendable {
         let webRTC: WebRTCTransport?
         /// The SSRC of a line the participant only receives on: it sends RTCP from it, never media.
         let receiveOnly: Bool
+        /// For a stand-in SSRC: the `a=mid` whose packets carry the real one.
+        let learnFromMID: String?
         var latched: PeerAddress?
         /// Where this source's RTCP came from, when not multiplexed: feedback goes back there.
         var rtcpPeer: PeerAddress?
         init(
             ssrc: UInt32, room: String, participant: Participant, srtp: SRTPSession?, outbound: SRTPSession?,
-            receiveOnly: Bool
+            receiveOnly: Bool, learnFromMID: String? = nil
         ) {
+            self.learnFromMID = learnFromMID
             self.ssrc = ssrc
             self.room = room
             self.participant = participant
@@ -82,6 +85,8 @@ final class StreamRouter: @unchecked Sendable {
 
     private let lock = NSLock()
     private var bindings: [UInt32: Binding] = [:]
+    /// Stand-in SSRCs still waiting for their first packet (bound under the stand-in too, for unregistering).
+    private var pending: [UInt32: Binding] = [:]
     private(set) var counters = IngestCounters()
 
     var snapshot: IngestCounters { lock.withLock { counters } }
@@ -104,6 +109,7 @@ final class StreamRouter: @unchecked Sendable {
         var inbound: SRTPSession?
         var outbound: SRTPSession?
         var receiveOnly = false
+        var learnFromMID: String?
     }
 
     func register(_ entries: [Entry], room: String, participant: Participant) -> UInt32? {
@@ -111,9 +117,11 @@ final class StreamRouter: @unchecked Sendable {
         defer { lock.unlock() }
         if let taken = entries.first(where: { bindings[$0.ssrc] != nil }) { return taken.ssrc }
         for e in entries {
-            bindings[e.ssrc] = Binding(
+            let binding = Binding(
                 ssrc: e.ssrc, room: room, participant: participant, srtp: e.inbound, outbound: e.outbound,
-                receiveOnly: e.receiveOnly)
+                receiveOnly: e.receiveOnly, learnFromMID: e.learnFromMID)
+            bindings[e.ssrc] = binding
+            if e.learnFromMID != nil { pending[e.ssrc] = binding }
         }
         return nil
     }
@@ -146,9 +154,11 @@ final class StreamRouter: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         let own = [participant.audioSSRC, participant.videoSSRC, participant.retransmission?.ssrc].compactMap { $0 }
-        for ssrc in own + participant.receiverSSRCs where bindings[ssrc]?.participant === participant {
+        for ssrc in own + participant.wireSSRCs + participant.receiverSSRCs
+        where bindings[ssrc]?.participant === participant {
             bindings[ssrc] = nil
         }
+        for ssrc in own where pending[ssrc]?.participant === participant { pending[ssrc] = nil }
     }
 
     /// Where a participant's return stream of `kind` goes (symmetric RTP, RFC 4961): the address the RTP of the
@@ -229,6 +239,15 @@ final class StreamRouter: @unchecked Sendable {
                 return .dropped
             }
             binding.rtcpPeer = peer
+            if binding.ssrc != ssrc {
+                // A learnt SSRC: its sender reports are about the stand-in the participant knows.
+                for index in scratch.rtcp.indices {
+                    if case .senderReport(var sr) = scratch.rtcp[index], sr.ssrc == ssrc {
+                        sr.ssrc = binding.ssrc
+                        scratch.rtcp[index] = .senderReport(sr)
+                    }
+                }
+            }
             return .rtcp(binding.participant, scratch.rtcp)
         case .rtp:
             guard bytes.count >= 12 else {
@@ -236,6 +255,8 @@ final class StreamRouter: @unchecked Sendable {
                 return .dropped
             }
             let ssrc = Self.readUInt32(bytes, at: 8)
+            var learnt: UInt32?
+            if bindings[ssrc] == nil, let standIn = learn(ssrc, from: bytes, peer: peer) { learnt = standIn }
             guard let binding = bindings[ssrc] else {
                 counters.unknownSSRC += 1
                 return .dropped
@@ -249,6 +270,7 @@ final class StreamRouter: @unchecked Sendable {
                 // Only an authenticated packet may latch or move the source (protocol/sdp.md).
                 do { try srtp.unprotectRTP(bytes, into: &scratch.clear) } catch {
                     counters.srtpFailures += 1
+                    if let learnt { unlearn(ssrc, standIn: learnt) }
                     return .dropped
                 }
             }
@@ -264,8 +286,33 @@ final class StreamRouter: @unchecked Sendable {
                 return .dropped
             }
             binding.latched = peer
+            if binding.ssrc != ssrc { scratch.packet.ssrc = binding.ssrc }
+            if learnt != nil { binding.participant.learn(standIn: binding.ssrc, wireSSRC: ssrc) }
             return .rtp(binding.participant, bytes: bytes.count)
         }
+    }
+
+    /// Binds `ssrc` to the waiting stand-in whose line's MID the packet carries in its header extension (readable
+    /// before decryption), when it comes from an address that transport's ICE proved. Returns the stand-in; the
+    /// caller unbinds it again when the packet then fails to authenticate.
+    private func learn(_ ssrc: UInt32, from bytes: [UInt8], peer: PeerAddress) -> UInt32? {
+        guard !pending.isEmpty else { return nil }
+        for (standIn, binding) in pending {
+            guard let mid = binding.learnFromMID, let webRTC = binding.webRTC,
+                let id = webRTC.parameters.midExtension, webRTC.accepts(peer),
+                let value = RTPHeaderExtension.element(id, in: bytes), value.elementsEqual(mid.utf8)
+            else { continue }
+            pending[standIn] = nil
+            bindings[ssrc] = binding
+            return standIn
+        }
+        return nil
+    }
+
+    private func unlearn(_ ssrc: UInt32, standIn: UInt32) {
+        guard let binding = bindings[ssrc] else { return }
+        bindings[ssrc] = nil
+        pending[standIn] = binding
     }
 
     private static func readUInt32(_ b: [UInt8], at i: Int) -> UInt32 {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Media
 import RTP
 import Ingest
@@ -18,6 +19,10 @@ import Logging
 /// delivers them.
 final class VideoReceiver: DecodeJob, @unchecked Sendable {
     let ssrc: UInt32
+    /// The SSRC on the wire: `ssrc`, or the one learnt for a stand-in (`NegotiatedStream.learnFromMID`). Feedback
+    /// and reports name this one.
+    private let wire: Atomic<UInt32>
+    var wireSSRC: UInt32 { wire.load(ordering: .relaxed) }
     let codec: String
     /// RFC 4588 retransmissions of the stream, on their own SSRC and payload type.
     let retransmission: (ssrc: UInt32, payloadType: UInt8)?
@@ -80,6 +85,7 @@ final class VideoReceiver: DecodeJob, @unchecked Sendable {
         logger: Logger
     ) throws {
         ssrc = negotiated.ssrc
+        wire = Atomic(negotiated.ssrc)
         codec = negotiated.codec
         payloadType = negotiated.payloadType
         retransmission = negotiated.retransmission
@@ -197,11 +203,16 @@ final class VideoReceiver: DecodeJob, @unchecked Sendable {
 
     /// This stream's reception report block, after updating its rates (once a second).
     func receptionReport(nowMs: Int64) -> ReceptionReport {
-        withState { s in
+        var block = withState { s in
             let stream = s.stream
             return stream.receptionReport(nowMs: nowMs, updating: &s.rates, framesDecoded: s.framesDecoded)
         }
+        block.ssrc = wireSSRC
+        return block
     }
+
+    /// The real SSRC of a stand-in, learnt from the first packet carrying the line's MID.
+    func learn(wireSSRC real: UInt32) { wire.store(real, ordering: .relaxed) }
 
     /// The keyframe request (join, decode error, unrecoverable loss; at most one per 500 ms) and the NACK for
     /// packets that can still arrive in time, that the stream needs now.
@@ -218,18 +229,18 @@ final class VideoReceiver: DecodeJob, @unchecked Sendable {
             }
             if wantKeyframe {
                 switch keyframeRequest {
-                case .pli: request = .pli(PictureLossIndication(senderSSRC: serverSSRC, mediaSSRC: ssrc))
+                case .pli: request = .pli(PictureLossIndication(senderSSRC: serverSSRC, mediaSSRC: wireSSRC))
                 case .fir:
                     s.firSequence &+= 1
                     request = .fir(
                         FullIntraRequest(
                             senderSSRC: serverSSRC,
-                            entries: [.init(ssrc: ssrc, sequenceNumber: s.firSequence)]))
+                            entries: [.init(ssrc: wireSSRC, sequenceNumber: s.firSequence)]))
                 }
             }
             let lost = s.stream.nacks(nowMs: nowMs)
             let nack =
-                lost.isEmpty ? nil : GenericNACK(senderSSRC: serverSSRC, mediaSSRC: ssrc, lostSequenceNumbers: lost)
+                lost.isEmpty ? nil : GenericNACK(senderSSRC: serverSSRC, mediaSSRC: wireSSRC, lostSequenceNumbers: lost)
             return (request, nack)
         }
     }
@@ -238,7 +249,7 @@ final class VideoReceiver: DecodeJob, @unchecked Sendable {
         lock.withLock {
             let s = state.stream.stats
             return StreamReport(
-                kind: "video", codec: codec, ssrc: ssrc, packets: s.packets, bytes: s.bytes,
+                kind: "video", codec: codec, ssrc: wireSSRC, packets: s.packets, bytes: s.bytes,
                 lost: s.lost, framesDecoded: state.framesDecoded, decodeErrors: state.decodeErrors,
                 fps: state.rates.fps, kbps: state.rates.kbps,
                 jitterMs: s.jitter * 1000 / Double(state.stream.clockRate), nacksSent: s.nacksSent,
