@@ -1,3 +1,4 @@
+import Foundation
 import RTP
 import Testing
 
@@ -196,6 +197,35 @@ import Testing
         #expect(n.answer.contains("a=rtcp-fb:97 goog-remb\r\n"))
         #expect(n.answer.contains("a=msid:cohost-42 audio\r\na=ssrc:\(n.returnAudio!.ssrc) cname:cohost-42\r\n"))
         #expect(!n.answer.contains("a=crypto"))
+    }
+
+    /// Chromium's offer for getUserMedia audio and video, sendrecv (Tests/Fixtures/chromium-offer.sdp).
+    static var chromium: String {
+        get throws {
+            let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            return try String(contentsOf: root.appendingPathComponent("Fixtures/chromium-offer.sdp"), encoding: .utf8)
+        }
+    }
+
+    @Test func chromiumsOfferGetsOpusAndVP8WithRTXREMBAndTheMIDExtension() throws {
+        let n = try negotiate(try Self.chromium)
+        let webRTC = try #require(n.webRTC)
+        #expect(webRTC.remoteUfrag == "SmhJ" && webRTC.dtlsServer && webRTC.midExtension == 4)
+        #expect(n.audio?.ssrc == 2_346_024_115 && n.audio?.codec == "opus")
+        #expect(n.video?.codec == "VP8" && n.video?.payloadType == 96 && n.video?.retransmission?.payloadType == 97)
+        #expect(n.returnAudio != nil && n.returnVideo?.codec == "VP8")
+        let answer = n.answer
+        #expect(answer.hasPrefix("v=0\r\no=- 42 1 IN IP4 192.0.2.7\r\ns=Cohost\r\nc=IN IP4 192.0.2.7\r\nt=0 0\r\na=ice-lite\r\na=group:BUNDLE 0 1\r\n"))
+        #expect(answer.contains("m=audio 7882 UDP/TLS/RTP/SAVPF 111\r\n"))
+        #expect(answer.contains("m=video 7882 UDP/TLS/RTP/SAVPF 96 97\r\n"))
+        for feedback in ["nack", "nack pli", "ccm fir", "goog-remb"] {
+            #expect(answer.contains("a=rtcp-fb:96 \(feedback)\r\n"))
+        }
+        // transport-cc is not answered: Cohost sends no transport-wide feedback, so Chrome adapts to REMB.
+        #expect(!answer.contains("transport-cc"))
+        #expect(answer.components(separatedBy: "a=extmap:4 urn:ietf:params:rtp-hdrext:sdes:mid\r\n").count == 3)
+        #expect(answer.components(separatedBy: "a=candidate:1 1 udp 2130706431 192.0.2.7 7882 typ host\r\n").count == 3)
+        #expect(answer.contains("a=sendrecv\r\na=msid:cohost-42 video\r\na=ssrc:\(n.returnVideo!.ssrc) cname:cohost-42\r\n"))
     }
 
     @Test func aPassiveOfferMakesCohostTheDTLSClient() throws {
