@@ -51,9 +51,7 @@ let package = Package(
         // STUN and the ICE-lite answers to connectivity checks (pure Swift; HMAC-SHA1 from swift-crypto).
         .target(name: "ICE", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         // DTLS 1.2 with the use_srtp extension over memory BIOs (OpenSSL): the keys of a WebRTC peer's SRTP.
-        .target(
-            name: "DTLS",
-            dependencies: ["COpenSSL", "SRTP", .product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "DTLS", dependencies: ["COpenSSL", "SRTP"]),
         .target(name: "Ingest", dependencies: ["RTP"]),
         // Timing and buffering between ingest and the mix (FIFOs, presenter, lip-sync, canvas timing): no C library.
         .target(name: "Playout", dependencies: ["Media", "RTP"]),
@@ -125,7 +123,8 @@ let package = Package(
         .testTarget(
             name: "RoomsTests",
             dependencies: [
-                "Rooms", "Playout", "Codecs", "Mixing", "Publishing", "Media", "RTP", "SRTP", "ICE", "DTLS", "TestSupport",
+                "Rooms", "Playout", "Codecs", "Mixing", "Publishing", "Media", "RTP", "SRTP", "ICE", "DTLS",
+                "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(

@@ -1,6 +1,4 @@
 import COpenSSL
-import Crypto
-import Foundation
 
 /// One OpenSSL `SSL_CTX` for every DTLS-SRTP peer: DTLS 1.2 only, Cohost's certificate, the `use_srtp` profiles
 /// Cohost can key (RFC 5764; GCM first, RFC 7714), any peer certificate accepted by OpenSSL (the caller checks it
@@ -11,12 +9,15 @@ public final class DTLSContext: @unchecked Sendable {
     let context: OpaquePointer
     public let certificate: DTLSCertificate
     /// The cookie key: a HelloVerifyRequest's cookie is HMAC-SHA256(this key, the endpoint's cookie subject).
-    let cookieKey = SymmetricKey(size: .bits256)
+    private let cookieKey: [UInt8]
 
     public static let srtpProfiles = "SRTP_AEAD_AES_128_GCM:SRTP_AES128_CM_SHA1_80"
 
     public init(certificate: DTLSCertificate) throws(DTLSError) {
         ERR_clear_error()
+        var key = [UInt8](repeating: 0, count: 32)
+        guard RAND_bytes(&key, Int32(key.count)) == 1 else { throw .openSSL("RAND_bytes") }
+        cookieKey = key
         guard let context = SSL_CTX_new(DTLS_method()) else { throw .openSSL("SSL_CTX_new(DTLS)") }
         self.context = context
         self.certificate = certificate
@@ -44,13 +45,20 @@ public final class DTLSContext: @unchecked Sendable {
         SSL_CTX_set_cookie_verify_cb(context) { ssl, cookie, length in
             guard let ssl, let cookie, let endpoint = DTLSEndpoint.from(ssl) else { return 0 }
             let offered = Array(UnsafeBufferPointer(start: cookie, count: Int(length)))
-            return endpoint.cookie() == offered ? 1 : 0
+            let expected = endpoint.cookie()
+            return !expected.isEmpty && expected == offered ? 1 : 0
         }
     }
 
     deinit { SSL_CTX_free(context) }
 
+    /// 32 bytes; empty if OpenSSL fails, which no ClientHello's cookie matches (the handshake then fails).
     func cookie(for subject: [UInt8]) -> [UInt8] {
-        Array(HMAC<SHA256>.authenticationCode(for: subject, using: cookieKey))
+        var out = [UInt8](repeating: 0, count: 32)
+        var length = 0
+        let done = EVP_Q_mac(
+            nil, "HMAC", nil, "SHA256", nil, cookieKey, cookieKey.count, subject, subject.count, &out, out.count,
+            &length)
+        return done == nil ? [] : Array(out.prefix(length))
     }
 }

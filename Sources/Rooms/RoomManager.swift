@@ -149,6 +149,8 @@ public final class RoomManager: @unchecked Sendable {
     public func room(_ name: String) -> Room? { lock.withLock { rooms[name] } }
     public var allRooms: [Room] { lock.withLock { rooms.values.sorted { $0.name < $1.name } } }
     public var ingestCounters: IngestCounters { router.snapshot }
+    /// WebRTC transports now, handshakes, and STUN/DTLS datagrams dropped.
+    public var webRTCCounters: WebRTCTable.Counters { webRTC.snapshot }
     /// Entries in the server's SSRC table (each participant's media SSRCs, and RTX ones).
     public var ssrcBindings: Int { router.bindingCount }
     /// Ticks (audio and video, every room) the shared clock skipped because it fell behind: a stalled machine.

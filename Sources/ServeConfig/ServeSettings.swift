@@ -221,7 +221,9 @@ public struct ServeSettings: Sendable, Equatable {
                 .webhookKey, "needs at least one webhook URL (--webhook-url, COHOST_WEBHOOK_URL or webhook_url)")
         }
         for origin in corsOrigins where origin != "*" && !Self.isWebOrigin(origin) {
-            throw refuse(.corsOrigins, "must hold origins such as https://example.com or http://127.0.0.1:8080 (or *), got '\(origin)'")
+            throw refuse(
+                .corsOrigins,
+                "must hold origins such as https://example.com or http://127.0.0.1:8080 (or *), got '\(origin)'")
         }
         if (dtlsCert == nil) != (dtlsKey == nil) {
             throw refuse(dtlsCert == nil ? .dtlsKey : .dtlsCert, "needs its pair: give both dtls_cert and dtls_key")

@@ -80,6 +80,12 @@ struct MetricsEndpoint: Sendable {
         Gauge(label: "cohost_udp_dropped", dimensions: [("reason", "unknown_ssrc")]).record(c.unknownSSRC)
         Gauge(label: "cohost_udp_dropped", dimensions: [("reason", "wrong_source")]).record(c.wrongSource)
         Gauge(label: "cohost_udp_dropped", dimensions: [("reason", "srtp")]).record(c.srtpFailures)
+        let w = manager.webRTCCounters
+        Gauge(label: "cohost_webrtc_transports").record(w.transports)
+        Gauge(label: "cohost_webrtc_handshakes", dimensions: [("result", "completed")]).record(w.handshakesCompleted)
+        Gauge(label: "cohost_webrtc_handshakes", dimensions: [("result", "failed")]).record(w.handshakesFailed)
+        Gauge(label: "cohost_udp_dropped", dimensions: [("reason", "stun_ignored")]).record(w.stunIgnored)
+        Gauge(label: "cohost_udp_dropped", dimensions: [("reason", "dtls_unknown_source")]).record(w.dtlsUnknownSource)
         Self.record(
             rooms.flatMap { room in
                 room.streamReports().flatMap { user, streams in streams.map { ([room.name, user, $0.kind], $0) } }

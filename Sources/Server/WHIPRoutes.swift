@@ -32,7 +32,9 @@ struct WHIPRoutes: TokenCheckedRoute, Sendable {
             offer: offer)
         return Response(
             status: .created,
-            headers: [.contentType: "application/sdp", .location: Self.sessionPath(room: name, user: caller.claims.sub)],
+            headers: [
+                .contentType: "application/sdp", .location: Self.sessionPath(room: name, user: caller.claims.sub),
+            ],
             body: ResponseBody(byteBuffer: ByteBuffer(string: answer)))
     }
 
@@ -55,7 +57,9 @@ struct WHIPRoutes: TokenCheckedRoute, Sendable {
         _ = try roomName(context)
         throw APIError(
             status: .methodNotAllowed, code: "trickle_unsupported",
-            message: "this WHIP server is ICE-lite: its answer holds every candidate, so trickle ICE and ICE restart by PATCH are not taken; POST a new offer instead")
+            message:
+                "this WHIP server is ICE-lite: its answer holds every candidate, so trickle ICE and ICE restart by PATCH are not taken; POST a new offer instead"
+        )
     }
 
     static func sessionPath(room: String, user: String) -> String {

@@ -16,7 +16,9 @@ import Testing
 
     @Test func theMIDIsReadFromATwoByteExtension() {
         let packet: [UInt8] =
-            [0x90, 0x60, 0, 1, 0, 0, 0, 1, 0, 0, 0, 7] + [0x10, 0x00, 0x00, 0x02, 0x09, 0x03, 0x61, 0x75, 0x64, 0x00, 0, 0]
+            [0x90, 0x60, 0, 1, 0, 0, 0, 1, 0, 0, 0, 7] + [
+                0x10, 0x00, 0x00, 0x02, 0x09, 0x03, 0x61, 0x75, 0x64, 0x00, 0, 0,
+            ]
         #expect(RTPHeaderExtension.element(9, in: packet).map(Array.init) == Array("aud".utf8))
     }
 

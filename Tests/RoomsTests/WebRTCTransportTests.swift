@@ -42,7 +42,9 @@ import Testing
     }
 
     /// Runs the handshake between `transport` and a browser endpoint at `from`; returns the browser's end.
-    func handshake(_ transport: WebRTCTransport, from peer: PeerAddress = browser) throws -> (DTLSEndpoint, [WebRTCTransport.Event]) {
+    func handshake(
+        _ transport: WebRTCTransport, from peer: PeerAddress = browser
+    ) throws -> (DTLSEndpoint, [WebRTCTransport.Event]) {
         let client = try browserEndpoint()
         var events: [WebRTCTransport.Event] = []
         var toServer = client.start()
@@ -224,7 +226,9 @@ extension WebRTCTransportTests {
         }
         #expect(router.snapshot.unknownSSRC == 1)
         var scratch = DatagramScratch()
-        guard case .rtp(let owner, _) = router.route(try packet(mid: "0", sequence: 2), from: Self.browser, scratch: &scratch)
+        guard
+            case .rtp(let owner, _) = router.route(
+                try packet(mid: "0", sequence: 2), from: Self.browser, scratch: &scratch)
         else {
             Issue.record("the packet with the line's MID was not routed")
             return

@@ -34,7 +34,9 @@ import Testing
         }
         // Secrets and optional keys are commented out; uncommented, they must still be valid TOML.
         let all = try ConfigFile.parse(
-            uncommenting(["keys", "keys_file", "webhook_key", "auto_create_rooms", "metrics_token", "dtls_cert", "dtls_key"]), path: path)
+            uncommenting([
+                "keys", "keys_file", "webhook_key", "auto_create_rooms", "metrics_token", "dtls_cert", "dtls_key",
+            ]), path: path)
         #expect(Set(all.entries.keys) == Set(SettingKey.allCases.map(\.fileKey)))
         // Both ways of giving keys at once is refused.
         #expect(

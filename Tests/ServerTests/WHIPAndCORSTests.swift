@@ -103,7 +103,8 @@ import Testing
         try await withApp { client, _ in
             try await client.execute(
                 uri: "/whip/show/ann", method: .patch,
-                headers: [.contentType: "application/trickle-ice-sdpfrag"], body: ByteBuffer(string: "a=end-of-candidates\r\n")
+                headers: [.contentType: "application/trickle-ice-sdpfrag"],
+                body: ByteBuffer(string: "a=end-of-candidates\r\n")
             ) {
                 #expect($0.status == .methodNotAllowed)
                 #expect(String(buffer: $0.body).contains("trickle_unsupported"))

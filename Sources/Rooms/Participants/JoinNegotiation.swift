@@ -314,7 +314,9 @@ enum JoinNegotiator {
             throw .badRequest("invalid_sdp", "a WebRTC offer needs a=fingerprint (DTLS-SRTP)")
         }
         guard ["sha-1", "sha-256", "sha-384", "sha-512"].contains(fingerprint.algorithm) else {
-            throw .badRequest("invalid_sdp", "a=fingerprint uses \(fingerprint.algorithm); Cohost checks sha-256, sha-384, sha-512 or sha-1")
+            throw .badRequest(
+                "invalid_sdp",
+                "a=fingerprint uses \(fingerprint.algorithm); Cohost checks sha-256, sha-384, sha-512 or sha-1")
         }
         for media in secure.dropFirst()
         where media.iceUfrag != ufrag || media.icePassword != password || media.fingerprint != fingerprint {

@@ -5,20 +5,22 @@ import ICE
 /// The server's WebRTC participants on the shared media port: by ICE ufrag (a STUN check names ours in its
 /// USERNAME) and by proven address (DTLS and SRTP carry no name, only their source). One lock; the transports have
 /// their own. Counts what it drops.
-final class WebRTCTable: @unchecked Sendable {
+public final class WebRTCTable: @unchecked Sendable {
     struct Entry {
         let transport: WebRTCTransport
         let participant: Participant
         let room: String
     }
 
-    struct Counters: Sendable, Equatable {
+    public struct Counters: Sendable, Equatable {
+        /// WebRTC participants now.
+        public var transports = 0
         /// STUN datagrams that named no transport of ours, or failed a transport's checks.
-        var stunIgnored = 0
+        public var stunIgnored = 0
         /// DTLS records from an address no check proved.
-        var dtlsUnknownSource = 0
-        var handshakesCompleted = 0
-        var handshakesFailed = 0
+        public var dtlsUnknownSource = 0
+        public var handshakesCompleted = 0
+        public var handshakesFailed = 0
     }
 
     private let lock = NSLock()
@@ -26,7 +28,13 @@ final class WebRTCTable: @unchecked Sendable {
     private var byAddress: [PeerAddress: Entry] = [:]
     private var counters = Counters()
 
-    var snapshot: Counters { lock.withLock { counters } }
+    var snapshot: Counters {
+        lock.withLock {
+            var c = counters
+            c.transports = byUfrag.count
+            return c
+        }
+    }
     var count: Int { lock.withLock { byUfrag.count } }
     var entries: [Entry] { lock.withLock { Array(byUfrag.values) } }
 
@@ -53,7 +61,9 @@ final class WebRTCTable: @unchecked Sendable {
 
     /// A STUN datagram: finds the transport its USERNAME names, lets it check and answer. Returns the entry, the
     /// answer and any DTLS flight to send to `peer`; nil when the datagram is ignored (counted).
-    func handleSTUN(_ bytes: [UInt8], from peer: PeerAddress, nowMs: Int64) -> (
+    func handleSTUN(
+        _ bytes: [UInt8], from peer: PeerAddress, nowMs: Int64
+    ) -> (
         entry: Entry, response: [UInt8], flight: [[UInt8]]
     )? {
         guard let message = try? STUNMessage(bytes: bytes), let username = message.username,

@@ -47,7 +47,9 @@ final class WebRTCTransport: @unchecked Sendable {
 
     /// A STUN datagram for this transport: the answer to send back, whether `peer` is newly proven, and a DTLS
     /// client's first flight once a check proved an address.
-    func handleSTUN(_ bytes: [UInt8], from peer: PeerAddress, nowMs: Int64) -> (
+    func handleSTUN(
+        _ bytes: [UInt8], from peer: PeerAddress, nowMs: Int64
+    ) -> (
         response: [UInt8]?, newlyProven: Bool, flight: [[UInt8]]
     ) {
         lock.lock()
