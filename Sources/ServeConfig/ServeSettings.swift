@@ -22,6 +22,7 @@ public struct ServeFlags: Sendable, Equatable {
     public var corsOrigins: [String]
     public var dtlsCert: String?
     public var dtlsKey: String?
+    public var publicIP6: String?
 
     public init(
         http: String? = nil, rtpPort: Int? = nil, publicIP: String? = nil, keys: String? = nil,
@@ -30,8 +31,9 @@ public struct ServeFlags: Sendable, Equatable {
         participantTimeout: Int? = nil, emptyRoomTimeout: Int? = nil, decodeBudgetMs: Int? = nil,
         webhookURLs: [String] = [],
         webhookKey: String? = nil, logLevel: String? = nil, corsOrigins: [String] = [], dtlsCert: String? = nil,
-        dtlsKey: String? = nil
+        dtlsKey: String? = nil, publicIP6: String? = nil
     ) {
+        self.publicIP6 = publicIP6
         self.corsOrigins = corsOrigins
         self.dtlsCert = dtlsCert
         self.dtlsKey = dtlsKey
@@ -99,6 +101,8 @@ public struct ServeSettings: Sendable, Equatable {
     /// PEM files of the DTLS certificate and key WebRTC answers use; nil: a fresh ECDSA P-256 one per start.
     public var dtlsCert: String?
     public var dtlsKey: String?
+    /// An IPv6 address WebRTC answers offer as a second host candidate; the media port then listens on both families.
+    public var publicIP6: String?
     /// Where each setting's value came from.
     public var origins: [SettingKey: SettingOrigin]
 
@@ -156,6 +160,7 @@ public struct ServeSettings: Sendable, Equatable {
         let corsOrigins = try sources.list(.corsOrigins, flags.corsOrigins) ?? []
         let dtlsCert = try sources.string(.dtlsCert, flags.dtlsCert)
         let dtlsKey = try sources.string(.dtlsKey, flags.dtlsKey)
+        let publicIP6 = try sources.string(.publicIP6, flags.publicIP6)
 
         var origins: [SettingKey: SettingOrigin] = [:]
         for key in SettingKey.allCases { origins[key] = sources.origin(key) }
@@ -225,6 +230,9 @@ public struct ServeSettings: Sendable, Equatable {
                 .corsOrigins,
                 "must hold origins such as https://example.com or http://127.0.0.1:8080 (or *), got '\(origin)'")
         }
+        if let publicIP6, !isIPv6(publicIP6) {
+            throw refuse(.publicIP6, "must be an IPv6 address such as 2001:db8::7, got '\(publicIP6)'")
+        }
         if (dtlsCert == nil) != (dtlsKey == nil) {
             throw refuse(dtlsCert == nil ? .dtlsKey : .dtlsCert, "needs its pair: give both dtls_cert and dtls_key")
         }
@@ -237,6 +245,7 @@ public struct ServeSettings: Sendable, Equatable {
         settings.corsOrigins = corsOrigins
         settings.dtlsCert = dtlsCert
         settings.dtlsKey = dtlsKey
+        settings.publicIP6 = publicIP6
         return settings
     }
 
@@ -286,6 +295,7 @@ private struct Sources {
         case .corsOrigins: !flags.corsOrigins.isEmpty
         case .dtlsCert: flags.dtlsCert != nil
         case .dtlsKey: flags.dtlsKey != nil
+        case .publicIP6: flags.publicIP6 != nil
         }
     }
 

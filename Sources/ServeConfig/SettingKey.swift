@@ -24,6 +24,7 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
     case corsOrigins = "cors_origins"
     case dtlsCert = "dtls_cert"
     case dtlsKey = "dtls_key"
+    case publicIP6 = "public_ip6"
 
     /// The key in the TOML config file.
     public var fileKey: String { rawValue }
@@ -39,7 +40,7 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
         case .autoCreateRooms: .boolean
         case .webhookURL, .outputHosts, .corsOrigins: .stringList
         case .http, .publicIP, .keys, .keysFile, .recordingsDir, .metricsToken, .webhookKey, .logLevel, .dtlsCert,
-            .dtlsKey:
+            .dtlsKey, .publicIP6:
             .string
         }
     }

@@ -19,6 +19,13 @@ public func isIPv4(_ text: String) -> Bool {
     return parts.count == 4 && parts.allSatisfy { p in p.count <= 3 && UInt8(p) != nil }
 }
 
+/// A numeric IPv6 address (no scope, no brackets).
+public func isIPv6(_ text: String) -> Bool {
+    guard text.contains(":"), !text.contains("%"), text.utf8.count <= 45 else { return false }
+    var raw = in6_addr()
+    return inet_pton(AF_INET6, text, &raw) == 1
+}
+
 /// `--webhook-url` values: absolute http(s) URLs with a host.
 public enum WebhookURL {
     public static func parse(_ text: String) -> URL? {

@@ -140,6 +140,11 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("dtls-key"), help: "PEM private key of --dtls-cert.")
     var dtlsKey: String?
 
+    @Option(
+        name: .customLong("public-ip6"),
+        help: "IPv6 address offered as a second WebRTC host candidate; the media port then listens on IPv6 too.")
+    var publicIP6: String?
+
     var flags: ServeFlags {
         ServeFlags(
             http: http, rtpPort: rtpPort, publicIP: publicIP, keys: keys, keysFile: keysFile,
@@ -148,7 +153,7 @@ struct Serve: AsyncParsableCommand {
             participantTimeout: participantTimeout,
             emptyRoomTimeout: emptyRoomTimeout, decodeBudgetMs: decodeBudgetMs, webhookURLs: webhookURLs,
             webhookKey: webhookKey, logLevel: logLevel, corsOrigins: corsOrigins, dtlsCert: dtlsCert,
-            dtlsKey: dtlsKey)
+            dtlsKey: dtlsKey, publicIP6: publicIP6)
     }
 
     /// Reads the config file (if any) and merges every source; a refused value stops the start with its source named.
@@ -231,7 +236,10 @@ struct Serve: AsyncParsableCommand {
                 certificate = try DTLSCertificate.generate()
             }
             let context = try DTLSContext(certificate: certificate)
-            config.rooms.webRTC = WebRTCSettings(context: context, addresses: [settings.publicIP])
+            config.rooms.webRTC = WebRTCSettings(
+                context: context, addresses: [settings.publicIP] + (settings.publicIP6.map { [$0] } ?? []))
+            // Both families on the one media port: IPv4 peers arrive mapped and are handled as IPv4.
+            if settings.publicIP6 != nil { config.rtpHost = "::" }
         } catch {
             throw ServeConfigError("WebRTC: \(error)")
         }

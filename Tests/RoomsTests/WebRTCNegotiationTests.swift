@@ -233,6 +233,15 @@ import Testing
         )
     }
 
+    @Test func eachPublicAddressIsAHostCandidateIPv4First() throws {
+        let both = WebRTCIdentity(fingerprint: Self.identity.fingerprint, addresses: ["192.0.2.7", "2001:db8::7"])
+        let answer = try negotiate(Self.obs, identity: both).answer
+        #expect(
+            answer.contains(
+                "a=candidate:1 1 udp 2130706431 192.0.2.7 7882 typ host\r\n"
+                    + "a=candidate:2 1 udp 2130706175 2001:db8::7 7882 typ host\r\na=end-of-candidates\r\n"))
+    }
+
     @Test func aPassiveOfferMakesCohostTheDTLSClient() throws {
         let n = try negotiate(Self.obs.replacingOccurrences(of: "a=setup:actpass", with: "a=setup:passive"))
         #expect(n.webRTC?.dtlsServer == false)

@@ -13,7 +13,8 @@ enum Fixture {
         maxTokenTTL: 101, recordingsDir: "/flag/rec", outputHosts: ["flag.example"],
         metricsToken: "flag-metrics-token", maxConnections: 101, participantTimeout: 11,
         emptyRoomTimeout: 12, decodeBudgetMs: 101, webhookURLs: ["http://flag.example/hook"], webhookKey: "flag",
-        logLevel: "debug", corsOrigins: ["https://flag.example"], dtlsCert: "/flag/cert.pem", dtlsKey: "/flag/key.pem")
+        logLevel: "debug", corsOrigins: ["https://flag.example"], dtlsCert: "/flag/cert.pem", dtlsKey: "/flag/key.pem",
+        publicIP6: "2001:db8::1")
 
     static let env = [
         "COHOST_HTTP": "0.0.0.0:8002", "COHOST_RTP_PORT": "9002", "COHOST_PUBLIC_IP": "10.0.0.2",
@@ -23,7 +24,7 @@ enum Fixture {
         "COHOST_PARTICIPANT_TIMEOUT": "21", "COHOST_EMPTY_ROOM_TIMEOUT": "22", "COHOST_DECODE_BUDGET_MS": "202",
         "COHOST_WEBHOOK_URL": "http://env.example/a, https://env.example/b", "COHOST_WEBHOOK_KEY": "env",
         "COHOST_LOG_LEVEL": "warning", "COHOST_CORS_ORIGINS": "https://env.example, http://127.0.0.1:8080",
-        "COHOST_DTLS_CERT": "/env/cert.pem", "COHOST_DTLS_KEY": "/env/key.pem",
+        "COHOST_DTLS_CERT": "/env/cert.pem", "COHOST_DTLS_KEY": "/env/key.pem", "COHOST_PUBLIC_IP6": "2001:db8::2",
     ]
 
     static let fileText = """
@@ -47,6 +48,7 @@ enum Fixture {
         cors_origins = ["https://file.example"]
         dtls_cert = "/file/cert.pem"
         dtls_key = "/file/key.pem"
+        public_ip6 = "2001:db8::3"
         """
 
     static func file() throws -> ConfigFile { try ConfigFile.parse(fileText, path: "/etc/cohost/cohost.toml") }
@@ -66,6 +68,7 @@ enum Fixture {
         #expect(s.webhookKey == "flag")
         #expect(s.logLevel == .debug)
         #expect(s.corsOrigins == ["https://flag.example"] && s.dtlsCert == "/flag/cert.pem")
+        #expect(s.publicIP6 == "2001:db8::1")
         #expect(s.autoCreateRooms == true && s.maxTokenTTL == 101 && s.recordingsDir == "/flag/rec")
         #expect(s.outputHosts == ["flag.example"] && s.metricsToken == "flag-metrics-token" && s.maxConnections == 101)
         for key in Fixture.keys { #expect(s.origin(of: key) == .flag(key)) }
@@ -184,6 +187,7 @@ enum Fixture {
                 "recordings_dir", "output_hosts", "metrics_token", "max_connections", "participant_timeout",
                 "empty_room_timeout",
                 "decode_budget_ms", "webhook_url", "webhook_key", "log_level", "cors_origins", "dtls_cert", "dtls_key",
+                "public_ip6",
             ])
         #expect(
             SettingKey.allCases.map(\.envVar) == [
@@ -192,6 +196,7 @@ enum Fixture {
                 "COHOST_METRICS_TOKEN", "COHOST_MAX_CONNECTIONS", "COHOST_PARTICIPANT_TIMEOUT",
                 "COHOST_EMPTY_ROOM_TIMEOUT", "COHOST_DECODE_BUDGET_MS", "COHOST_WEBHOOK_URL", "COHOST_WEBHOOK_KEY",
                 "COHOST_LOG_LEVEL", "COHOST_CORS_ORIGINS", "COHOST_DTLS_CERT", "COHOST_DTLS_KEY",
+                "COHOST_PUBLIC_IP6",
             ])
         #expect(
             SettingKey.allCases.map(\.flag) == [
@@ -199,7 +204,7 @@ enum Fixture {
                 "--max-token-ttl", "--recordings-dir", "--output-hosts", "--metrics-token", "--max-connections",
                 "--participant-timeout",
                 "--empty-room-timeout", "--decode-budget-ms", "--webhook-url", "--webhook-key", "--log-level",
-                "--cors-origins", "--dtls-cert", "--dtls-key",
+                "--cors-origins", "--dtls-cert", "--dtls-key", "--public-ip6",
             ])
     }
 }

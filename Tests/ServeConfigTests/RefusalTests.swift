@@ -25,7 +25,7 @@ func resolve(flags: ServeFlags = ServeFlags(), env: [String: String] = [:], toml
     static let known =
         "known keys: http, rtp_port, public_ip, keys, keys_file, auto_create_rooms, max_token_ttl, recordings_dir, output_hosts, "
         + "metrics_token, max_connections, participant_timeout, empty_room_timeout, decode_budget_ms, webhook_url, webhook_key, log_level, "
-        + "cors_origins, dtls_cert, dtls_key"
+        + "cors_origins, dtls_cert, dtls_key, public_ip6"
 
     @Test func anUnknownKeyIsRefusedWithItsNameAndLine() {
         #expect(
@@ -224,6 +224,15 @@ func resolve(flags: ServeFlags = ServeFlags(), env: [String: String] = [:], toml
         for bad in ["show.example", "https://show.example/", "ftp://x", "https://a.example/page?x"] {
             #expect(throws: ServeConfigError.self) {
                 try ServeSettings.resolve(flags: ServeFlags(corsOrigins: [bad]), env: [:], file: nil)
+            }
+        }
+    }
+
+    @Test func publicIP6MustBeAnIPv6Address() throws {
+        #expect(try ServeSettings.resolve(flags: ServeFlags(publicIP6: "::1"), env: [:], file: nil).publicIP6 == "::1")
+        for bad in ["10.0.0.1", "2001:db8::1%eth0", "host.example", "2001:db8:::1"] {
+            #expect(throws: ServeConfigError.self) {
+                try ServeSettings.resolve(flags: ServeFlags(publicIP6: bad), env: [:], file: nil)
             }
         }
     }
