@@ -79,7 +79,7 @@ public struct AnswerTransport: Equatable, Sendable {
 
     /// `a=candidate` values: one host candidate per address, component 1 (rtcp-mux), priority by RFC 8445 §5.1.2.1
     /// with the local preference falling by address.
-    var candidateLines: [String] {
+    public var candidateLines: [String] {
         candidates.enumerated().map { index, candidate in
             let priority = (126 << 24) | ((65_535 - index) << 8) | 255
             return "candidate:\(index + 1) 1 udp \(priority) \(candidate.address) \(candidate.port) typ host"

@@ -363,6 +363,33 @@ public final class RoomManager: @unchecked Sendable {
         return true
     }
 
+    /// The ICE ufrag a WebRTC participant's checks must name now (the WHIP session's ETag); nil for others.
+    public func iceUfrag(room roomName: String, userId: String) -> String? {
+        room(roomName)?.participant(userId)?.webRTC?.localUfrag
+    }
+
+    /// An ICE restart of a WebRTC participant (WHIP PATCH, RFC 9725 §4.3.2): the new remote credentials in, the new
+    /// local ones and the host candidates out, as the lines of an SDP fragment.
+    /// nil when `remoteUfrag` is the current one: trickled candidates, which an ICE-lite server does not need.
+    public func restartICE(room roomName: String, userId: String, remoteUfrag: String) throws(RoomError) -> String? {
+        guard let participant = room(roomName)?.participant(userId) else {
+            throw .notFound("no participant '\(userId)' in room '\(roomName)'")
+        }
+        if participant.webRTC?.remoteUfrag == remoteUfrag { return nil }
+        guard let fresh = webRTC.restartICE(participant, remoteUfrag: remoteUfrag, nowMs: MonotonicClock.nowMs())
+        else {
+            throw .init(
+                status: 409, code: "not_webrtc",
+                message: "'\(userId)' did not join over WebRTC: there is no ICE to restart")
+        }
+        let candidates = AnswerTransport(
+            iceUfrag: fresh.ufrag, icePassword: fresh.password, fingerprint: "", setup: "",
+            candidates: (settings.webRTC?.addresses ?? [settings.publicIP]).map { ($0, settings.rtpPort) }
+        ).candidateLines
+        return (["ice-ufrag:\(fresh.ufrag)", "ice-pwd:\(fresh.password)"] + candidates + ["end-of-candidates"])
+            .map { "a=\($0)\r\n" }.joined()
+    }
+
     /// Whether a token issued at `tokenIssuedAt` for `userId` predates that user's kick from `roomName`.
     public func isKicked(room roomName: String, userId: String, tokenIssuedAt: Int64?) -> Bool {
         let list = lock.withLock { kicks[roomName] }

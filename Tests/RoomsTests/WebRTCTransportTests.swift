@@ -114,6 +114,25 @@ import Testing
         #expect(transport.tick(nowMs: 60_000).event == nil)
     }
 
+    @Test func anICERestartTakesNewCredentialsAndKeepsSendingUntilANewCheckNominates() throws {
+        let transport = try WebRTCTransport(parameters: Self.parameters, context: Self.serverContext, nowMs: 0)
+        _ = transport.handleSTUN(Self.check(), from: Self.browser, nowMs: 10)
+        let fresh = transport.restartICE(remoteUfrag: "nwUf", nowMs: 20)
+        #expect(transport.localUfrag == fresh.ufrag && fresh.ufrag != "cohoUfrg" && transport.remoteUfrag == "nwUf")
+        #expect(transport.destination == Self.browser)
+        // The old credentials are refused now.
+        #expect(transport.handleSTUN(Self.check(id: 9), from: Self.stranger, nowMs: 30).response == nil)
+        let check = STUNMessage(
+            method: STUNMessage.bindingMethod, messageClass: .request, transactionID: Array(repeating: 3, count: 12),
+            attributes: [
+                .init(type: STUNMessage.AttributeType.username, value: Array("\(fresh.ufrag):nwUf".utf8)),
+                .init(type: STUNMessage.AttributeType.useCandidate, value: []),
+            ]
+        ).serialized(integrityKey: Array(fresh.password.utf8), fingerprint: true)
+        #expect(transport.handleSTUN(check, from: Self.stranger, nowMs: 40).response != nil)
+        #expect(transport.destination == Self.stranger && transport.accepts(Self.stranger))
+    }
+
     @Test func cohostAsTheDTLSClientStartsItsHandshakeOnceACheckProvedTheBrowser() throws {
         var parameters = Self.parameters
         parameters.dtlsServer = false

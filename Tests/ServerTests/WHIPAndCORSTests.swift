@@ -99,16 +99,93 @@ import Testing
         }
     }
 
-    @Test func trickleByPatchIsMethodNotAllowed() async throws {
-        try await withApp { client, _ in
+    @Test func patchTrickleIsAcceptedAndNewCredentialsRestartICEWithANewETag() async throws {
+        try await withApp { client, manager in
+            let ann = token(room: "show", user: "ann")
+            var etag = ""
+            var ufrag = ""
             try await client.execute(
-                uri: "/whip/show/ann", method: .patch,
-                headers: [.contentType: "application/trickle-ice-sdpfrag"],
+                uri: "/whip/show", method: .post,
+                headers: [.authorization: "Bearer \(ann)", .contentType: "application/sdp"],
+                body: ByteBuffer(string: Self.offer)
+            ) {
+                etag = $0.headers[.eTag] ?? ""
+                let answer = String(buffer: $0.body)
+                ufrag = String(
+                    answer.split(separator: "\r\n").first { $0.hasPrefix("a=ice-ufrag:") }?.dropFirst(12) ?? "")
+            }
+            #expect(etag == "\"\(ufrag)\"" && ufrag.count == 8)
+            let sdpfrag: HTTPFields = [
+                .authorization: "Bearer \(ann)", .contentType: "application/trickle-ice-sdpfrag", .ifMatch: etag,
+            ]
+            // Trickled candidates: nothing to do for an ICE-lite server.
+            try await client.execute(
+                uri: "/whip/show/ann", method: .patch, headers: sdpfrag,
+                body: ByteBuffer(
+                    string:
+                        "a=ice-ufrag:Zq9u\r\na=ice-pwd:yTbCd1f0aLq5kXr8Zz0Vw3Nn\r\na=mid:0\r\na=candidate:1 1 udp 2130706431 127.0.0.1 5000 typ host\r\n"
+                )
+            ) { #expect($0.status == .noContent) }
+            var restart = sdpfrag
+            restart[.ifMatch] = "*"
+            try await client.execute(
+                uri: "/whip/show/ann", method: .patch, headers: restart,
+                body: ByteBuffer(string: "a=ice-ufrag:N3wU\r\na=ice-pwd:n3wPasswordOfTheBrowser22\r\n")
+            ) {
+                #expect($0.status == .ok)
+                #expect($0.headers[.contentType] == "application/trickle-ice-sdpfrag")
+                let fragment = String(buffer: $0.body)
+                let fresh = manager.iceUfrag(room: "show", userId: "ann") ?? ""
+                #expect(fresh != ufrag && $0.headers[.eTag] == "\"\(fresh)\"")
+                #expect(fragment.hasPrefix("a=ice-ufrag:\(fresh)\r\na=ice-pwd:"))
+                #expect(
+                    fragment.hasSuffix(
+                        "a=candidate:1 1 udp 2130706431 192.0.2.7 40000 typ host\r\na=end-of-candidates\r\n"))
+            }
+            // The old ETag is stale now.
+            try await client.execute(
+                uri: "/whip/show/ann", method: .patch, headers: sdpfrag,
                 body: ByteBuffer(string: "a=end-of-candidates\r\n")
             ) {
-                #expect($0.status == .methodNotAllowed)
-                #expect(String(buffer: $0.body).contains("trickle_unsupported"))
+                #expect($0.status == .preconditionFailed)
+                #expect(String(buffer: $0.body).contains("etag_mismatch"))
             }
+        }
+    }
+
+    @Test func patchRefusals() async throws {
+        try await withApp { client, _ in
+            let ann = token(room: "show", user: "ann")
+            try await client.execute(
+                uri: "/whip/show", method: .post,
+                headers: [.authorization: "Bearer \(ann)", .contentType: "application/sdp"],
+                body: ByteBuffer(string: Self.offer)
+            ) { #expect($0.status == .created) }
+            let body = ByteBuffer(string: "a=end-of-candidates\r\n")
+            try await client.execute(uri: "/whip/show/ann", method: .patch, body: body) {
+                #expect($0.status == .unauthorized)
+            }
+            try await client.execute(
+                uri: "/whip/show/ann", method: .patch,
+                headers: [.authorization: "Bearer \(ann)", .contentType: "application/trickle-ice-sdpfrag"], body: body
+            ) { #expect($0.status == .preconditionRequired) }
+            try await client.execute(
+                uri: "/whip/show/ann", method: .patch,
+                headers: [.authorization: "Bearer \(ann)", .contentType: "text/plain", .ifMatch: "*"], body: body
+            ) { #expect($0.status == .unsupportedMediaType) }
+            try await client.execute(
+                uri: "/whip/show/ann", method: .patch,
+                headers: [
+                    .authorization: "Bearer \(token(room: "show", user: "ben"))",
+                    .contentType: "application/trickle-ice-sdpfrag", .ifMatch: "*",
+                ], body: body
+            ) { #expect($0.status == .forbidden) }
+            try await client.execute(
+                uri: "/whip/show/ann", method: .patch,
+                headers: [
+                    .authorization: "Bearer \(ann)", .contentType: "application/trickle-ice-sdpfrag", .ifMatch: "*",
+                ], body: ByteBuffer(string: "a=ice-ufrag:N3wU\r\na=ice-pwd:short\r\n")
+            ) { #expect($0.status == .badRequest) }
         }
     }
 

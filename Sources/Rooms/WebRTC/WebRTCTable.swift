@@ -56,6 +56,20 @@ public final class WebRTCTable: @unchecked Sendable {
         return transport
     }
 
+    /// Gives a participant's transport new ICE credentials (an ICE restart) and files it under its new ufrag.
+    func restartICE(_ participant: Participant, remoteUfrag: String, nowMs: Int64) -> (ufrag: String, password: String)?
+    {
+        guard let transport = participant.webRTC else { return nil }
+        lock.lock()
+        defer { lock.unlock() }
+        let old = transport.localUfrag
+        guard let entry = byUfrag[old], entry.participant === participant else { return nil }
+        let fresh = transport.restartICE(remoteUfrag: remoteUfrag, nowMs: nowMs)
+        byUfrag[old] = nil
+        byUfrag[fresh.ufrag] = entry
+        return fresh
+    }
+
     /// The transport a proven address belongs to.
     func entry(for peer: PeerAddress) -> Entry? { lock.withLock { byAddress[peer] } }
 

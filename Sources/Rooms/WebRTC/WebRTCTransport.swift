@@ -17,7 +17,9 @@ final class WebRTCTransport: @unchecked Sendable {
     }
 
     let keys = TransportKeys()
-    let localUfrag: String
+    /// The current local credentials (new ones after an ICE restart).
+    var localUfrag: String { lock.withLock { agent.localUfrag } }
+    var localPassword: String { lock.withLock { agent.localPassword } }
     let parameters: WebRTCParameters
     private let lock = NSLock()
     private var agent: ICELiteAgent<PeerAddress>
@@ -25,11 +27,12 @@ final class WebRTCTransport: @unchecked Sendable {
     /// Addresses that passed a check, most recent last (a few: a phone between networks, a restart).
     private var proven: [PeerAddress] = []
     private var finished = false
+    /// Where media went before an ICE restart: kept until a check under the new credentials nominates.
+    private var previousDestination: PeerAddress?
     private static let provenLimit = 4
 
     init(parameters: WebRTCParameters, context: DTLSContext, nowMs: Int64) throws(DTLSError) {
         self.parameters = parameters
-        localUfrag = parameters.localUfrag
         agent = ICELiteAgent(
             localUfrag: parameters.localUfrag, localPassword: parameters.localPassword,
             remoteUfrag: parameters.remoteUfrag, nowMs: nowMs)
@@ -39,7 +42,22 @@ final class WebRTCTransport: @unchecked Sendable {
     }
 
     /// Where media and RTCP go: the nominated address.
-    var destination: PeerAddress? { lock.withLock { agent.nominated } }
+    var destination: PeerAddress? { lock.withLock { agent.nominated ?? previousDestination } }
+
+    /// An ICE restart (RFC 8445 §9, by WHIP PATCH): the peer's new credentials, fresh ones of ours; DTLS and SRTP go
+    /// on. Media keeps going to the old address until a check under the new credentials nominates one.
+    func restartICE(remoteUfrag: String, nowMs: Int64) -> (ufrag: String, password: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        previousDestination = agent.nominated ?? previousDestination
+        agent = ICELiteAgent(
+            localUfrag: JoinNegotiator.randomICEString(8), localPassword: JoinNegotiator.randomICEString(24),
+            remoteUfrag: remoteUfrag, nowMs: nowMs)
+        return (agent.localUfrag, agent.localPassword)
+    }
+
+    /// The peer's current ICE ufrag (the offer's, or the last restart's).
+    var remoteUfrag: String { lock.withLock { agent.remoteUfrag } }
 
     func accepts(_ peer: PeerAddress) -> Bool { lock.withLock { proven.contains(peer) } }
 
