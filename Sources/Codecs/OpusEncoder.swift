@@ -33,10 +33,14 @@ public final class OpusEncoder: @unchecked Sendable {
 
     deinit { opus_encoder_destroy(handle) }
 
+    /// Whether DTX is on (the last `setDTX`).
+    public private(set) var dtx = false
+
     /// Discontinuous transmission: silence comes out as packets of at most 2 bytes, which a sender does not send.
     public func setDTX(_ on: Bool) throws(CodecError) {
         let status = cohost_opus_set_dtx(handle, on ? 1 : 0)
         guard status == OPUS_OK else { throw OpusError.error(status, "OPUS_SET_DTX") }
+        dtx = on
     }
 
     /// In-band FEC (each packet also carries a coarse copy of the one before) for a receiver losing

@@ -138,6 +138,19 @@ import Testing
         }
     }
 
+    @Test func aSteadyLoudToneIsNeverCutByDTX() throws {
+        for k in 0..<2 {
+            for user in Self.talkers { try send(k, from: user, hz: user == "t1" ? 440 : 0) }
+        }
+        // Five seconds of one unchanging tone: Opus's VAD would take it for background noise and go quiet.
+        try run(0..<250) { user, _ in user == "t1" ? 440 : 0 }
+        for user in Self.listeners + ["t2", "t3"] {
+            let packets = wire.rtp(user)
+            #expect(packets.count >= 245, "\(user): \(packets.count) packets of 250 blocks")
+            #expect(packets.allSatisfy { $0.payload.count > 2 })
+        }
+    }
+
     @Test func aReceiverReportingLossTurnsOnInBandFECForItsEncoder() throws {
         for k in 0..<2 {
             for user in Self.talkers { try send(k, from: user, hz: 700) }

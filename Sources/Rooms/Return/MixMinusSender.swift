@@ -119,11 +119,15 @@ final class MixMinusSender {
         sharedEncodes += 1
     }
 
+    /// DTX only while the block is silent: Opus's voice activity detector learns a steady sound (a tone, a held
+    /// chord) as background noise and would stop sending it; a quiet mix is what DTX is for.
     private func encode(
         _ stereo: [Float], channels: Int, with encoder: OpusEncoder, into out: inout [UInt8]
     )
         throws(CodecError)
     {
+        let quiet = MixMinus.peak(stereo, gain: 1) <= MixMinus.presenceThreshold
+        if encoder.dtx != quiet { try encoder.setDTX(quiet) }
         if channels == 2 {
             try stereo.withUnsafeBufferPointer { pcm throws(CodecError) in try encoder.encode(pcm, into: &out) }
         } else {
