@@ -2,7 +2,7 @@
 SWIFT ?= swift
 ARGS ?=
 
-.PHONY: run build build-tests test test-unit test-e2e tsan lint demo bench fuzz packages test-packages clean
+.PHONY: run build build-tests test test-unit test-e2e test-webrtc tsan lint demo bench fuzz packages test-packages clean
 
 packages:
 	@scripts/ensure-packages.sh
@@ -23,16 +23,23 @@ build-tests: test-packages
 # measure timing: they nest under one serialised parent suite (`EndToEnd`) and run after the unit suites.
 UNIT = $(SWIFT) test --skip-build --skip EndToEndTests
 E2E = COHOST_BIN=$$($(SWIFT) build --show-bin-path)/cohost $(SWIFT) test --skip-build --filter EndToEndTests
+# Real WebRTC clients (aiortc, headless Chromium through Playwright) in a network namespace with only loopback
+# (Tests/WebRTC/README.md); needs root for `unshare --net`.
+WEBRTC = COHOST_BIN=$$($(SWIFT) build --show-bin-path)/cohost Tests/WebRTC/run.sh
 
 test: build-tests
 	$(UNIT)
 	$(E2E)
+	$(WEBRTC)
 
 test-unit: build-tests
 	$(UNIT)
 
 test-e2e: build-tests
 	$(E2E)
+
+test-webrtc: build-tests
+	$(WEBRTC)
 
 # The end-to-end suites against a cohost built with ThreadSanitizer (.build-tsan); reports go to .build-tsan/reports
 # (one file per report; none is a pass). Timing-sensitive suites may fail under the slower binary: the reports
