@@ -45,7 +45,18 @@ def config():
     }
 
 
+def in_own_network():
+    """Re-executes the bench inside a network namespace with only loopback up (every part talks to 127.0.0.1 only;
+    the browser participant's ICE can then pair nothing else). Needs root; without it the bench runs as it is."""
+    if os.environ.get("COHOST_BENCH_NETNS") == "1" or os.geteuid() != 0 or not shutil.which("unshare"):
+        return
+    os.environ["COHOST_BENCH_NETNS"] = "1"
+    script = 'ip link set lo up && exec "$0" "$@"'
+    os.execvp("unshare", ["unshare", "--net", "--", "sh", "-c", script, sys.executable] + sys.argv)
+
+
 def main():
+    in_own_network()
     if not os.path.exists(COHOST_BIN):
         sys.exit(f"{COHOST_BIN} missing: swift build -c release --product cohost")
     cfg = config()

@@ -9,6 +9,11 @@ now minus its code. Added latency = Cohost path minus direct path, at p50 and p9
 beeps sent from this process, and a third puller hears them in the programme: the voice's age (voice_age.py), which a
 player that lines sound and picture up by timestamp waits for; the direct path carries no sound to compare it with.
 
+Beside them, a headless Chromium participant ("web", browser.py) sends a canvas on which its page draws the same
+clock code, over WebRTC (ICE, DTLS-SRTP, VP8 from Chrome's own encoder), at the canvas's top-right: a third puller
+reads its code back from the programme. Its age includes Chrome's capture, encoder and pacer, which the direct path
+does not have; its added latency is reported the same way (minus the direct path).
+
 Both of the live participant's streams carry sender reports that map RTP time to the wall clock at capture, as a
 WebRTC sender's do: the beeper's for the voice, and for the picture a relay in front of ffmpeg (ffmpeg's own map RTP
 time to its start-up, tens of ms after the first frame was drawn; Cohost's lip-sync would rightly hold every picture
@@ -24,7 +29,8 @@ import time
 
 import media
 import voice_age
-from lib import Cohost, Nginx, Procs, grid_regions, log, metric_values
+from lib import Cohost, Nginx, Procs, log, metric_values
+from browser import BrowserParticipant
 from video import _replayer
 
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)   # Linux; same value as SCM_TIMESTAMPNS
@@ -88,8 +94,8 @@ def skipped_ticks(cohost):
 class Puller:
     """ffmpeg reading an RTMP stream to raw gray 640x360 (cropped from the top-left); a thread decodes codes."""
 
-    def __init__(self, procs, name, url, clock, crop):
-        vf = "crop=640:360:0:0" if crop else "null"
+    def __init__(self, procs, name, url, clock, crop, crop_x=0):
+        vf = f"crop=640:360:{crop_x}:0" if crop else "null"
         self.proc = procs.start(name, [
             "ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error", "-fflags", "nobuffer", "-flags", "low_delay",
             "-threads", "1", "-analyzeduration", "3000000", "-rw_timeout", "30000000", "-i", url, "-map", "0:v", "-vf", vf, "-fps_mode", "passthrough",
@@ -180,6 +186,38 @@ class VideoRelay:
         self.tx.close()
 
 
+def browser_window(ctx, clock, cohost, closers, via, direct, web):
+    """The Chromium participant joins after the main window (its encoder shares these two cores, which must not
+    weigh on the figures above) and a second window measures its picture's age beside the live sender's."""
+    try:
+        browser = BrowserParticipant(clock.epoch)
+        closers.append(browser)
+        joined_ms = clock.ms()  # from the offer: Chromium's own start-up is not the join's
+        browser.join(cohost, "lat", "web")
+    except Exception as e:  # noqa: BLE001 (Playwright's errors and the join's alike): reported, not fatal
+        log("browser participant:", e)
+        return {"error": f"{type(e).__name__}: {e}"}
+    out = {"join_to_connected_ms": clock.ms() - joined_ms}
+    time.sleep(max(3.0, ctx["warmup"] / 2))
+    start = clock.ms()
+    time.sleep(ctx["window"])
+    stop_ms = clock.ms()
+    for name, puller in (("browser", web), ("live", via), ("direct", direct)):
+        values = [a for t, a in puller.samples if start <= t < stop_ms]
+        out[name] = {"frames": len(values), "p50_ms": percentile(values, 50), "p95_ms": percentile(values, 95)}
+    for name in ("browser", "live"):
+        if out[name]["frames"] and out["direct"]["frames"]:
+            out[name]["added_p50_ms"] = out[name]["p50_ms"] - out["direct"]["p50_ms"]
+            out[name]["added_p95_ms"] = out[name]["p95_ms"] - out["direct"]["p95_ms"]
+    out["join_to_first_frame_ms"] = web.first_valid_ms - joined_ms if web.first_valid_ms else None
+    out["sent"] = browser.sent()
+    return out
+
+
+def even(v):
+    return int(v) // 2 * 2
+
+
 def spread(values):
     """p50, p95 and max of `values` (ms, to 0.1), None each when there are none."""
     r = lambda v: None if v is None else round(v, 1)
@@ -204,13 +242,17 @@ def run(ctx, load=3):
         nginx = Nginx(procs, workdir)
         cohost = Cohost(procs)
         n = load + 1
-        regions = [(0, 0, 640, 360)] + grid_regions(n)[1:]
+        # The live sender top-left and the browser top-right, each 1:1; the replayed load in the lower half.
+        lower = [(even(i * 1280 / load), 360, even((i + 1) * 1280 / load) - even(i * 1280 / load), 360)
+                 for i in range(load)]
+        regions = [("live", (0, 0, 640, 360)), ("web", (640, 0, 640, 360))] + [
+            (f"p{i + 1}", r) for i, r in enumerate(lower)]
         cohost.create_room({
             "name": "lat", "canvas": {"width": 1280, "height": 720, "fps": 30, "background": "#202040"},
             "video": {"bitrate": 2000, "keyint": 2}, "audio": {"bitrate": 128, "channels": 2},
             "layout": {"mode": "custom", "regions": [
-                {"userId": "live" if i == 0 else f"p{i}", "x": x, "y": y, "width": w, "height": h, "fit": "stretch"}
-                for i, (x, y, w, h) in enumerate(regions)]},
+                {"userId": user, "x": x, "y": y, "width": w, "height": h, "fit": "stretch"}
+                for user, (x, y, w, h) in regions]},
             "outputs": [{"url": nginx.url("lat")}]})
         streams = []
         for i in range(1, n):
@@ -230,6 +272,7 @@ def run(ctx, load=3):
         via = Puller(procs, "pull-cohost", nginx.url("lat"), clock, crop=True)
         heard = voice_age.VoicePuller(procs, "pull-cohost-voice", nginx.url("lat"), clock)
         direct = Puller(procs, "pull-direct", nginx.url("direct"), clock, crop=False)
+        web = Puller(procs, "pull-cohost-web", nginx.url("lat"), clock, crop=True, crop_x=640)
         # The Cohost puller must be showing the room (without our participant) before the join.
         end = time.monotonic() + 15
         while via.frames < 15 and time.monotonic() < end:
@@ -289,7 +332,6 @@ def run(ctx, load=3):
 
         for i, sender in enumerate(senders):
             threading.Thread(target=feed, args=(i, sender), daemon=True).start()
-
         time.sleep(max(3.0, ctx["warmup"]))
         procs.check_alive()
         skipped_before = skipped_ticks(cohost)
@@ -322,6 +364,7 @@ def run(ctx, load=3):
         out["cohost_live_participant"] = live   # Cohost's own view of the stream: buffer depth, lip-sync delay
         out["join_to_first_frame_ms"] = via.first_valid_ms - join_ms if via.first_valid_ms else None
         out["join_to_first_sent_frame_ms"] = first_sent[0] - join_ms if first_sent else None
+        out["browser"] = browser_window(ctx, clock, cohost, stop_relay, via, direct, web)
         if os.environ.get("BENCH_DEBUG"):
             import urllib.request
             req = urllib.request.Request(f"{cohost.base}/v1/rooms/lat/snapshot", headers={"Authorization": f"Bearer {cohost.admin}"})

@@ -106,6 +106,16 @@ def table(r):
                      f"{_f(held.get('p50'))}/{_f(held.get('max'))} ms (video relay, p50/max) and "
                      f"{_f(late.get('p50'))}/{_f(late.get('max'))} ms (voice sends); Cohost's clock skipped "
                      f"{_f(lat.get('clock_skipped_ticks'))} ticks")
+        web = lat.get("browser") or {}
+        if web.get("error"):
+            lines.append(f"   Chromium participant: {web['error']}")
+        elif web:
+            lines.append(f"   Chromium participant (WebRTC, Chrome's VP8), second window: p50/p95 "
+                         f"{_f(_get(web, 'browser', 'p50_ms'))}/{_f(_get(web, 'browser', 'p95_ms'))} ms, added "
+                         f"{_f(_get(web, 'browser', 'added_p50_ms'))}/{_f(_get(web, 'browser', 'added_p95_ms'))} ms "
+                         f"(the live sender beside it: added {_f(_get(web, 'live', 'added_p50_ms'))}/"
+                         f"{_f(_get(web, 'live', 'added_p95_ms'))} ms); join -> connected "
+                         f"{_f(web.get('join_to_connected_ms'))} ms, -> first frame {_f(web.get('join_to_first_frame_ms'))} ms")
     vo = r.get("voice")
     if vo:
         lines += ["", "3. voice rooms (6 Opus speakers each, 3 with DTX, each receiving its mix-minus; AAC 64k mono out)",
