@@ -23,6 +23,9 @@ public struct ServeFlags: Sendable, Equatable {
     public var dtlsCert: String?
     public var dtlsKey: String?
     public var publicIP6: String?
+    public var webDir: String?
+    public var tlsCert: String?
+    public var tlsKey: String?
 
     public init(
         http: String? = nil, rtpPort: Int? = nil, publicIP: String? = nil, keys: String? = nil,
@@ -31,8 +34,12 @@ public struct ServeFlags: Sendable, Equatable {
         participantTimeout: Int? = nil, emptyRoomTimeout: Int? = nil, decodeBudgetMs: Int? = nil,
         webhookURLs: [String] = [],
         webhookKey: String? = nil, logLevel: String? = nil, corsOrigins: [String] = [], dtlsCert: String? = nil,
-        dtlsKey: String? = nil, publicIP6: String? = nil
+        dtlsKey: String? = nil, publicIP6: String? = nil, webDir: String? = nil, tlsCert: String? = nil,
+        tlsKey: String? = nil
     ) {
+        self.webDir = webDir
+        self.tlsCert = tlsCert
+        self.tlsKey = tlsKey
         self.publicIP6 = publicIP6
         self.corsOrigins = corsOrigins
         self.dtlsCert = dtlsCert
@@ -103,6 +110,11 @@ public struct ServeSettings: Sendable, Equatable {
     public var dtlsKey: String?
     /// An IPv6 address WebRTC answers offer as a second host candidate; the media port then listens on both families.
     public var publicIP6: String?
+    /// The console's and join page's files (`web/`); served at `/` when it holds them.
+    public var webDir = Defaults.webDir
+    /// PEM certificate chain and key: the API, events and pages over HTTPS (reloaded on SIGHUP).
+    public var tlsCert: String?
+    public var tlsKey: String?
     /// Where each setting's value came from.
     public var origins: [SettingKey: SettingOrigin]
 
@@ -118,6 +130,7 @@ public struct ServeSettings: Sendable, Equatable {
         public static let recordingsDir = "./recordings"
         public static let decodeBudgetMs = 500
         public static let maxConnections = 1024
+        public static let webDir = "./web"
     }
 
     /// Where `key`'s value came from.
@@ -161,6 +174,9 @@ public struct ServeSettings: Sendable, Equatable {
         let dtlsCert = try sources.string(.dtlsCert, flags.dtlsCert)
         let dtlsKey = try sources.string(.dtlsKey, flags.dtlsKey)
         let publicIP6 = try sources.string(.publicIP6, flags.publicIP6)
+        let webDir = try sources.string(.webDir, flags.webDir)
+        let tlsCert = try sources.string(.tlsCert, flags.tlsCert)
+        let tlsKey = try sources.string(.tlsKey, flags.tlsKey)
 
         var origins: [SettingKey: SettingOrigin] = [:]
         for key in SettingKey.allCases { origins[key] = sources.origin(key) }
@@ -233,6 +249,10 @@ public struct ServeSettings: Sendable, Equatable {
         if let publicIP6, !isIPv6(publicIP6) {
             throw refuse(.publicIP6, "must be an IPv6 address such as 2001:db8::7, got '\(publicIP6)'")
         }
+        if (tlsCert == nil) != (tlsKey == nil) {
+            throw refuse(tlsCert == nil ? .tlsKey : .tlsCert, "needs its pair: give both tls_cert and tls_key")
+        }
+        if let webDir, webDir.isEmpty || webDir.contains("\0") { throw refuse(.webDir, "must be a directory path") }
         if (dtlsCert == nil) != (dtlsKey == nil) {
             throw refuse(dtlsCert == nil ? .dtlsKey : .dtlsCert, "needs its pair: give both dtls_cert and dtls_key")
         }
@@ -246,6 +266,9 @@ public struct ServeSettings: Sendable, Equatable {
         settings.dtlsCert = dtlsCert
         settings.dtlsKey = dtlsKey
         settings.publicIP6 = publicIP6
+        settings.webDir = webDir ?? Defaults.webDir
+        settings.tlsCert = tlsCert
+        settings.tlsKey = tlsKey
         return settings
     }
 
@@ -296,6 +319,9 @@ private struct Sources {
         case .dtlsCert: flags.dtlsCert != nil
         case .dtlsKey: flags.dtlsKey != nil
         case .publicIP6: flags.publicIP6 != nil
+        case .webDir: flags.webDir != nil
+        case .tlsCert: flags.tlsCert != nil
+        case .tlsKey: flags.tlsKey != nil
         }
     }
 

@@ -25,6 +25,9 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
     case dtlsCert = "dtls_cert"
     case dtlsKey = "dtls_key"
     case publicIP6 = "public_ip6"
+    case webDir = "web_dir"
+    case tlsCert = "tls_cert"
+    case tlsKey = "tls_key"
 
     /// The key in the TOML config file.
     public var fileKey: String { rawValue }
@@ -40,7 +43,7 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
         case .autoCreateRooms: .boolean
         case .webhookURL, .outputHosts, .corsOrigins: .stringList
         case .http, .publicIP, .keys, .keysFile, .recordingsDir, .metricsToken, .webhookKey, .logLevel, .dtlsCert,
-            .dtlsKey, .publicIP6:
+            .dtlsKey, .publicIP6, .webDir, .tlsCert, .tlsKey:
             .string
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdCore
+import HummingbirdTLS
 import HummingbirdWebSocket
 import Logging
 import NIOCore
@@ -24,6 +25,10 @@ public struct ServerConfiguration: Sendable {
     public var maxConnections = 1024
     /// Origins whose pages may call the API from a browser (`CORSPolicy`).
     public var corsOrigins: [String] = []
+    /// The console's files; nil or a directory without them: no pages are served.
+    public var webDirectory: String?
+    /// HTTPS instead of HTTP.
+    public var tls: TLSIdentity?
     public init() {}
 }
 
@@ -31,7 +36,7 @@ public enum CohostServer {
     /// The Hummingbird router with every route; tested in-process.
     public static func makeRouter(
         manager: RoomManager, keys: APIKeys, registry: PrometheusCollectorRegistry, metricsToken: String? = nil,
-        connections: ConnectionLimit? = nil, corsOrigins: [String] = []
+        connections: ConnectionLimit? = nil, corsOrigins: [String] = [], webDirectory: String? = nil
     ) -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
         // Outermost, so error responses carry the CORS headers too (a page must be able to read them).
@@ -51,6 +56,7 @@ public enum CohostServer {
         }
         RoomRoutes(manager: manager, keys: keys).register(on: router)
         WHIPRoutes(manager: manager, keys: keys).register(on: router)
+        if let webDirectory { WebPages(directory: URL(fileURLWithPath: webDirectory)).register(on: router) }
         SnapshotRoute(manager: manager, keys: keys).register(on: router)
         return router
     }
@@ -62,16 +68,17 @@ public enum CohostServer {
         let connections = ConnectionLimit(limit: configuration.maxConnections)
         let router = makeRouter(
             manager: manager, keys: configuration.keys, registry: registry, metricsToken: configuration.metricsToken,
-            connections: connections, corsOrigins: configuration.corsOrigins)
+            connections: connections, corsOrigins: configuration.corsOrigins, webDirectory: configuration.webDirectory)
         let keys = configuration.keys
         let http1 = HTTP1WebSocketUpgradeChannel.Configuration(http1: .init(idleTimeout: configuration.idleTimeout))
         return Application(
             router: router,
             server: HTTPServerBuilder { responder in
-                connections.wrapping(
-                    HTTP1WebSocketUpgradeChannel(responder: responder, configuration: http1) { request, _, _ in
-                        EventsSocket.shouldUpgrade(request, manager: manager, keys: keys)
-                    })
+                let channel = HTTP1WebSocketUpgradeChannel(responder: responder, configuration: http1) {
+                    request, _, _ in EventsSocket.shouldUpgrade(request, manager: manager, keys: keys)
+                }
+                guard let tls = configuration.tls else { return connections.wrapping(channel) }
+                return connections.wrapping(try TLSChannel(channel, tlsConfiguration: tls.configuration))
             },
             configuration: .init(
                 address: .hostname(configuration.httpHost, port: configuration.httpPort),
@@ -88,6 +95,8 @@ public enum CohostServer {
             manager: manager, host: configuration.rtpHost, port: configuration.rooms.rtpPort, logger: logger)
         try await media.bind()
         let app = makeApplication(manager: manager, configuration: configuration, registry: registry, logger: logger)
+        let hangup = configuration.tls?.reloadOnHangup(logger: logger)
+        defer { hangup?.cancel() }
         let group = ServiceGroup(
             configuration: .init(
                 services: [.init(service: app), .init(service: media)],

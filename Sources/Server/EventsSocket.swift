@@ -7,9 +7,10 @@ import Synchronization
 
 /// `GET /v1/rooms/{room}/events` as a WebSocket: the room's events as JSON text messages.
 ///
-/// The upgrade decision runs before routing, so it authenticates here (header or `?token=`,
-/// since browsers cannot set headers on a WebSocket). A refused upgrade falls through to the
-/// normal router, whose route for this path answers with the JSON error.
+/// The upgrade decision runs before routing, so it authenticates here: the `Authorization` header, or, since
+/// browsers cannot set headers on a WebSocket, the subprotocols `cohost.events` and `cohost.token.<token>` (which
+/// keep the token out of URLs and logs), or `?token=`. A refused upgrade falls through to the normal router, whose
+/// route for this path answers with the JSON error.
 enum EventsSocket {
     /// Sockets one token may hold open at once: a leaked token cannot tie up the server's connections.
     static let maxSocketsPerToken = 4
@@ -24,10 +25,18 @@ enum EventsSocket {
             let existing = manager.room(room)
         else { return .dontUpgrade }
         let query = target.split(separator: "?", maxSplits: 1).dropFirst().first.map(String.init) ?? ""
-        let token = query.split(separator: "&").lazy.compactMap { pair -> String? in
-            let kv = pair.split(separator: "=", maxSplits: 1)
-            return kv.count == 2 && kv[0] == "token" ? String(kv[1]).removingPercentEncoding : nil
-        }.first
+        let offered = (request.headerFields[.secWebSocketProtocol] ?? "").split(separator: ",").map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
+        let protocolToken =
+            offered.contains(subprotocol)
+            ? offered.first { $0.hasPrefix(tokenPrefix) }.map { String($0.dropFirst(tokenPrefix.count)) } : nil
+        let token =
+            protocolToken
+            ?? query.split(separator: "&").lazy.compactMap { pair -> String? in
+                let kv = pair.split(separator: "=", maxSplits: 1)
+                return kv.count == 2 && kv[0] == "token" ? String(kv[1]).removingPercentEncoding : nil
+            }.first
         guard
             let caller = try? Caller.authenticate(
                 authorization: request.headerFields[.authorization], queryToken: token, keys: keys,
@@ -45,7 +54,9 @@ enum EventsSocket {
         let events = existing.events.subscribe()
         let kickedUser = caller.claims.admin ? nil : caller.claims.sub
         let expiresIn = Double(caller.claims.exp) - Date().timeIntervalSince1970
-        return .upgrade([:]) { inbound, outbound, _ in
+        // A browser closes a socket whose answer names none of the subprotocols it offered.
+        let answer: HTTPFields = protocolToken != nil ? [.secWebSocketProtocol: subprotocol] : [:]
+        return .upgrade(answer) { inbound, outbound, _ in
             defer { open.release(holder) }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 // The token's life is the socket's: it closes when the token expires.
@@ -64,6 +75,10 @@ enum EventsSocket {
             }
         }
     }
+
+    /// The subprotocol a browser offers with `cohost.token.<token>`; the answer names it.
+    static let subprotocol = "cohost.events"
+    static let tokenPrefix = "cohost.token."
 
     /// Who holds a socket: one token, by its claims.
     static func holder(_ claims: TokenClaims) -> String {

@@ -23,6 +23,7 @@ struct RoomRoutes: TokenCheckedRoute, Sendable {
         rooms.post(":room/outputs", use: addOutput)
         rooms.delete(":room/outputs/:output", use: removeOutput)
         rooms.post(":room/participants", use: join)
+        rooms.post(":room/invites", use: invite)
         rooms.delete(":room/participants/:user", use: leave)
         rooms.patch(":room/participants/:user", use: patchParticipant)
         rooms.get(":room/events", use: eventsWithoutUpgrade)
@@ -131,6 +132,36 @@ struct RoomRoutes: TokenCheckedRoute, Sendable {
             body: ResponseBody(byteBuffer: ByteBuffer(string: answer)))
     }
 
+    /// A participant token for `userId` in this room, signed with the caller's key, and the join page's link with it
+    /// in the fragment: a producer hands out links without the key's secret ever reaching a browser.
+    func invite(_ request: Request, context: some RequestContext) async throws -> Response {
+        let name = try roomName(context)
+        let caller = try self.caller(request)
+        try caller.requireAdmin(of: name)
+        _ = try existingRoom(name)
+        let body: InviteRequest = try await decodeJSON(request, context: context)
+        guard Identifier.isValid(body.userId) else {
+            throw APIError.badRequest("invalid_user", "userId must match [A-Za-z0-9_.-]{1,64}")
+        }
+        let ttl = Int64(body.ttlSeconds ?? 3600)
+        guard ttl >= 60, ttl <= manager.settings.maxTokenTTLSeconds else {
+            throw APIError.badRequest(
+                "invalid_ttl", "ttlSeconds must be within 60...\(manager.settings.maxTokenTTLSeconds)")
+        }
+        guard let secret = keys.secret(for: caller.claims.iss) else {
+            throw APIError.forbidden("the key '\(caller.claims.iss)' of your token is not one of this server's")
+        }
+        let now = Int64(Date().timeIntervalSince1970)
+        let token = RoomToken.mint(
+            TokenClaims(
+                iss: caller.claims.iss, sub: body.userId, room: name, admin: false, exp: now + ttl, nbf: nil, iat: now),
+            secret: secret)
+        let invite = Invite(
+            userId: body.userId, token: token, link: "/join/\(name)#token=\(token)",
+            expiresAt: Date(timeIntervalSince1970: TimeInterval(now + ttl)).formatted(.iso8601))
+        return try json(invite, status: .created)
+    }
+
     func leave(_ request: Request, context: some RequestContext) async throws -> Response {
         let name = try roomName(context)
         let user = try context.parameters.require("user")
@@ -236,4 +267,18 @@ private struct RoomList: Encodable { let rooms: [RoomInfo] }
 private struct MixRequest: Decodable {
     let muted: Bool?
     let gain: Float?
+}
+
+/// `POST /v1/rooms/{room}/invites` body.
+struct InviteRequest: Decodable {
+    var userId: String
+    var ttlSeconds: Int?
+}
+
+struct Invite: Encodable {
+    var userId: String
+    var token: String
+    /// Relative to the server: the page is served by it.
+    var link: String
+    var expiresAt: String
 }

@@ -145,6 +145,19 @@ struct Serve: AsyncParsableCommand {
         help: "IPv6 address offered as a second WebRTC host candidate; the media port then listens on IPv6 too.")
     var publicIP6: String?
 
+    @Option(
+        name: .customLong("web-dir"),
+        help: "Directory of the console and join page files (default \(ServeSettings.Defaults.webDir)), served at /.")
+    var webDir: String?
+
+    @Option(
+        name: .customLong("tls-cert"),
+        help: "PEM certificate chain: serve the API, events and pages over HTTPS (with --tls-key; reread on SIGHUP).")
+    var tlsCert: String?
+
+    @Option(name: .customLong("tls-key"), help: "PEM private key of --tls-cert.")
+    var tlsKey: String?
+
     var flags: ServeFlags {
         ServeFlags(
             http: http, rtpPort: rtpPort, publicIP: publicIP, keys: keys, keysFile: keysFile,
@@ -153,7 +166,7 @@ struct Serve: AsyncParsableCommand {
             participantTimeout: participantTimeout,
             emptyRoomTimeout: emptyRoomTimeout, decodeBudgetMs: decodeBudgetMs, webhookURLs: webhookURLs,
             webhookKey: webhookKey, logLevel: logLevel, corsOrigins: corsOrigins, dtlsCert: dtlsCert,
-            dtlsKey: dtlsKey, publicIP6: publicIP6)
+            dtlsKey: dtlsKey, publicIP6: publicIP6, webDir: webDir, tlsCert: tlsCert, tlsKey: tlsKey)
     }
 
     /// Reads the config file (if any) and merges every source; a refused value stops the start with its source named.
@@ -180,6 +193,12 @@ struct Serve: AsyncParsableCommand {
         config.httpPort = settings.http.port
         config.metricsToken = settings.metricsToken
         config.corsOrigins = settings.corsOrigins
+        config.webDirectory = settings.webDir
+        if let cert = settings.tlsCert, let key = settings.tlsKey {
+            do { config.tls = try TLSIdentity(certificatePath: cert, keyPath: key) } catch {
+                throw ServeConfigError("\(error)")
+            }
+        }
         config.maxConnections = settings.maxConnections
         var firstKey = "devkey"
         let (spec, keysOrigin) = try Self.keysSpec(settings)

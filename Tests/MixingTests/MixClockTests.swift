@@ -39,7 +39,9 @@ struct MixClockTests {
         let shiftedAfter = try #require(recorder.snapshot.last).tick
         await eventually { recorder.snapshot.count >= 8 }
         clock.cancel(token)
-        let ticks = recorder.snapshot
+        // The first eight: a test task starved by the other suites may look much later, by when a clock thread
+        // starved too has rightly skipped ticks (it does when more than one behind).
+        let ticks = Array(recorder.snapshot.prefix(8))
         // Consecutive, none repeated, none skipped; none before its deadline as shifted at the time.
         #expect(ticks.map(\.tick) == Array(0..<Int64(ticks.count)))
         #expect(ticks.allSatisfy { $0.nanos >= start + 4_500_000 + UInt64($0.tick) * interval })

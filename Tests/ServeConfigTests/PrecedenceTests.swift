@@ -14,7 +14,7 @@ enum Fixture {
         metricsToken: "flag-metrics-token", maxConnections: 101, participantTimeout: 11,
         emptyRoomTimeout: 12, decodeBudgetMs: 101, webhookURLs: ["http://flag.example/hook"], webhookKey: "flag",
         logLevel: "debug", corsOrigins: ["https://flag.example"], dtlsCert: "/flag/cert.pem", dtlsKey: "/flag/key.pem",
-        publicIP6: "2001:db8::1")
+        publicIP6: "2001:db8::1", webDir: "/flag/web", tlsCert: "/flag/tls.crt", tlsKey: "/flag/tls.key")
 
     static let env = [
         "COHOST_HTTP": "0.0.0.0:8002", "COHOST_RTP_PORT": "9002", "COHOST_PUBLIC_IP": "10.0.0.2",
@@ -25,6 +25,7 @@ enum Fixture {
         "COHOST_WEBHOOK_URL": "http://env.example/a, https://env.example/b", "COHOST_WEBHOOK_KEY": "env",
         "COHOST_LOG_LEVEL": "warning", "COHOST_CORS_ORIGINS": "https://env.example, http://127.0.0.1:8080",
         "COHOST_DTLS_CERT": "/env/cert.pem", "COHOST_DTLS_KEY": "/env/key.pem", "COHOST_PUBLIC_IP6": "2001:db8::2",
+        "COHOST_WEB_DIR": "/env/web", "COHOST_TLS_CERT": "/env/tls.crt", "COHOST_TLS_KEY": "/env/tls.key",
     ]
 
     static let fileText = """
@@ -49,6 +50,9 @@ enum Fixture {
         dtls_cert = "/file/cert.pem"
         dtls_key = "/file/key.pem"
         public_ip6 = "2001:db8::3"
+        web_dir = "/file/web"
+        tls_cert = "/file/tls.crt"
+        tls_key = "/file/tls.key"
         """
 
     static func file() throws -> ConfigFile { try ConfigFile.parse(fileText, path: "/etc/cohost/cohost.toml") }
@@ -68,7 +72,7 @@ enum Fixture {
         #expect(s.webhookKey == "flag")
         #expect(s.logLevel == .debug)
         #expect(s.corsOrigins == ["https://flag.example"] && s.dtlsCert == "/flag/cert.pem")
-        #expect(s.publicIP6 == "2001:db8::1")
+        #expect(s.publicIP6 == "2001:db8::1" && s.webDir == "/flag/web" && s.tlsCert == "/flag/tls.crt")
         #expect(s.autoCreateRooms == true && s.maxTokenTTL == 101 && s.recordingsDir == "/flag/rec")
         #expect(s.outputHosts == ["flag.example"] && s.metricsToken == "flag-metrics-token" && s.maxConnections == 101)
         for key in Fixture.keys { #expect(s.origin(of: key) == .flag(key)) }
@@ -187,7 +191,7 @@ enum Fixture {
                 "recordings_dir", "output_hosts", "metrics_token", "max_connections", "participant_timeout",
                 "empty_room_timeout",
                 "decode_budget_ms", "webhook_url", "webhook_key", "log_level", "cors_origins", "dtls_cert", "dtls_key",
-                "public_ip6",
+                "public_ip6", "web_dir", "tls_cert", "tls_key",
             ])
         #expect(
             SettingKey.allCases.map(\.envVar) == [
@@ -196,7 +200,7 @@ enum Fixture {
                 "COHOST_METRICS_TOKEN", "COHOST_MAX_CONNECTIONS", "COHOST_PARTICIPANT_TIMEOUT",
                 "COHOST_EMPTY_ROOM_TIMEOUT", "COHOST_DECODE_BUDGET_MS", "COHOST_WEBHOOK_URL", "COHOST_WEBHOOK_KEY",
                 "COHOST_LOG_LEVEL", "COHOST_CORS_ORIGINS", "COHOST_DTLS_CERT", "COHOST_DTLS_KEY",
-                "COHOST_PUBLIC_IP6",
+                "COHOST_PUBLIC_IP6", "COHOST_WEB_DIR", "COHOST_TLS_CERT", "COHOST_TLS_KEY",
             ])
         #expect(
             SettingKey.allCases.map(\.flag) == [
@@ -205,6 +209,7 @@ enum Fixture {
                 "--participant-timeout",
                 "--empty-room-timeout", "--decode-budget-ms", "--webhook-url", "--webhook-key", "--log-level",
                 "--cors-origins", "--dtls-cert", "--dtls-key", "--public-ip6",
+                "--web-dir", "--tls-cert", "--tls-key",
             ])
     }
 }

@@ -25,7 +25,7 @@ func resolve(flags: ServeFlags = ServeFlags(), env: [String: String] = [:], toml
     static let known =
         "known keys: http, rtp_port, public_ip, keys, keys_file, auto_create_rooms, max_token_ttl, recordings_dir, output_hosts, "
         + "metrics_token, max_connections, participant_timeout, empty_room_timeout, decode_budget_ms, webhook_url, webhook_key, log_level, "
-        + "cors_origins, dtls_cert, dtls_key, public_ip6"
+        + "cors_origins, dtls_cert, dtls_key, public_ip6, web_dir, tls_cert, tls_key"
 
     @Test func anUnknownKeyIsRefusedWithItsNameAndLine() {
         #expect(
@@ -234,6 +234,15 @@ func resolve(flags: ServeFlags = ServeFlags(), env: [String: String] = [:], toml
             #expect(throws: ServeConfigError.self) {
                 try ServeSettings.resolve(flags: ServeFlags(publicIP6: bad), env: [:], file: nil)
             }
+        }
+    }
+
+    @Test func aTLSCertificateNeedsItsKey() {
+        #expect(throws: ServeConfigError.self) {
+            try ServeSettings.resolve(flags: ServeFlags(tlsCert: "/c.pem"), env: [:], file: nil)
+        }
+        #expect(throws: ServeConfigError.self) {
+            try ServeSettings.resolve(flags: ServeFlags(tlsKey: "/k.pem"), env: [:], file: nil)
         }
     }
 

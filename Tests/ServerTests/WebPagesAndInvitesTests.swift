@@ -1,0 +1,155 @@
+import Foundation
+import Hummingbird
+import HTTPTypes
+import HummingbirdTesting
+import Logging
+import Prometheus
+import Rooms
+import Testing
+
+@testable import Server
+
+/// The console's files and the invites that make join links, in-process.
+@Suite(.serialized) struct WebPagesAndInvitesTests {
+    static let keys = APIKeys(["k1": "s1"])
+
+    func token(room: String, user: String, admin: Bool = false) -> String {
+        let now = Int64(Date().timeIntervalSince1970)
+        return RoomToken.mint(
+            TokenClaims(iss: "k1", sub: user, room: room, admin: admin, exp: now + 600, nbf: nil, iat: now),
+            secret: "s1")
+    }
+
+    /// A web directory with a page, a script and a file that must not be served.
+    static let web: URL = {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("cohost-web-\(UUID().uuidString)")
+        try! FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        try! Data("<!doctype html><title>console</title>".utf8).write(to: dir.appendingPathComponent("console.html"))
+        try! Data("<!doctype html><title>join</title>".utf8).write(to: dir.appendingPathComponent("join.html"))
+        try! Data("export const x = 1;\n".utf8).write(to: dir.appendingPathComponent("console.js"))
+        try! Data("secret".utf8).write(to: dir.appendingPathComponent("notes.txt"))
+        return dir
+    }()
+
+    func withApp(_ body: @escaping @Sendable (any TestClientProtocol, RoomManager) async throws -> Void) async throws {
+        let manager = RoomManager(
+            settings: RoomSettings(publicIP: "192.0.2.7", rtpPort: 40000), logger: Logger(label: "test"))
+        defer { manager.shutdown() }
+        let router = CohostServer.makeRouter(
+            manager: manager, keys: Self.keys, registry: PrometheusCollectorRegistry(), webDirectory: Self.web.path)
+        try await Application(router: router).test(.router) { client in try await body(client, manager) }
+    }
+
+    @Test func theConsoleAndTheJoinPageAreServedWithAStrictPolicy() async throws {
+        try await withApp { client, _ in
+            for (path, title) in [("/", "console"), ("/rooms/show", "console"), ("/join/show", "join")] {
+                try await client.execute(uri: path, method: .get) {
+                    #expect($0.status == .ok)
+                    #expect($0.headers[.contentType] == "text/html; charset=utf-8")
+                    #expect(String(buffer: $0.body).contains("<title>\(title)</title>"))
+                    let policy = $0.headers[HTTPField.Name("Content-Security-Policy")!] ?? ""
+                    #expect(policy.hasPrefix("default-src 'self'; script-src 'self'; style-src 'self';"))
+                    #expect(policy.contains("connect-src 'self'"))
+                    #expect(!policy.contains("unsafe"))
+                }
+            }
+        }
+    }
+
+    @Test func connectionsMayGoToThisServerOnly() {
+        #expect(
+            WebPages.contentSecurityPolicy(host: "show.example:443")
+                == "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
+                + "media-src 'self' blob:; connect-src 'self' ws://show.example:443 wss://show.example:443; "
+                + "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+    }
+
+    @Test func scriptsAreServedByTypeAndNothingElseIs() async throws {
+        try await withApp { client, _ in
+            try await client.execute(uri: "/web/console.js", method: .get) {
+                #expect($0.status == .ok && $0.headers[.contentType] == "text/javascript; charset=utf-8")
+                #expect($0.headers[HTTPField.Name("X-Content-Type-Options")!] == "nosniff")
+            }
+            for path in ["/web/notes.txt", "/web/missing.js", "/web/..%2Fconsole.html", "/web/.hidden.js"] {
+                try await client.execute(uri: path, method: .get) { #expect($0.status == .notFound, "\(path)") }
+            }
+        }
+    }
+
+    @Test func anInviteIsAParticipantTokenForThatUserAndALinkToTheJoinPage() async throws {
+        try await withApp { client, manager in
+            let admin = token(room: "*", user: "producer", admin: true)
+            try await client.execute(
+                uri: "/v1/rooms", method: .post, headers: [.authorization: "Bearer \(admin)"],
+                body: ByteBuffer(string: #"{"name":"show","audioOnly":true}"#)
+            ) { #expect($0.status == .created) }
+            try await client.execute(
+                uri: "/v1/rooms/show/invites", method: .post, headers: [.authorization: "Bearer \(admin)"],
+                body: ByteBuffer(string: #"{"userId":"guest1","ttlSeconds":600}"#)
+            ) {
+                #expect($0.status == .created)
+                struct Body: Decodable {
+                    var userId: String
+                    var token: String
+                    var link: String
+                    var expiresAt: String
+                }
+                let invite = try JSONDecoder().decode(Body.self, from: Data(buffer: $0.body))
+                #expect(invite.userId == "guest1" && invite.link == "/join/show#token=\(invite.token)")
+                let claims = try RoomToken.verify(
+                    invite.token, keys: Self.keys, now: Int64(Date().timeIntervalSince1970))
+                #expect(claims.sub == "guest1" && claims.room == "show" && !claims.admin && claims.iss == "k1")
+                #expect(claims.exp - (claims.iat ?? 0) == 600)
+            }
+            _ = manager
+        }
+    }
+
+    @Test func invitesAreForAdminsOfExistingRoomsWithValidUsersAndLifetimes() async throws {
+        try await withApp { client, _ in
+            let admin = token(room: "*", user: "producer", admin: true)
+            try await client.execute(
+                uri: "/v1/rooms", method: .post, headers: [.authorization: "Bearer \(admin)"],
+                body: ByteBuffer(string: #"{"name":"show","audioOnly":true}"#)
+            ) { #expect($0.status == .created) }
+            let cases: [(String, String, HTTPResponse.Status)] = [
+                (token(room: "show", user: "ann"), #"{"userId":"x"}"#, .forbidden),
+                (admin, #"{"userId":"bad user"}"#, .badRequest),
+                (admin, #"{"userId":"x","ttlSeconds":10}"#, .badRequest),
+                (admin, #"{"userId":"x","ttlSeconds":100000000}"#, .badRequest),
+            ]
+            for (caller, body, status) in cases {
+                try await client.execute(
+                    uri: "/v1/rooms/show/invites", method: .post, headers: [.authorization: "Bearer \(caller)"],
+                    body: ByteBuffer(string: body)
+                ) { #expect($0.status == status, "\(body)") }
+            }
+            try await client.execute(
+                uri: "/v1/rooms/nowhere/invites", method: .post, headers: [.authorization: "Bearer \(admin)"],
+                body: ByteBuffer(string: #"{"userId":"x"}"#)
+            ) { #expect($0.status == .notFound) }
+        }
+    }
+
+    @Test func theEventsSocketTakesItsTokenAsASubprotocolAndAnswersWithCohostEvents() async throws {
+        let manager = RoomManager(settings: RoomSettings(), logger: Logger(label: "test"), sweepInterval: nil)
+        defer { manager.shutdown() }
+        _ = try manager.createRoom(RoomConfigRequest(name: "show"))
+        func upgrade(_ protocols: String?) -> HTTPFields? {
+            var request = HTTPRequest(method: .get, scheme: "http", authority: "h", path: "/v1/rooms/show/events")
+            if let protocols { request.headerFields[.secWebSocketProtocol] = protocols }
+            guard case .upgrade(let headers, _) = EventsSocket.shouldUpgrade(request, manager: manager, keys: Self.keys)
+            else { return nil }
+            return headers
+        }
+        let ann = token(room: "show", user: "ann")
+        #expect(upgrade("cohost.events, cohost.token.\(ann)")?[.secWebSocketProtocol] == "cohost.events")
+        // The token alone, without the subprotocol that says what it is, is not taken.
+        #expect(upgrade("cohost.token.\(ann)") == nil)
+        #expect(upgrade("cohost.events, cohost.token.not-a-token") == nil)
+        #expect(upgrade(nil) == nil)
+        // Each upgrade above that succeeded holds a socket slot until its handler runs; release it.
+        EventsSocket.open.release(
+            EventsSocket.holder(try RoomToken.verify(ann, keys: Self.keys, now: Int64(Date().timeIntervalSince1970))))
+    }
+}
