@@ -1,0 +1,462 @@
+"""The guest join page (web/join.html, join.js, join.css) and the browser module (web/cohost.js) in headless Chromium
+against a real `cohost serve`.
+
+Two browsers, each with its own fake microphone tone, open /join/{room}#token=… for "ann" and "ben", join, hear each
+other and see each other's voice meters; the room view plays; an admin kick shows ben that he was removed, and his
+link then says so too. A page of ~20 lines (docs/client.md's example) joins with cohost.js alone and leaves.
+
+Pages come from cohost itself when it serves /join/{room} and /web/ (`--web-dir`; same origin, its own
+Content-Security-Policy); otherwise (or with COHOST_JOIN_PAGES=local) from a page server here that serves web/ the
+same way, with the same policy, and the page calls the API cross-origin (`?api=`, cohost started with
+--cors-origins). The cohost.js-alone page always comes from that page server: a page of another origin.
+Screenshots go to docs/screenshots/join-page.png (desktop) and join-page-phone.png (390×844).
+
+Run from this directory: python3 -m unittest -v test_join_page   (or Tests/WebRTC/run.sh test_join_page)
+"""
+
+import asyncio
+import base64
+import http.server
+import os
+import shutil
+import socket
+import socketserver
+import sys
+import tempfile
+import threading
+import time
+import unittest
+import urllib.parse
+import uuid
+
+sys.dont_write_bytecode = True
+
+import harness  # noqa: E402
+
+harness.enter_network_namespace()
+
+import browser  # noqa: E402
+from playwright.async_api import async_playwright  # noqa: E402
+
+WEB = os.path.join(harness.ROOT, "web")
+PAGES = os.path.join(harness.HERE, "pages")
+SCREENSHOTS = os.path.join(harness.ROOT, "docs", "screenshots")
+ANN_TONE, BEN_TONE = 660, 880
+GATE = (300, 100)
+CONNECT_TIMEOUT = 15.0
+
+#: What `cohost serve` sends with every page (the API's origin is added to connect-src when it is another one).
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
+       "media-src 'self' blob:; connect-src 'self'{extra}; object-src 'none'; base-uri 'none'; "
+       "form-action 'self'; frame-ancestors 'none'")
+
+#: Captures each RTCPeerConnection the page makes (window.__pcs), so the test can read getStats() without a hook in
+#: the page. Playwright's init scripts are not subject to the page's CSP.
+CAPTURE_PCS = """
+window.__pcs = [];
+{
+  const Native = window.RTCPeerConnection;
+  window.RTCPeerConnection = class extends Native {
+    constructor(...args) { super(...args); window.__pcs.push(this); }
+  };
+}
+"""
+
+STATS = """() => {
+  const pc = window.__pcs[window.__pcs.length - 1];
+  if (!pc) return null;
+  return pc.getStats().then((report) => {
+    const out = {connectionState: pc.connectionState};
+    report.forEach((s) => {
+      if (s.type === "inbound-rtp") out[s.kind] = {packetsReceived: s.packetsReceived,
+        totalAudioEnergy: s.totalAudioEnergy || 0, framesDecoded: s.framesDecoded || 0};
+    });
+    return out;
+  });
+}"""
+
+#: dB (AnalyserNode, full scale) of the strongest bin near each frequency in the page's received audio, the most of
+#: `frames` reads 100 ms apart: which tone a page hears.
+TONES = """async ([freqs, frames]) => {
+  const pc = window.__pcs[window.__pcs.length - 1];
+  const track = pc.getReceivers().map((r) => r.track).find((t) => t.kind === "audio");
+  const ctx = window.__toneContext || (window.__toneContext = new AudioContext({sampleRate: 48000}));
+  const analyser = ctx.createAnalyser();
+  analyser.fftSize = 16384;
+  analyser.smoothingTimeConstant = 0;
+  ctx.createMediaStreamSource(new MediaStream([track])).connect(analyser);
+  await ctx.resume();
+  const data = new Float32Array(analyser.frequencyBinCount);
+  const best = freqs.map(() => -200);
+  for (let i = 0; i < frames; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    analyser.getFloatFrequencyData(data);
+    freqs.forEach((f, k) => {
+      const c = Math.round(f / (ctx.sampleRate / analyser.fftSize));
+      for (let b = c - 2; b <= c + 2; b++) if (Number.isFinite(data[b])) best[k] = Math.max(best[k], data[b]);
+    });
+  }
+  return Object.fromEntries(freqs.map((f, k) => [f, Math.round(best[k] * 10) / 10]));
+}"""
+
+_workdir = None
+WAVS = {}
+
+
+def setUpModule():
+    global _workdir
+    _workdir = tempfile.mkdtemp(prefix="cohost-join-page-")
+    for user, hz in (("ann", ANN_TONE), ("ben", BEN_TONE)):
+        WAVS[user] = harness.write_tone_wav(os.path.join(_workdir, f"{user}.wav"), hz, seconds=10, gate=GATE)
+
+
+def tearDownModule():
+    if _workdir and not harness.keep_files():
+        shutil.rmtree(_workdir, ignore_errors=True)
+
+
+class WebServer:
+    """Serves the site as cohost will: /join/{room} → web/join.html, /web/<file> → web/<file>, each with the CSP;
+    plus /test/<file> from Tests/WebRTC/pages/ (the cohost.js-alone page)."""
+
+    TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
+             ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml", ".png": "image/png"}
+
+    def __init__(self):
+        self.api_origin = None  # set once cohost runs: added to connect-src
+        self.requests = []
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                path = urllib.parse.urlsplit(self.path).path
+                outer.requests.append(path)
+                if path.startswith("/join/"):
+                    file = os.path.join(WEB, "join.html")
+                elif path.startswith("/web/"):
+                    file = os.path.join(WEB, path[len("/web/"):])
+                elif path.startswith("/test/"):
+                    file = os.path.join(PAGES, path[len("/test/"):])
+                else:
+                    file = None
+                root = os.path.dirname(file) if file else None
+                if (file is None or ".." in path or not os.path.isfile(file)
+                        or root not in (WEB, PAGES)):
+                    outer.requests.append("404 " + path)
+                    self.send_response(404)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                with open(file, "rb") as f:
+                    body = f.read()
+                self.send_response(200)
+                self.send_header("Content-Type", WebServer.TYPES.get(os.path.splitext(file)[1], "application/octet-stream"))
+                self.send_header("Content-Security-Policy", outer.csp())
+                self.send_header("X-Content-Type-Options", "nosniff")
+                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+            daemon_threads = True
+            allow_reuse_address = True
+
+        self.server = Server(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def origin(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    def csp(self):
+        api = self.api_origin
+        return CSP.format(extra=f" {api} {api.replace('http://', 'ws://')}" if api else "")
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def events_take_subprotocol(port, room, token):
+    """Whether cohost's events WebSocket accepts the token as a subprotocol (and answers `cohost.events`)."""
+    key = base64.b64encode(os.urandom(16)).decode()
+    request = (f"GET /v1/rooms/{room}/events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+               f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+               f"Sec-WebSocket-Protocol: cohost.events, cohost.token.{token}\r\n\r\n")
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(request.encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            head += chunk
+    lines = head.decode(errors="replace").split("\r\n")
+    headers = {l.split(":", 1)[0].strip().lower(): l.split(":", 1)[1].strip() for l in lines[1:] if ":" in l}
+    return lines[0].split(" ")[1:2] == ["101"] and headers.get("sec-websocket-protocol") == "cohost.events"
+
+
+class Guest:
+    """One page in its own browser context; keeps its console errors."""
+
+    def __init__(self, page, name):
+        self.page = page
+        self.name = name
+        self.errors = []
+        page.on("console", lambda m: m.type == "error" and self.errors.append(f"console: {m.text}"))
+        page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
+
+    async def stats(self):
+        return await self.page.evaluate(STATS)
+
+    async def meter(self, user):
+        return await self.page.evaluate(
+            """(u) => { const m = document.querySelector(`[data-testid=participant][data-user-id="${u}"] [data-testid=meter]`);
+                        return m ? Number(m.dataset.level) : null; }""", user)
+
+
+class JoinPageTests(unittest.IsolatedAsyncioTestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.cohost = None
+        cls.web = None
+        try:
+            # The page server is another origin than the API: cohost lets it call (CORS), its CSP lets it connect.
+            cls.web = WebServer()
+            local = os.environ.get("COHOST_JOIN_PAGES") == "local"
+            args = ["--cors-origins", cls.web.origin]
+            try:
+                cls.cohost = harness.Cohost(extra_args=args + ([] if local else ["--web-dir", WEB]))
+            except harness.UnknownFlag as e:
+                if e.flag != "--web-dir":
+                    raise
+                cls.cohost = harness.Cohost(extra_args=args)
+            cls.web.api_origin = cls.cohost.base
+            served = cls.cohost.call("GET", "/join/probe")
+            cls.same_origin = not local and served.status == 200 and b"/web/join.js" in served.body
+            if cls.same_origin:
+                cls.origin, cls.api_param = cls.cohost.base, ""
+            else:
+                cls.origin, cls.api_param = cls.web.origin, "?api=" + urllib.parse.quote(cls.cohost.base, safe="")
+            probe = "probe-" + uuid.uuid4().hex[:6]
+            r = cls.cohost.create_room({"name": probe})
+            assert r.status == 201, r
+            cls.subprotocol = events_take_subprotocol(cls.cohost.http_port, probe, cls.cohost.token(probe, "probe"))
+            cls.cohost.call("DELETE", f"/v1/rooms/{probe}", cls.cohost.admin())
+            harness.note(f"join page from {'cohost' if cls.same_origin else 'the test page server'}"
+                         f" ({cls.origin}); events token as a subprotocol: {cls.subprotocol}")
+            if not cls.same_origin:
+                print(f"\n  NOTE: the join page comes from the test's page server with cohost's CSP (cohost's"
+                      f" GET /join/probe: {served.status})", file=sys.stderr)
+        except BaseException:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        for thing in (cls.web, cls.cohost):
+            if thing is not None:
+                thing.stop()
+
+    async def asyncSetUp(self):
+        asyncio.get_running_loop().slow_callback_duration = 1.0
+        self.playwright = await async_playwright().start()
+        self.browsers = {}
+        self.guests = []
+        self.room = f"{self._testMethodName[5:30]}-{uuid.uuid4().hex[:6]}"
+
+    async def asyncTearDown(self):
+        for b in self.browsers.values():
+            await b.close()
+        await self.playwright.stop()
+
+    # -- helpers
+
+    def diag(self, *extra):
+        return "\n".join([str(x) for x in extra] + [
+            f"room: {self.cohost.room(self.room)}",
+            "console errors: " + "; ".join(e for g in self.guests for e in g.errors),
+            "cohost log (tail):", self.cohost.output()[-3000:]])
+
+    async def open(self, user, url, phone=False, wav_of=None):
+        wav = WAVS[wav_of or user]
+        if wav not in self.browsers:
+            self.browsers[wav] = await browser.launch(self.playwright, wav)
+        options = (dict(viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True, has_touch=True)
+                   if phone else dict(viewport={"width": 1280, "height": 800}))
+        context = await self.browsers[wav].new_context(**options)
+        await context.add_init_script(CAPTURE_PCS)
+        page = await context.new_page()
+        guest = Guest(page, user)
+        self.guests.append(guest)
+        await page.goto(url)
+        return guest
+
+    def join_url(self, token):
+        return f"{self.origin}/join/{self.room}{self.api_param}#token={token}"
+
+    async def join(self, guest):
+        await guest.page.wait_for_selector("#join:not([disabled])", timeout=10000)
+        await guest.page.click("#join")
+
+    async def connected(self, guest):
+        try:
+            await guest.page.wait_for_selector("#app[data-call-state=connected]", timeout=CONNECT_TIMEOUT * 1000)
+        except Exception:
+            self.fail(self.diag(f"{guest.name} not connected: {await guest.stats()}",
+                                await guest.page.inner_text("body")))
+
+    async def gone(self, user, timeout):
+        start = time.monotonic()
+
+        async def absent():
+            return await asyncio.to_thread(self.cohost.participant, self.room, user) is None
+
+        return time.monotonic() - start if await harness.await_until(absent, timeout, 0.05) else None
+
+    def assert_no_console_errors(self, expected=None):
+        """No error in any page's console, but for those `expected` ({page name: status}): Chromium logs every
+        refused fetch as an error ("Failed to load resource: the server responded with a status of 403 …")."""
+        expected = expected or {}
+        errors = [f"{g.name}: {e}" for g in self.guests for e in g.errors
+                  if not (g.name in expected and f"status of {expected[g.name]} " in e)]
+        self.assertEqual(errors, [], f"errors in the browser console (pages served: {self.web.requests[-30:]})")
+
+    # -- tests
+
+    async def test_two_guests_hear_and_see_each_other_then_ben_is_kicked(self):
+        self.room = "morning-show"  # a fresh cohost per run: the screenshots show a room name a person would pick
+        self.assertTrue(self.subprotocol, "cohost's events WebSocket refuses the token as the subprotocol "
+                        "cohost.token.<token> (or does not answer cohost.events): the page gets no levels or kicks")
+        ann = await self.open("ann", self.join_url(self.cohost.token(self.room, "ann")))
+        ben_token = self.cohost.token(self.room, "ben")
+        ben = await self.open("ben", self.join_url(ben_token), phone=True)
+        for g in (ann, ben):
+            self.assertNotIn("token", g.page.url, "the token stayed in the address bar")
+            self.assertEqual(await g.page.inner_text("#room-name"), self.room)
+        await asyncio.gather(self.join(ann), self.join(ben))
+        await asyncio.gather(self.connected(ann), self.connected(ben))
+
+        # The room view plays on both pages.
+        for g in (ann, ben):
+            try:
+                await g.page.wait_for_function(
+                    "() => document.querySelector('[data-testid=room-view]').videoWidth > 0", timeout=10000)
+            except Exception:
+                self.fail(self.diag(f"{g.name}: the room view does not play: {await g.stats()}"))
+
+        # Each hears the other: packets and audio energy of the returned mix keep rising.
+        async def hearing(g):
+            a = (await g.stats()).get("audio") or {}
+            await asyncio.sleep(1.0)
+            b = (await g.stats()).get("audio") or {}
+            return (b.get("packetsReceived", 0) > a.get("packetsReceived", 0)
+                    and b.get("totalAudioEnergy", 0) > a.get("totalAudioEnergy", 0), a, b)
+
+        async def hears(g):
+            result = None
+            for _ in range(8):
+                result = await hearing(g)
+                if result[0]:
+                    return result
+            return result
+
+        for g, heard in zip((ann, ben), await asyncio.gather(hears(ann), hears(ben))):
+            self.assertTrue(heard[0], self.diag(f"{g.name} hears nothing: {heard[1]} -> {heard[2]}"))
+        # By ear: each hears the other's tone, not its own (the mix-minus).
+        for g, mine, theirs in ((ann, ANN_TONE, BEN_TONE), (ben, BEN_TONE, ANN_TONE)):
+            tones = await g.page.evaluate(TONES, [[mine, theirs], 15])
+            harness.note(f"{g.name} hears {tones}")
+            self.assertGreater(tones[str(theirs)], -50, self.diag(f"{g.name} does not hear the other: {tones}"))
+            self.assertLess(tones[str(mine)], tones[str(theirs)] - 20, self.diag(f"{g.name} hears itself: {tones}"))
+
+        # Each sees the other's voice meter move (voice_levels over the events socket), and its own.
+        async def meters_move(g, other):
+            seen = {"own": 0, "other": 0}
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and not (seen["own"] > 0 and seen["other"] > 0):
+                seen["own"] = max(seen["own"], await g.meter(g.name) or 0)
+                seen["other"] = max(seen["other"], await g.meter(other) or 0)
+                await asyncio.sleep(0.1)
+            return seen
+
+        seen = await asyncio.gather(meters_move(ann, "ben"), meters_move(ben, "ann"))
+        for g, s in zip((ann, ben), seen):
+            harness.note(f"{g.name}'s meters: {s}")
+            self.assertGreater(s["other"], 0, self.diag(f"{g.name} never saw the other's meter move: {s}"))
+            self.assertGreater(s["own"], 0, self.diag(f"{g.name}'s own meter never moved: {s}"))
+
+        os.makedirs(SCREENSHOTS, exist_ok=True)
+        await ann.page.screenshot(path=os.path.join(SCREENSHOTS, "join-page.png"))
+        await ben.page.screenshot(path=os.path.join(SCREENSHOTS, "join-page-phone.png"))
+        # Nothing wider than the phone's screen.
+        width = await ben.page.evaluate("() => document.documentElement.scrollWidth")
+        self.assertLessEqual(width, 390, "the page scrolls sideways at 390 px")
+
+        # An admin kicks ben: his page says the producer removed him, and the call ends.
+        r = await self.cohost.acall("DELETE", f"/v1/rooms/{self.room}/participants/ben", self.cohost.admin())
+        self.assertEqual(r.status, 204, r)
+        try:
+            await ben.page.wait_for_selector("[data-testid=kicked]", state="visible", timeout=5000)
+        except Exception:
+            self.fail(self.diag("ben's page shows no kick", await ben.page.inner_text("body")))
+        self.assertIn("removed", (await ben.page.inner_text("[data-testid=kicked]")).lower())
+        self.assertEqual(await ben.page.get_attribute("#app", "data-phase"), "ended")
+        await ann.page.wait_for_selector("[data-testid=participant][data-user-id=ben]", state="detached",
+                                         timeout=5000)
+
+        # His link does not take him back, and says why.
+        again = await self.open("ben-again", self.join_url(ben_token), wav_of="ben")
+        await self.join(again)
+        await again.page.wait_for_selector("[data-testid=kicked]", state="visible", timeout=5000)
+        self.assertIn("removed", (await again.page.inner_text("#ended")).lower())
+        self.assert_no_console_errors(expected={"ben-again": 403})
+
+    async def test_refusals_read_as_sentences(self):
+        """A token the server refuses (signed with another secret), one for another room, and a link without one."""
+        forged = harness.token(self.room, "eve", secret="another-secret-0123456789abcdef-0123")
+        guest = await self.open("eve", self.join_url(forged), wav_of="ann")
+        await self.join(guest)
+        await guest.page.wait_for_selector("#notice:not([hidden])", timeout=10000)
+        self.assertIn("not issued for this server", await guest.page.inner_text("#notice"))
+        self.assertEqual(await guest.page.get_attribute("#app", "data-phase"), "setup")
+
+        other = await self.open("eve-other", self.join_url(self.cohost.token("elsewhere", "eve")), wav_of="ann")
+        await other.page.wait_for_selector("#notice:not([hidden])", timeout=10000)
+        self.assertIn("for the room “elsewhere”", await other.page.inner_text("#notice"))
+        self.assertTrue(await other.page.is_hidden("#join"))
+
+        bare = await self.open("eve-bare", f"{self.origin}/join/{self.room}-none{self.api_param}", wav_of="ann")
+        await bare.page.wait_for_selector("#notice:not([hidden])", timeout=10000)
+        self.assertIn("no invitation", await bare.page.inner_text("#notice"))
+        self.assert_no_console_errors(expected={"eve": 401})
+
+    async def test_cohost_js_alone_joins_and_leaves(self):
+        """docs/client.md's example (Tests/WebRTC/pages/minimal.*) joins with cohost.js, then leave() takes the
+        participant out of the room within 1 s."""
+        token = self.cohost.token(self.room, "solo")
+        fragment = urllib.parse.urlencode({"room": self.room, "token": token, "api": self.cohost.base})
+        guest = await self.open("solo", f"{self.web.origin}/test/minimal.html#{fragment}", wav_of="ann")
+        try:
+            await guest.page.wait_for_function("() => document.getElementById('state').textContent === 'connected'",
+                                               timeout=CONNECT_TIMEOUT * 1000)
+        except Exception:
+            self.fail(self.diag(f"cohost.js alone did not connect: {await guest.page.inner_text('#state')}"))
+        self.assertIsNotNone(await asyncio.to_thread(self.cohost.participant, self.room, "solo"))
+        tracks = await guest.page.evaluate("() => call.remoteStream.getTracks().map((t) => t.kind).sort()")
+        self.assertEqual(tracks, ["audio", "video"])
+        await guest.page.click("#leave")
+        took = await self.gone("solo", 1.0)
+        harness.note(f"cohost.js leave(): gone after {took} s")
+        self.assertIsNotNone(took, self.diag("still in the room 1 s after leave()"))
+        self.assertEqual(await guest.page.inner_text("#state"), "call over: left")
+        self.assert_no_console_errors()
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,85 @@
+// Types of cohost.js, the browser module that joins a Cohost room over WebRTC (docs/client.md).
+
+/** What to send of one kind: true (the default device), false (nothing; the room is still received), a track you
+ *  captured yourself (it stays yours: leave() does not stop it), or getUserMedia constraints. */
+export type MediaChoice = boolean | MediaStreamTrack | MediaTrackConstraints;
+
+export interface JoinOptions {
+  /** The room name, [A-Za-z0-9_.-]{1,64}. */
+  room: string;
+  /** A room token (protocol/token.md); its `sub` is the user id. */
+  token: string;
+  /** The API's origin, e.g. "https://cohost.example.com". Default: location.origin. */
+  url?: string;
+  /** Default true. */
+  audio?: MediaChoice;
+  /** Default true. */
+  video?: MediaChoice;
+  /** Open the room's events WebSocket (levels, kicks, who is here). Default true. */
+  events?: boolean;
+}
+
+/** Why a call ended (detail.reason of `left` with self true): the server's participant_left reasons, plus
+ *  "failed" (the connection failed) and "room_closed". */
+export type LeaveReason = "left" | "kicked" | "timeout" | "replaced" | "room_closed" | "failed";
+
+export interface CallEvents {
+  /** Every 200 ms: each present participant's voice level, 0–100 (linear in dBov, -60…0). */
+  levels: Record<string, number>;
+  /** The active speaker changed. */
+  activeSpeaker: string;
+  /** Someone else is in the room (also those already there, from the first levels). */
+  joined: { userId: string };
+  /** Someone left; `self` true: you are out of the room and the call is over. */
+  left: { userId: string | null; reason: LeaveReason | string; self: boolean };
+  /** An admin removed you (`by` is the admin's user id); `left` with reason "kicked" follows. */
+  kicked: { by: string };
+  /** The RTCPeerConnection's connectionState ("closed" once the call is over). */
+  state: RTCPeerConnectionState;
+}
+
+export declare class Call extends EventTarget {
+  readonly pc: RTCPeerConnection;
+  readonly room: string;
+  /** The token's sub. */
+  readonly userId: string | null;
+  /** What you send: the tracks given or captured. */
+  readonly localStream: MediaStream;
+  /** What Cohost sends back: the room's mix without your voice, and the room view. Play it unmuted. */
+  readonly remoteStream: MediaStream;
+  /** The others present, as the events told. */
+  readonly participants: Set<string>;
+  readonly muted: { audio: boolean; video: boolean };
+  /** True once the call is over. */
+  readonly ended: boolean;
+
+  /** Calls fn with each `name` event's detail; returns a function that removes it. */
+  on<K extends keyof CallEvents>(name: K, fn: (detail: CallEvents[K]) => void): () => void;
+  /** Leaves: closes the PeerConnection (Cohost removes the participant on the DTLS close_notify at once); before the
+   *  connection is up, also DELETEs the participant with the token. */
+  leave(): void;
+  muteAudio(): void;
+  unmuteAudio(): void;
+  muteVideo(): void;
+  unmuteVideo(): void;
+  setMuted(kind: "audio" | "video", muted: boolean): void;
+  /** Sends `track` in place of the current one of its kind (another device), without a new offer. It takes the
+   *  call's mute state. Resolves to the track replaced (yours to stop), or null. */
+  replaceTrack(track: MediaStreamTrack): Promise<MediaStreamTrack | null>;
+}
+
+/** A refusal of the API (`code` and `status` as the server sent them: protocol/openapi.yaml, protocol/token.md),
+ *  "network" (the server could not be reached, status 0), "media" (getUserMedia failed; `cause` is its
+ *  DOMException), or "invalid_argument". */
+export declare class CohostError extends Error {
+  readonly code: string;
+  readonly status: number;
+}
+
+/** Captures the camera and microphone (unless given tracks), offers, POSTs the offer to
+ *  {url}/v1/rooms/{room}/participants, applies the answer, and opens the events socket. Rejects with a
+ *  CohostError. */
+export function join(options: JoinOptions): Promise<Call>;
+
+/** The claims of a JWT, not verified (for display only), or null. */
+export function tokenClaims(token: string): { sub?: string; room?: string; exp?: number; admin?: boolean; [claim: string]: unknown } | null;
