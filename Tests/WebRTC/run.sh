@@ -1,7 +1,7 @@
 #!/bin/sh
 # The WebRTC end-to-end tests (Python: aiortc and headless Chromium against a real `cohost serve`).
 #
-#   Tests/WebRTC/run.sh                      every suite: test_harness, test_aiortc, test_chromium, test_join_page
+#   Tests/WebRTC/run.sh                      every suite: test_harness, test_aiortc, test_chromium, test_join_page, test_console
 #   Tests/WebRTC/run.sh test_aiortc          one module (or test_aiortc.CohostAiortcTests.test_whip, …)
 #
 # Each run re-executes itself inside `unshare --net` (a network namespace with only loopback: needs root), so
@@ -22,6 +22,6 @@ set -eu
 cd "$(dirname "$0")"
 export PYTHONDONTWRITEBYTECODE=1
 if [ "$#" -eq 0 ]; then
-    set -- test_harness test_aiortc test_chromium test_join_page
+    set -- test_harness test_aiortc test_chromium test_join_page test_console
 fi
 exec python3 -m unittest -v "$@"
