@@ -22,6 +22,6 @@ set -eu
 cd "$(dirname "$0")"
 export PYTHONDONTWRITEBYTECODE=1
 if [ "$#" -eq 0 ]; then
-    set -- test_harness test_aiortc test_chromium test_join_page test_console
+    set -- test_harness test_aiortc test_chromium test_https test_join_page test_console test_show
 fi
 exec python3 -m unittest -v "$@"
