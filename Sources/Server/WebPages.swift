@@ -12,8 +12,14 @@ struct WebPages: Sendable {
 
     func register<Context: RequestContext>(on router: Router<Context>) {
         router.get("/") { request, _ in try page("console.html", request) }
-        router.get("rooms/:room") { request, _ in try page("console.html", request) }
-        router.get("join/:room") { request, _ in try page("join.html", request) }
+        router.get("rooms/:room") { request, context in
+            _ = try Self.room(context)
+            return try page("console.html", request)
+        }
+        router.get("join/:room") { request, context in
+            _ = try Self.room(context)
+            return try page("join.html", request)
+        }
         router.get("web/:file") { request, context in
             let name = try context.parameters.require("file")
             guard let type = Self.contentType(of: name) else {
@@ -21,6 +27,15 @@ struct WebPages: Sendable {
             }
             return try file(name, type: type, headers: Self.assetHeaders)
         }
+    }
+
+    /// A page for a room name no room can have is 400, as the API's room paths are.
+    static func room(_ context: some RequestContext) throws -> String {
+        let name = try context.parameters.require("room")
+        guard Identifier.isValid(name) else {
+            throw APIError.badRequest("invalid_room", "room name must match [A-Za-z0-9_.-]{1,64}")
+        }
+        return name
     }
 
     static let assetHeaders: HTTPFields = [

@@ -73,6 +73,9 @@ import Testing
             for path in ["/web/notes.txt", "/web/missing.js", "/web/..%2Fconsole.html", "/web/.hidden.js"] {
                 try await client.execute(uri: path, method: .get) { #expect($0.status == .notFound, "\(path)") }
             }
+            for path in ["/join/%C2%84", "/rooms/a%20b"] {
+                try await client.execute(uri: path, method: .get) { #expect($0.status == .badRequest, "\(path)") }
+            }
         }
     }
 
