@@ -98,10 +98,19 @@ let package = Package(
             dependencies: [
                 .product(name: "Logging", package: "swift-log")
             ]),
+        // The API client of the `cohost` subcommands (room, participant, output, events, invite): HTTP over
+        // URLSession, the events WebSocket, request bodies from flags, and the tables they print.
+        .target(
+            name: "CohostClient",
+            dependencies: [
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .executableTarget(
             name: "cohost",
             dependencies: [
-                "Server", "Rooms", "Publishing", "ServeConfig", "DTLS",
+                "Server", "Rooms", "Publishing", "ServeConfig", "DTLS", "CohostClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -148,6 +157,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]),
+        .testTarget(name: "CohostClientTests", dependencies: ["CohostClient"]),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [

@@ -17,11 +17,8 @@ struct Token: ParsableCommand {
 
     func validate() throws {
         guard !key.isEmpty else { throw ValidationError("--key must not be empty") }
-        let given = [secret != nil, secretFile != nil, ProcessInfo.processInfo.environment["COHOST_SECRET"] != nil]
-        guard given.filter({ $0 }).count == 1 else {
-            throw ValidationError(
-                "give the secret once: --secret, --secret-file or the COHOST_SECRET environment variable")
-        }
+        try SecretSource(flag: secret, file: secretFile).checkGivenOnce(
+            places: "--secret, --secret-file or the COHOST_SECRET environment variable")
         guard Identifier.isValid(room) || (room == "*" && admin) else {
             throw ValidationError("--room must match [A-Za-z0-9_.-]{1,64} (or be * with --admin)")
         }
@@ -29,20 +26,8 @@ struct Token: ParsableCommand {
         guard (1...31_536_000).contains(ttl) else { throw ValidationError("--ttl must be within 1...31536000 s") }
     }
 
-    /// The secret from the one place it was given (a file's trailing newline is not part of it).
-    func resolvedSecret() throws -> String {
-        if let secret { return secret }
-        if let secretFile {
-            guard let data = FileManager.default.contents(atPath: secretFile) else {
-                throw ValidationError("cannot read the secret file \(secretFile)")
-            }
-            return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        }
-        return ProcessInfo.processInfo.environment["COHOST_SECRET"] ?? ""
-    }
-
     func run() throws {
-        let secret = try resolvedSecret()
+        let secret = try SecretSource(flag: secret, file: secretFile).read()
         guard !secret.isEmpty else { throw ValidationError("the secret is empty") }
         let now = Int64(Date().timeIntervalSince1970)
         let claims = TokenClaims(
