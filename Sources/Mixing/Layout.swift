@@ -143,7 +143,11 @@ public struct Layout: Codable, Equatable, Sendable {
         anchor = try c.decodeIfPresent(String.self, forKey: .anchor)
         try LayoutRules.checkAnchor(anchor)
         var regions: [Region] = []
-        if c.contains(.regions), try !c.decodeNil(forKey: .regions) {
+        if c.contains(.regions) {
+            // protocol/openapi.yaml: an array when given; null is not "no regions".
+            if try c.decodeNil(forKey: .regions) {
+                throw LayoutError(.malformed, "regions must be an array (leave it out for none), not null")
+            }
             // Element by element so a hostile list is refused at the 17th entry, not after decoding all of it.
             var list = try c.nestedUnkeyedContainer(forKey: .regions)
             while !list.isAtEnd {

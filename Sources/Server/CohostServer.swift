@@ -57,6 +57,7 @@ public enum CohostServer {
         RoomRoutes(manager: manager, keys: keys).register(on: router)
         WHIPRoutes(manager: manager, keys: keys).register(on: router)
         if let webDirectory { WebPages(directory: URL(fileURLWithPath: webDirectory)).register(on: router) }
+        MethodTable.register(on: router, withPages: webDirectory != nil)
         SnapshotRoute(manager: manager, keys: keys).register(on: router)
         return router
     }

@@ -186,7 +186,7 @@ struct RoomRoutes: TokenCheckedRoute, Sendable {
         let user = try context.parameters.require("user")
         try caller(request).requireAdmin(of: name)
         let body: MixRequest = try await decodeJSON(request, context: context)
-        try manager.setMix(room: name, userId: user, muted: body.muted, gain: body.gain)
+        try manager.setMix(room: name, userId: user, muted: body.muted, gain: body.gain.map { Float($0) })
         return Response(status: .noContent)
     }
 
@@ -266,7 +266,8 @@ struct RoomRoutes: TokenCheckedRoute, Sendable {
 private struct RoomList: Encodable { let rooms: [RoomInfo] }
 private struct MixRequest: Decodable {
     let muted: Bool?
-    let gain: Float?
+    /// Read as a Double: a valid gain such as 1e-200 does not fit a Float and would fail decoding.
+    let gain: Double?
 }
 
 /// `POST /v1/rooms/{room}/invites` body.

@@ -23,7 +23,12 @@ struct LayoutDecodingTests {
 
     @Test func gridWithoutRegionsDecodesToTheGridLayout() throws {
         #expect(try decode(#"{"mode":"grid"}"#) == .grid)
-        #expect(try decode(#"{"mode":"grid","regions":null}"#) == .grid)
+    }
+
+    @Test func nullRegionsAreRefusedAsTheContractSaysAnArray() {
+        let error = failure(#"{"mode":"grid","regions":null}"#)
+        #expect(error?.kind == .malformed)
+        #expect(error?.message == "regions must be an array (leave it out for none), not null")
     }
 
     @Test func missingZAndFitDefaultToZeroAndCover() throws {
