@@ -100,11 +100,17 @@ class ShowTests(unittest.IsolatedAsyncioTestCase):
 
         # Two invitations; each guest opens its link in a browser of its own and joins.
         guests = {}
+        link = producer.locator("[data-testid=invite-link]")
         for user in ("ann", "ben"):
             await producer.fill("[data-testid=invite-user]", user)
             await producer.click("[data-testid=invite]")
-            link = producer.locator("[data-testid=invite-link]")
-            await harness.await_until(lambda: link.input_value(), 5)
+
+            async def invited():
+                # The field still shows the previous guest's link until this one's arrives.
+                value = await link.input_value()
+                return "#token=" in value and harness.token_claims(value.split("#token=", 1)[1]).get("sub") == user
+
+            self.assertTrue(await harness.await_until(invited, 5), self.diag(f"no invite link for {user}"))
             url = await link.input_value()
             self.assertTrue(url.startswith(f"{self.cohost.base}/join/{ROOM}#token="), url)
             await producer.fill("[data-testid=invite-user]", "")
