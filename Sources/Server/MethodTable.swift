@@ -24,8 +24,11 @@ enum MethodTable {
     static let pages: [(path: String, methods: [HTTPRequest.Method])] = [
         ("/", [.get]), ("rooms/:room", [.get]), ("join/:room", [.get]), ("web/:file", [.get]),
     ]
-    /// HEAD is left to the router (it answers it for GET routes); CONNECT never names a path.
-    static let methods: [HTTPRequest.Method] = [.get, .post, .put, .patch, .delete, .options, .trace]
+    /// HEAD is left to the router (it answers it for GET routes); CONNECT never names a path. QUERY is the safe
+    /// method with a body (draft-ietf-httpbis-safe-method-w-body).
+    static let methods: [HTTPRequest.Method] = [
+        .get, .post, .put, .patch, .delete, .options, .trace, HTTPRequest.Method("QUERY")!,
+    ]
 
     static func register<Context: RequestContext>(on router: Router<Context>, withPages: Bool) {
         for (path, allowed) in api + (withPages ? pages : []) {
