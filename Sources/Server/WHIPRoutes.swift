@@ -37,14 +37,22 @@ struct WHIPRoutes: TokenCheckedRoute, Sendable {
         return Response(status: .created, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: answer)))
     }
 
-    func stop(_ request: Request, context: some RequestContext) async throws -> Response {
+    /// The room, the session's user and the caller, who must be that user or an admin.
+    private func session(
+        _ request: Request, _ context: some RequestContext
+    ) throws -> (room: String, user: String, caller: Caller) {
         let name = try roomName(context)
         let user = try context.parameters.require("user")
         let caller = try self.caller(request)
         try caller.requireMember(of: name)
         guard caller.claims.sub == user || caller.claims.admin else {
-            throw APIError.forbidden("only '\(user)' or an admin may end '\(user)''s WHIP session")
+            throw APIError.forbidden("only '\(user)' or an admin may change or end '\(user)''s WHIP session")
         }
+        return (name, user, caller)
+    }
+
+    func stop(_ request: Request, context: some RequestContext) async throws -> Response {
+        let (name, user, caller) = try session(request, context)
         let reason: LeaveReason = caller.claims.sub == user ? .left : .kicked
         guard manager.removeParticipant(room: name, userId: user, reason: reason, by: caller.claims.sub) else {
             throw APIError(RoomError.notFound("no WHIP session of '\(user)' in room '\(name)'"))
@@ -56,13 +64,7 @@ struct WHIPRoutes: TokenCheckedRoute, Sendable {
     /// with new `a=ice-ufrag`/`a=ice-pwd` restarts ICE (200 with Cohost's new credentials and candidates, and a new
     /// ETag); one with candidates only is 204: an ICE-lite server checks nothing itself, so it needs none.
     func patch(_ request: Request, context: some RequestContext) async throws -> Response {
-        let name = try roomName(context)
-        let user = try context.parameters.require("user")
-        let caller = try self.caller(request)
-        try caller.requireMember(of: name)
-        guard caller.claims.sub == user || caller.claims.admin else {
-            throw APIError.forbidden("only '\(user)' or an admin may change '\(user)''s WHIP session")
-        }
+        let (name, user, _) = try session(request, context)
         guard let type = request.headers[.contentType],
             type.lowercased().hasPrefix("application/trickle-ice-sdpfrag")
         else {

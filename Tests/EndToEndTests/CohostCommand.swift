@@ -84,8 +84,10 @@ final class CohostCommand: @unchecked Sendable {  // output guarded by lock
             throw HarnessError("cohost \(process.arguments ?? []) ran over \(timeout) s; stderr: \(stderr)")
         }
         process.waitUntilExit()
-        // The last bytes may still be in a pipe when the process has exited.
-        for _ in 0..<200 where lock.withLock({ closedPipes < 2 }) { usleep(5_000) }
+        // The last bytes may still be in a pipe when the process has exited, and a loaded machine may take seconds
+        // to hand them over: wait for both ends of file, which an exited process always gives.
+        let drained = Date().addingTimeInterval(15)
+        while lock.withLock({ closedPipes < 2 }), Date() < drained { usleep(5_000) }
         return Result(status: process.terminationStatus, stdout: stdout, stderr: stderr)
     }
 
