@@ -7,72 +7,18 @@ import Logging
 import Publishing
 import DTLS
 
-/// Server-wide settings the rooms need.
-public struct RoomSettings: Sendable {
-    public var publicIP: String
-    public var rtpPort: Int
-    public var participantTimeoutMs: Int64
-    public var maxRooms: Int
-    /// A room with nobody in it for this long closes by itself (as `DELETE /v1/rooms/{room}` does); 0 = never.
-    public var emptyRoomTimeoutMs: Int64
-    /// Receivers of every room's events besides the WebSockets (webhooks).
-    public var eventSinks: [any RoomEventSink]
-    /// Whether a participant token's join creates a room that does not exist (admins create rooms either way).
-    public var autoCreateRooms: Bool
-    /// The longest token lifetime accepted; a kick is remembered this long after it, whether or not its room lives.
-    public var maxTokenTTLSeconds: Int64
-    /// Where outputs may write and push.
-    public var outputRules: OutputRules
-    /// Decoder CPU time a second one participant's video may use (`DecodeBudget`).
-    public var decodeBudgetMs: Int64
-    /// Threads decoding video (`DecodePool`).
-    public var decodeThreads: Int
-    /// Cohost's DTLS identity and candidate addresses; nil refuses WebRTC offers (415 `unsupported_transport`).
-    public var webRTC: WebRTCSettings?
-
-    public init(
-        publicIP: String = "127.0.0.1", rtpPort: Int = 7882, participantTimeoutMs: Int64 = 10_000, maxRooms: Int = 100,
-        emptyRoomTimeoutMs: Int64 = 300_000, eventSinks: [any RoomEventSink] = [], autoCreateRooms: Bool = true,
-        maxTokenTTLSeconds: Int64 = 86_400, outputRules: OutputRules = OutputRules(), decodeBudgetMs: Int64 = 500,
-        decodeThreads: Int? = nil
-    ) {
-        self.publicIP = publicIP
-        self.rtpPort = rtpPort
-        self.participantTimeoutMs = participantTimeoutMs
-        self.maxRooms = maxRooms
-        self.emptyRoomTimeoutMs = emptyRoomTimeoutMs
-        self.eventSinks = eventSinks
-        self.autoCreateRooms = autoCreateRooms
-        self.maxTokenTTLSeconds = maxTokenTTLSeconds
-        self.outputRules = outputRules
-        self.decodeBudgetMs = decodeBudgetMs
-        self.decodeThreads = decodeThreads ?? DecodePool.defaultThreads
-    }
-}
-
-/// What every WebRTC answer shares: the DTLS context (Cohost's certificate) and the host candidates' addresses.
-public struct WebRTCSettings: Sendable {
-    public var context: DTLSContext
-    public var addresses: [String]
-
-    public init(context: DTLSContext, addresses: [String]) {
-        self.context = context
-        self.addresses = addresses
-    }
-}
-
 /// The rooms of one server, the SSRC table, and the rules of joining and leaving.
 ///
 /// This is the whole of what the HTTP layer and the UDP endpoint call: they stay thin.
 public final class RoomManager: @unchecked Sendable {
     public let settings: RoomSettings
-    private let logger: Logger
+    let logger: Logger
     private let clock: MixClock
-    private let router = StreamRouter()
-    private let webRTC = WebRTCTable()
+    let router = StreamRouter()
+    let webRTC = WebRTCTable()
     private var transportTimer: DispatchSourceTimer?
     private let decodePool: DecodePool
-    private let lock = NSLock()
+    let lock = NSLock()
     private var rooms: [String: Room] = [:]
     /// Each room name's kicks, kept past the room's life for `maxTokenTTLSeconds` (pruned by `sweep`).
     private var kicks: [String: KickList] = [:]
@@ -80,7 +26,8 @@ public final class RoomManager: @unchecked Sendable {
     private var timeoutTimer: DispatchSourceTimer?
     /// When each room (by identity, so a re-created room starts afresh) was first seen empty by `sweep`.
     private var emptySince: [ObjectIdentifier: Int64] = [:]
-    private var transport: DatagramSender?
+    /// The media socket's send (under `lock`).
+    var transport: DatagramSender?
     /// The SSRC Cohost's own RTCP (receiver reports, PLI, NACK) is sent from.
     public let serverSSRC = UInt32.random(in: 1...UInt32.max)
 
@@ -500,72 +447,6 @@ public final class RoomManager: @unchecked Sendable {
                     }
                 }
             }
-        }
-    }
-
-    /// Frees a participant's SSRCs and, for WebRTC, its transport (with a close_notify to the browser).
-    private func detach(_ participant: Participant) {
-        router.unregister(participant)
-        guard let transport = webRTC.remove(participant) else { return }
-        let flight = transport.close()
-        if let peer = transport.destination { send(flight, to: peer) }
-    }
-
-    private func send(_ datagrams: [[UInt8]], to peer: PeerAddress) {
-        guard !datagrams.isEmpty, let send = lock.withLock({ transport }) else { return }
-        for datagram in datagrams { send(datagram, peer) }
-    }
-
-    /// A STUN datagram (RFC 7983: first byte 0–3): an ICE check for one of the WebRTC transports.
-    private func ingestSTUN(_ bytes: [UInt8], from peer: PeerAddress) {
-        let now = MonotonicClock.nowMs()
-        guard let (entry, response, flight) = webRTC.handleSTUN(bytes, from: peer, nowMs: now) else { return }
-        // Consent checks keep a participant that only listens from timing out.
-        entry.participant.touch(nowMs: now)
-        send([response], to: peer)
-        send(flight, to: peer)
-    }
-
-    /// A DTLS datagram (first byte 20–63): only from an address an ICE check proved.
-    private func ingestDTLS(_ bytes: [UInt8], from peer: PeerAddress) {
-        guard let entry = webRTC.entry(for: peer) else {
-            webRTC.countDTLSUnknownSource()
-            return
-        }
-        let (flight, event) = entry.transport.handleDTLS(bytes, from: peer)
-        send(flight, to: peer)
-        if let event { handle(event, of: entry) }
-    }
-
-    /// DTLS retransmissions and ICE consent of every WebRTC transport.
-    func tickTransports(nowMs: Int64) {
-        for entry in webRTC.entries {
-            let (flight, event) = entry.transport.tick(nowMs: nowMs)
-            if let peer = entry.transport.destination { send(flight, to: peer) }
-            if let event { handle(event, of: entry) }
-        }
-    }
-
-    private func handle(_ event: WebRTCTransport.Event, of entry: WebRTCTable.Entry) {
-        let metadata: Logger.Metadata = ["room": "\(entry.room)", "user": "\(entry.participant.userId)"]
-        switch event {
-        case .connected:
-            webRTC.countHandshake(succeeded: true)
-            logger.info("webrtc connected", metadata: metadata)
-            // The sender starts with a keyframe request answered at once, not after the first loss.
-            entry.participant.touch(nowMs: MonotonicClock.nowMs())
-        case .closed:
-            removeParticipant(
-                room: entry.room, userId: entry.participant.userId, reason: .left, session: entry.participant.sessionID)
-        case .failed(let reason):
-            webRTC.countHandshake(succeeded: false)
-            logger.warning("webrtc transport failed", metadata: metadata.merging(["reason": "\(reason)"]) { $1 })
-            removeParticipant(
-                room: entry.room, userId: entry.participant.userId, reason: .left, session: entry.participant.sessionID)
-        case .consentExpired:
-            removeParticipant(
-                room: entry.room, userId: entry.participant.userId, reason: .timeout,
-                session: entry.participant.sessionID)
         }
     }
 

@@ -63,7 +63,7 @@ import Testing
     @Test func aValidCheckIsAnsweredProvesItsAddressAndNominatesIt() throws {
         let transport = try WebRTCTransport(parameters: Self.parameters, context: Self.serverContext, nowMs: 0)
         #expect(!transport.accepts(Self.browser) && transport.destination == nil)
-        let (response, proven, flight) = transport.handleSTUN(Self.check(), from: Self.browser, nowMs: 10)
+        let (response, proven, _, flight) = transport.handleSTUN(Self.check(), from: Self.browser, nowMs: 10)
         let answer = try STUNMessage(bytes: try #require(response))
         #expect(answer.messageClass == .success && answer.transactionID == Array(repeating: 7, count: 12))
         let mapped = try #require(answer.attribute(STUNMessage.AttributeType.xorMappedAddress))
@@ -76,7 +76,7 @@ import Testing
 
     @Test func aCheckWithAnotherUsernameIsIgnoredAndProvesNothing() throws {
         let transport = try WebRTCTransport(parameters: Self.parameters, context: Self.serverContext, nowMs: 0)
-        let (response, proven, _) = transport.handleSTUN(
+        let (response, proven, _, _) = transport.handleSTUN(
             Self.check(username: "cohoUfrg:evil"), from: Self.stranger, nowMs: 10)
         #expect(response == nil && !proven && !transport.accepts(Self.stranger))
         #expect(transport.refusals.stun == 1)
@@ -137,7 +137,7 @@ import Testing
         var parameters = Self.parameters
         parameters.dtlsServer = false
         let transport = try WebRTCTransport(parameters: parameters, context: Self.serverContext, nowMs: 0)
-        let (_, _, flight) = transport.handleSTUN(Self.check(), from: Self.browser, nowMs: 10)
+        let (_, _, _, flight) = transport.handleSTUN(Self.check(), from: Self.browser, nowMs: 10)
         // A ClientHello.
         #expect(flight.first?[0] == 22 && flight.first?[DTLSRecordPacker.headerSize] == 1)
     }
@@ -158,6 +158,24 @@ import Testing
         #expect(table.snapshot.stunIgnored == 1)
         #expect(table.remove(participant) === transport)
         #expect(table.entry(for: Self.browser) == nil && table.count == 0)
+    }
+
+    @Test func theTableForgetsAddressesTheTransportNoLongerAccepts() throws {
+        let transport = try WebRTCTransport(parameters: Self.parameters, context: Self.serverContext, nowMs: 0)
+        let participant = try Participant(
+            userId: "web", sessionID: 1, audio: nil, video: nil, webRTC: transport, nowMs: 0,
+            logger: Logger(label: "t"))
+        let table = WebRTCTable()
+        table.add(transport, participant: participant, room: "r")
+        let ports = 50_010..<50_020
+        for (i, port) in ports.enumerated() {
+            _ = table.handleSTUN(
+                Self.check(id: UInt8(i)), from: PeerAddress(host: "127.0.0.1", port: port), nowMs: Int64(i))
+        }
+        // Ten addresses checked, four kept, by the transport and by the table alike.
+        let kept = ports.filter { table.entry(for: PeerAddress(host: "127.0.0.1", port: $0)) != nil }
+        #expect(kept == Array(50_016..<50_020))
+        #expect(kept.allSatisfy { transport.accepts(PeerAddress(host: "127.0.0.1", port: $0)) })
     }
 
     @Test func theRouterTakesSRTPOnlyFromAProvenAddressAndOnlyAfterTheHandshake() throws {

@@ -87,7 +87,7 @@ public final class WebRTCTable: @unchecked Sendable {
             lock.withLock { counters.stunIgnored += 1 }
             return nil
         }
-        let (response, newlyProven, flight) = entry.transport.handleSTUN(bytes, from: peer, nowMs: nowMs)
+        let (response, newlyProven, dropped, flight) = entry.transport.handleSTUN(bytes, from: peer, nowMs: nowMs)
         guard let response else {
             lock.withLock { counters.stunIgnored += 1 }
             return nil
@@ -96,6 +96,8 @@ public final class WebRTCTable: @unchecked Sendable {
             lock.withLock {
                 // Still ours (not removed meanwhile): the address now speaks for this transport.
                 if byUfrag[entry.transport.localUfrag]?.transport === entry.transport { byAddress[peer] = entry }
+                // The transport keeps a few addresses: so does the table, however many a peer checks from.
+                if let dropped, byAddress[dropped]?.transport === entry.transport { byAddress[dropped] = nil }
             }
         }
         return (entry, response, flight)

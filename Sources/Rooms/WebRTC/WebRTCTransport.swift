@@ -63,12 +63,13 @@ final class WebRTCTransport: @unchecked Sendable {
 
     var isConnected: Bool { keys.current != nil }
 
-    /// A STUN datagram for this transport: the answer to send back, whether `peer` is newly proven, and a DTLS
-    /// client's first flight once a check proved an address.
+    /// A STUN datagram for this transport: the answer to send back, whether `peer` is newly proven, the proven
+    /// address that made room for it (no longer accepted), and a DTLS client's first flight once a check proved an
+    /// address.
     func handleSTUN(
         _ bytes: [UInt8], from peer: PeerAddress, nowMs: Int64
     ) -> (
-        response: [UInt8]?, newlyProven: Bool, flight: [[UInt8]]
+        response: [UInt8]?, newlyProven: Bool, dropped: PeerAddress?, flight: [[UInt8]]
     ) {
         lock.lock()
         defer { lock.unlock() }
@@ -78,13 +79,14 @@ final class WebRTCTransport: @unchecked Sendable {
             let bytes = withUnsafeBytes(of: &raw) { Array($0) }
             return XORMappedAddress.value(ipv6: bytes, port: peer.port, transactionID: transaction)
         }
-        guard case .respond(let response) = outcome else { return (nil, false, []) }
+        guard case .respond(let response) = outcome else { return (nil, false, nil, []) }
         var newlyProven = false
+        var dropped: PeerAddress?
         if let index = proven.firstIndex(of: peer) {
             proven.remove(at: index)
         } else {
             newlyProven = true
-            if proven.count == Self.provenLimit { proven.removeFirst() }
+            if proven.count == Self.provenLimit { dropped = proven.removeFirst() }
         }
         proven.append(peer)
         var flight: [[UInt8]] = []
@@ -92,7 +94,7 @@ final class WebRTCTransport: @unchecked Sendable {
             dtls.cookieSubject = Array(peer.description.utf8)
             flight = dtls.start()
         }
-        return (response, newlyProven, flight)
+        return (response, newlyProven, dropped, flight)
     }
 
     /// A DTLS datagram from a proven address: what to send back, and what changed.
