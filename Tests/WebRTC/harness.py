@@ -626,6 +626,20 @@ async def apull(url, seconds, path, timeout=None):
     return await asyncio.to_thread(pull, url, seconds, path, timeout)
 
 
+async def apull_frames(url, seconds, path, fps=2, least=1, tries=3):
+    """Pulls like apull and decodes the pictures; pulls again (up to `tries` times) while fewer than `least` decode,
+    since a pull that starts just before a keyframe reaches it can hold a stream header and no picture."""
+    import asyncio
+
+    frames = []
+    for _ in range(tries):
+        await apull(url, seconds, path)
+        frames = await asyncio.to_thread(decode_frames, path, fps)
+        if len(frames) >= least:
+            break
+    return frames
+
+
 def probe(path):
     """{"video": (width, height) or None, "audio": (rate, channels) or None, "duration": s}."""
     r = subprocess.run(["ffprobe", "-v", "error", "-show_streams", "-show_format", "-of", "json", path],
@@ -649,6 +663,9 @@ def decode_frames(path, fps=2, start=0.0):
     if size is None:
         return []
     w, h = size
+    if w * h == 0:
+        # A stream whose header came before any keyframe: nothing to decode.
+        return []
     cmd = ["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-ss", str(start), "-i", path,
            "-map", "0:v:0", "-vf", f"fps={fps}", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"]
     r = subprocess.run(cmd, capture_output=True, timeout=120)

@@ -275,8 +275,9 @@ class ChromiumCohostTests(ChromiumCase):
 
         # The rectangle before the browser is there.
         before_path = os.path.join(_workdir, f"{room}-before.flv")
-        await harness.apull(self.nginx.url(room), 2, before_path)
-        empty = harness.rect_stats((await asyncio.to_thread(harness.decode_frames, before_path))[-1], *rect)
+        before = await harness.apull_frames(self.nginx.url(room), 2, before_path)
+        self.assertTrue(before, "no picture in three pulls of the programme")
+        empty = harness.rect_stats(before[-1], *rect)
 
         # Someone for the browser to hear.
         r = await asyncio.to_thread(cohost.join, room, "ff", harness.plain_offer(8101, 8102))
@@ -292,8 +293,7 @@ class ChromiumCohostTests(ChromiumCase):
         await asyncio.sleep(2.0)
 
         path = os.path.join(_workdir, f"{room}.flv")
-        await harness.apull(self.nginx.url(room), 3, path)
-        frames = await asyncio.to_thread(harness.decode_frames, path)
+        frames = await harness.apull_frames(self.nginx.url(room), 3, path, least=3)
         self.assertGreater(len(frames), 2)
         shown = harness.rect_stats(frames[-1], *rect)
         harness.save_ppm(frames[-1], os.path.join(_workdir, f"{room}.ppm"))

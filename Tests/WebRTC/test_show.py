@@ -161,8 +161,9 @@ class ShowTests(unittest.IsolatedAsyncioTestCase):
 
         # The pulled programme shows ben's camera at its new place, and the room's background where he was.
         await asyncio.sleep(1.0)
-        flv = await harness.apull(self.nginx.url(ROOM), 3, os.path.join(self.dir, "show.flv"))
-        frame = (await asyncio.to_thread(harness.decode_frames, flv, 2))[-1]
+        frames = await harness.apull_frames(self.nginx.url(ROOM), 3, os.path.join(self.dir, "show.flv"))
+        self.assertTrue(frames, self.diag("no picture in three pulls of the programme"))
+        frame = frames[-1]
         # His picture (16:9, fitted into the part of his box on the canvas) was at y 90–270; moved down, it covers a
         # band near the bottom of the right half and has left the band just under 90.
         self.assertTrue(greenish(frame, 340, 280, 280, 30), self.diag("ben's picture is not at his new place"))
