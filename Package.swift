@@ -107,10 +107,12 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        // `cohost load-test`: synthetic VP8 + Opus participants over plain RTP, paced in real time, and the report.
+        .target(name: "LoadTest", dependencies: ["CohostClient", "Codecs", "RTP", "Media"]),
         .executableTarget(
             name: "cohost",
             dependencies: [
-                "Server", "Rooms", "Publishing", "ServeConfig", "DTLS", "CohostClient",
+                "Server", "Rooms", "Publishing", "ServeConfig", "DTLS", "CohostClient", "LoadTest",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -158,6 +160,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]),
         .testTarget(name: "CohostClientTests", dependencies: ["CohostClient"]),
+        .testTarget(name: "LoadTestTests", dependencies: ["LoadTest", "Codecs", "RTP", "Media", "TestSupport"]),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [

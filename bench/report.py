@@ -171,6 +171,20 @@ def table(r):
                          f"{_f(lat.get('audio_delay_p95_ms'))} ms over {lat.get('beeps')} beeps; room view picture age on "
                          f"arrival: p50/p95 {_f(lat.get('view_age_p50_ms'))}/{_f(lat.get('view_age_p95_ms'))} ms over "
                          f"{lat.get('view_frames')} frames ({lat.get('view_unreadable')} unreadable)")
+    ro = r.get("rooms")
+    if ro:
+        lines += ["", f"7. video rooms per machine (cohost load-test: {ro['participants_per_room']} participants a room, "
+                  "640x360 VP8 30 fps + Opus each, all receiving mix-minus and room view; 1280x720 H.264 + AAC to nginx)",
+                  "   R | participants | cohost cores | cores/room | load tester | rooms real time | min sender fps | "
+                  "min output fps | dropped | view fps back | join max ms | held | box busy (stolen)",
+                  "   --|--------------|--------------|------------|-------------|-----------------|----------------|"
+                  "----------------|---------|---------------|-------------|------|------------------"]
+        for s_ in ro["steps"]:
+            lines.append(f"   {s_['rooms']} | {s_['participants']} | {_f(s_['cores'], 3)} | {_f(s_['cores_per_room'], 3)} | "
+                         f"{_f(s_['load_tester_cores'], 3)} | {s_['rooms_real_time']}/{s_['rooms']} | "
+                         f"{s_['min_sender_fps']} | {_f(s_['min_output_fps'])} | {s_['frames_dropped']} | "
+                         f"{_f(s_['view_fps_back'], 1)} | {_f(s_['join_ms_max'], 0)} | {s_['held']} | {_load(s_)}")
+        lines.append(f"   largest R held: {ro['max_rooms_held']} ({_f(ro['cores_per_room'], 3)} cores per room)")
     lines += ["", "targets:"]
     for name, t in r["targets"].items():
         verdict = {True: "met", False: "MISSED", None: "not measured"}[t["met"]]

@@ -18,6 +18,11 @@ public struct APIClient: Sendable {
 
     /// Sends the request; `json` goes as `application/json`.
     public func send(_ method: String, _ path: String, json: Data? = nil) async throws -> Data {
+        try await send(method, path, body: json, contentType: "application/json")
+    }
+
+    /// Sends the request with `body` of `contentType` (a join's `application/sdp` offer, say).
+    public func send(_ method: String, _ path: String, body: Data?, contentType: String) async throws -> Data {
         guard let url = server.url(path) else {
             throw ClientError.unreachable(url: server.base + path, reason: "not a valid URL")
         }
@@ -25,9 +30,9 @@ public struct APIClient: Sendable {
         request.httpMethod = method
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         request.setValue("application/json", forHTTPHeaderField: "Accept")
-        if let json {
-            request.httpBody = json
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        if let body {
+            request.httpBody = body
+            request.setValue(contentType, forHTTPHeaderField: "Content-Type")
         }
         let data: Data
         let response: URLResponse

@@ -20,6 +20,9 @@ public struct ServerURL: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { base }
 
+    /// The host part (an IPv6 literal without its brackets).
+    public var host: String? { URLComponents(string: base)?.host }
+
     /// `path` (starting with /) under the server.
     public func url(_ path: String) -> URL? { URL(string: base + path) }
 

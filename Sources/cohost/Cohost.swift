@@ -18,7 +18,7 @@ struct Cohost: AsyncParsableCommand {
             """,
         subcommands: [
             Serve.self, Token.self, RoomCommand.self, ParticipantCommand.self, OutputCommand.self, Events.self,
-            Invite.self,
+            Invite.self, LoadTestCommand.self,
         ],
         defaultSubcommand: Serve.self)
 
