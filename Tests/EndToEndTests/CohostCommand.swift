@@ -44,11 +44,16 @@ final class CohostCommand: @unchecked Sendable {  // output guarded by lock
 
     /// Starts it; `input` is written to its standard input, which is then closed.
     func start(input: Data? = nil) throws {
+        // A blocking reader per pipe: it sees the end of file for certain once the process has exited, where a
+        // readabilityHandler may never be called for it.
         for (pipe, isOut) in [(outPipe, true), (errPipe, false)] {
-            pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-                let data = handle.availableData
-                if data.isEmpty { handle.readabilityHandler = nil }
-                self?.received(data, isOut: isOut)
+            let handle = pipe.fileHandleForReading
+            Thread.detachNewThread { [weak self] in
+                while true {
+                    let data = handle.availableData
+                    self?.received(data, isOut: isOut)
+                    if data.isEmpty { return }
+                }
             }
         }
         let inPipe = Pipe()
