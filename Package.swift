@@ -39,6 +39,7 @@ let package = Package(
         cLibrary("CAVCodec", pkgConfig: "libavcodec", apt: "libavcodec-dev"),
         cLibrary("CYUV", apt: "libyuv-dev"),
         cLibrary("COpenSSL", pkgConfig: "openssl", apt: "libssl-dev"),
+        cLibrary("CSQLite", pkgConfig: "sqlite3", apt: "libsqlite3-dev"),
         // recvmmsg(2), which glibc declares only under _GNU_SOURCE: one C function (Server's UDP receive path).
         .target(name: "CUDP", path: "Sources/CLibs/CUDP"),
         // The compositor's per-frame tile scaling kernel (bilinear, table-driven, SSSE3 with a C fallback).
@@ -107,12 +108,14 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        // The room store on SQLite (rooms and kicks that outlive the process; Rooms declares the protocol).
+        .target(name: "Store", dependencies: ["CSQLite", "Rooms"]),
         // `cohost load-test`: synthetic VP8 + Opus participants over plain RTP, paced in real time, and the report.
         .target(name: "LoadTest", dependencies: ["CohostClient", "Codecs", "RTP", "Media"]),
         .executableTarget(
             name: "cohost",
             dependencies: [
-                "Server", "Rooms", "Publishing", "ServeConfig", "DTLS", "CohostClient", "LoadTest",
+                "Server", "Rooms", "Publishing", "ServeConfig", "DTLS", "CohostClient", "LoadTest", "Store",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -160,6 +163,12 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]),
         .testTarget(name: "CohostClientTests", dependencies: ["CohostClient"]),
+        .testTarget(
+            name: "StoreTests",
+            dependencies: [
+                "Store", "Rooms", "Mixing", "Codecs", "Media",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(name: "LoadTestTests", dependencies: ["LoadTest", "Codecs", "RTP", "Media", "TestSupport"]),
         .testTarget(
             name: "EndToEndTests",

@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -242,7 +243,9 @@ class Cohost:
         self.secret = os.urandom(24).hex()  # cohost refuses secrets under 32 bytes
         full_env = dict(os.environ)
         full_env.update(env or {})
-        self.proc = procs.start(name, list(wrapper) + [COHOST_BIN, "serve", "--http", f"127.0.0.1:{self.http_port}",
+        data_dir = tempfile.mkdtemp(prefix="data-", dir=procs.workdir)
+        self.proc = procs.start(name, list(wrapper) + [COHOST_BIN, "serve", "--data-dir", data_dir,
+                                       "--http", f"127.0.0.1:{self.http_port}",
                                        "--rtp-port", str(self.rtp_port), "--keys", f"{self.key}:{self.secret}",
                                        "--log-level", os.environ.get("BENCH_LOG_LEVEL", "warning")], env=full_env)
         self.pid = self.proc.pid

@@ -7,7 +7,7 @@
 #   scripts/ensure-packages.sh --bench  all of --test, plus janus (`make bench` compares its AudioBridge); the
 #                                       package's own janus service is stopped and disabled: the bench runs its own
 set -euo pipefail
-packages=(libsrtp2-dev libopus-dev libvpx-dev libx264-dev librtmp-dev libavcodec-dev libyuv-dev libssl-dev pkg-config)
+packages=(libsrtp2-dev libopus-dev libvpx-dev libx264-dev librtmp-dev libavcodec-dev libyuv-dev libssl-dev libsqlite3-dev pkg-config)
 mode="${1:-}"
 if [[ "$mode" == "--test" || "$mode" == "--bench" ]]; then packages+=(ffmpeg nginx libnginx-mod-rtmp libnginx-mod-stream openssl chromium iproute2 util-linux); fi
 if [[ "$mode" == "--bench" ]]; then packages+=(janus); fi

@@ -21,7 +21,7 @@ public final class RoomManager: @unchecked Sendable {
     let lock = NSLock()
     private var rooms: [String: Room] = [:]
     /// Each room name's kicks, kept past the room's life for `maxTokenTTLSeconds` (pruned by `sweep`).
-    private var kicks: [String: KickList] = [:]
+    var kicks: [String: KickList] = [:]
     private var nextSession = 1
     private var timeoutTimer: DispatchSourceTimer?
     /// When each room (by identity, so a re-created room starts afresh) was first seen empty by `sweep`.
@@ -30,14 +30,24 @@ public final class RoomManager: @unchecked Sendable {
     var transport: DatagramSender?
     /// The SSRC Cohost's own RTCP (receiver reports, PLI, NACK) is sent from.
     public let serverSSRC = UInt32.random(in: 1...UInt32.max)
+    /// Where room definitions and kicks outlive the process; nil keeps them in memory only.
+    let store: (any RoomStore)?
+    /// Orders a room's saves against its removal from the store (RoomManager+Store.swift).
+    let storeLock = NSLock()
+    var storeErrorCount = 0
+    var kicksForgottenInStoreAt: Int64 = 0
 
     /// Sends one datagram; installed by the UDP endpoint once its socket is bound.
     public typealias DatagramSender = @Sendable ([UInt8], PeerAddress) -> Void
 
     /// `sweepInterval`: seconds between `sweep`s (participant timeouts, idle rooms); nil when the
     /// owner calls `sweep(nowMs:)` itself (tests, with injected time).
-    public init(settings: RoomSettings, logger: Logger, clock: MixClock = .shared, sweepInterval: Double? = 1) {
+    public init(
+        settings: RoomSettings, logger: Logger, clock: MixClock = .shared, sweepInterval: Double? = 1,
+        store: (any RoomStore)? = nil
+    ) {
         self.settings = settings
+        self.store = store
         self.logger = logger
         self.clock = clock
         decodePool = DecodePool(threads: settings.decodeThreads)
@@ -110,7 +120,7 @@ public final class RoomManager: @unchecked Sendable {
         return try create(config, failIfExists: true)
     }
 
-    private func create(_ config: RoomConfig, failIfExists: Bool) throws(RoomError) -> Room {
+    func create(_ config: RoomConfig, failIfExists: Bool) throws(RoomError) -> Room {
         lock.lock()
         if let existing = rooms[config.name] {
             lock.unlock()
@@ -137,12 +147,14 @@ public final class RoomManager: @unchecked Sendable {
         }
         // Before `start`, so the sinks also see the first outputs' state changes.
         for sink in settings.eventSinks { room.events.attach(sink) }
+        room.onDefinitionChange = { [weak self] room in self?.persist(room) }
         rooms[config.name] = room
         lock.unlock()
         do { try room.start(clock: clock) } catch {
             _ = closeRoom(config.name)
             throw error
         }
+        persist(room)
         logger.info("room created", metadata: ["room": "\(config.name)", "audioOnly": "\(config.audioOnly)"])
         return room
     }
@@ -152,8 +164,9 @@ public final class RoomManager: @unchecked Sendable {
     public func closeRoom(_ name: String) -> Bool { closeRoom(name, ifStill: nil) }
 
     /// Closes `name` if it is (still) `expected`, when one is given: a room closed for idleness and
-    /// created again meanwhile under the same name is left alone.
-    private func closeRoom(_ name: String, ifStill expected: Room?) -> Bool {
+    /// created again meanwhile under the same name is left alone. `forget`: remove it from the store too (not when
+    /// the server shuts down: the room comes back at the next start).
+    private func closeRoom(_ name: String, ifStill expected: Room?, forget: Bool = true) -> Bool {
         let room: Room? = lock.withLock {
             guard let current = rooms[name], expected.map({ $0 === current }) ?? true else { return nil }
             rooms[name] = nil
@@ -161,6 +174,7 @@ public final class RoomManager: @unchecked Sendable {
             return current
         }
         guard let room else { return false }
+        if forget { unpersist(name) }
         for p in room.close() {
             detach(p)
             room.events.publish(.participantLeft(userId: p.userId, reason: .roomClosed))
@@ -175,7 +189,7 @@ public final class RoomManager: @unchecked Sendable {
     /// many rooms would outlast the service manager's stop timeout).
     public func shutdown() {
         timeoutTimer?.cancel()
-        allAtOnce(allRooms) { [self] room in closeRoom(room.name) }
+        allAtOnce(allRooms) { [self] room in closeRoom(room.name, ifStill: room, forget: false) }
     }
 
     // MARK: participants
@@ -301,7 +315,9 @@ public final class RoomManager: @unchecked Sendable {
                 kicks[roomName] = list
                 return list
             }
-            list.record(userId, atSeconds: Int64(Date().timeIntervalSince1970))
+            let now = Int64(Date().timeIntervalSince1970)
+            list.record(userId, atSeconds: now)
+            persistKick(room: roomName, userId: userId, atSeconds: now)
             room.events.publish(.participantKicked(userId: userId, by: by ?? "admin"))
         }
         room.events.publish(.participantLeft(userId: userId, reason: reason))
@@ -362,6 +378,7 @@ public final class RoomManager: @unchecked Sendable {
                 if list.isEmpty && rooms[name] == nil { kicks[name] = nil }
             }
         }
+        forgetStoredKicks(before: cutoff, nowSeconds: nowSeconds)
     }
 
     /// Removes participants silent for longer than `participantTimeoutMs` (reason `timeout`), then

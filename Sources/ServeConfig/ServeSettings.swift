@@ -26,6 +26,8 @@ public struct ServeFlags: Sendable, Equatable {
     public var webDir: String?
     public var tlsCert: String?
     public var tlsKey: String?
+    public var dataDir: String?
+    public var store: String?
 
     public init(
         http: String? = nil, rtpPort: Int? = nil, publicIP: String? = nil, keys: String? = nil,
@@ -35,8 +37,10 @@ public struct ServeFlags: Sendable, Equatable {
         webhookURLs: [String] = [],
         webhookKey: String? = nil, logLevel: String? = nil, corsOrigins: [String] = [], dtlsCert: String? = nil,
         dtlsKey: String? = nil, publicIP6: String? = nil, webDir: String? = nil, tlsCert: String? = nil,
-        tlsKey: String? = nil
+        tlsKey: String? = nil, dataDir: String? = nil, store: String? = nil
     ) {
+        self.dataDir = dataDir
+        self.store = store
         self.webDir = webDir
         self.tlsCert = tlsCert
         self.tlsKey = tlsKey
@@ -115,6 +119,10 @@ public struct ServeSettings: Sendable, Equatable {
     /// PEM certificate chain and key: the API, events and pages over HTTPS (reloaded on SIGHUP).
     public var tlsCert: String?
     public var tlsKey: String?
+    /// Where the server keeps its files (the embedded store's database).
+    public var dataDir = Defaults.dataDir
+    /// The room store: `sqlite` (`<data_dir>/cohost.db`), `sqlite:PATH`, or `none` (rooms live in memory only).
+    public var store = Defaults.store
     /// Where each setting's value came from.
     public var origins: [SettingKey: SettingOrigin]
 
@@ -131,6 +139,19 @@ public struct ServeSettings: Sendable, Equatable {
         public static let decodeBudgetMs = 500
         public static let maxConnections = 1024
         public static let webDir = "./web"
+        public static let dataDir = "./data"
+        public static let store = "sqlite"
+    }
+
+    /// The store `store` names: nil for `none`.
+    public var storeLocation: StoreLocation? {
+        if store == "none" { return nil }
+        if store.hasPrefix("sqlite:") { return .sqlite(path: String(store.dropFirst("sqlite:".count))) }
+        return .sqlite(path: dataDir + "/cohost.db")
+    }
+
+    public enum StoreLocation: Sendable, Equatable {
+        case sqlite(path: String)
     }
 
     /// Where `key`'s value came from.
@@ -177,6 +198,8 @@ public struct ServeSettings: Sendable, Equatable {
         let webDir = try sources.string(.webDir, flags.webDir)
         let tlsCert = try sources.string(.tlsCert, flags.tlsCert)
         let tlsKey = try sources.string(.tlsKey, flags.tlsKey)
+        let dataDir = try sources.string(.dataDir, flags.dataDir)
+        let store = try sources.string(.store, flags.store)
 
         var origins: [SettingKey: SettingOrigin] = [:]
         for key in SettingKey.allCases { origins[key] = sources.origin(key) }
@@ -253,6 +276,18 @@ public struct ServeSettings: Sendable, Equatable {
             throw refuse(tlsCert == nil ? .tlsKey : .tlsCert, "needs its pair: give both tls_cert and tls_key")
         }
         if let webDir, webDir.isEmpty || webDir.contains("\0") { throw refuse(.webDir, "must be a directory path") }
+        if let dataDir, dataDir.isEmpty || dataDir.contains("\0") { throw refuse(.dataDir, "must be a directory path") }
+        if let store {
+            if store.lowercased().hasPrefix("postgres://") || store.lowercased().hasPrefix("postgresql://") {
+                throw refuse(
+                    .store, "names a PostgreSQL database: this version has no PostgreSQL store (use sqlite or none)")
+            }
+            let path = store.hasPrefix("sqlite:") ? String(store.dropFirst("sqlite:".count)) : nil
+            guard store == "sqlite" || store == "none" || (path.map { !$0.isEmpty && !$0.contains("\0") } ?? false)
+            else {
+                throw refuse(.store, "must be sqlite, sqlite:PATH or none, got '\(store.prefix(80))'")
+            }
+        }
         if (dtlsCert == nil) != (dtlsKey == nil) {
             throw refuse(dtlsCert == nil ? .dtlsKey : .dtlsCert, "needs its pair: give both dtls_cert and dtls_key")
         }
@@ -269,6 +304,8 @@ public struct ServeSettings: Sendable, Equatable {
         settings.webDir = webDir ?? Defaults.webDir
         settings.tlsCert = tlsCert
         settings.tlsKey = tlsKey
+        settings.dataDir = dataDir ?? Defaults.dataDir
+        settings.store = store ?? Defaults.store
         return settings
     }
 
@@ -322,6 +359,8 @@ private struct Sources {
         case .webDir: flags.webDir != nil
         case .tlsCert: flags.tlsCert != nil
         case .tlsKey: flags.tlsKey != nil
+        case .dataDir: flags.dataDir != nil
+        case .store: flags.store != nil
         }
     }
 

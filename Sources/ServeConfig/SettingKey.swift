@@ -28,6 +28,8 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
     case webDir = "web_dir"
     case tlsCert = "tls_cert"
     case tlsKey = "tls_key"
+    case dataDir = "data_dir"
+    case store
 
     /// The key in the TOML config file.
     public var fileKey: String { rawValue }
@@ -43,7 +45,7 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
         case .autoCreateRooms: .boolean
         case .webhookURL, .outputHosts, .corsOrigins: .stringList
         case .http, .publicIP, .keys, .keysFile, .recordingsDir, .metricsToken, .webhookKey, .logLevel, .dtlsCert,
-            .dtlsKey, .publicIP6, .webDir, .tlsCert, .tlsKey:
+            .dtlsKey, .publicIP6, .webDir, .tlsCert, .tlsKey, .dataDir, .store:
             .string
         }
     }

@@ -29,6 +29,8 @@ public struct ServerConfiguration: Sendable {
     public var webDirectory: String?
     /// HTTPS instead of HTTP.
     public var tls: TLSIdentity?
+    /// Where rooms outlive the process (restored at start); nil: in memory only.
+    public var store: (any RoomStore)?
     public init() {}
 }
 
@@ -91,10 +93,12 @@ public enum CohostServer {
     public static func run(
         configuration: ServerConfiguration, registry: PrometheusCollectorRegistry, logger: Logger
     ) async throws {
-        let manager = RoomManager(settings: configuration.rooms, logger: logger)
+        let manager = RoomManager(settings: configuration.rooms, logger: logger, store: configuration.store)
         let media = MediaEndpoint(
             manager: manager, host: configuration.rtpHost, port: configuration.rooms.rtpPort, logger: logger)
         try await media.bind()
+        // Before the API answers: a restored room is there for the first call, its outputs pushing already.
+        try manager.restore()
         let app = makeApplication(manager: manager, configuration: configuration, registry: registry, logger: logger)
         let hangup = configuration.tls?.reloadOnHangup(logger: logger)
         defer { hangup?.cancel() }

@@ -70,6 +70,7 @@ struct MetricsEndpoint: Sendable {
         Gauge(label: "cohost_participants").record(rooms.reduce(0) { $0 + $1.participantCount })
         Gauge(label: "cohost_ssrc_bindings").record(manager.ssrcBindings)
         Gauge(label: "cohost_clock_skipped_ticks").record(manager.clockSkippedTicks)
+        Gauge(label: "cohost_store_errors").record(manager.storeErrors)
         if let connections {
             Gauge(label: "cohost_http_connections").record(connections.openConnections)
             Gauge(label: "cohost_http_connections_refused").record(connections.refusedConnections)

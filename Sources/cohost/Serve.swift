@@ -7,6 +7,7 @@ import Prometheus
 import Publishing
 import Rooms
 import Server
+import Store
 import ServeConfig
 
 /// `cohost serve`: runs the server until SIGINT/SIGTERM.
@@ -158,6 +159,18 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("tls-key"), help: "PEM private key of --tls-cert.")
     var tlsKey: String?
 
+    @Option(
+        name: .customLong("data-dir"),
+        help: "Directory of the server's files: the room store's database (default \(ServeSettings.Defaults.dataDir)).")
+    var dataDir: String?
+
+    @Option(
+        help: """
+            Where rooms outlive a restart: sqlite (<data-dir>/cohost.db, the default), sqlite:PATH, or none (memory \
+            only).
+            """)
+    var store: String?
+
     var flags: ServeFlags {
         ServeFlags(
             http: http, rtpPort: rtpPort, publicIP: publicIP, keys: keys, keysFile: keysFile,
@@ -166,7 +179,8 @@ struct Serve: AsyncParsableCommand {
             participantTimeout: participantTimeout,
             emptyRoomTimeout: emptyRoomTimeout, decodeBudgetMs: decodeBudgetMs, webhookURLs: webhookURLs,
             webhookKey: webhookKey, logLevel: logLevel, corsOrigins: corsOrigins, dtlsCert: dtlsCert,
-            dtlsKey: dtlsKey, publicIP6: publicIP6, webDir: webDir, tlsCert: tlsCert, tlsKey: tlsKey)
+            dtlsKey: dtlsKey, publicIP6: publicIP6, webDir: webDir, tlsCert: tlsCert, tlsKey: tlsKey, dataDir: dataDir,
+            store: store)
     }
 
     /// Reads the config file (if any) and merges every source; a refused value stops the start with its source named.
@@ -261,6 +275,17 @@ struct Serve: AsyncParsableCommand {
             if settings.publicIP6 != nil { config.rtpHost = "::" }
         } catch {
             throw ServeConfigError("WebRTC: \(error)")
+        }
+        if case .sqlite(let path)? = settings.storeLocation {
+            do {
+                try FileManager.default.createDirectory(
+                    atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path,
+                    withIntermediateDirectories: true)
+                config.store = try SQLiteRoomStore(path: path)
+            } catch {
+                throw ServeConfigError("\(settings.origin(of: .store)): \(error)")
+            }
+            logger.info("room store", metadata: ["sqlite": "\(path)"])
         }
         var webhooks: WebhookDispatcher?
         if !settings.webhookURLs.isEmpty {

@@ -19,16 +19,30 @@ final class CohostHarness: @unchecked Sendable {
     let httpPort: Int
     let rtpPort: Int
     let process: ManagedProcess
+    /// Its own store's directory, so no server sees another's rooms (removed when the harness goes).
+    let dataDir: String
 
-    /// `arguments` replace `standardArguments`; `environment` is added to the process's.
-    init(arguments: [String] = CohostHarness.standardArguments, environment: [String: String] = [:]) throws {
+    /// Whether `dataDir` is the harness's own, removed with it (not when a test gave one to restart on).
+    private let ownsDataDir: Bool
+
+    /// `arguments` replace `standardArguments`; `environment` is added to the process's. `dataDir`: the store's
+    /// directory to use (and keep), for a server started again on the same rooms.
+    init(
+        arguments: [String] = CohostHarness.standardArguments, environment: [String: String] = [:],
+        dataDir given: String? = nil
+    ) throws {
         var lastError: (any Error)?
+        let dataDir =
+            given
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("cohost-data-\(UUID().uuidString)").path
+        ownsDataDir = given == nil
         for _ in 0..<5 {
             let http = try FreePort.tcp()
             let rtp = try UDPPortPair.find()
             let process = ManagedProcess(
                 executable: Self.binary,
-                arguments: ["serve", "--http", "127.0.0.1:\(http)", "--rtp-port", "\(rtp)"] + arguments,
+                arguments: ["serve", "--http", "127.0.0.1:\(http)", "--rtp-port", "\(rtp)", "--data-dir", dataDir]
+                    + arguments,
                 environment: environment, captureOutput: true)
             do {
                 try process.start()
@@ -36,6 +50,7 @@ final class CohostHarness: @unchecked Sendable {
                 self.httpPort = http
                 self.rtpPort = rtp
                 self.process = process
+                self.dataDir = dataDir
                 return
             } catch {
                 lastError = error
@@ -45,7 +60,10 @@ final class CohostHarness: @unchecked Sendable {
         throw lastError ?? HarnessError("cohost did not start")
     }
 
-    deinit { process.terminate() }
+    deinit {
+        process.terminate()
+        if ownsDataDir { try? FileManager.default.removeItem(atPath: dataDir) }
+    }
 
     /// The binary `make test` built (COHOST_BIN), else the debug build next to the tests.
     static var binary: String {

@@ -19,6 +19,7 @@ extension EndToEnd {
                     executable: CohostHarness.binary,
                     arguments: [
                         "serve", "--http", "127.0.0.1:\(http)", "--rtp-port", "\(rtp)", "--log-level", "info",
+                        "--store", "none",
                     ] + extra, captureOutput: true)
                 do {
                     try process.start()
@@ -136,7 +137,8 @@ extension EndToEnd {
             let process = ManagedProcess(
                 executable: CohostHarness.binary,
                 arguments: [
-                    "serve", "--http", "127.0.0.1:\(try FreePort.tcp())", "--keys", "k1:\(Self.s1)", "--webhook-key",
+                    "serve", "--store", "none", "--http", "127.0.0.1:\(try FreePort.tcp())", "--keys", "k1:\(Self.s1)",
+                    "--webhook-key",
                     "k9",
                     "--webhook-url", "http://127.0.0.1:1/hook",
                 ], captureOutput: true)

@@ -10,7 +10,8 @@ extension EndToEnd {
         /// Runs `cohost serve` with `arguments` and returns its exit status and output; it must exit by itself.
         static func refusedStart(_ arguments: [String], environment: [String: String] = [:]) throws -> (Int32, String) {
             let process = ManagedProcess(
-                executable: CohostHarness.binary, arguments: ["serve"] + arguments, environment: environment,
+                executable: CohostHarness.binary, arguments: ["serve", "--store", "none"] + arguments,
+                environment: environment,
                 captureOutput: true)
             try process.start()
             defer { process.terminate() }

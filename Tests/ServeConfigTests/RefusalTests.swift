@@ -25,7 +25,7 @@ func resolve(flags: ServeFlags = ServeFlags(), env: [String: String] = [:], toml
     static let known =
         "known keys: http, rtp_port, public_ip, keys, keys_file, auto_create_rooms, max_token_ttl, recordings_dir, output_hosts, "
         + "metrics_token, max_connections, participant_timeout, empty_room_timeout, decode_budget_ms, webhook_url, webhook_key, log_level, "
-        + "cors_origins, dtls_cert, dtls_key, public_ip6, web_dir, tls_cert, tls_key"
+        + "cors_origins, dtls_cert, dtls_key, public_ip6, web_dir, tls_cert, tls_key, data_dir, store"
 
     @Test func anUnknownKeyIsRefusedWithItsNameAndLine() {
         #expect(
@@ -244,6 +244,21 @@ func resolve(flags: ServeFlags = ServeFlags(), env: [String: String] = [:], toml
         #expect(throws: ServeConfigError.self) {
             try ServeSettings.resolve(flags: ServeFlags(tlsKey: "/k.pem"), env: [:], file: nil)
         }
+    }
+
+    @Test func theStoreIsSQLiteAFileOrNoneAndPostgresIsNamedAsAbsent() throws {
+        #expect(
+            resolve(flags: ServeFlags(store: "postgres://db.example/cohost"))
+                == "--store names a PostgreSQL database: this version has no PostgreSQL store (use sqlite or none)")
+        #expect(
+            resolve(env: ["COHOST_STORE": "redis://x"])
+                == "environment variable COHOST_STORE must be sqlite, sqlite:PATH or none, got 'redis://x'")
+        #expect(
+            resolve(toml: "store = \"sqlite:\"\n")
+                == "'store' in config file cohost.toml (line 1) must be sqlite, sqlite:PATH or none, got 'sqlite:'")
+        #expect(resolve(flags: ServeFlags(dataDir: "")) != nil)
+        let defaults = try ServeSettings.resolve(flags: ServeFlags(), env: [:], file: nil)
+        #expect(defaults.storeLocation == .sqlite(path: "./data/cohost.db"))
     }
 
     @Test func aDTLSCertificateNeedsItsKey() {

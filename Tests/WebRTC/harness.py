@@ -274,7 +274,8 @@ class Cohost:
             self.http_port = free_tcp_port()
             self.rtp_port = free_udp_pair()
             self.argv = [self.binary, "serve", "--http", f"127.0.0.1:{self.http_port}",
-                         "--rtp-port", str(self.rtp_port)] + base + list(extra_args)
+                         "--rtp-port", str(self.rtp_port), "--data-dir", os.path.join(self.workdir, "data")
+                         ] + base + list(extra_args)
             self.proc = self._spawn(env)
             try:
                 self._wait_for_health()

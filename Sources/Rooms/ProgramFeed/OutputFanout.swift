@@ -29,6 +29,7 @@ final class OutputFanout {
     var isEmpty: Bool { outputs.isEmpty }
 
     func infos(bitrateKbps: Int) -> [RoomInfo.OutputInfo] { outputs.infos(bitrateKbps: bitrateKbps) }
+    var specs: [OutputSpec] { outputs.specs }
 
     /// Creates an output for `spec`, starts it with the stream's `headers` and returns what GET reports of it.
     func add(

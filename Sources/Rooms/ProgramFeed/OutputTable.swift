@@ -7,6 +7,8 @@ import Publishing
 struct OutputTable {
     struct Entry {
         let output: any Output
+        /// What it was made from (the room's stored definition lists it).
+        let spec: OutputSpec
         var meter: OutputRateMeter
         /// The status of the last interval (zero until the first status tick).
         var lastStatus = OutputStatus()
@@ -19,6 +21,7 @@ struct OutputTable {
     private var nextNumber = 1
 
     var count: Int { entries.count }
+    var specs: [OutputSpec] { entries.map(\.spec) }
     var isEmpty: Bool { entries.isEmpty }
 
     /// Creates and registers the output for `spec` (not started yet); ids are o1, o2, … per room.
@@ -48,7 +51,7 @@ struct OutputTable {
             throw .badRequest("invalid_output", error.description)
         }
         nextNumber += 1
-        entries.append(Entry(output: output, meter: OutputRateMeter(startMs: nowMs)))
+        entries.append(Entry(output: output, spec: spec, meter: OutputRateMeter(startMs: nowMs)))
         return output
     }
 

@@ -118,6 +118,7 @@ final class ProgramFeed {
     var hasOutputs: Bool { !outputs.isEmpty }
 
     var outputInfos: [RoomInfo.OutputInfo] { outputs.infos(bitrateKbps: currentBitrateKbps) }
+    var outputSpecs: [OutputSpec] { outputs.specs }
 
     /// Called every audio tick: runs the adaptive controllers every `controlIntervalMs`, and every
     /// `statusIntervalMs` returns the outputs' statuses for the room's `output_status` events (empty in

@@ -27,6 +27,9 @@ public final class Room: @unchecked Sendable {
     /// One patch at a time (decoding pictures is slow, so not under the roster's lock): two concurrent patches of
     /// different pictures must not undo each other.
     private let patchLock = NSLock()
+    /// Called after the layout, anchor, pictures or outputs changed, off the room's queue (the manager stores the
+    /// definition). Set once, before the room is shared.
+    var onDefinitionChange: (@Sendable (Room) -> Void)?
 
     init(
         config: RoomConfig, serverSSRC: UInt32, logger: Logger, outputRules: OutputRules = OutputRules(),
@@ -116,6 +119,7 @@ public final class Room: @unchecked Sendable {
             throw .badRequest("invalid_layout", error.message)
         }
         roster.setLayout(newLayout)
+        onDefinitionChange?(self)
     }
 
     /// Changes the anchor and pictures; the compositor takes them at the next frame boundary.
@@ -133,6 +137,17 @@ public final class Room: @unchecked Sendable {
         roster.setAppearance(anchor: newAnchor, images: newImages)
         // Whatever is current when the queue gets to it, so the canvas always ends as GET reports.
         queue.async { self.canvas?.apply(self.roster.currentImages) }
+        onDefinitionChange?(self)
+    }
+
+    /// The room as it is now: its configuration with the current layout, anchor, pictures and outputs. Not on the
+    /// room's queue.
+    public var definition: RoomConfig {
+        var current = config
+        current.layout = roster.currentLayout
+        (current.anchor, current.images) = roster.appearance
+        current.outputs = queue.sync { programme.outputSpecs }
+        return current
     }
 
     /// The current canvas (a copy), for snapshots; nil for audio-only rooms.
@@ -148,7 +163,9 @@ public final class Room: @unchecked Sendable {
                 return try programme.addOutput(spec, nowMs: MonotonicClock.nowMs())
             }
         }
-        return try result.get()
+        let info = try result.get()
+        onDefinitionChange?(self)
+        return info
     }
 
     /// Starts an output with the default options.
@@ -156,7 +173,11 @@ public final class Room: @unchecked Sendable {
         try startOutput(OutputSpec(url: url))
     }
 
-    public func stopOutput(id: String) -> Bool { queue.sync { programme.removeOutput(id: id) } }
+    public func stopOutput(id: String) -> Bool {
+        guard queue.sync(execute: { programme.removeOutput(id: id) }) else { return false }
+        onDefinitionChange?(self)
+        return true
+    }
     public var outputs: [RoomInfo.OutputInfo] { queue.sync { programme.outputInfos } }
 
     // MARK: the audio tick (on `queue`)
