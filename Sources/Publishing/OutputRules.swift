@@ -51,21 +51,25 @@ public struct RecordingsDirectory: Sendable, Equatable {
 
     /// The file `url` names inside this directory, or why it may not be written.
     func path(for url: String) -> Result<String, OutputError> {
-        guard OutputURL.scheme(of: url) == "file", let range = url.range(of: "://") else {
+        guard OutputURL.scheme(of: url) == "file", let rest = OutputURL.afterScheme(url) else {
             return .failure(.unsupportedScheme(url: url))
         }
-        let raw = String(url[range.upperBound...]).removingPercentEncodingIfValid
+        let raw = OutputURL.text(rest).removingPercentEncodingIfValid
         func refuse(_ why: String) -> Result<String, OutputError> {
             .failure(.forbiddenPath(url: url, reason: "file outputs write only into the recordings directory: \(why)"))
         }
-        guard !raw.isEmpty, !raw.hasSuffix("/"), !raw.contains("\0"), raw.utf8.count < 1024 else {
+        let scalars = raw.unicodeScalars
+        guard !scalars.isEmpty, scalars.last != "/", !scalars.contains("\0"), raw.utf8.count < 1024 else {
             return .failure(.invalidURL(url: url, reason: "a file URL needs a file name (file://name.flv)"))
         }
-        let components = raw.split(separator: "/")
+        // Split on scalars (OutputURL): "../\u{301}x" must show its "..".
+        let components = scalars.split(separator: "/").map { OutputURL.text($0) }
         guard !components.contains("..") && !components.contains(".") else { return refuse("'.' or '..' in the path") }
-        let relative: [Substring]
-        if raw.hasPrefix("/") {
-            let bases = [path, configuredPath].map { $0.split(separator: "/") }
+        let relative: [String]
+        if scalars.first == "/" {
+            let bases = [path, configuredPath].map { base in
+                base.unicodeScalars.split(separator: "/").map { OutputURL.text($0) }
+            }
             guard
                 let base = bases.first(where: {
                     components.count > $0.count && Array(components.prefix($0.count)) == $0

@@ -71,6 +71,8 @@ struct OutputFactoryTests {
         #expect(OutputURL.rtmpApplication("rtmp://h:1935/live/key") == "live")
         #expect(OutputURL.rtmpApplication("rtmp://h/app/instance/key") == "app/instance")
         #expect(OutputURL.rtmpApplication("rtmp://h/key") == "")
+        #expect(OutputURL.rtmpApplication("rtmp://h/\u{301}app/key") == "\u{301}app")
+        #expect(OutputURL.rtmpProblem("rtmp://h/app/\u{301}key") == nil)
     }
 
     @Test("stream keys are cut from URLs in messages")

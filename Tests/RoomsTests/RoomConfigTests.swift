@@ -57,6 +57,9 @@ import Publishing
         #expect(chosen.returnVideo == .init(width: 320, height: 180, fps: 15, bitrate: 300))
         #expect(try decode(#"{"name":"r1","returnVideo":"none"}"#).resolve().returnVideo == nil)
         #expect(try decode(#"{"name":"r1","audioOnly":true}"#).resolve().returnVideo == nil)
+        // A canvas of extreme aspect: the shorter side of the default stays at the least allowed, 64.
+        let tall = try decode(#"{"name":"r1","canvas":{"width":16,"height":2160}}"#).resolve()
+        #expect(tall.returnVideo == .init(width: 64, height: 640, fps: 15, bitrate: 500))
         #expect(throws: (any Error).self) { try decode(#"{"name":"r1","returnVideo":"all"}"#) }
         let refusals: [(String, String)] = [
             (#"{"width":30}"#, "returnVideo.width must be within 64...1920, got 30"),
@@ -73,6 +76,9 @@ import Publishing
             } catch {
                 #expect(error.status == 400 && error.message == message)
             }
+            // Audio-only rooms send no room view, but a bad one is refused there too.
+            let audioOnly = try decode(#"{"name":"r1","audioOnly":true,"returnVideo":\#(view)}"#)
+            #expect(throws: RoomError.badRequest("limit_exceeded", message)) { try audioOnly.resolve() }
         }
     }
 

@@ -37,11 +37,12 @@ public struct RoomConfig: Sendable, Equatable {
         public var bitrate: Int
 
         /// 15 fps (the canvas's rate when lower), 500 kbit/s, the canvas's aspect with its longer side 640
-        /// (640×360 for a 16:9 canvas).
+        /// (640×360 for a 16:9 canvas) and the shorter at least 64, the least `RoomLimits` takes: a room that
+        /// leaves `returnVideo` out must not be refused for it, whatever its canvas.
         public static func defaults(canvasWidth: Int, canvasHeight: Int, canvasFps: Int) -> ReturnVideo {
             let long = 640
             let fps = max(1, min(15, canvasFps))
-            func even(_ v: Int) -> Int { max(2, v / 2 * 2) }
+            func even(_ v: Int) -> Int { max(RoomLimits.returnVideoSide.lowerBound, v / 2 * 2) }
             if canvasWidth >= canvasHeight {
                 return ReturnVideo(
                     width: long, height: even(long * canvasHeight / max(1, canvasWidth)), fps: fps, bitrate: 500)

@@ -142,7 +142,6 @@ public struct RoomConfigRequest: Decodable, Sendable {
             if let bitrate { config.returnVideo?.bitrate = bitrate }
         case nil: break
         }
-        if config.audioOnly { config.returnVideo = nil }
         if let anchor {
             guard Identifier.isValid(anchor) else {
                 throw .badRequest("invalid_room", "anchor must be a user id matching [A-Za-z0-9_.-]{1,64}")
@@ -157,6 +156,8 @@ public struct RoomConfigRequest: Decodable, Sendable {
             for output in outputs { config.outputs.append(try output.resolve()) }
         }
         try RoomLimits.check(config)
+        // Checked like every other field, then dropped: an audio-only room sends no room view.
+        if config.audioOnly { config.returnVideo = nil }
         // Pictures last: decoding a PNG is the expensive part, so a body refused for anything else never gets here.
         if let v = canvas?.backgroundImage {
             config.images.background = try RoomImage(base64: v, field: "canvas.backgroundImage")

@@ -30,8 +30,9 @@ struct OutputTable {
         onKeyframeNeeded: @escaping KeyframeRequestHandler,
         onStateChange: @escaping @Sendable (String, String, OutputStateChange) -> Void
     ) throws(RoomError) -> any Output {
+        // The room's state, not the request, is what is wrong: 409, like room_full.
         guard entries.count < RoomLimits.maxOutputs else {
-            throw .badRequest("limit_exceeded", "at most \(RoomLimits.maxOutputs) outputs per room")
+            throw .conflict("limit_exceeded", "at most \(RoomLimits.maxOutputs) outputs per room")
         }
         let id = "o\(nextNumber)"
         let url = spec.url
