@@ -40,6 +40,7 @@ let package = Package(
         cLibrary("CYUV", apt: "libyuv-dev"),
         cLibrary("COpenSSL", pkgConfig: "openssl", apt: "libssl-dev"),
         cLibrary("CSQLite", pkgConfig: "sqlite3", apt: "libsqlite3-dev"),
+        cLibrary("CPostgres", pkgConfig: "libpq", apt: "libpq-dev"),
         // recvmmsg(2), which glibc declares only under _GNU_SOURCE: one C function (Server's UDP receive path).
         .target(name: "CUDP", path: "Sources/CLibs/CUDP"),
         // The compositor's per-frame tile scaling kernel (bilinear, table-driven, SSSE3 with a C fallback).
@@ -85,6 +86,7 @@ let package = Package(
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -108,14 +110,22 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
-        // The room store on SQLite (rooms and kicks that outlive the process; Rooms declares the protocol).
-        .target(name: "Store", dependencies: ["CSQLite", "Rooms"]),
+        // The room stores (rooms and kicks that outlive the process; Rooms declares the protocol): SQLite embedded,
+        // PostgreSQL (libpq) shared by a cluster.
+        .target(name: "Store", dependencies: ["CSQLite", "CPostgres", "Rooms"]),
+        // One node of a cluster on a shared PostgreSQL store: heartbeat, room owners, takeover (docs/cluster.md).
+        .target(
+            name: "Cluster",
+            dependencies: [
+                "Rooms", "Store",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // `cohost load-test`: synthetic VP8 + Opus participants over plain RTP, paced in real time, and the report.
         .target(name: "LoadTest", dependencies: ["CohostClient", "Codecs", "RTP", "Media"]),
         .executableTarget(
             name: "cohost",
             dependencies: [
-                "Server", "Rooms", "Publishing", "ServeConfig", "DTLS", "CohostClient", "LoadTest", "Store",
+                "Server", "Rooms", "Publishing", "ServeConfig", "DTLS", "CohostClient", "LoadTest", "Store", "Cluster",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -166,7 +176,7 @@ let package = Package(
         .testTarget(
             name: "StoreTests",
             dependencies: [
-                "Store", "Rooms", "Mixing", "Codecs", "Media",
+                "Store", "Rooms", "Mixing", "Codecs", "Media", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(name: "LoadTestTests", dependencies: ["LoadTest", "Codecs", "RTP", "Media", "TestSupport"]),

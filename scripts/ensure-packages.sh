@@ -2,14 +2,14 @@
 # Installs the Debian packages Cohost needs, only when some are missing.
 #   scripts/ensure-packages.sh          libraries for building and running
 #   scripts/ensure-packages.sh --test   plus ffmpeg, openssl and nginx with the RTMP and stream modules (tests, demo),
-#                                       chromium, and the Python packages of scripts/validate-contract.py (contract
+#                                       PostgreSQL (the cluster tests start their own), chromium, and the Python packages of scripts/validate-contract.py (contract
 #                                       tests) and of Tests/WebRTC (aiortc, Playwright driving Debian's chromium)
 #   scripts/ensure-packages.sh --bench  all of --test, plus janus (`make bench` compares its AudioBridge); the
 #                                       package's own janus service is stopped and disabled: the bench runs its own
 set -euo pipefail
-packages=(libsrtp2-dev libopus-dev libvpx-dev libx264-dev librtmp-dev libavcodec-dev libyuv-dev libssl-dev libsqlite3-dev pkg-config)
+packages=(libsrtp2-dev libopus-dev libvpx-dev libx264-dev librtmp-dev libavcodec-dev libyuv-dev libssl-dev libsqlite3-dev libpq-dev pkg-config)
 mode="${1:-}"
-if [[ "$mode" == "--test" || "$mode" == "--bench" ]]; then packages+=(ffmpeg nginx libnginx-mod-rtmp libnginx-mod-stream openssl chromium iproute2 util-linux); fi
+if [[ "$mode" == "--test" || "$mode" == "--bench" ]]; then packages+=(ffmpeg nginx libnginx-mod-rtmp libnginx-mod-stream openssl chromium iproute2 util-linux postgresql); fi
 if [[ "$mode" == "--bench" ]]; then packages+=(janus); fi
 missing=()
 for p in "${packages[@]}"; do
@@ -28,9 +28,10 @@ if [[ "$mode" == "--test" || "$mode" == "--bench" ]]; then
   # scripts/validate-contract.py: jsonschema (2020-12), openapi-spec-validator (OpenAPI 3.1), pyyaml.
   command -v python3 >/dev/null || { sudo_cmd=""; [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"
     $sudo_cmd apt-get update -qq; DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends python3 python3-pip; }
-  if ! python3 -c 'import jsonschema, openapi_spec_validator, yaml, aiortc, playwright, numpy' 2>/dev/null; then
-    # Playwright only drives /usr/bin/chromium (Debian's): no browser download.
-    pypackages=(jsonschema openapi-spec-validator pyyaml aiortc playwright numpy)
+  if ! python3 -c 'import jsonschema, openapi_spec_validator, yaml, aiortc, playwright, numpy, schemathesis' 2>/dev/null
+  then
+    # Playwright only drives /usr/bin/chromium (Debian's): no browser download. schemathesis: Tests/Contract.
+    pypackages=(jsonschema openapi-spec-validator pyyaml aiortc playwright numpy schemathesis==4.32.5)
     echo "installing Python packages: ${pypackages[*]}"
     python3 -m pip install --quiet "${pypackages[@]}" 2>/dev/null \
       || python3 -m pip install --quiet --break-system-packages "${pypackages[@]}"

@@ -40,6 +40,21 @@ extension RoomManager {
         return (restored, failed)
     }
 
+    /// Creates a room taken over from another node from its stored definition, with its kicks (the cluster's
+    /// failover; the store row is this node's already).
+    @discardableResult
+    public func adopt(definition: Data, kicks stored: [StoredRooms.Kick]) throws(RoomError) -> Room {
+        let config = try RoomDefinition.config(from: definition)
+        lock.withLock {
+            for kick in stored {
+                let list = kicks[kick.room] ?? KickList()
+                list.record(kick.userId, atSeconds: kick.atSeconds)
+                kicks[kick.room] = list
+            }
+        }
+        return try create(config, failIfExists: true)
+    }
+
     /// Store operations that failed since the start (`cohost_store_errors`).
     public var storeErrors: Int { storeLock.withLock { storeErrorCount } }
 

@@ -132,6 +132,18 @@ public final class RoomManager: @unchecked Sendable {
             throw .init(
                 status: 429, code: "limit_exceeded", message: "this server holds at most \(settings.maxRooms) rooms")
         }
+        // A shared store decides which node holds a name: claimed before anything starts.
+        if let store {
+            let claimed: Bool
+            do { claimed = try store.claimRoom(name: config.name, definition: RoomDefinition(config).json) } catch {
+                lock.unlock()
+                throw .init(status: 503, code: "store_unavailable", message: "the room store failed: \(error)")
+            }
+            guard claimed else {
+                lock.unlock()
+                throw .conflict("room_exists", "room '\(config.name)' already exists on another node")
+            }
+        }
         let room: Room
         do {
             room = try Room(
@@ -162,6 +174,10 @@ public final class RoomManager: @unchecked Sendable {
     /// Closes a room: everyone leaves with `room_closed`, outputs stop cleanly.
     @discardableResult
     public func closeRoom(_ name: String) -> Bool { closeRoom(name, ifStill: nil) }
+
+    /// Closes a room here without removing it from the store: another node of the cluster has taken it over.
+    @discardableResult
+    public func release(_ name: String) -> Bool { closeRoom(name, ifStill: nil, forget: false) }
 
     /// Closes `name` if it is (still) `expected`, when one is given: a room closed for idleness and
     /// created again meanwhile under the same name is left alone. `forget`: remove it from the store too (not when

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 
 /// The values of `cohost serve` given on its command line; nil (or an empty list) = not given.
@@ -28,6 +29,9 @@ public struct ServeFlags: Sendable, Equatable {
     public var tlsKey: String?
     public var dataDir: String?
     public var store: String?
+    public var nodeID: String?
+    public var nodeURL: String?
+    public var nodeTimeout: Int?
 
     public init(
         http: String? = nil, rtpPort: Int? = nil, publicIP: String? = nil, keys: String? = nil,
@@ -37,8 +41,12 @@ public struct ServeFlags: Sendable, Equatable {
         webhookURLs: [String] = [],
         webhookKey: String? = nil, logLevel: String? = nil, corsOrigins: [String] = [], dtlsCert: String? = nil,
         dtlsKey: String? = nil, publicIP6: String? = nil, webDir: String? = nil, tlsCert: String? = nil,
-        tlsKey: String? = nil, dataDir: String? = nil, store: String? = nil
+        tlsKey: String? = nil, dataDir: String? = nil, store: String? = nil, nodeID: String? = nil,
+        nodeURL: String? = nil, nodeTimeout: Int? = nil
     ) {
+        self.nodeID = nodeID
+        self.nodeURL = nodeURL
+        self.nodeTimeout = nodeTimeout
         self.dataDir = dataDir
         self.store = store
         self.webDir = webDir
@@ -121,8 +129,14 @@ public struct ServeSettings: Sendable, Equatable {
     public var tlsKey: String?
     /// Where the server keeps its files (the embedded store's database).
     public var dataDir = Defaults.dataDir
-    /// The room store: `sqlite` (`<data_dir>/cohost.db`), `sqlite:PATH`, or `none` (rooms live in memory only).
+    /// The room store: `sqlite` (`<data_dir>/cohost.db`), `sqlite:PATH`, `postgres://…` (a cluster), or `none`.
     public var store = Defaults.store
+    /// This node's id in a cluster (default: the host name).
+    public var nodeID: String?
+    /// The API's URL as the other nodes reach it (default: http://<http host:port>).
+    public var nodeURL: String?
+    /// Seconds without a heartbeat after which a node's rooms go to the others.
+    public var nodeTimeout = Defaults.nodeTimeout
     /// Where each setting's value came from.
     public var origins: [SettingKey: SettingOrigin]
 
@@ -141,17 +155,38 @@ public struct ServeSettings: Sendable, Equatable {
         public static let webDir = "./web"
         public static let dataDir = "./data"
         public static let store = "sqlite"
+        public static let nodeTimeout = 10
     }
 
     /// The store `store` names: nil for `none`.
     public var storeLocation: StoreLocation? {
         if store == "none" { return nil }
         if store.hasPrefix("sqlite:") { return .sqlite(path: String(store.dropFirst("sqlite:".count))) }
+        if Self.isPostgres(store) { return .postgres(url: store) }
         return .sqlite(path: dataDir + "/cohost.db")
     }
 
     public enum StoreLocation: Sendable, Equatable {
         case sqlite(path: String)
+        case postgres(url: String)
+    }
+
+    static func isPostgres(_ store: String) -> Bool {
+        store.lowercased().hasPrefix("postgres://") || store.lowercased().hasPrefix("postgresql://")
+    }
+
+    static func isNodeID(_ id: String) -> Bool {
+        (1...64).contains(id.utf8.count)
+            && id.utf8.allSatisfy {
+                ($0 >= 48 && $0 <= 57) || ($0 | 0x20 >= 97 && $0 | 0x20 <= 122) || "_.-".utf8.contains($0)
+            }
+    }
+
+    static func isNodeURL(_ url: String) -> Bool {
+        guard let c = URLComponents(string: url), let scheme = c.scheme, scheme == "http" || scheme == "https",
+            c.host?.isEmpty == false, c.path.isEmpty || c.path == "/", c.query == nil, c.fragment == nil, c.user == nil
+        else { return false }
+        return true
     }
 
     /// Where `key`'s value came from.
@@ -200,6 +235,9 @@ public struct ServeSettings: Sendable, Equatable {
         let tlsKey = try sources.string(.tlsKey, flags.tlsKey)
         let dataDir = try sources.string(.dataDir, flags.dataDir)
         let store = try sources.string(.store, flags.store)
+        let nodeID = try sources.string(.nodeID, flags.nodeID)
+        let nodeURL = try sources.string(.nodeURL, flags.nodeURL)
+        let nodeTimeout = try sources.integer(.nodeTimeout, flags.nodeTimeout)
 
         var origins: [SettingKey: SettingOrigin] = [:]
         for key in SettingKey.allCases { origins[key] = sources.origin(key) }
@@ -278,15 +316,22 @@ public struct ServeSettings: Sendable, Equatable {
         if let webDir, webDir.isEmpty || webDir.contains("\0") { throw refuse(.webDir, "must be a directory path") }
         if let dataDir, dataDir.isEmpty || dataDir.contains("\0") { throw refuse(.dataDir, "must be a directory path") }
         if let store {
-            if store.lowercased().hasPrefix("postgres://") || store.lowercased().hasPrefix("postgresql://") {
-                throw refuse(
-                    .store, "names a PostgreSQL database: this version has no PostgreSQL store (use sqlite or none)")
-            }
             let path = store.hasPrefix("sqlite:") ? String(store.dropFirst("sqlite:".count)) : nil
-            guard store == "sqlite" || store == "none" || (path.map { !$0.isEmpty && !$0.contains("\0") } ?? false)
+            guard
+                store == "sqlite" || store == "none" || (path.map { !$0.isEmpty && !$0.contains("\0") } ?? false)
+                    || (Self.isPostgres(store) && !store.contains("\0"))
             else {
-                throw refuse(.store, "must be sqlite, sqlite:PATH or none, got '\(store.prefix(80))'")
+                throw refuse(.store, "must be sqlite, sqlite:PATH, postgres://… or none, got '\(store.prefix(80))'")
             }
+        }
+        if let nodeID, !Self.isNodeID(nodeID) {
+            throw refuse(.nodeID, "must be 1…64 of [A-Za-z0-9_.-], got '\(nodeID.prefix(80))'")
+        }
+        if let nodeURL, !Self.isNodeURL(nodeURL) {
+            throw refuse(.nodeURL, "must be http(s)://host[:port] with nothing after it, got '\(nodeURL.prefix(80))'")
+        }
+        if let nodeTimeout, !(3...600).contains(nodeTimeout) {
+            throw refuse(.nodeTimeout, "must be within 3...600 s, got \(nodeTimeout)")
         }
         if (dtlsCert == nil) != (dtlsKey == nil) {
             throw refuse(dtlsCert == nil ? .dtlsKey : .dtlsCert, "needs its pair: give both dtls_cert and dtls_key")
@@ -306,6 +351,9 @@ public struct ServeSettings: Sendable, Equatable {
         settings.tlsKey = tlsKey
         settings.dataDir = dataDir ?? Defaults.dataDir
         settings.store = store ?? Defaults.store
+        settings.nodeID = nodeID
+        settings.nodeURL = nodeURL
+        settings.nodeTimeout = nodeTimeout ?? Defaults.nodeTimeout
         return settings
     }
 
@@ -361,6 +409,9 @@ private struct Sources {
         case .tlsKey: flags.tlsKey != nil
         case .dataDir: flags.dataDir != nil
         case .store: flags.store != nil
+        case .nodeID: flags.nodeID != nil
+        case .nodeURL: flags.nodeURL != nil
+        case .nodeTimeout: flags.nodeTimeout != nil
         }
     }
 

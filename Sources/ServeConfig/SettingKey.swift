@@ -30,6 +30,9 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
     case tlsKey = "tls_key"
     case dataDir = "data_dir"
     case store
+    case nodeID = "node_id"
+    case nodeURL = "node_url"
+    case nodeTimeout = "node_timeout"
 
     /// The key in the TOML config file.
     public var fileKey: String { rawValue }
@@ -41,11 +44,13 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
     /// What the value is, for type errors and the docs.
     public var kind: Kind {
         switch self {
-        case .rtpPort, .participantTimeout, .emptyRoomTimeout, .maxTokenTTL, .decodeBudgetMs, .maxConnections: .integer
+        case .rtpPort, .participantTimeout, .emptyRoomTimeout, .maxTokenTTL, .decodeBudgetMs, .maxConnections,
+            .nodeTimeout:
+            .integer
         case .autoCreateRooms: .boolean
         case .webhookURL, .outputHosts, .corsOrigins: .stringList
         case .http, .publicIP, .keys, .keysFile, .recordingsDir, .metricsToken, .webhookKey, .logLevel, .dtlsCert,
-            .dtlsKey, .publicIP6, .webDir, .tlsCert, .tlsKey, .dataDir, .store:
+            .dtlsKey, .publicIP6, .webDir, .tlsCert, .tlsKey, .dataDir, .store, .nodeID, .nodeURL:
             .string
         }
     }

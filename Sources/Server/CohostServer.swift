@@ -31,6 +31,9 @@ public struct ServerConfiguration: Sendable {
     public var tls: TLSIdentity?
     /// Where rooms outlive the process (restored at start); nil: in memory only.
     public var store: (any RoomStore)?
+    /// Makes this server a cluster node once its rooms are restored (a shared PostgreSQL store); nil: a single
+    /// server.
+    public var makeCluster: (@Sendable (RoomManager) throws -> any ClusterView)?
     public init() {}
 }
 
@@ -38,12 +41,15 @@ public enum CohostServer {
     /// The Hummingbird router with every route; tested in-process.
     public static func makeRouter(
         manager: RoomManager, keys: APIKeys, registry: PrometheusCollectorRegistry, metricsToken: String? = nil,
-        connections: ConnectionLimit? = nil, corsOrigins: [String] = [], webDirectory: String? = nil
+        connections: ConnectionLimit? = nil, corsOrigins: [String] = [], webDirectory: String? = nil,
+        cluster: (any ClusterView)? = nil
     ) -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
         // Outermost, so error responses carry the CORS headers too (a page must be able to read them).
         if !corsOrigins.isEmpty { router.middlewares.add(CORSPolicy(origins: corsOrigins)) }
         router.middlewares.add(ErrorShapeMiddleware())
+        if let cluster { router.middlewares.add(ClusterProxy(cluster: cluster)) }
+        NodesRoute(cluster: cluster, manager: manager, keys: keys).register(on: router)
         router.get("healthz") { _, _ in "ok\n" }
         let metrics = MetricsEndpoint(manager: manager, registry: registry, connections: connections)
         router.get("metrics") { request, _ in
@@ -56,7 +62,7 @@ public enum CohostServer {
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                 body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.render())))
         }
-        RoomRoutes(manager: manager, keys: keys).register(on: router)
+        RoomRoutes(manager: manager, keys: keys, cluster: cluster).register(on: router)
         WHIPRoutes(manager: manager, keys: keys).register(on: router)
         if let webDirectory { WebPages(directory: URL(fileURLWithPath: webDirectory)).register(on: router) }
         MethodTable.register(on: router, withPages: webDirectory != nil)
@@ -66,19 +72,20 @@ public enum CohostServer {
 
     public static func makeApplication(
         manager: RoomManager, configuration: ServerConfiguration,
-        registry: PrometheusCollectorRegistry, logger: Logger
+        registry: PrometheusCollectorRegistry, logger: Logger, cluster: (any ClusterView)? = nil
     ) -> some ApplicationProtocol {
         let connections = ConnectionLimit(limit: configuration.maxConnections)
         let router = makeRouter(
             manager: manager, keys: configuration.keys, registry: registry, metricsToken: configuration.metricsToken,
-            connections: connections, corsOrigins: configuration.corsOrigins, webDirectory: configuration.webDirectory)
+            connections: connections, corsOrigins: configuration.corsOrigins, webDirectory: configuration.webDirectory,
+            cluster: cluster)
         let keys = configuration.keys
         let http1 = HTTP1WebSocketUpgradeChannel.Configuration(http1: .init(idleTimeout: configuration.idleTimeout))
         return Application(
             router: router,
             server: HTTPServerBuilder { responder in
                 let channel = HTTP1WebSocketUpgradeChannel(responder: responder, configuration: http1) {
-                    request, _, _ in EventsSocket.shouldUpgrade(request, manager: manager, keys: keys)
+                    request, _, _ in EventsSocket.shouldUpgrade(request, manager: manager, keys: keys, cluster: cluster)
                 }
                 guard let tls = configuration.tls else { return connections.wrapping(channel) }
                 return connections.wrapping(try TLSChannel(channel, tlsConfiguration: tls.configuration))
@@ -99,7 +106,10 @@ public enum CohostServer {
         try await media.bind()
         // Before the API answers: a restored room is there for the first call, its outputs pushing already.
         try manager.restore()
-        let app = makeApplication(manager: manager, configuration: configuration, registry: registry, logger: logger)
+        let cluster = try configuration.makeCluster?(manager)
+        defer { cluster?.stop() }
+        let app = makeApplication(
+            manager: manager, configuration: configuration, registry: registry, logger: logger, cluster: cluster)
         let hangup = configuration.tls?.reloadOnHangup(logger: logger)
         defer { hangup?.cancel() }
         let group = ServiceGroup(

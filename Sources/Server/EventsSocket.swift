@@ -17,26 +17,20 @@ enum EventsSocket {
     static let open = SocketCount()
 
     static func shouldUpgrade(
-        _ request: HTTPRequest, manager: RoomManager, keys: APIKeys
+        _ request: HTTPRequest, manager: RoomManager, keys: APIKeys, cluster: (any ClusterView)? = nil
     )
         -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>>
     {
-        guard let target = request.path, let room = roomName(inPath: target),
-            let existing = manager.room(room)
-        else { return .dontUpgrade }
-        let query = target.split(separator: "?", maxSplits: 1).dropFirst().first.map(String.init) ?? ""
-        let offered = (request.headerFields[.secWebSocketProtocol] ?? "").split(separator: ",").map {
-            $0.trimmingCharacters(in: .whitespaces)
+        guard let target = request.path, let room = roomName(inPath: target) else { return .dontUpgrade }
+        guard let existing = manager.room(room) else {
+            // Another node's room: the socket is relayed from there (EventsRelay).
+            guard let cluster, request.headerFields[ClusterForwarding.forwardedBy] == nil,
+                case .peer(let peer) = cluster.location(of: room)
+            else { return .dontUpgrade }
+            return EventsRelay.upgrade(
+                request, room: room, peer: peer, node: cluster.nodeID, manager: manager, keys: keys)
         }
-        let protocolToken =
-            offered.contains(subprotocol)
-            ? offered.first { $0.hasPrefix(tokenPrefix) }.map { String($0.dropFirst(tokenPrefix.count)) } : nil
-        let token =
-            protocolToken
-            ?? query.split(separator: "&").lazy.compactMap { pair -> String? in
-                let kv = pair.split(separator: "=", maxSplits: 1)
-                return kv.count == 2 && kv[0] == "token" ? String(kv[1]).removingPercentEncoding : nil
-            }.first
+        let (token, protocolToken) = offeredToken(request, target: target)
         guard
             let caller = try? Caller.authenticate(
                 authorization: request.headerFields[.authorization], queryToken: token, keys: keys,
@@ -74,6 +68,25 @@ enum EventsSocket {
                 group.cancelAll()
             }
         }
+    }
+
+    /// The token the upgrade request offers (subprotocol, else `?token=`), and the subprotocol one when that is how
+    /// it came (the answer must then name `cohost.events`).
+    static func offeredToken(_ request: HTTPRequest, target: String) -> (token: String?, protocolToken: String?) {
+        let query = target.split(separator: "?", maxSplits: 1).dropFirst().first.map(String.init) ?? ""
+        let offered = (request.headerFields[.secWebSocketProtocol] ?? "").split(separator: ",").map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
+        let protocolToken =
+            offered.contains(subprotocol)
+            ? offered.first { $0.hasPrefix(tokenPrefix) }.map { String($0.dropFirst(tokenPrefix.count)) } : nil
+        let token =
+            protocolToken
+            ?? query.split(separator: "&").lazy.compactMap { pair -> String? in
+                let kv = pair.split(separator: "=", maxSplits: 1)
+                return kv.count == 2 && kv[0] == "token" ? String(kv[1]).removingPercentEncoding : nil
+            }.first
+        return (token, protocolToken)
     }
 
     /// The subprotocol a browser offers with `cohost.token.<token>`; the answer names it.

@@ -8,6 +8,7 @@ enum MethodTable {
     static let api: [(path: String, methods: [HTTPRequest.Method])] = [
         ("healthz", [.get]),
         ("metrics", [.get]),
+        ("v1/nodes", [.get]),
         ("v1/rooms", [.get, .post]),
         ("v1/rooms/:room", [.get, .delete, .patch]),
         ("v1/rooms/:room/layout", [.put]),

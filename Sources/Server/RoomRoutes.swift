@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import NIOCore
 import Rooms
 import Mixing
 
@@ -7,6 +8,8 @@ import Mixing
 struct RoomRoutes: TokenCheckedRoute, Sendable {
     let manager: RoomManager
     let keys: APIKeys
+    /// In a cluster, the room list covers every live node.
+    var cluster: (any ClusterView)? = nil
     static let maxJSONBody = 64 * 1024
     static let maxSDPBody = 16 * 1024
     /// Room bodies may carry base64 PNGs (background, placeholder, watermark).
@@ -46,7 +49,21 @@ struct RoomRoutes: TokenCheckedRoute, Sendable {
         let caller = try self.caller(request)
         guard caller.claims.admin else { throw APIError.forbidden("listing rooms needs an admin token") }
         let visible = manager.allRooms.filter { caller.covers(room: $0.name) }
-        return try json(try await offload { RoomList(rooms: visible.map(RoomInfo.init)) })
+        let list = try await offload { RoomList(rooms: visible.map(RoomInfo.init)) }
+        guard let cluster, request.headers[ClusterForwarding.forwardedBy] == nil else { return try json(list) }
+        // The other nodes' rooms too, as one list by name.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var rooms =
+            ((try JSONSerialization.jsonObject(with: encoder.encode(list))) as? [String: Any])?["rooms"]
+            as? [[String: Any]] ?? []
+        rooms += await ClusterForwarding.roomsOfPeers(cluster, headers: request.headers)
+        rooms.sort { ($0["name"] as? String ?? "") < ($1["name"] as? String ?? "") }
+        let data = try JSONSerialization.data(
+            withJSONObject: ["rooms": rooms], options: [.sortedKeys, .withoutEscapingSlashes])
+        return Response(
+            status: .ok, headers: [.contentType: "application/json"],
+            body: ResponseBody(byteBuffer: ByteBuffer(data: data)))
     }
 
     func getRoom(_ request: Request, context: some RequestContext) async throws -> Response {

@@ -8,6 +8,7 @@ import Publishing
 import Rooms
 import Server
 import Store
+import Cluster
 import ServeConfig
 
 /// `cohost serve`: runs the server until SIGINT/SIGTERM.
@@ -166,10 +167,22 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         help: """
-            Where rooms outlive a restart: sqlite (<data-dir>/cohost.db, the default), sqlite:PATH, or none (memory \
-            only).
+            Where rooms outlive a restart: sqlite (<data-dir>/cohost.db, the default), sqlite:PATH, postgres://… \
+            (the nodes of a cluster share it), or none (memory only).
             """)
     var store: String?
+
+    @Option(name: .customLong("node-id"), help: "This node's id in a cluster (default: the host name).")
+    var nodeID: String?
+
+    @Option(
+        name: .customLong("node-url"), help: "This node's API as the other nodes reach it (default: http://<--http>).")
+    var nodeURL: String?
+
+    @Option(
+        name: .customLong("node-timeout"),
+        help: "Seconds without a heartbeat before a node's rooms go to the others (default 10).")
+    var nodeTimeout: Int?
 
     var flags: ServeFlags {
         ServeFlags(
@@ -180,7 +193,7 @@ struct Serve: AsyncParsableCommand {
             emptyRoomTimeout: emptyRoomTimeout, decodeBudgetMs: decodeBudgetMs, webhookURLs: webhookURLs,
             webhookKey: webhookKey, logLevel: logLevel, corsOrigins: corsOrigins, dtlsCert: dtlsCert,
             dtlsKey: dtlsKey, publicIP6: publicIP6, webDir: webDir, tlsCert: tlsCert, tlsKey: tlsKey, dataDir: dataDir,
-            store: store)
+            store: store, nodeID: nodeID, nodeURL: nodeURL, nodeTimeout: nodeTimeout)
     }
 
     /// Reads the config file (if any) and merges every source; a refused value stops the start with its source named.
@@ -276,7 +289,8 @@ struct Serve: AsyncParsableCommand {
         } catch {
             throw ServeConfigError("WebRTC: \(error)")
         }
-        if case .sqlite(let path)? = settings.storeLocation {
+        switch settings.storeLocation {
+        case .sqlite(let path)?:
             do {
                 try FileManager.default.createDirectory(
                     atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path,
@@ -286,6 +300,27 @@ struct Serve: AsyncParsableCommand {
                 throw ServeConfigError("\(settings.origin(of: .store)): \(error)")
             }
             logger.info("room store", metadata: ["sqlite": "\(path)"])
+        case .postgres(let url)?:
+            let nodeID = settings.nodeID ?? Self.hostName
+            let store: PostgresRoomStore
+            do { store = try PostgresRoomStore(url: url, nodeID: nodeID) } catch {
+                throw ServeConfigError("\(settings.origin(of: .store)): \(error)")
+            }
+            config.store = store
+            let scheme = settings.tlsCert == nil ? "http" : "https"
+            let apiURL = settings.nodeURL ?? "\(scheme)://\(settings.http.host):\(settings.http.port)"
+            let media = "\(settings.publicIP):\(settings.rtpPort)"
+            let timeoutMs = settings.nodeTimeout * 1000
+            config.makeCluster = { manager in
+                let node = ClusterNode(
+                    store: store, manager: manager, apiURL: apiURL, mediaAddress: media, timeoutMs: timeoutMs,
+                    logger: logger)
+                try node.start()
+                return node
+            }
+            logger.info("cluster node", metadata: ["node": "\(nodeID)", "api": "\(apiURL)", "media": "\(media)"])
+        case nil:
+            break
         }
         var webhooks: WebhookDispatcher?
         if !settings.webhookURLs.isEmpty {
@@ -328,6 +363,14 @@ struct Serve: AsyncParsableCommand {
             webhooks.stop()
         }
         if let failure { throw failure }
+    }
+
+    /// The node id when none is configured: the host name, made a valid id.
+    static var hostName: String {
+        let name = String(
+            ProcessInfo.processInfo.hostName.map { $0.isLetter || $0.isNumber || "_.-".contains($0) ? $0 : "-" }
+        ).prefix(64)
+        return name.isEmpty ? "cohost" : String(name)
     }
 
     /// The keys spec and where it came from: `keys`, else the contents of `keys_file`; nil: none (dev mode).

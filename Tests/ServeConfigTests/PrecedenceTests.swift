@@ -15,7 +15,7 @@ enum Fixture {
         emptyRoomTimeout: 12, decodeBudgetMs: 101, webhookURLs: ["http://flag.example/hook"], webhookKey: "flag",
         logLevel: "debug", corsOrigins: ["https://flag.example"], dtlsCert: "/flag/cert.pem", dtlsKey: "/flag/key.pem",
         publicIP6: "2001:db8::1", webDir: "/flag/web", tlsCert: "/flag/tls.crt", tlsKey: "/flag/tls.key",
-        dataDir: "/flag/data", store: "none")
+        dataDir: "/flag/data", store: "none", nodeID: "flag-node", nodeURL: "http://10.0.0.1:8001", nodeTimeout: 11)
 
     static let env = [
         "COHOST_HTTP": "0.0.0.0:8002", "COHOST_RTP_PORT": "9002", "COHOST_PUBLIC_IP": "10.0.0.2",
@@ -27,7 +27,8 @@ enum Fixture {
         "COHOST_LOG_LEVEL": "warning", "COHOST_CORS_ORIGINS": "https://env.example, http://127.0.0.1:8080",
         "COHOST_DTLS_CERT": "/env/cert.pem", "COHOST_DTLS_KEY": "/env/key.pem", "COHOST_PUBLIC_IP6": "2001:db8::2",
         "COHOST_WEB_DIR": "/env/web", "COHOST_TLS_CERT": "/env/tls.crt", "COHOST_TLS_KEY": "/env/tls.key",
-        "COHOST_DATA_DIR": "/env/data", "COHOST_STORE": "sqlite:/env/rooms.db",
+        "COHOST_DATA_DIR": "/env/data", "COHOST_STORE": "sqlite:/env/rooms.db", "COHOST_NODE_ID": "env-node",
+        "COHOST_NODE_URL": "http://10.0.0.2:8002", "COHOST_NODE_TIMEOUT": "22",
     ]
 
     static let fileText = """
@@ -57,6 +58,9 @@ enum Fixture {
         tls_key = "/file/tls.key"
         data_dir = "/file/data"
         store = "sqlite"
+        node_id = "file-node"
+        node_url = "https://node3.example"
+        node_timeout = 33
         """
 
     static func file() throws -> ConfigFile { try ConfigFile.parse(fileText, path: "/etc/cohost/cohost.toml") }
@@ -78,6 +82,7 @@ enum Fixture {
         #expect(s.corsOrigins == ["https://flag.example"] && s.dtlsCert == "/flag/cert.pem")
         #expect(s.publicIP6 == "2001:db8::1" && s.webDir == "/flag/web" && s.tlsCert == "/flag/tls.crt")
         #expect(s.dataDir == "/flag/data" && s.store == "none" && s.storeLocation == nil)
+        #expect(s.nodeID == "flag-node" && s.nodeURL == "http://10.0.0.1:8001" && s.nodeTimeout == 11)
         #expect(s.autoCreateRooms == true && s.maxTokenTTL == 101 && s.recordingsDir == "/flag/rec")
         #expect(s.outputHosts == ["flag.example"] && s.metricsToken == "flag-metrics-token" && s.maxConnections == 101)
         for key in Fixture.keys { #expect(s.origin(of: key) == .flag(key)) }
@@ -97,6 +102,7 @@ enum Fixture {
         #expect(s.logLevel == .warning)
         #expect(s.autoCreateRooms == false && s.maxTokenTTL == 102 && s.recordingsDir == "/env/rec")
         #expect(s.dataDir == "/env/data" && s.storeLocation == .sqlite(path: "/env/rooms.db"))
+        #expect(s.nodeID == "env-node" && s.nodeURL == "http://10.0.0.2:8002" && s.nodeTimeout == 22)
         #expect(
             s.outputHosts == ["env.example", "10.2.0.0/16"] && s.metricsToken == "env-metrics-token-"
                 && s.maxConnections == 202)
@@ -117,6 +123,7 @@ enum Fixture {
         #expect(s.logLevel == .error)
         #expect(s.autoCreateRooms == true && s.maxTokenTTL == 103 && s.recordingsDir == "/file/rec")
         #expect(s.dataDir == "/file/data" && s.storeLocation == .sqlite(path: "/file/data/cohost.db"))
+        #expect(s.nodeID == "file-node" && s.nodeURL == "https://node3.example" && s.nodeTimeout == 33)
         #expect(s.outputHosts == ["file.example"] && s.metricsToken == "file-metrics-token" && s.maxConnections == 303)
         // The fixture's keys sit on lines 2... in declaration order.
         for (index, key) in Fixture.keys.enumerated() {
@@ -198,7 +205,8 @@ enum Fixture {
                 "recordings_dir", "output_hosts", "metrics_token", "max_connections", "participant_timeout",
                 "empty_room_timeout",
                 "decode_budget_ms", "webhook_url", "webhook_key", "log_level", "cors_origins", "dtls_cert", "dtls_key",
-                "public_ip6", "web_dir", "tls_cert", "tls_key", "data_dir", "store",
+                "public_ip6", "web_dir", "tls_cert", "tls_key", "data_dir", "store", "node_id",
+                "node_url", "node_timeout",
             ])
         #expect(
             SettingKey.allCases.map(\.envVar) == [
@@ -208,7 +216,7 @@ enum Fixture {
                 "COHOST_EMPTY_ROOM_TIMEOUT", "COHOST_DECODE_BUDGET_MS", "COHOST_WEBHOOK_URL", "COHOST_WEBHOOK_KEY",
                 "COHOST_LOG_LEVEL", "COHOST_CORS_ORIGINS", "COHOST_DTLS_CERT", "COHOST_DTLS_KEY",
                 "COHOST_PUBLIC_IP6", "COHOST_WEB_DIR", "COHOST_TLS_CERT", "COHOST_TLS_KEY", "COHOST_DATA_DIR",
-                "COHOST_STORE",
+                "COHOST_STORE", "COHOST_NODE_ID", "COHOST_NODE_URL", "COHOST_NODE_TIMEOUT",
             ])
         #expect(
             SettingKey.allCases.map(\.flag) == [
@@ -218,6 +226,7 @@ enum Fixture {
                 "--empty-room-timeout", "--decode-budget-ms", "--webhook-url", "--webhook-key", "--log-level",
                 "--cors-origins", "--dtls-cert", "--dtls-key", "--public-ip6",
                 "--web-dir", "--tls-cert", "--tls-key", "--data-dir", "--store",
+                "--node-id", "--node-url", "--node-timeout",
             ])
     }
 }

@@ -25,7 +25,7 @@ func resolve(flags: ServeFlags = ServeFlags(), env: [String: String] = [:], toml
     static let known =
         "known keys: http, rtp_port, public_ip, keys, keys_file, auto_create_rooms, max_token_ttl, recordings_dir, output_hosts, "
         + "metrics_token, max_connections, participant_timeout, empty_room_timeout, decode_budget_ms, webhook_url, webhook_key, log_level, "
-        + "cors_origins, dtls_cert, dtls_key, public_ip6, web_dir, tls_cert, tls_key, data_dir, store"
+        + "cors_origins, dtls_cert, dtls_key, public_ip6, web_dir, tls_cert, tls_key, data_dir, store, node_id, node_url, node_timeout"
 
     @Test func anUnknownKeyIsRefusedWithItsNameAndLine() {
         #expect(
@@ -246,16 +246,24 @@ func resolve(flags: ServeFlags = ServeFlags(), env: [String: String] = [:], toml
         }
     }
 
-    @Test func theStoreIsSQLiteAFileOrNoneAndPostgresIsNamedAsAbsent() throws {
+    @Test func theStoreIsSQLiteAFilePostgresOrNoneAndANodeIsNamedProperly() throws {
         #expect(
-            resolve(flags: ServeFlags(store: "postgres://db.example/cohost"))
-                == "--store names a PostgreSQL database: this version has no PostgreSQL store (use sqlite or none)")
+            try ServeSettings.resolve(flags: ServeFlags(store: "postgres://db.example/cohost"), env: [:], file: nil)
+                .storeLocation == .postgres(url: "postgres://db.example/cohost"))
         #expect(
             resolve(env: ["COHOST_STORE": "redis://x"])
-                == "environment variable COHOST_STORE must be sqlite, sqlite:PATH or none, got 'redis://x'")
+                == "environment variable COHOST_STORE must be sqlite, sqlite:PATH, postgres://… or none, got 'redis://x'"
+        )
+        #expect(
+            resolve(flags: ServeFlags(nodeID: "a b")) == "--node-id must be 1…64 of [A-Za-z0-9_.-], got 'a b'")
+        #expect(
+            resolve(flags: ServeFlags(nodeURL: "http://h:1/api"))
+                == "--node-url must be http(s)://host[:port] with nothing after it, got 'http://h:1/api'")
+        #expect(resolve(flags: ServeFlags(nodeTimeout: 2)) == "--node-timeout must be within 3...600 s, got 2")
         #expect(
             resolve(toml: "store = \"sqlite:\"\n")
-                == "'store' in config file cohost.toml (line 1) must be sqlite, sqlite:PATH or none, got 'sqlite:'")
+                == "'store' in config file cohost.toml (line 1) must be sqlite, sqlite:PATH, postgres://… or none, got 'sqlite:'"
+        )
         #expect(resolve(flags: ServeFlags(dataDir: "")) != nil)
         let defaults = try ServeSettings.resolve(flags: ServeFlags(), env: [:], file: nil)
         #expect(defaults.storeLocation == .sqlite(path: "./data/cohost.db"))

@@ -6,6 +6,8 @@ import Foundation
 public protocol RoomStore: Sendable {
     /// Inserts or replaces the room's definition.
     func saveRoom(name: String, definition: Data) throws(StoreError)
+    /// Claims a new room for this server: false when another node of a shared store holds it.
+    func claimRoom(name: String, definition: Data) throws(StoreError) -> Bool
     /// Forgets the room (closed for good); its kicks stay until they expire.
     func removeRoom(name: String) throws(StoreError)
     func recordKick(room: String, userId: String, atSeconds: Int64) throws(StoreError)
@@ -13,6 +15,14 @@ public protocol RoomStore: Sendable {
     func forgetKicks(before seconds: Int64) throws(StoreError)
     /// Everything stored, for a server starting up.
     func load() throws(StoreError) -> StoredRooms
+}
+
+extension RoomStore {
+    /// A store of one server: every room it creates is its own.
+    public func claimRoom(name: String, definition: Data) throws(StoreError) -> Bool {
+        try saveRoom(name: name, definition: definition)
+        return true
+    }
 }
 
 /// What a store holds: room definitions by name, and kicks.

@@ -1,0 +1,170 @@
+import Foundation
+import Logging
+import Rooms
+import Store
+
+/// This server as one node of a cluster sharing a PostgreSQL store (docs/cluster.md). Once a second it writes its
+/// heartbeat (load: rooms, participants, CPU), takes over its share of the rooms of nodes silent for longer than
+/// `timeoutMs` (restoring them from their definitions, outputs pushing again), and closes here any room the store
+/// says another node now owns. The HTTP layer asks it where rooms live (`ClusterView`). One timer queue runs the
+/// loop; the last view of the nodes is shared under `lock`.
+public final class ClusterNode: ClusterView, @unchecked Sendable {
+    public let nodeID: String
+    public let apiURL: String
+    public let mediaAddress: String
+    let timeoutMs: Int
+    private let store: PostgresRoomStore
+    private let manager: RoomManager
+    private let logger: Logger
+    private let lock = NSLock()
+    private var lastNodes: [PostgresRoomStore.NodeRow] = []
+    private var timer: DispatchSourceTimer?
+    private var cpu = ProcessCPU()
+    /// Rooms taken over from silent nodes since the start.
+    public private(set) var takenOver = 0
+
+    public init(
+        store: PostgresRoomStore, manager: RoomManager, apiURL: String, mediaAddress: String, timeoutMs: Int,
+        logger: Logger
+    ) {
+        nodeID = store.nodeID
+        self.store = store
+        self.manager = manager
+        self.apiURL = apiURL
+        self.mediaAddress = mediaAddress
+        self.timeoutMs = timeoutMs
+        self.logger = logger
+    }
+
+    deinit { timer?.cancel() }
+
+    /// The first heartbeat now (so peers see this node before it answers), then one a second.
+    public func start() throws(StoreError) {
+        try beat()
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "cohost.cluster"))
+        timer.schedule(deadline: .now() + 1, repeating: 1)
+        timer.setEventHandler { [weak self] in self?.tick() }
+        timer.resume()
+        self.timer = timer
+    }
+
+    public func stop() {
+        timer?.cancel()
+        timer = nil
+    }
+
+    func tick() {
+        do {
+            try beat()
+            try takeOverSilentNodesRooms()
+            try releaseRoomsOwnedElsewhere()
+        } catch {
+            logger.error("cluster heartbeat failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func beat() throws(StoreError) {
+        let rooms = manager.allRooms
+        try store.heartbeat(
+            apiURL: apiURL, mediaAddress: mediaAddress, rooms: rooms.count,
+            participants: rooms.reduce(0) { $0 + $1.participantCount }, cpu: cpu.coresSinceLastCall())
+        let nodes = try store.nodes()
+        lock.withLock { lastNodes = nodes }
+    }
+
+    /// The rooms of silent nodes, shared among the live ones by name order (room i to live node i mod n, nodes by
+    /// id), so each is claimed by one node without a vote; the claim itself is atomic, so two nodes with different
+    /// views cannot both take one.
+    private func takeOverSilentNodesRooms() throws(StoreError) {
+        let nodes = lock.withLock { lastNodes }
+        let live = nodes.filter { $0.ageMs <= timeoutMs }.map(\.id).sorted()
+        guard let me = live.firstIndex(of: nodeID) else { return }
+        let liveSet = Set(live)
+        let orphans = try store.owners().filter { !liveSet.contains($0.owner) }
+        for (i, orphan) in orphans.enumerated() where i % live.count == me {
+            guard let definition = try store.takeOver(orphan.room, from: orphan.owner) else { continue }
+            do {
+                try manager.adopt(definition: definition, kicks: store.kicks(of: orphan.room))
+                lock.withLock { takenOver += 1 }
+                logger.notice(
+                    "room taken over", metadata: ["room": "\(orphan.room)", "from": "\(orphan.owner)"])
+            } catch {
+                logger.error(
+                    "room taken over but not restored",
+                    metadata: ["room": "\(orphan.room)", "from": "\(orphan.owner)", "error": "\(error)"])
+            }
+        }
+    }
+
+    /// A node that was silent for too long comes back to find its rooms served elsewhere: it lets them go.
+    private func releaseRoomsOwnedElsewhere() throws(StoreError) {
+        let owners = Dictionary(try store.owners().map { ($0.room, $0.owner) }, uniquingKeysWith: { a, _ in a })
+        for room in manager.allRooms {
+            guard let owner = owners[room.name], owner != nodeID else { continue }
+            manager.release(room.name)
+            logger.notice("room released to another node", metadata: ["room": "\(room.name)", "owner": "\(owner)"])
+        }
+    }
+
+    // MARK: ClusterView
+
+    public func location(of room: String) -> RoomLocation {
+        if manager.room(room) != nil { return .local }
+        guard let owner = try? store.owner(of: room) else { return .absent }
+        // Stored as this node's but not here: a restore failed, and the local answer says so.
+        if owner == nodeID { return .local }
+        let node = lock.withLock { lastNodes.first { $0.id == owner } }
+        guard let node, node.ageMs <= timeoutMs else { return .unavailable(node: owner) }
+        return .peer(ClusterPeer(id: node.id, apiURL: node.apiURL))
+    }
+
+    /// The live node with the fewest participants, then rooms; this node on a tie.
+    public func placement() -> ClusterPeer? {
+        let nodes = lock.withLock { lastNodes }.filter { $0.ageMs <= timeoutMs }
+        let ownLoad = (manager.allRooms.reduce(0) { $0 + $1.participantCount }, manager.allRooms.count)
+        guard
+            let best = nodes.filter({ $0.id != nodeID }).min(by: {
+                ($0.participants, $0.rooms, $0.id) < ($1.participants, $1.rooms, $1.id)
+            }), (best.participants, best.rooms) < ownLoad
+        else { return nil }
+        return ClusterPeer(id: best.id, apiURL: best.apiURL)
+    }
+
+    public func peers() -> [ClusterPeer] {
+        lock.withLock { lastNodes }.filter { $0.id != nodeID && $0.ageMs <= timeoutMs }.map {
+            ClusterPeer(id: $0.id, apiURL: $0.apiURL)
+        }
+    }
+
+    public func report() throws(StoreError) -> [NodeReport] {
+        let nodes = try store.nodes()
+        let owners = try store.owners()
+        return nodes.map { node in
+            NodeReport(
+                id: node.id, apiUrl: node.apiURL, mediaAddress: node.mediaAddress, rooms: node.rooms,
+                participants: node.participants, cpu: (node.cpu * 1000).rounded() / 1000, heartbeatAgeMs: node.ageMs,
+                alive: node.ageMs <= timeoutMs, ownedRooms: owners.filter { $0.owner == node.id }.map(\.room))
+        }
+    }
+}
+
+/// The process's CPU time (utime + stime from /proc/self/stat) between calls, in cores.
+struct ProcessCPU {
+    private var last: (cpu: Double, wall: Double)?
+
+    mutating func coresSinceLastCall() -> Double {
+        let now = (cpu: Self.cpuSeconds(), wall: Date().timeIntervalSince1970)
+        defer { last = now }
+        guard let last, now.wall > last.wall else { return 0 }
+        return max(0, (now.cpu - last.cpu) / (now.wall - last.wall))
+    }
+
+    static func cpuSeconds() -> Double {
+        guard let text = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8),
+            let close = text.lastIndex(of: ")")
+        else { return 0 }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+}

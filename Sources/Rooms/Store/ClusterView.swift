@@ -1,0 +1,67 @@
+import Foundation
+
+/// What the HTTP layer asks of a cluster: where a room lives, where a new one should go, and the nodes. Implemented
+/// by `ClusterNode` (module Cluster) when the store is shared; a single server has none.
+public protocol ClusterView: Sendable {
+    /// This node's id.
+    var nodeID: String { get }
+    /// Where `room` is served: here, nowhere yet, on a live peer, or on a node that stopped answering and whose
+    /// rooms have not been taken over yet.
+    func location(of room: String) -> RoomLocation
+    /// The live node a new room should go to: nil for this one.
+    func placement() -> ClusterPeer?
+    /// The live peers (not this node).
+    func peers() -> [ClusterPeer]
+    /// Every node known, with its load and rooms, for `GET /v1/nodes`.
+    func report() throws(StoreError) -> [NodeReport]
+    /// Stops the heartbeat (the process is stopping).
+    func stop()
+}
+
+public enum RoomLocation: Sendable, Equatable {
+    case local
+    /// No node holds a room by that name.
+    case absent
+    case peer(ClusterPeer)
+    /// Owned by a node whose heartbeat is late: the room moves once that node is declared gone.
+    case unavailable(node: String)
+}
+
+public struct ClusterPeer: Sendable, Equatable {
+    public var id: String
+    /// The peer's API, `http(s)://host:port`.
+    public var apiURL: String
+    public init(id: String, apiURL: String) {
+        self.id = id
+        self.apiURL = apiURL
+    }
+}
+
+/// One node as `GET /v1/nodes` shows it.
+public struct NodeReport: Sendable, Encodable, Equatable {
+    public var id: String
+    public var apiUrl: String
+    public var mediaAddress: String
+    public var rooms: Int
+    public var participants: Int
+    /// Cores the process used over its last heartbeat interval.
+    public var cpu: Double
+    public var heartbeatAgeMs: Int
+    public var alive: Bool
+    /// The rooms the store says it owns, sorted.
+    public var ownedRooms: [String]
+    public init(
+        id: String, apiUrl: String, mediaAddress: String, rooms: Int, participants: Int, cpu: Double,
+        heartbeatAgeMs: Int, alive: Bool, ownedRooms: [String]
+    ) {
+        self.id = id
+        self.apiUrl = apiUrl
+        self.mediaAddress = mediaAddress
+        self.rooms = rooms
+        self.participants = participants
+        self.cpu = cpu
+        self.heartbeatAgeMs = heartbeatAgeMs
+        self.alive = alive
+        self.ownedRooms = ownedRooms
+    }
+}

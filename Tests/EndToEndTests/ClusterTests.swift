@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+import TestSupport
+
+extension EndToEnd {
+    /// Three `cohost serve` nodes sharing one PostgreSQL (a throwaway cluster): any node answers for any room, the
+    /// owner's media address is in the answer, events come through any node, and a killed owner's room is taken
+    /// over by another node, its output pushing again.
+    @Suite struct ClusterTests {
+        static func json(_ body: Data) throws -> [String: Any] {
+            try #require(try JSONSerialization.jsonObject(with: body) as? [String: Any])
+        }
+
+        static func node(_ id: String, _ pg: PostgresServer) throws -> CohostHarness {
+            try CohostHarness(
+                arguments: CohostHarness.standardArguments + [
+                    "--store", pg.url, "--node-id", id, "--node-timeout", "5", "--participant-timeout", "60",
+                ])
+        }
+
+        @Test func anyNodeAnswersForARoomAndAKilledOwnersRoomMovesWithItsOutput() async throws {
+            let pg = try PostgresServer()
+            defer { pg.stop() }
+            let nginx = try NginxRTMP()
+            defer { nginx.stop() }
+            let a = try Self.node("a", pg)
+            let b = try Self.node("b", pg)
+            let c = try Self.node("c", pg)
+            let admin = a.token(room: "*", user: "producer", admin: true)
+            // Every node has seen the others' heartbeats before the room is placed.
+            let seen = await eventually(seconds: 5) {
+                ((try? Self.json(a.call("GET", "/v1/nodes", token: admin).body))?["nodes"] as? [Any])?.count == 3
+            }
+            #expect(seen)
+
+            let created = try a.call(
+                "POST", "/v1/rooms", token: admin,
+                body: Data(
+                    #"""
+                    {"name":"clustered","canvas":{"width":320,"height":180,"fps":10},
+                     "outputs":[{"url":"\#(nginx.url(stream: "clustered"))","backoff":{"initialMaxMs":300,"maxMs":1000}}]}
+                    """#.utf8))
+            #expect(created.status == 201, "\(String(decoding: created.body, as: UTF8.self))")
+            let nodes = try Self.json(c.call("GET", "/v1/nodes", token: admin).body)
+            let owner = try #require(
+                (nodes["nodes"] as? [[String: Any]])?.first { ($0["ownedRooms"] as? [String]) == ["clustered"] })
+            #expect(owner["id"] as? String == "a" && owner["alive"] as? Bool == true, "\(nodes)")
+            #expect(nodes["node"] as? String == "c")
+
+            let events = EventRecorder(url: "ws://127.0.0.1:\(c.httpPort)/v1/rooms/clustered/events?token=\(admin)")
+            events.start()
+            defer { events.stop() }
+            try await events.waitUntilConnected()
+            try await Task.sleep(for: .milliseconds(500))  // the relay's own socket to the owner
+
+            // Joined through b: the answer sends media to a, the owner.
+            let guest = b.token(room: "clustered", user: "guest")
+            let joined = try b.call(
+                "POST", "/v1/rooms/clustered/participants", token: guest,
+                body: Data(CohostHarness.offer(audioSSRC: 7101, videoSSRC: nil).utf8), contentType: "application/sdp")
+            #expect(joined.status == 201)
+            let answer = String(decoding: joined.body, as: UTF8.self)
+            #expect(answer.contains("m=audio \(a.rtpPort) "), "\(answer)")
+            let room = try Self.json(c.call("GET", "/v1/rooms/clustered", token: admin).body)
+            #expect((room["participants"] as? [[String: Any]])?.map { $0["userId"] as? String } == ["guest"])
+            let list = try Self.json(b.call("GET", "/v1/rooms", token: admin).body)
+            #expect((list["rooms"] as? [[String: Any]])?.map { $0["name"] as? String } == ["clustered"])
+
+            // Kicked through c; the events reach the socket opened on c.
+            #expect(try c.call("DELETE", "/v1/rooms/clustered/participants/guest", token: admin).status == 204)
+            let kicked = await eventually(seconds: 5) {
+                events.messages.contains { $0.contains(#""type":"participant_kicked""#) }
+            }
+            #expect(kicked, "\(events.messages)")
+            #expect(events.messages.contains { $0.contains(#""type":"participant_joined""#) })
+            let pushing = await eventually(seconds: 10) {
+                let room = try? Self.json(b.call("GET", "/v1/rooms/clustered", token: admin).body)
+                return ((room?["outputs"] as? [[String: Any]])?.first?["state"] as? String) == "connected"
+            }
+            #expect(pushing)
+
+            // The owner dies without a word; another node takes the room and its output over.
+            kill(a.process.processIdentifier, SIGKILL)
+            let killedAt = Date()
+            var newOwner: String?
+            let movedAndPushing = await eventually(seconds: 15) {
+                guard let room = try? Self.json(c.call("GET", "/v1/rooms/clustered", token: admin).body),
+                    ((room["outputs"] as? [[String: Any]])?.first?["state"] as? String) == "connected",
+                    let nodes = try? Self.json(b.call("GET", "/v1/nodes", token: admin).body)
+                else { return false }
+                newOwner =
+                    (nodes["nodes"] as? [[String: Any]])?.first { ($0["ownedRooms"] as? [String]) == ["clustered"] }?[
+                        "id"] as? String
+                return newOwner == "b" || newOwner == "c"
+            }
+            let moved = Date().timeIntervalSince(killedAt)
+            #expect(movedAndPushing, "not taken over within 15 s: \(b.process.output.suffix(2000))")
+            print(
+                "cluster: room moved from a to \(newOwner ?? "-") and pushing again \(Int(moved * 1000)) ms after a was killed"
+            )
+            let pulled = try pullProgramme(url: nginx.url(stream: "clustered"), seconds: 2)
+            defer { try? FileManager.default.removeItem(atPath: pulled) }
+            #expect(try FLVProbe.tags(path: pulled).contains { $0.isVideo })
+            // The kick moved with the room.
+            let again = try c.call(
+                "POST", "/v1/rooms/clustered/participants", token: guest,
+                body: Data(CohostHarness.offer(audioSSRC: 7102, videoSSRC: nil).utf8), contentType: "application/sdp")
+            #expect(again.status == 403, "\(String(decoding: again.body, as: UTF8.self))")
+        }
+    }
+}
