@@ -185,6 +185,16 @@ def table(r):
                          f"{s_['min_sender_fps']} | {_f(s_['min_output_fps'])} | {s_['frames_dropped']} | "
                          f"{_f(s_['view_fps_back'], 1)} | {_f(s_['join_ms_max'], 0)} | {s_['held']} | {_load(s_)}")
         lines.append(f"   largest R held: {ro['max_rooms_held']} ({_f(ro['cores_per_room'], 3)} cores per room)")
+    cl = r.get("cluster")
+    if cl:
+        lines += ["", "8. cluster of two nodes on PostgreSQL (GET /v1/rooms/{room}, "
+                  f"{cl['threads']} client threads, a new connection per call)",
+                  f"   owner: {_f(cl['owner_calls_per_s'], 1)} calls/s; through the other node (proxied): "
+                  f"{_f(cl['proxied_calls_per_s'], 1)} calls/s -> {_f(cl['proxied_over_owner'], 3)} of the owner's; "
+                  f"{cl['call_errors']} errors",
+                  f"   owner killed (SIGKILL, node_timeout {cl['node_timeout_s']} s): output connected again on the "
+                  f"other node after {_f(cl['output_connected_again_ms'], 0)} ms, programme pulled again after "
+                  f"{_f(cl['programme_pulled_again_ms'], 0)} ms"]
     lines += ["", "targets:"]
     for name, t in r["targets"].items():
         verdict = {True: "met", False: "MISSED", None: "not measured"}[t["met"]]
