@@ -37,15 +37,45 @@ public final class WebhookDispatcher: RoomEventSink, @unchecked Sendable {
     public let configuration: Configuration
     private let targets: [Target]
     private let logger: Logger
+    private let journal: (any WebhookJournal)?
+    /// Journal writes, in the order their deliveries were queued and finished, off the publisher's thread.
+    private let journalQueue = DispatchQueue(label: "cohost.webhooks.journal")
 
-    public init(configuration: Configuration, logger: Logger) {
+    /// `journal`: where deliveries not yet acknowledged outlive the process (the room store); those a previous run
+    /// left are queued again now, before any new event, each under its own event id.
+    public init(configuration: Configuration, logger: Logger, journal: (any WebhookJournal)? = nil) {
         self.configuration = configuration
         self.logger = logger
+        self.journal = journal
         let sender = WebhookSender(timeoutSeconds: configuration.requestTimeoutSeconds)
+        let journalQueue = self.journalQueue
         targets = configuration.urls.map { url in
             Target(
                 url: url, queue: WebhookQueue(capacity: configuration.queueCapacity, policy: configuration.retry),
-                sender: sender, keyID: configuration.keyID, secret: configuration.secret, logger: logger)
+                sender: sender, keyID: configuration.keyID, secret: configuration.secret, logger: logger
+            ) { id in
+                guard let journal else { return }
+                journalQueue.async {
+                    do { try journal.removeDelivery(url: url.absoluteString, id: id) } catch {
+                        logger.warning("webhook journal failed", metadata: ["error": "\(error)"])
+                    }
+                }
+            }
+        }
+        guard let journal else { return }
+        do {
+            var resumed = 0
+            for old in try journal.pendingDeliveries() {
+                if let target = targets.first(where: { $0.url.absoluteString == old.url }) {
+                    if target.enqueue(WebhookDelivery(id: old.id, body: old.body)) { resumed += 1 }
+                } else {
+                    // A URL no longer configured: nobody to deliver to.
+                    try journal.removeDelivery(url: old.url, id: old.id)
+                }
+            }
+            if resumed > 0 { logger.info("webhook deliveries resumed", metadata: ["deliveries": "\(resumed)"]) }
+        } catch {
+            logger.error("webhook journal could not be read", metadata: ["error": "\(error)"])
         }
     }
 
@@ -54,7 +84,15 @@ public final class WebhookDispatcher: RoomEventSink, @unchecked Sendable {
     /// Queues `eventJSON` for every URL under one fresh event id; never blocks.
     public func receive(eventJSON: String, room: String) {
         let delivery = WebhookDelivery(id: UUID().uuidString.lowercased(), body: Array(eventJSON.utf8))
-        for target in targets { target.enqueue(delivery) }
+        for target in targets where target.enqueue(delivery) {
+            guard let journal else { continue }
+            let entry = JournaledDelivery(url: target.url.absoluteString, id: delivery.id, body: delivery.body)
+            journalQueue.async { [logger] in
+                do { try journal.recordDelivery(entry) } catch {
+                    logger.warning("webhook journal failed", metadata: ["error": "\(error)"])
+                }
+            }
+        }
     }
 
     /// Totals over every URL since start.
@@ -81,8 +119,11 @@ public final class WebhookDispatcher: RoomEventSink, @unchecked Sendable {
         return pending == 0
     }
 
-    /// Stops the workers; what is still queued is abandoned.
-    public func stop() { for target in targets { target.stop() } }
+    /// Stops the workers; what is still queued is abandoned here (and stays in the journal, when there is one).
+    public func stop() {
+        for target in targets { target.stop() }
+        journalQueue.sync {}
+    }
 }
 
 /// One URL: its queue, its worker task and the wake-up signal between them.
@@ -93,7 +134,11 @@ private final class Target: @unchecked Sendable {
     private let wake: AsyncStream<Void>.Continuation
     private var worker: Task<Void, Never>?
 
-    init(url: URL, queue: WebhookQueue, sender: WebhookSender, keyID: String, secret: String, logger: Logger) {
+    /// `finished`: called with the event id once a delivery is acknowledged or given up.
+    init(
+        url: URL, queue: WebhookQueue, sender: WebhookSender, keyID: String, secret: String, logger: Logger,
+        finished: @escaping @Sendable (String) -> Void
+    ) {
         self.url = url
         self.queue = queue
         let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
@@ -113,18 +158,22 @@ private final class Target: @unchecked Sendable {
                     guard let self else { return }
                     let outcome = self.finish(success: result.isSuccess)
                     Self.report(outcome, delivery: delivery, result: result, url: url, logger: logger)
+                    if outcome == .delivered || outcome == .gaveUp { finished(delivery.id) }
                 }
             }
         }
     }
 
-    func enqueue(_ delivery: WebhookDelivery) {
+    /// False when the queue was full and the delivery dropped.
+    @discardableResult
+    func enqueue(_ delivery: WebhookDelivery) -> Bool {
         let accepted = lock.withLock { queue.enqueue(delivery) }
         if accepted {
             wake.yield()
         } else {
             WebhookMetrics.dropped.increment()
         }
+        return accepted
     }
 
     var counts: WebhookQueue.Counts { lock.withLock { queue.counts } }

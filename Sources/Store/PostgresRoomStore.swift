@@ -4,7 +4,7 @@ import Rooms
 /// The room store on PostgreSQL, shared by the nodes of a cluster: each room row names its owner node, so a node
 /// saves and restores only its own rooms. The schema is versioned like the SQLite store's; nodes starting together
 /// migrate one at a time (an advisory lock).
-public final class PostgresRoomStore: RoomStore {
+public final class PostgresRoomStore: RoomStore, WebhookJournal {
     let db: PostgresDatabase
     /// This node's id: the owner written on its rooms.
     public let nodeID: String
@@ -84,6 +84,30 @@ public final class PostgresRoomStore: RoomStore {
         return stored
     }
 
+    /// Deliveries are this node's: its dispatcher sends them (the body as text: events are JSON).
+    public func recordDelivery(_ delivery: JournaledDelivery) throws(StoreError) {
+        try db.query(
+            """
+            INSERT INTO webhook_deliveries (node, url, id, body, queued_at) VALUES ($1, $2, $3, $4, clock_timestamp())
+            ON CONFLICT (node, url, id) DO NOTHING
+            """, [nodeID, delivery.url, delivery.id, String(decoding: delivery.body, as: UTF8.self)])
+    }
+
+    public func removeDelivery(url: String, id: String) throws(StoreError) {
+        try db.query("DELETE FROM webhook_deliveries WHERE node = $1 AND url = $2 AND id = $3", [nodeID, url, id])
+    }
+
+    public func pendingDeliveries() throws(StoreError) -> [JournaledDelivery] {
+        try db.query(
+            "SELECT url, id, body FROM webhook_deliveries WHERE node = $1 ORDER BY queued_at, id", [nodeID]
+        ).map { row throws(StoreError) in
+            guard let url = row[0], let id = row[1], let body = row[2] else {
+                throw StoreError("a webhook delivery row holds NULL")
+            }
+            return JournaledDelivery(url: url, id: id, body: Array(body.utf8))
+        }
+    }
+
     func kicks() throws(StoreError) -> [StoredRooms.Kick] {
         try db.query("SELECT room, user_id, kicked_at FROM kicks ORDER BY room, user_id").map {
             row throws(StoreError) in
@@ -127,6 +151,18 @@ extension StoreMigrations {
                 heartbeat_at timestamptz NOT NULL
             )
             """,
-        ]
+        ],
+        [
+            """
+            CREATE TABLE webhook_deliveries (
+                node text NOT NULL,
+                url text NOT NULL,
+                id text NOT NULL,
+                body text NOT NULL,
+                queued_at timestamptz NOT NULL,
+                PRIMARY KEY (node, url, id)
+            )
+            """
+        ],
     ]
 }

@@ -4,7 +4,7 @@ import Rooms
 /// The embedded room store: one SQLite file (default `<data_dir>/cohost.db`). Its schema is versioned
 /// (`schema_version`); `StoreMigrations.sqlite` lists every step, and opening a file runs the ones it lacks, each in
 /// its own transaction.
-public final class SQLiteRoomStore: RoomStore {
+public final class SQLiteRoomStore: RoomStore, WebhookJournal {
     private let db: SQLiteDatabase
     /// The schema version after opening.
     public let schemaVersion: Int
@@ -78,7 +78,29 @@ public final class SQLiteRoomStore: RoomStore {
         return stored
     }
 
+    public func recordDelivery(_ delivery: JournaledDelivery) throws(StoreError) {
+        try db.query(
+            "INSERT OR REPLACE INTO webhook_deliveries (url, id, body, queued_at) VALUES (?1, ?2, ?3, ?4)",
+            [.text(delivery.url), .text(delivery.id), .blob(delivery.body), .integer(Self.nowMs)])
+    }
+
+    public func removeDelivery(url: String, id: String) throws(StoreError) {
+        try db.query("DELETE FROM webhook_deliveries WHERE url = ?1 AND id = ?2", [.text(url), .text(id)])
+    }
+
+    public func pendingDeliveries() throws(StoreError) -> [JournaledDelivery] {
+        try db.query("SELECT url, id, body FROM webhook_deliveries ORDER BY queued_at, rowid").map {
+            row throws(StoreError) in
+            guard case .text(let url) = row[0], case .text(let id) = row[1] else {
+                throw StoreError("a row of the webhook_deliveries table is not (text, text, blob)")
+            }
+            guard case .blob(let body) = row[2] else { return JournaledDelivery(url: url, id: id, body: []) }
+            return JournaledDelivery(url: url, id: id, body: body)
+        }
+    }
+
     private static var now: Int64 { Int64(Date().timeIntervalSince1970) }
+    private static var nowMs: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 }
 
 /// The store's schema, one step per version (version N is the first N steps). Steps are only ever appended.
@@ -96,6 +118,15 @@ enum StoreMigrations {
             kicked_at INTEGER NOT NULL,
             PRIMARY KEY (room, user_id)
         );
+        """,
         """
+        CREATE TABLE webhook_deliveries (
+            url TEXT NOT NULL,
+            id TEXT NOT NULL,
+            body BLOB NOT NULL,
+            queued_at INTEGER NOT NULL,
+            PRIMARY KEY (url, id)
+        );
+        """,
     ]
 }

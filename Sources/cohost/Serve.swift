@@ -338,7 +338,8 @@ struct Serve: AsyncParsableCommand {
                 }
             }
             let dispatcher = WebhookDispatcher(
-                configuration: .init(urls: urls, keyID: keyID, secret: secret), logger: logger)
+                configuration: .init(urls: urls, keyID: keyID, secret: secret), logger: logger,
+                journal: config.store as? any WebhookJournal)
             config.rooms.eventSinks.append(dispatcher)
             webhooks = dispatcher
             logger.info("webhooks on", metadata: ["urls": "\(settings.webhookURLs.count)", "key": "\(keyID)"])

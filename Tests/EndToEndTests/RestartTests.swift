@@ -77,5 +77,40 @@ extension EndToEnd {
                 body: Data(CohostHarness.offer(audioSSRC: 6103, videoSSRC: nil).utf8), contentType: "application/sdp")
             #expect(ann.status == 201)
         }
+
+        /// Events queued for a webhook whose receiver is down are in the store when the server stops, and are
+        /// delivered by the next start once the receiver is up (at least once, under their own event ids).
+        @Test func webhookDeliveriesPendingAtAStopAreSentAfterTheRestart() async throws {
+            let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "cohost-restart-\(UUID().uuidString)"
+            ).path
+            defer { try? FileManager.default.removeItem(atPath: dataDir) }
+            let port = try FreePort.tcp()  // nothing listens there yet
+            let arguments = CohostHarness.standardArguments + ["--webhook-url", "http://127.0.0.1:\(port)/hook"]
+            let first = try CohostHarness(arguments: arguments, dataDir: dataDir)
+            let joined = try first.call(
+                "POST", "/v1/rooms/hooked/participants", token: first.token(room: "hooked", user: "ann"),
+                body: Data(CohostHarness.offer(audioSSRC: 6201, videoSSRC: nil).utf8), contentType: "application/sdp")
+            #expect(joined.status == 201)
+            try await Task.sleep(for: .milliseconds(500))  // the journal is written off the event's thread
+            first.process.terminate()
+
+            let receiver = try WebhookReceiver(port: port)
+            defer { receiver.stop() }
+            let second = try CohostHarness(arguments: arguments, dataDir: dataDir)
+            let delivered = await eventually(seconds: 10) {
+                receiver.requests.contains {
+                    let body = String(decoding: $0.body, as: UTF8.self)
+                    return body.contains(#""type":"participant_joined""#) && body.contains(#""userId":"ann""#)
+                }
+            }
+            #expect(delivered, "\(receiver.requests.map { String(decoding: $0.body, as: UTF8.self) })")
+            let joins = receiver.requests.filter {
+                String(decoding: $0.body, as: UTF8.self).contains(#""type":"participant_joined""#)
+            }
+            #expect(joins.count == 1 && joins.first?.headers["x-cohost-event-id"]?.count == 36)
+            #expect(
+                second.process.output.contains("webhook deliveries resumed"), "\(second.process.output.suffix(2000))")
+        }
     }
 }

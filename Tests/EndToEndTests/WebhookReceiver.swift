@@ -17,11 +17,14 @@ final class WebhookReceiver: @unchecked Sendable {
     private var received: [Request] = []
     private var thread: Thread?
 
-    init() throws {
+    /// `port` 0: a free one.
+    init(port wanted: Int = 0) throws {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard listener >= 0 else { throw HarnessError("socket() failed") }
         self.listener = listener
-        guard Loopback.bind(listener, port: 0), listen(listener, 16) == 0, let port = Loopback.localPort(listener)
+        var reuse: Int32 = 1
+        _ = setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
+        guard Loopback.bind(listener, port: wanted), listen(listener, 16) == 0, let port = Loopback.localPort(listener)
         else {
             close(listener)
             throw HarnessError("could not listen on loopback")

@@ -13,7 +13,7 @@ import TestSupport
         defer { pg.stop() }
         let a = try PostgresRoomStore(url: pg.url, nodeID: "a")
         let b = try PostgresRoomStore(url: pg.url, nodeID: "b")
-        #expect(a.schemaVersion == 1 && b.schemaVersion == 1)
+        #expect(a.schemaVersion == 2 && b.schemaVersion == 2)
         try a.saveRoom(name: "show", definition: Data(#"{"name":"show"}"#.utf8))
         try a.saveRoom(name: "show", definition: Data(#"{"name":"show","maxParticipants":3}"#.utf8))
         try b.saveRoom(name: "talk", definition: Data(#"{"name":"talk","audioOnly":true}"#.utf8))
@@ -34,13 +34,21 @@ import TestSupport
         #expect(try a.load().rooms.isEmpty)
         #expect(try pg.psql("SELECT name || '=' || owner FROM rooms ORDER BY name") == "talk=b\n")
 
+        // Webhook deliveries are each node's own.
+        try a.recordDelivery(JournaledDelivery(url: "http://127.0.0.1:9/h", id: "e1", body: Array(#"{"n":1}"#.utf8)))
+        try a.recordDelivery(JournaledDelivery(url: "http://127.0.0.1:9/h", id: "e2", body: Array(#"{"n":2}"#.utf8)))
+        try b.recordDelivery(JournaledDelivery(url: "http://127.0.0.1:9/h", id: "e3", body: Array(#"{"n":3}"#.utf8)))
+        try a.removeDelivery(url: "http://127.0.0.1:9/h", id: "e1")
+        #expect(try a.pendingDeliveries().map(\.id) == ["e2"] && b.pendingDeliveries().map(\.id) == ["e3"])
+        #expect(try a.pendingDeliveries().first?.body == Array(#"{"n":2}"#.utf8))
+
         // Opened again, nothing is migrated twice; a newer schema is refused.
-        #expect(try PostgresRoomStore(url: pg.url, nodeID: "a").schemaVersion == 1)
+        #expect(try PostgresRoomStore(url: pg.url, nodeID: "a").schemaVersion == 2)
         _ = try pg.psql("UPDATE schema_version SET version = 5")
         let newer = #expect(throws: StoreError.self) { try PostgresRoomStore(url: pg.url, nodeID: "a") }
         #expect(
             newer?.description
-                == "the PostgreSQL store has schema version 5, newer than this cohost knows (1): run a newer cohost")
+                == "the PostgreSQL store has schema version 5, newer than this cohost knows (2): run a newer cohost")
     }
 
     @Test func aManagerOnPostgresHasItsRoomsBackAfterARestart() throws {

@@ -34,7 +34,7 @@ import Testing
         defer { Self.remove(path) }
         do {
             let store = try SQLiteRoomStore(path: path)
-            #expect(store.schemaVersion == 1)
+            #expect(store.schemaVersion == 2)
             try store.saveRoom(name: "b", definition: Data(#"{"name":"b"}"#.utf8))
             try store.saveRoom(name: "a", definition: Data(#"{"name":"a"}"#.utf8))
             try store.saveRoom(name: "a", definition: Data(#"{"name":"a","audioOnly":true}"#.utf8))
@@ -48,7 +48,7 @@ import Testing
             try store.forgetKicks(before: 200)
         }
         let reopened = try SQLiteRoomStore(path: path)
-        #expect(reopened.schemaVersion == 1)
+        #expect(reopened.schemaVersion == 2)
         #expect(
             try reopened.load()
                 == StoredRooms(
@@ -61,6 +61,27 @@ import Testing
                     ]))
     }
 
+    @Test func aFileOfTheFirstSchemaIsMigratedWithItsRoomsKept() throws {
+        let path = Self.temporaryPath()
+        defer { Self.remove(path) }
+        do {
+            let db = try SQLiteDatabase(path: path)
+            try db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+            try db.execute(StoreMigrations.sqlite[0])
+            try db.query("INSERT INTO schema_version (version) VALUES (1)")
+            try db.query(
+                "INSERT INTO rooms (name, definition, updated_at) VALUES ('old', '{\"name\":\"old\"}', 1)")
+        }
+        let store = try SQLiteRoomStore(path: path)
+        #expect(store.schemaVersion == 2)
+        #expect(try store.load().rooms.map(\.name) == ["old"])
+        let delivery = JournaledDelivery(url: "http://127.0.0.1:9/hook", id: "e1", body: [0x7B, 0x7D])
+        try store.recordDelivery(delivery)
+        try store.recordDelivery(JournaledDelivery(url: "http://127.0.0.1:9/hook", id: "e2", body: [0x5B, 0x5D]))
+        try store.removeDelivery(url: "http://127.0.0.1:9/hook", id: "e2")
+        #expect(try SQLiteRoomStore(path: path).pendingDeliveries() == [delivery])
+    }
+
     @Test func aStoreWrittenByANewerCohostIsRefused() throws {
         let path = Self.temporaryPath()
         defer { Self.remove(path) }
@@ -69,7 +90,7 @@ import Testing
         let error = #expect(throws: StoreError.self) { try SQLiteRoomStore(path: path) }
         #expect(
             error?.description
-                == "the store \(path) has schema version 7, newer than this cohost knows (1): run a newer cohost")
+                == "the store \(path) has schema version 7, newer than this cohost knows (2): run a newer cohost")
     }
 
     @Test func aFileThatIsNotADatabaseIsRefusedWithSQLitesMessage() throws {
