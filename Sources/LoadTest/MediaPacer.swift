@@ -4,13 +4,10 @@ import RTP
 /// Sends every participant's media in real time from one thread: an Opus packet each 20 ms and a VP8 frame each
 /// 1/fps s, replayed from the clip with running sequence numbers and timestamps. Each participant's video starts at
 /// its own phase within the frame interval, so N senders do not burst in the same millisecond. Participants are
-/// added while the pacer runs (as they join); the list is the only state shared with other threads, under `lock`.
+/// added while the pacer runs (as they join); the hand-off is the only state shared with other threads.
 final class MediaPacer: @unchecked Sendable {
     private let clip: SyntheticClip
-    private let lock = NSLock()
-    private var pending: [LoadParticipant] = []
-    private var running = true
-    private let finished = DispatchSemaphore(value: 0)
+    private let handoff = ParticipantHandoff()
 
     /// Per participant, owned by the pacer's thread.
     private struct Stream {
@@ -36,12 +33,11 @@ final class MediaPacer: @unchecked Sendable {
         thread.start()
     }
 
-    func add(_ participant: LoadParticipant) { lock.withLock { pending.append(participant) } }
+    func add(_ participant: LoadParticipant) { handoff.add(participant) }
 
     /// Stops sending and waits for the thread to end (the participants' `sent` counters are final after).
     func stop() {
-        lock.withLock { running = false }
-        finished.wait()
+        handoff.stop()
     }
 
     private func loop() {
@@ -55,11 +51,7 @@ final class MediaPacer: @unchecked Sendable {
         let videoTicks = UInt32(90_000 / max(clip.fps, 1))
         var deadline = MonotonicNanos.now()
         while true {
-            let (go, joined) = lock.withLock { () -> (Bool, [LoadParticipant]) in
-                defer { pending.removeAll() }
-                return (running, pending)
-            }
-            guard go else { break }
+            guard let joined = handoff.take() else { break }
             let now = MonotonicNanos.now()
             for participant in joined {
                 let phase = videoNs == 0 ? 0 : UInt64(streams.count * 7) % 16 * (videoNs / 16)
@@ -91,7 +83,7 @@ final class MediaPacer: @unchecked Sendable {
             if deadline < now { deadline = now }
             MonotonicNanos.sleep(until: deadline)
         }
-        finished.signal()
+        handoff.workerEnded()
     }
 
     private func sendFrame(_ stream: inout Stream, packet: inout [UInt8], payload: inout [UInt8]) {

@@ -1,12 +1,9 @@
 import Foundation
 
 /// Reads what the server sends back to every participant (the mix-minus, the room view, RTCP) from one thread,
-/// polling all sockets. Participants are added while it runs; the list is the only state shared, under `lock`.
+/// polling all sockets. Participants are added while it runs; the hand-off is the only state shared.
 final class ReturnReceiver: @unchecked Sendable {
-    private let lock = NSLock()
-    private var pending: [LoadParticipant] = []
-    private var running = true
-    private let finished = DispatchSemaphore(value: 0)
+    private let handoff = ParticipantHandoff()
 
     init() {
         let thread = Thread { [self] in loop() }
@@ -14,12 +11,11 @@ final class ReturnReceiver: @unchecked Sendable {
         thread.start()
     }
 
-    func add(_ participant: LoadParticipant) { lock.withLock { pending.append(participant) } }
+    func add(_ participant: LoadParticipant) { handoff.add(participant) }
 
     /// Stops reading and waits for the thread to end (the participants' `received` counters are final after).
     func stop() {
-        lock.withLock { running = false }
-        finished.wait()
+        handoff.stop()
     }
 
     private func loop() {
@@ -27,11 +23,7 @@ final class ReturnReceiver: @unchecked Sendable {
         var polled: [pollfd] = []
         var buffer = [UInt8](repeating: 0, count: 2048)
         while true {
-            let (go, joined) = lock.withLock { () -> (Bool, [LoadParticipant]) in
-                defer { pending.removeAll() }
-                return (running, pending)
-            }
-            guard go else { break }
+            guard let joined = handoff.take() else { break }
             for participant in joined {
                 participants.append(participant)
                 polled.append(pollfd(fd: participant.fd, events: Int16(POLLIN), revents: 0))
@@ -51,6 +43,6 @@ final class ReturnReceiver: @unchecked Sendable {
                 }
             }
         }
-        finished.signal()
+        handoff.workerEnded()
     }
 }

@@ -18,7 +18,8 @@ public struct RoomDefinition: Encodable, Sendable {
     var anchor: String?
     var watermark: Watermark?
     var maxVideoSize: RoomConfig.Size
-    var returnVideo: ReturnVideo
+    /// `"none"`, or the view's four fields, as the room view shows it.
+    var returnVideo: RoomInfo.ReturnVideoInfo
 
     struct Canvas: Encodable {
         var width, height, fps: Int
@@ -47,22 +48,6 @@ public struct RoomDefinition: Encodable, Sendable {
         var x, y, width, height: Int
         var opacity: Double
     }
-    /// `"none"`, or the view's four fields.
-    enum ReturnVideo: Encodable {
-        case none
-        case view(RoomConfig.ReturnVideo)
-
-        func encode(to encoder: any Encoder) throws {
-            switch self {
-            case .none:
-                var c = encoder.singleValueContainer()
-                try c.encode("none")
-            case .view(let v):
-                try v.encode(to: encoder)
-            }
-        }
-    }
-
     public init(_ config: RoomConfig) {
         name = config.name
         audioOnly = config.audioOnly
