@@ -14,11 +14,17 @@ import Rooms
 /// A forwarded call carries `X-Cohost-Forwarded-By` and is always answered where it arrives, so nothing loops.
 struct ClusterProxy<Context: RequestContext>: RouterMiddleware {
     let cluster: any ClusterView
+    let keys: APIKeys
+    let maxTokenTTLSeconds: Int64
 
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         if request.headers[ClusterForwarding.forwardedBy] != nil { return try await next(request, context) }
+        // A call without a valid token is refused here by its route: it never costs a store lookup or a forward.
+        guard (try? Caller.authenticate(request, keys: keys, maxLifetime: maxTokenTTLSeconds)) != nil else {
+            return try await next(request, context)
+        }
         let path = request.uri.path
         let segments = Array(path.split(separator: "/", omittingEmptySubsequences: false).dropFirst())
         if path == "/v1/rooms" || path == "/v1/rooms/" {
@@ -60,8 +66,8 @@ struct ClusterProxy<Context: RequestContext>: RouterMiddleware {
 /// Sending a call on to a peer node, and what comes back.
 enum ClusterForwarding {
     static let forwardedBy = HTTPField.Name("X-Cohost-Forwarded-By")!
-    /// The largest body sent on (a room with its three pictures is under 17 MB).
-    static let maxBody = 20 << 20
+    /// The largest body sent on: the largest any route takes (a room with its three pictures).
+    static let maxBody = RoomRoutes.maxRoomBody
 
     /// Sends the call on to `peer` and returns its answer.
     static func forward(_ request: Request, to peer: ClusterPeer, from node: String) async throws -> Response {

@@ -48,7 +48,10 @@ public enum CohostServer {
         // Outermost, so error responses carry the CORS headers too (a page must be able to read them).
         if !corsOrigins.isEmpty { router.middlewares.add(CORSPolicy(origins: corsOrigins)) }
         router.middlewares.add(ErrorShapeMiddleware())
-        if let cluster { router.middlewares.add(ClusterProxy(cluster: cluster)) }
+        if let cluster {
+            router.middlewares.add(
+                ClusterProxy(cluster: cluster, keys: keys, maxTokenTTLSeconds: manager.settings.maxTokenTTLSeconds))
+        }
         NodesRoute(cluster: cluster, manager: manager, keys: keys).register(on: router)
         router.get("healthz") { _, _ in "ok\n" }
         let metrics = MetricsEndpoint(manager: manager, registry: registry, connections: connections)

@@ -10,7 +10,7 @@ import WSClient
 /// would), then a socket to the owner is opened with it and every message relayed until either side closes.
 enum EventsRelay {
     static func upgrade(
-        _ request: HTTPRequest, room: String, peer: ClusterPeer, node: String, manager: RoomManager, keys: APIKeys
+        _ request: HTTPRequest, room: String, cluster: any ClusterView, manager: RoomManager, keys: APIKeys
     ) -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> {
         guard let target = request.path else { return .dontUpgrade }
         let (queryToken, protocolToken) = EventsSocket.offeredToken(request, target: target)
@@ -18,8 +18,11 @@ enum EventsRelay {
             let caller = try? Caller.authenticate(
                 authorization: request.headerFields[.authorization], queryToken: queryToken, keys: keys,
                 maxLifetime: manager.settings.maxTokenTTLSeconds),
-            caller.covers(room: room)
+            caller.covers(room: room),
+            // Looked up only for a caller the token admits.
+            case .peer(let peer) = cluster.location(of: room)
         else { return .dontUpgrade }
+        let node = cluster.nodeID
         // The token that passed, sent on as the owner expects it.
         let header = request.headerFields[.authorization].map { String($0.dropFirst("Bearer ".count)) }
         guard let token = header ?? queryToken else { return .dontUpgrade }

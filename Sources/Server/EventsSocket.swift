@@ -24,11 +24,8 @@ enum EventsSocket {
         guard let target = request.path, let room = roomName(inPath: target) else { return .dontUpgrade }
         guard let existing = manager.room(room) else {
             // Another node's room: the socket is relayed from there (EventsRelay).
-            guard let cluster, request.headerFields[ClusterForwarding.forwardedBy] == nil,
-                case .peer(let peer) = cluster.location(of: room)
-            else { return .dontUpgrade }
-            return EventsRelay.upgrade(
-                request, room: room, peer: peer, node: cluster.nodeID, manager: manager, keys: keys)
+            guard let cluster, request.headerFields[ClusterForwarding.forwardedBy] == nil else { return .dontUpgrade }
+            return EventsRelay.upgrade(request, room: room, cluster: cluster, manager: manager, keys: keys)
         }
         let (token, protocolToken) = offeredToken(request, target: target)
         guard
