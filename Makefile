@@ -57,11 +57,12 @@ tsan: build-tests
 	  COHOST_BIN=$(CURDIR)/.build-tsan/debug/cohost $(SWIFT) test --skip-build --filter EndToEndTests
 	@n=$$(ls .build-tsan/reports | wc -l); echo "ThreadSanitizer reports: $$n (.build-tsan/reports)"; test $$n -eq 0
 
-# swift-format (the toolchain's) with .swift-format: line length, one statement per line; and Package.swift
-# declaring exactly what each target imports.
+# swift-format (the toolchain's) with .swift-format: line length, one statement per line; Package.swift declaring
+# exactly what each target imports; eslint (Debian's) over the web client with web/.eslintrc.json.
 lint:
 	$(SWIFT) format lint --strict --parallel --recursive Sources Tests fuzz bench/ReturnProbe Package.swift
 	python3 scripts/check-imports.py
+	scripts/lint-web.sh
 
 demo: test-packages build
 	scripts/demo.sh

@@ -1,7 +1,8 @@
 // web/api.js — the Cohost HTTP API from a browser page: one fetch wrapper, error sentences, tokens, events.
 //
-// Shared by the producer console (console*.js) and the guest join page (join.js, cohost.js). The exports below
-// are stable; new ones may be added, none will change meaning. Plain ES module: no dependencies, no build step.
+// Used by the producer console (console*.js); the guest join page uses cohost.js alone. The exports below are
+// stable; new ones may be added, none will change meaning. Plain ES module, no build step. tokenClaims is
+// cohost.js's: one decoder for the console and the join page.
 //
 //   apiBase() → string
 //       The API's origin, e.g. "https://cohost.example". location.origin, unless the page was opened with
@@ -35,7 +36,8 @@
 //       The token of `#token=…` in the address bar, if any: stored in sessionStorage[storageKey] and removed from
 //       the address bar (history.replaceState; other fragment parameters are kept). Without one, the token stored
 //       earlier in this tab, or null. storeToken(key, token) / forgetToken(key) change the stored one.
-//   tokenClaims(token) → object | null     the token's claims (iss, sub, room, admin, exp, iat), NOT verified.
+//   tokenClaims(token) → object | null     the token's claims (iss, sub, room, admin, exp, iat), NOT verified
+//                                          (cohost.js's, exported here too).
 //   tokenSecondsLeft(token) → number       seconds until exp (negative once expired; Infinity without exp).
 //
 //   openEvents(room, token, { onEvent(event), onState(state, info) }) → { close() }
@@ -44,6 +46,10 @@
 //       onState gets "connecting" | "open" | "closed" (and info { attempt, retryInMs }). Reconnects with growing
 //       backoff (1 s … 15 s) until close() or a room_closed event. At most 4 sockets per token exist server-side:
 //       close the handle when the page no longer needs it.
+
+import { tokenClaims } from "./cohost.js";
+
+export { tokenClaims };
 
 const API_KEY = "cohost.api";
 
@@ -152,7 +158,8 @@ const SENTENCES = {
     not_found: ({ detail }) =>
         detail && detail.toLowerCase() !== "not found"
             ? `Not found: ${detail}. It may have just closed or left.`
-            : "Not found: this server does not have that (it may have just closed, or the server is older than this page).",
+            : "Not found: this server does not have that (it may have just closed, or the server is older than " +
+              "this page).",
     invalid_room: "Room names are 1 to 64 letters, digits, dots, dashes or underscores.",
     invalid_user: "User ids are 1 to 64 letters, digits, dots, dashes or underscores.",
     invalid_ttl: ({ detail }) => `That lifetime is not allowed${detail ? `: ${detail}` : ""}.`,
@@ -287,18 +294,6 @@ export function storeToken(storageKey, token) {
 export function forgetToken(storageKey) {
     const s = storage();
     if (s) s.removeItem(storageKey);
-}
-
-export function tokenClaims(token) {
-    try {
-        const part = String(token).split(".")[1];
-        const b64 = part.replace(/-/g, "+").replace(/_/g, "/") + "===".slice((part.length + 3) % 4);
-        const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
-        const claims = JSON.parse(new TextDecoder().decode(bytes));
-        return claims && typeof claims === "object" ? claims : null;
-    } catch {
-        return null;
-    }
 }
 
 export function tokenSecondsLeft(token) {

@@ -66,6 +66,32 @@ export declare class Call extends EventTarget {
   /** Sends `track` in place of the current one of its kind (another device), without a new offer. It takes the
    *  call's mute state. Resolves to the track replaced (yours to stop), or null. */
   replaceTrack(track: MediaStreamTrack): Promise<MediaStreamTrack | null>;
+
+  /** join() makes the Call; a page has no need to. `owned`: the tracks join() captured (stopped when the call ends). */
+  constructor(
+    pc: RTCPeerConnection,
+    init: {
+      room: string;
+      token: string;
+      base: string;
+      localStream: MediaStream;
+      owned: MediaStreamTrack[];
+      userId: string | null;
+    },
+  );
+  /** Dispatches `name` as a CustomEvent with `detail` (what on() listeners get). */
+  emit<K extends keyof CallEvents>(name: K, detail: CallEvents[K]): void;
+  /** The RTCRtpSender of the transceiver for `kind`, or null. */
+  sender(kind: "audio" | "video"): RTCRtpSender | null;
+  /** The tracks of `kind` being sent: the local stream's and the sender's. */
+  localTracks(kind: "audio" | "video"): MediaStreamTrack[];
+  /** Opens the room's events WebSocket (join() does, unless `events` is false). */
+  openEvents(): void;
+  /** Applies one message of the events WebSocket (protocol/events.schema.json). */
+  handleEvent(event: { type: string; [field: string]: unknown }): void;
+  /** Ends the call at once: the PeerConnection, the events socket and the tracks join() captured; unlike leave(),
+   *  never DELETEs the participant. Then `state` "closed" and `left` (self) with `reason`; null: neither. */
+  close(reason: LeaveReason | string | null): void;
 }
 
 /** A refusal of the API (`code` and `status` as the server sent them: protocol/openapi.yaml, protocol/token.md),

@@ -1,5 +1,6 @@
 // cohost.js: join a Cohost room from a browser, over WebRTC. No dependencies; typed by cohost.d.ts,
-// documented in docs/client.md.
+// documented in docs/client.md. Integrators load this file alone, so it imports nothing; the console's api.js
+// imports its tokenClaims rather than keeping a second one.
 //
 //   import { join } from "/web/cohost.js";
 //   const call = await join({ room: "show", token });
@@ -10,260 +11,271 @@
 /** A refusal of the API ({"error":{"code","message"}}: its code, the HTTP status), a network failure (code
  *  "network", status 0), or a camera/microphone failure (code "media", the browser's DOMException as `cause`). */
 export class CohostError extends Error {
-  constructor(message, { code, status = 0, cause } = {}) {
-    super(message, cause ? { cause } : undefined);
-    this.name = "CohostError";
-    this.code = code;
-    this.status = status;
-  }
+    constructor(message, { code, status = 0, cause } = {}) {
+        super(message, cause ? { cause } : undefined);
+        this.name = "CohostError";
+        this.code = code;
+        this.status = status;
+    }
 }
 
-/** The claims of a JWT, unverified (for display: the server checks the token). null when unreadable. */
+/** The claims of a JWT, unverified (for display: the server checks the token). null when unreadable or not an
+ *  object. */
 export function tokenClaims(token) {
-  try {
-    const part = String(token).split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
-    const bytes = Uint8Array.from(atob(part + "=".repeat((4 - (part.length % 4)) % 4)), (c) => c.charCodeAt(0));
-    return JSON.parse(new TextDecoder().decode(bytes));
-  } catch {
-    return null;
-  }
+    try {
+        const part = String(token).split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
+        const bytes = Uint8Array.from(atob(part + "=".repeat((4 - (part.length % 4)) % 4)), (c) => c.charCodeAt(0));
+        const claims = JSON.parse(new TextDecoder().decode(bytes));
+        return claims && typeof claims === "object" ? claims : null;
+    } catch {
+        return null;
+    }
 }
 
 const GATHER_CAP_MS = 2000; // Chromium may never report "complete"; host candidates come at once.
 
 /** Joins `room` with a participant (or admin) `token`. Resolves to a Call once the answer is applied. */
 export async function join({ room, token, url = location.origin, video = true, audio = true, events = true } = {}) {
-  if (!room || !token) throw new CohostError("join() needs a room and a token", { code: "invalid_argument" });
-  const base = String(url).replace(/\/+$/, "");
-  const owned = []; // tracks this module asked getUserMedia for: stopped on leave()
-  const tracks = {};
-  try {
-    for (const [kind, want] of [["audio", audio], ["video", video]]) {
-      if (want instanceof MediaStreamTrack) tracks[kind] = want;
-      else if (want) owned.push((tracks[kind] = await capture(kind, want)));
+    if (!room || !token) throw new CohostError("join() needs a room and a token", { code: "invalid_argument" });
+    const base = String(url).replace(/\/+$/, "");
+    const owned = []; // tracks this module asked getUserMedia for: stopped on leave()
+    const tracks = {};
+    try {
+        for (const [kind, want] of [["audio", audio], ["video", video]]) {
+            if (want instanceof MediaStreamTrack) tracks[kind] = want;
+            else if (want) owned.push((tracks[kind] = await capture(kind, want)));
+        }
+    } catch (err) {
+        owned.forEach((t) => t.stop());
+        throw err;
     }
-  } catch (err) {
-    owned.forEach((t) => t.stop());
-    throw err;
-  }
 
-  const pc = new RTCPeerConnection();
-  const localStream = new MediaStream(Object.values(tracks));
-  const call = new Call(pc, { room, token, base, localStream, owned, userId: tokenClaims(token)?.sub ?? null });
-  try {
-    // Always sendrecv, even without a track: the room view and the mix come back, and a track can be
-    // put in later with replaceTrack() without a new offer.
-    for (const kind of ["audio", "video"]) {
-      const track = tracks[kind];
-      pc.addTransceiver(track || kind, { direction: "sendrecv", streams: track ? [localStream] : [] });
+    const pc = new RTCPeerConnection();
+    const localStream = new MediaStream(Object.values(tracks));
+    const call = new Call(pc, { room, token, base, localStream, owned, userId: tokenClaims(token)?.sub ?? null });
+    try {
+        // Always sendrecv, even without a track: the room view and the mix come back, and a track can be
+        // put in later with replaceTrack() without a new offer.
+        for (const kind of ["audio", "video"]) {
+            const track = tracks[kind];
+            pc.addTransceiver(track || kind, { direction: "sendrecv", streams: track ? [localStream] : [] });
+        }
+        await pc.setLocalDescription(await pc.createOffer());
+        await gathered(pc, GATHER_CAP_MS); // Cohost is ICE-lite and takes no trickle: the offer carries the candidates
+        const response = await postOffer(
+            `${base}/v1/rooms/${encodeURIComponent(room)}/participants`,
+            token,
+            pc.localDescription.sdp,
+        );
+        await pc.setRemoteDescription({ type: "answer", sdp: await response.text() });
+    } catch (err) {
+        call.close(null);
+        throw err;
     }
-    await pc.setLocalDescription(await pc.createOffer());
-    await gathered(pc, GATHER_CAP_MS); // Cohost is ICE-lite and takes no trickle: the offer carries the candidates
-    const response = await postOffer(`${base}/v1/rooms/${encodeURIComponent(room)}/participants`, token,
-      pc.localDescription.sdp);
-    await pc.setRemoteDescription({ type: "answer", sdp: await response.text() });
-  } catch (err) {
-    call.close(null);
-    throw err;
-  }
-  if (events) call.openEvents();
-  return call;
+    if (events) call.openEvents();
+    return call;
 }
 
 /** A joined call. Events (EventTarget, or on(name, fn) with the detail): levels, activeSpeaker, joined, left,
  *  kicked, state; see cohost.d.ts. */
 export class Call extends EventTarget {
-  #token;
-  #base;
-  #owned; // the tracks join() captured: stopped when the call ends
-  #socket = null;
+    #token;
+    #base;
+    #owned; // the tracks join() captured: stopped when the call ends
+    #socket = null;
 
-  constructor(pc, { room, token, base, localStream, owned, userId }) {
-    super();
-    Object.assign(this, { pc, room, userId, localStream, remoteStream: new MediaStream() });
-    this.ended = false;
-    this.participants = new Set(); // others present, as the events tell
-    this.muted = { audio: false, video: false };
-    this.#token = token;
-    this.#base = base;
-    this.#owned = owned;
-    pc.addEventListener("track", (e) => this.remoteStream.addTrack(e.track));
-    pc.addEventListener("connectionstatechange", () => {
-      this.emit("state", pc.connectionState);
-      // A second for the events socket to tell why (kicked, room closed) before calling it a failure.
-      if (pc.connectionState === "failed") setTimeout(() => this.close("failed"), 1000);
-    });
-  }
-
-  /** Calls fn(detail) on each `name` event; returns a function that stops it. */
-  on(name, fn) {
-    const listener = (e) => fn(e.detail);
-    this.addEventListener(name, listener);
-    return () => this.removeEventListener(name, listener);
-  }
-
-  emit(name, detail) {
-    this.dispatchEvent(new CustomEvent(name, { detail }));
-  }
-
-  /** Leaves the room: closes the PeerConnection (Cohost removes the participant on DTLS close_notify). Before
-   *  the connection is up there is no DTLS session to close: then it asks the API to remove you. */
-  leave() {
-    if (!this.ended && this.pc.connectionState !== "connected" && this.userId) {
-      const url = `${this.#base}/v1/rooms/${encodeURIComponent(this.room)}/participants/${encodeURIComponent(this.userId)}`;
-      fetch(url, { method: "DELETE", headers: { Authorization: "Bearer " + this.#token }, keepalive: true })
-        .catch(() => {}); // the server's timeout removes us anyway
+    constructor(pc, { room, token, base, localStream, owned, userId }) {
+        super();
+        Object.assign(this, { pc, room, userId, localStream, remoteStream: new MediaStream() });
+        this.ended = false;
+        this.participants = new Set(); // others present, as the events tell
+        this.muted = { audio: false, video: false };
+        this.#token = token;
+        this.#base = base;
+        this.#owned = owned;
+        pc.addEventListener("track", (e) => this.remoteStream.addTrack(e.track));
+        pc.addEventListener("connectionstatechange", () => {
+            this.emit("state", pc.connectionState);
+            // A second for the events socket to tell why (kicked, room closed) before calling it a failure.
+            if (pc.connectionState === "failed") setTimeout(() => this.close("failed"), 1000);
+        });
     }
-    this.close("left");
-  }
 
-  muteAudio() { this.setMuted("audio", true); }
-  unmuteAudio() { this.setMuted("audio", false); }
-  muteVideo() { this.setMuted("video", true); }
-  unmuteVideo() { this.setMuted("video", false); }
+    /** Calls fn(detail) on each `name` event; returns a function that stops it. */
+    on(name, fn) {
+        const listener = (e) => fn(e.detail);
+        this.addEventListener(name, listener);
+        return () => this.removeEventListener(name, listener);
+    }
 
-  setMuted(kind, muted) {
-    this.muted[kind] = muted;
-    for (const t of this.localTracks(kind)) t.enabled = !muted;
-  }
+    emit(name, detail) {
+        this.dispatchEvent(new CustomEvent(name, { detail }));
+    }
 
-  /** Sends `track` instead of the current track of its kind (another camera or microphone), without a new offer.
-   *  The track takes the call's mute state. Returns the track it replaced (stop it when you are done with it). */
-  async replaceTrack(track) {
-    const kind = track.kind;
-    const sender = this.sender(kind);
-    const old = sender?.track || this.localStream.getTracks().find((t) => t.kind === kind) || null;
-    track.enabled = !this.muted[kind];
-    if (sender) await sender.replaceTrack(track);
-    if (old) this.localStream.removeTrack(old);
-    this.localStream.addTrack(track);
-    const owned = this.#owned.indexOf(old);
-    if (owned >= 0) this.#owned.splice(owned, 1); // the caller has it now
-    return old;
-  }
-
-  sender(kind) {
-    const t = this.pc.getTransceivers().find((t) => t.receiver.track?.kind === kind);
-    return t ? t.sender : null;
-  }
-
-  localTracks(kind) {
-    const set = new Set(this.localStream.getTracks().filter((t) => t.kind === kind));
-    const sent = this.sender(kind)?.track;
-    if (sent) set.add(sent);
-    return [...set];
-  }
-
-  /** The room's events WebSocket; the token travels as a subprotocol, never in the URL. */
-  openEvents() {
-    const wsUrl = this.#base.replace(/^http/, "ws") + `/v1/rooms/${encodeURIComponent(this.room)}/events`;
-    const socket = new WebSocket(wsUrl, ["cohost.events", "cohost.token." + this.#token]);
-    this.#socket = socket;
-    socket.addEventListener("message", (e) => {
-      let event;
-      try { event = JSON.parse(e.data); } catch { return; }
-      this.handleEvent(event);
-    });
-  }
-
-  handleEvent(event) {
-    if (this.ended) return;
-    const me = this.userId;
-    const seen = (id) => {
-      if (id === me || this.participants.has(id)) return;
-      this.participants.add(id);
-      this.emit("joined", { userId: id });
-    };
-    switch (event.type) {
-      case "voice_levels":
-        for (const id of Object.keys(event.levels || {})) seen(id); // the first one tells who is already here
-        this.emit("levels", event.levels || {});
-        break;
-      case "active_speaker":
-        this.emit("activeSpeaker", event.userId);
-        break;
-      case "participant_joined":
-        seen(event.userId);
-        break;
-      case "participant_kicked":
-        if (event.userId === me) {
-          this.emit("kicked", { by: event.by });
-          this.close("kicked");
+    /** Leaves the room: closes the PeerConnection (Cohost removes the participant on DTLS close_notify). Before
+     *  the connection is up there is no DTLS session to close: then it asks the API to remove you. */
+    leave() {
+        if (!this.ended && this.pc.connectionState !== "connected" && this.userId) {
+            const room = encodeURIComponent(this.room);
+            const url = `${this.#base}/v1/rooms/${room}/participants/${encodeURIComponent(this.userId)}`;
+            fetch(url, { method: "DELETE", headers: { Authorization: "Bearer " + this.#token }, keepalive: true })
+                .catch(() => {}); // the server's timeout removes us anyway
         }
-        break;
-      case "participant_left":
-        if (event.userId === me) this.close(event.reason);
-        else if (this.participants.delete(event.userId)) {
-          this.emit("left", { userId: event.userId, reason: event.reason, self: false });
-        }
-        break;
-      case "room_closed":
-        this.close("room_closed");
-        break;
+        this.close("left");
     }
-  }
 
-  /** Ends the call once: PeerConnection, events socket and the tracks this module captured. `reason` null: no
-   *  event (a join that failed). */
-  close(reason) {
-    if (this.ended) return;
-    this.ended = true;
-    const socket = this.#socket;
-    // Closed while still connecting, Chromium logs an error: close it once open instead.
-    if (socket?.readyState === WebSocket.CONNECTING) socket.addEventListener("open", () => socket.close(1000));
-    else socket?.close(1000);
-    if (this.pc.signalingState !== "closed") this.pc.close();
-    this.#owned.forEach((t) => t.stop());
-    if (reason !== null) {
-      this.emit("state", "closed");
-      this.emit("left", { userId: this.userId, reason, self: true });
+    muteAudio() { this.setMuted("audio", true); }
+    unmuteAudio() { this.setMuted("audio", false); }
+    muteVideo() { this.setMuted("video", true); }
+    unmuteVideo() { this.setMuted("video", false); }
+
+    setMuted(kind, muted) {
+        this.muted[kind] = muted;
+        for (const t of this.localTracks(kind)) t.enabled = !muted;
     }
-  }
+
+    /** Sends `track` instead of the current track of its kind (another camera or microphone), without a new offer.
+     *  The track takes the call's mute state. Returns the track it replaced (stop it when you are done with it). */
+    async replaceTrack(track) {
+        const kind = track.kind;
+        const sender = this.sender(kind);
+        const old = sender?.track || this.localStream.getTracks().find((t) => t.kind === kind) || null;
+        track.enabled = !this.muted[kind];
+        if (sender) await sender.replaceTrack(track);
+        if (old) this.localStream.removeTrack(old);
+        this.localStream.addTrack(track);
+        const owned = this.#owned.indexOf(old);
+        if (owned >= 0) this.#owned.splice(owned, 1); // the caller has it now
+        return old;
+    }
+
+    sender(kind) {
+        const t = this.pc.getTransceivers().find((t) => t.receiver.track?.kind === kind);
+        return t ? t.sender : null;
+    }
+
+    localTracks(kind) {
+        const set = new Set(this.localStream.getTracks().filter((t) => t.kind === kind));
+        const sent = this.sender(kind)?.track;
+        if (sent) set.add(sent);
+        return [...set];
+    }
+
+    /** The room's events WebSocket; the token travels as a subprotocol, never in the URL. */
+    openEvents() {
+        const wsUrl = this.#base.replace(/^http/, "ws") + `/v1/rooms/${encodeURIComponent(this.room)}/events`;
+        const socket = new WebSocket(wsUrl, ["cohost.events", "cohost.token." + this.#token]);
+        this.#socket = socket;
+        socket.addEventListener("message", (e) => {
+            let event;
+            try { event = JSON.parse(e.data); } catch { return; }
+            this.handleEvent(event);
+        });
+    }
+
+    handleEvent(event) {
+        if (this.ended) return;
+        const me = this.userId;
+        const seen = (id) => {
+            if (id === me || this.participants.has(id)) return;
+            this.participants.add(id);
+            this.emit("joined", { userId: id });
+        };
+        switch (event.type) {
+            case "voice_levels":
+                for (const id of Object.keys(event.levels || {})) seen(id); // the first one tells who is already here
+                this.emit("levels", event.levels || {});
+                break;
+            case "active_speaker":
+                this.emit("activeSpeaker", event.userId);
+                break;
+            case "participant_joined":
+                seen(event.userId);
+                break;
+            case "participant_kicked":
+                if (event.userId === me) {
+                    this.emit("kicked", { by: event.by });
+                    this.close("kicked");
+                }
+                break;
+            case "participant_left":
+                if (event.userId === me) this.close(event.reason);
+                else if (this.participants.delete(event.userId)) {
+                    this.emit("left", { userId: event.userId, reason: event.reason, self: false });
+                }
+                break;
+            case "room_closed":
+                this.close("room_closed");
+                break;
+        }
+    }
+
+    /** Ends the call once: PeerConnection, events socket and the tracks this module captured. `reason` null: no
+     *  event (a join that failed). */
+    close(reason) {
+        if (this.ended) return;
+        this.ended = true;
+        const socket = this.#socket;
+        // Closed while still connecting, Chromium logs an error: close it once open instead.
+        if (socket?.readyState === WebSocket.CONNECTING) socket.addEventListener("open", () => socket.close(1000));
+        else socket?.close(1000);
+        if (this.pc.signalingState !== "closed") this.pc.close();
+        this.#owned.forEach((t) => t.stop());
+        if (reason !== null) {
+            this.emit("state", "closed");
+            this.emit("left", { userId: this.userId, reason, self: true });
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------------- helpers
 
 async function capture(kind, constraints) {
-  if (!navigator.mediaDevices?.getUserMedia) {
-    throw new CohostError("Camera and microphone need a secure page (https:// or localhost).", { code: "media" });
-  }
-  try {
-    const stream = await navigator.mediaDevices.getUserMedia({ [kind]: constraints });
-    return stream.getTracks()[0];
-  } catch (err) {
-    throw new CohostError(`${kind === "audio" ? "Microphone" : "Camera"}: ${err.message || err.name}`,
-      { code: "media", cause: err });
-  }
+    if (!navigator.mediaDevices?.getUserMedia) {
+        throw new CohostError("Camera and microphone need a secure page (https:// or localhost).", { code: "media" });
+    }
+    try {
+        const stream = await navigator.mediaDevices.getUserMedia({ [kind]: constraints });
+        return stream.getTracks()[0];
+    } catch (err) {
+        throw new CohostError(`${kind === "audio" ? "Microphone" : "Camera"}: ${err.message || err.name}`, {
+            code: "media",
+            cause: err,
+        });
+    }
 }
 
 function gathered(pc, capMs) {
-  if (pc.iceGatheringState === "complete") return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const done = (complete) => {
-      clearTimeout(timer);
-      pc.removeEventListener("icegatheringstatechange", check);
-      resolve(complete);
-    };
-    const check = () => pc.iceGatheringState === "complete" && done(true);
-    const timer = setTimeout(() => done(false), capMs);
-    pc.addEventListener("icegatheringstatechange", check);
-  });
+    if (pc.iceGatheringState === "complete") return Promise.resolve(true);
+    return new Promise((resolve) => {
+        const done = (complete) => {
+            clearTimeout(timer);
+            pc.removeEventListener("icegatheringstatechange", check);
+            resolve(complete);
+        };
+        const check = () => pc.iceGatheringState === "complete" && done(true);
+        const timer = setTimeout(() => done(false), capMs);
+        pc.addEventListener("icegatheringstatechange", check);
+    });
 }
 
 /** fetch with the Bearer token; an answer other than 2xx becomes a CohostError with the API's code and message. */
 async function postOffer(url, token, sdp) {
-  let response;
-  try {
-    response = await fetch(url, {
-      method: "POST",
-      headers: { "Content-Type": "application/sdp", Authorization: "Bearer " + token },
-      body: sdp,
+    let response;
+    try {
+        response = await fetch(url, {
+            method: "POST",
+            headers: { "Content-Type": "application/sdp", Authorization: "Bearer " + token },
+            body: sdp,
+        });
+    } catch (err) {
+        throw new CohostError("Cannot reach the server.", { code: "network", cause: err });
+    }
+    if (response.ok) return response;
+    let error = {};
+    try { error = (await response.json()).error || {}; } catch { /* not JSON */ }
+    throw new CohostError(error.message || `HTTP ${response.status}`, {
+        code: error.code || "http",
+        status: response.status,
     });
-  } catch (err) {
-    throw new CohostError("Cannot reach the server.", { code: "network", cause: err });
-  }
-  if (response.ok) return response;
-  let error = {};
-  try { error = (await response.json()).error || {}; } catch { /* not JSON */ }
-  throw new CohostError(error.message || `HTTP ${response.status}`, { code: error.code || "http", status: response.status });
 }

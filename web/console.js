@@ -207,7 +207,14 @@ function signInView(room) {
 
 function setCrumbs(room) {
     clear(crumbs);
-    if (room) crumbs.append(h("span", { class: "muted" }, "/"), link(null, "Rooms"), h("span", { class: "muted" }, "/"), h("span", {}, room));
+    if (room) {
+        crumbs.append(
+            h("span", { class: "muted" }, "/"),
+            link(null, "Rooms"),
+            h("span", { class: "muted" }, "/"),
+            h("span", {}, room),
+        );
+    }
 }
 
 function route() {

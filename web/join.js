@@ -2,119 +2,80 @@
 // Camera and microphone preview with device pickers, Join (through cohost.js), the room view and the room's sound,
 // voice meters, mute toggles, Leave, and a clear message when the call ends.
 import { join, tokenClaims } from "./cohost.js";
+import { ENDINGS, mediaSentence, sentence, STATES } from "./join-text.js";
 
 const $ = (id) => document.getElementById(id);
 const app = $("app");
 
 const page = {
-  room: null,
-  token: null,
-  userId: null,
-  api: location.origin,
-  tracks: { audio: null, video: null }, // the page's own camera and microphone tracks
-  muted: { audio: false, video: false },
-  devicesReady: false, // Join waits for the camera and microphone (or for knowing there are none)
-  call: null,
-  meter: null, // the local voice meter (WebAudio)
+    room: null,
+    token: null,
+    userId: null,
+    api: location.origin,
+    tracks: { audio: null, video: null }, // the page's own camera and microphone tracks
+    muted: { audio: false, video: false },
+    devicesReady: false, // Join waits for the camera and microphone (or for knowing there are none)
+    call: null,
+    meter: null, // the local voice meter (WebAudio)
 };
 
 // ------------------------------------------------------------------------------------------- link and token
 
 function readLink() {
-  const query = new URLSearchParams(location.search);
-  const match = location.pathname.match(/\/join\/([^/]+)\/?$/);
-  const pathRoom = match ? decodeURIComponent(match[1]) : query.get("room");
-  // A development page on another origin than the API may name it: ?api=http://127.0.0.1:7880 (the server's
-  // Content-Security-Policy keeps a page it serves to its own origin anyway).
-  if (query.get("api")) page.api = query.get("api").replace(/\/+$/, "");
+    const query = new URLSearchParams(location.search);
+    const match = location.pathname.match(/\/join\/([^/]+)\/?$/);
+    const pathRoom = match ? decodeURIComponent(match[1]) : query.get("room");
+    // A development page on another origin than the API may name it: ?api=http://127.0.0.1:7880 (the server's
+    // Content-Security-Policy keeps a page it serves to its own origin anyway).
+    if (query.get("api")) page.api = query.get("api").replace(/\/+$/, "");
 
-  // The token: from the link's fragment into this tab's sessionStorage (a reload keeps working), and out of the
-  // address bar (a screenshot or a copied address does not leak it).
-  const key = "cohost.token:" + location.pathname + location.search;
-  const fromLink = new URLSearchParams(location.hash.slice(1)).get("token");
-  if (fromLink) history.replaceState(history.state, "", location.pathname + location.search);
-  try {
-    if (fromLink) sessionStorage.setItem(key, fromLink);
-    page.token = sessionStorage.getItem(key) || fromLink;
-  } catch {
-    page.token = fromLink; // storage refused (a strict privacy mode): this load only
-  }
-  const claims = page.token ? tokenClaims(page.token) : null;
-  page.userId = claims?.sub || null;
-  page.room = pathRoom || (claims?.room !== "*" ? claims?.room : null) || null;
+    // The token: from the link's fragment into this tab's sessionStorage (a reload keeps working), and out of the
+    // address bar (a screenshot or a copied address does not leak it).
+    const key = "cohost.token:" + location.pathname + location.search;
+    const fromLink = new URLSearchParams(location.hash.slice(1)).get("token");
+    if (fromLink) history.replaceState(history.state, "", location.pathname + location.search);
+    try {
+        if (fromLink) sessionStorage.setItem(key, fromLink);
+        page.token = sessionStorage.getItem(key) || fromLink;
+    } catch {
+        page.token = fromLink; // storage refused (a strict privacy mode): this load only
+    }
+    const claims = page.token ? tokenClaims(page.token) : null;
+    page.userId = claims?.sub || null;
+    page.room = pathRoom || (claims?.room !== "*" ? claims?.room : null) || null;
 
-  $("room-name").textContent = page.room || "No room";
-  $("user-name").textContent = page.userId ? `as ${page.userId}` : "";
-  document.title = page.room ? `${page.room} · Cohost` : "Cohost";
+    $("room-name").textContent = page.room || "No room";
+    $("user-name").textContent = page.userId ? `as ${page.userId}` : "";
+    document.title = page.room ? `${page.room} · Cohost` : "Cohost";
 
-  if (!page.token) return "This link has no invitation in it. Open the whole link you were sent, or ask the producer for a new one.";
-  if (!claims || typeof claims.sub !== "string") return "This link's invitation is damaged. Copy the whole link, or ask the producer for a new one.";
-  if (!page.room) return "This link names no room. Ask the producer for a new link.";
-  if (claims.room && claims.room !== "*" && claims.room !== page.room) {
-    return `This invitation is for the room “${claims.room}”, not “${page.room}”. Ask the producer for the right link.`;
-  }
-  if (typeof claims.exp === "number" && claims.exp * 1000 + 60_000 < Date.now()) {
-    // The server decides (this device's clock may be wrong); say it now rather than after the camera started.
-    notice("This invitation seems to have expired. If joining fails, ask the producer for a new link.", "info");
-  }
-  return null;
-}
-
-// ------------------------------------------------------------------------------------------- sentences
-
-const API_SENTENCES = {
-  token_missing: "This link has no invitation in it. Ask the producer for a new link.",
-  token_malformed: "This link's invitation is damaged. Copy the whole link, or ask the producer for a new one.",
-  token_bad_signature: "This invitation was not issued for this server. Ask the producer for a new link.",
-  token_unknown_key: "This invitation was not issued for this server. Ask the producer for a new link.",
-  token_expired: "This invitation has expired. Ask the producer for a new link.",
-  token_not_yet_valid: "This invitation is not valid yet. Try again in a minute, or check your device's clock.",
-  token_lifetime_too_long: "This invitation is valid for longer than the server allows. Ask the producer for a new link.",
-  forbidden: "This invitation does not let you into this room. Ask the producer for the right link.",
-  kicked: "The producer removed you from this room, so this link cannot be used to come back. Ask the producer if you should rejoin.",
-  room_full: "The room is full. Try again later, or ask the producer to make room.",
-  not_found: "This room does not exist or has closed. Check the link with the producer.",
-  invalid_room: "The room name in this link is not valid. Check the link with the producer.",
-  limit_exceeded: "The server has too many rooms open right now. Try again later.",
-  ssrc_conflict: "Your connection clashed with another one. Please join again.",
-  unsupported_media: "Your browser offered no sound or picture format this server takes. Try a current Chrome, Firefox or Safari.",
-  unsupported_transport: "This server does not take browser connections.",
-  invalid_sdp: "The server could not read your browser's connection offer. Try a current Chrome, Firefox or Safari.",
-  ssrc_missing: "The server could not read your browser's connection offer. Try a current Chrome, Firefox or Safari.",
-  body_too_large: "Your browser's connection offer was too large for the server.",
-  network: "Cannot reach the server. Check your internet connection and try again.",
-};
-
-function sentence(err) {
-  if (err?.code === "media") return mediaSentence(err.cause || err);
-  if (err?.code && API_SENTENCES[err.code]) return API_SENTENCES[err.code];
-  if (err?.status >= 500) return `The server ran into a problem (${err.message}). Try again in a moment.`;
-  return `Could not join the room: ${err?.message || err}`;
-}
-
-function mediaSentence(err) {
-  switch (err?.name) {
-    case "NotAllowedError":
-    case "SecurityError":
-      return "The browser is not allowing this page to use your camera and microphone. Allow them in the site settings (the icon left of the address), then reload the page.";
-    case "NotFoundError":
-      return "No camera or microphone was found. You can still join and listen.";
-    case "NotReadableError":
-      return "Your camera or microphone is being used by another application. Close it, then reload the page.";
-    case "OverconstrainedError":
-      return "The chosen device is not available any more. Pick another one.";
-    default:
-      return navigator.mediaDevices
-        ? `Your camera or microphone could not be started (${err?.message || err?.name || err}).`
-        : "This page needs a secure connection (https://) to use your camera and microphone.";
-  }
+    if (!page.token) {
+        return (
+            "This link has no invitation in it. Open the whole link you were sent, or ask the producer for a new " +
+            "one."
+        );
+    }
+    if (!claims || typeof claims.sub !== "string") {
+        return "This link's invitation is damaged. Copy the whole link, or ask the producer for a new one.";
+    }
+    if (!page.room) return "This link names no room. Ask the producer for a new link.";
+    if (claims.room && claims.room !== "*" && claims.room !== page.room) {
+        return (
+            `This invitation is for the room “${claims.room}”, not “${page.room}”. ` +
+            "Ask the producer for the right link."
+        );
+    }
+    if (typeof claims.exp === "number" && claims.exp * 1000 + 60_000 < Date.now()) {
+        // The server decides (this device's clock may be wrong); say it now rather than after the camera started.
+        notice("This invitation seems to have expired. If joining fails, ask the producer for a new link.", "info");
+    }
+    return null;
 }
 
 function notice(text, kind = "error") {
-  const el = $("notice");
-  el.textContent = text || "";
-  el.dataset.kind = kind;
-  el.hidden = !text;
+    const el = $("notice");
+    el.textContent = text || "";
+    el.dataset.kind = kind;
+    el.hidden = !text;
 }
 
 // ------------------------------------------------------------------------------------------- camera and microphone
@@ -122,42 +83,51 @@ function notice(text, kind = "error") {
 const AUDIO = { echoCancellation: true, noiseSuppression: true, autoGainControl: true };
 
 function constraints(kind, deviceId) {
-  const base = kind === "audio" ? { ...AUDIO } : { width: { ideal: 1280 }, height: { ideal: 720 } };
-  return deviceId ? { ...base, deviceId: { exact: deviceId } } : base;
+    const base = kind === "audio" ? { ...AUDIO } : { width: { ideal: 1280 }, height: { ideal: 720 } };
+    return deviceId ? { ...base, deviceId: { exact: deviceId } } : base;
 }
 
 /** Both devices in one prompt; when that fails, each alone (a machine without a camera can still talk). */
 async function openDevices() {
-  if (!navigator.mediaDevices?.getUserMedia) throw Object.assign(new Error("no mediaDevices"), { name: "SecurityError" });
-  try {
-    const stream = await navigator.mediaDevices.getUserMedia({ audio: constraints("audio"), video: constraints("video") });
-    return { audio: stream.getAudioTracks()[0] || null, video: stream.getVideoTracks()[0] || null };
-  } catch (both) {
-    if (both.name === "NotAllowedError" || both.name === "SecurityError") throw both;
-    const out = { audio: null, video: null };
-    for (const kind of ["audio", "video"]) {
-      try {
-        out[kind] = (await navigator.mediaDevices.getUserMedia({ [kind]: constraints(kind) })).getTracks()[0];
-      } catch { /* that kind is missing */ }
+    if (!navigator.mediaDevices?.getUserMedia) {
+        throw Object.assign(new Error("no mediaDevices"), { name: "SecurityError" });
     }
-    if (!out.audio && !out.video) throw both;
-    return out;
-  }
+    try {
+        const stream = await navigator.mediaDevices.getUserMedia({
+            audio: constraints("audio"),
+            video: constraints("video"),
+        });
+        return { audio: stream.getAudioTracks()[0] || null, video: stream.getVideoTracks()[0] || null };
+    } catch (both) {
+        if (both.name === "NotAllowedError" || both.name === "SecurityError") throw both;
+        const out = { audio: null, video: null };
+        for (const kind of ["audio", "video"]) {
+            try {
+                out[kind] = (await navigator.mediaDevices.getUserMedia({ [kind]: constraints(kind) })).getTracks()[0];
+            } catch { /* that kind is missing */ }
+        }
+        if (!out.audio && !out.video) throw both;
+        return out;
+    }
 }
 
 async function startDevices() {
-  page.devicesReady = false;
-  try {
-    const tracks = await openDevices();
-    for (const kind of ["audio", "video"]) if (tracks[kind]) await useTrack(tracks[kind]);
-    if (!tracks.audio || !tracks.video) {
-      notice(tracks.audio ? "No camera was found: you will join with your voice only."
-                          : "No microphone was found: the room will not hear you.", "info");
+    page.devicesReady = false;
+    try {
+        const tracks = await openDevices();
+        for (const kind of ["audio", "video"]) if (tracks[kind]) await useTrack(tracks[kind]);
+        if (!tracks.audio || !tracks.video) {
+            notice(
+                tracks.audio
+                    ? "No camera was found: you will join with your voice only."
+                    : "No microphone was found: the room will not hear you.",
+                "info",
+            );
+        }
+    } catch (err) {
+        notice(mediaSentence(err));
     }
-  } catch (err) {
-    notice(mediaSentence(err));
-  }
-  await listDevices();
+    await listDevices();
   navigator.mediaDevices?.addEventListener?.("devicechange", listDevices);
   page.devicesReady = true;
   setPhase(app.dataset.phase);
@@ -165,121 +135,127 @@ async function startDevices() {
 
 /** Makes `track` the page's track of its kind: preview, meter, mute state, and the call's sender. */
 async function useTrack(track) {
-  const kind = track.kind;
-  const old = page.tracks[kind];
-  page.tracks[kind] = track;
-  if (page.call) await page.call.replaceTrack(track); // takes the call's mute state
-  else track.enabled = !page.muted[kind];
-  if (old && old !== track) old.stop();
-  if (kind === "video") $("preview").srcObject = new MediaStream([track]);
-  else startMeter(track);
-  renderToggles();
+    const kind = track.kind;
+    const old = page.tracks[kind];
+    page.tracks[kind] = track;
+    if (page.call) await page.call.replaceTrack(track); // takes the call's mute state
+    else track.enabled = !page.muted[kind];
+    if (old && old !== track) old.stop();
+    if (kind === "video") $("preview").srcObject = new MediaStream([track]);
+    else startMeter(track);
+    renderToggles();
 }
 
 async function listDevices() {
-  if (!navigator.mediaDevices?.enumerateDevices) return;
-  const devices = await navigator.mediaDevices.enumerateDevices();
-  for (const [kind, select, label] of [["video", $("camera-select"), "Camera"], ["audio", $("mic-select"), "Microphone"]]) {
-    const current = page.tracks[kind]?.getSettings().deviceId;
-    const options = devices.filter((d) => d.kind === kind + "input" && d.deviceId);
-    select.replaceChildren(...options.map((d, i) => {
-      const option = new Option(d.label || `${label} ${i + 1}`, d.deviceId);
-      option.selected = d.deviceId === current;
-      return option;
-    }));
-    if (!options.length) select.append(new Option(`No ${label.toLowerCase()}`, ""));
-    select.disabled = options.length === 0 || app.dataset.phase === "ended" || app.dataset.phase === "joining";
-  }
+    if (!navigator.mediaDevices?.enumerateDevices) return;
+    const devices = await navigator.mediaDevices.enumerateDevices();
+    const pickers = [
+        ["video", $("camera-select"), "Camera"],
+        ["audio", $("mic-select"), "Microphone"],
+    ];
+    for (const [kind, select, label] of pickers) {
+        const current = page.tracks[kind]?.getSettings().deviceId;
+        const options = devices.filter((d) => d.kind === kind + "input" && d.deviceId);
+        select.replaceChildren(
+            ...options.map((d, i) => {
+                const option = new Option(d.label || `${label} ${i + 1}`, d.deviceId);
+                option.selected = d.deviceId === current;
+                return option;
+            }),
+        );
+        if (!options.length) select.append(new Option(`No ${label.toLowerCase()}`, ""));
+        select.disabled = options.length === 0 || app.dataset.phase === "ended" || app.dataset.phase === "joining";
+    }
 }
 
 async function pickDevice(kind, deviceId) {
-  if (!deviceId || deviceId === page.tracks[kind]?.getSettings().deviceId) return;
-  try {
-    const stream = await navigator.mediaDevices.getUserMedia({ [kind]: constraints(kind, deviceId) });
-    await useTrack(stream.getTracks()[0]);
-    notice(null);
-  } catch (err) {
-    notice(mediaSentence(err));
-    await listDevices(); // back to the device in use
-  }
+    if (!deviceId || deviceId === page.tracks[kind]?.getSettings().deviceId) return;
+    try {
+        const stream = await navigator.mediaDevices.getUserMedia({ [kind]: constraints(kind, deviceId) });
+        await useTrack(stream.getTracks()[0]);
+        notice(null);
+    } catch (err) {
+        notice(mediaSentence(err));
+        await listDevices(); // back to the device in use
+    }
 }
 
 function stopDevices() {
-  for (const kind of ["audio", "video"]) {
+    for (const kind of ["audio", "video"]) {
     page.tracks[kind]?.stop();
     page.tracks[kind] = null;
-  }
-  $("preview").srcObject = null;
-  stopMeter();
+    }
+    $("preview").srcObject = null;
+    stopMeter();
 }
 
 // ------------------------------------------------------------------------------------------- voice meters
 
 /** The local voice level, 0–100 linear in dBFS from -60 to 0 (as Cohost's voice_levels), from an AnalyserNode. */
 function startMeter(track) {
-  stopMeter();
-  const context = page.meter?.context || new AudioContext();
-  const source = context.createMediaStreamSource(new MediaStream([track]));
-  const analyser = context.createAnalyser();
-  analyser.fftSize = 1024;
-  source.connect(analyser);
-  const samples = new Float32Array(analyser.fftSize);
-  let shown = 0;
-  const timer = setInterval(() => {
-    analyser.getFloatTimeDomainData(samples);
-    let sum = 0;
-    for (const s of samples) sum += s * s;
-    const db = 10 * Math.log10(sum / samples.length + 1e-12);
-    const level = Math.max(0, Math.min(100, Math.round(((db + 60) / 60) * 100)));
-    shown = Math.max(level, Math.floor(shown * 0.7)); // quick up, slower down
-    setLevel(page.userId, shown);
-  }, 100);
-  page.meter = { context, source, timer };
-  if (context.state === "suspended") resumeOnGesture(context);
+    stopMeter();
+    const context = page.meter?.context || new AudioContext();
+    const source = context.createMediaStreamSource(new MediaStream([track]));
+    const analyser = context.createAnalyser();
+    analyser.fftSize = 1024;
+    source.connect(analyser);
+    const samples = new Float32Array(analyser.fftSize);
+    let shown = 0;
+    const timer = setInterval(() => {
+        analyser.getFloatTimeDomainData(samples);
+        let sum = 0;
+        for (const s of samples) sum += s * s;
+        const db = 10 * Math.log10(sum / samples.length + 1e-12);
+        const level = Math.max(0, Math.min(100, Math.round(((db + 60) / 60) * 100)));
+        shown = Math.max(level, Math.floor(shown * 0.7)); // quick up, slower down
+        setLevel(page.userId, shown);
+    }, 100);
+    page.meter = { context, source, timer };
+    if (context.state === "suspended") resumeOnGesture(context);
 }
 
 function stopMeter() {
-  if (!page.meter) return;
-  clearInterval(page.meter.timer);
+    if (!page.meter) return;
+    clearInterval(page.meter.timer);
   page.meter.source?.disconnect();
   page.meter.source = null;
   setLevel(page.userId, 0);
 }
 
 function resumeOnGesture(context) {
-  const resume = () => context.resume().catch(() => {});
-  for (const type of ["pointerdown", "keydown"]) addEventListener(type, resume, { once: true, capture: true });
+    const resume = () => context.resume().catch(() => {});
+    for (const type of ["pointerdown", "keydown"]) addEventListener(type, resume, { once: true, capture: true });
 }
 
 // ------------------------------------------------------------------------------------------- participants
 
 function tile(userId, create = true) {
-  const list = $("participants");
-  let li = [...list.children].find((el) => el.dataset.userId === userId);
-  if (li || !create) return li || null;
-  li = $("participant-template").content.firstElementChild.cloneNode(true);
-  li.dataset.userId = userId;
-  li.querySelector(".name").textContent = userId;
-  li.querySelector(".meter").setAttribute("aria-label", `${userId}'s voice level`);
-  if (userId === page.userId) {
-    li.classList.add("self");
-    li.querySelector(".tag").textContent = "you";
-    list.prepend(li);
-  } else {
-    list.append(li);
-  }
-  renderPeopleTitle();
-  return li;
+    const list = $("participants");
+    let li = [...list.children].find((el) => el.dataset.userId === userId);
+    if (li || !create) return li || null;
+    li = $("participant-template").content.firstElementChild.cloneNode(true);
+    li.dataset.userId = userId;
+    li.querySelector(".name").textContent = userId;
+    li.querySelector(".meter").setAttribute("aria-label", `${userId}'s voice level`);
+    if (userId === page.userId) {
+        li.classList.add("self");
+        li.querySelector(".tag").textContent = "you";
+        list.prepend(li);
+    } else {
+        list.append(li);
+    }
+    renderPeopleTitle();
+    return li;
 }
 
 function setLevel(userId, level) {
-  const li = userId && tile(userId, userId === page.userId);
-  if (!li) return;
-  const meter = li.querySelector(".meter");
-  if (meter.dataset.level === String(level)) return;
-  meter.dataset.level = String(level);
-  meter.setAttribute("aria-valuenow", String(level));
-  meter.querySelector(".bar").style.transform = `scaleX(${level / 100})`;
+    const li = userId && tile(userId, userId === page.userId);
+    if (!li) return;
+    const meter = li.querySelector(".meter");
+    if (meter.dataset.level === String(level)) return;
+    meter.dataset.level = String(level);
+    meter.setAttribute("aria-valuenow", String(level));
+    meter.querySelector(".bar").style.transform = `scaleX(${level / 100})`;
 }
 
 function removeTile(userId) {
@@ -288,178 +264,185 @@ function removeTile(userId) {
 }
 
 function renderPeopleTitle() {
-  const n = $("participants").children.length;
-  $("people-title").textContent = app.dataset.phase === "call" ? `In the room (${n})` : "Your microphone";
+    const n = $("participants").children.length;
+    $("people-title").textContent = app.dataset.phase === "call" ? `In the room (${n})` : "Your microphone";
 }
 
 // ------------------------------------------------------------------------------------------- the call
 
 async function joinRoom() {
-  setPhase("joining");
-  notice(null);
-  let call;
-  try {
-    call = await join({
-      room: page.room, token: page.token, url: page.api,
-      audio: page.tracks.audio || false, video: page.tracks.video || false,
+    setPhase("joining");
+    notice(null);
+    let call;
+    try {
+        call = await join({
+            room: page.room,
+            token: page.token,
+            url: page.api,
+            audio: page.tracks.audio || false,
+            video: page.tracks.video || false,
+        });
+    } catch (err) {
+        setPhase("setup");
+        notice(sentence(err));
+        if (err?.code === "kicked") showKicked(false);
+        return;
+    }
+    page.call = call;
+    for (const kind of ["audio", "video"]) call.setMuted(kind, page.muted[kind]);
+    call.on("state", (state) => setCallState(state));
+    call.on("levels", (levels) => {
+        for (const [id, level] of Object.entries(levels)) if (id !== page.userId) setLevel(id, level);
     });
-  } catch (err) {
-    setPhase("setup");
-    notice(sentence(err));
-    if (err?.code === "kicked") showKicked(false);
-    return;
-  }
-  page.call = call;
-  for (const kind of ["audio", "video"]) call.setMuted(kind, page.muted[kind]);
-  call.on("state", (state) => setCallState(state));
-  call.on("levels", (levels) => {
-    for (const [id, level] of Object.entries(levels)) if (id !== page.userId) setLevel(id, level);
-  });
-  call.on("activeSpeaker", (id) => {
-    for (const li of $("participants").children) li.classList.toggle("speaking", li.dataset.userId === id);
-  });
-  call.on("joined", ({ userId }) => tile(userId));
-  call.on("left", ({ userId, self, reason }) => (self ? ended(reason) : removeTile(userId)));
-  call.on("kicked", () => showKicked(true));
-  playRoom(call.remoteStream);
-  if (matchMedia("(max-width: 899px)").matches) $("devices").open = false; // the call first on a phone
-  setPhase("call");
-  setCallState(call.pc.connectionState);
+    call.on("activeSpeaker", (id) => {
+        for (const li of $("participants").children) li.classList.toggle("speaking", li.dataset.userId === id);
+    });
+    call.on("joined", ({ userId }) => tile(userId));
+    call.on("left", ({ userId, self, reason }) => (self ? ended(reason) : removeTile(userId)));
+    call.on("kicked", () => showKicked(true));
+    playRoom(call.remoteStream);
+    if (matchMedia("(max-width: 899px)").matches) $("devices").open = false; // the call first on a phone
+    setPhase("call");
+    setCallState(call.pc.connectionState);
 }
 
 function playRoom(stream) {
-  const view = $("room-view");
-  $("view-wait").hidden = false; // until the first picture (the "resize" listener in start())
-  view.srcObject = new MediaStream(stream.getVideoTracks());
-  view.play().catch(() => {}); // muted: allowed; the audio element below carries the sound
+    const view = $("room-view");
+    $("view-wait").hidden = false; // until the first picture (the "resize" listener in start())
+    view.srcObject = new MediaStream(stream.getVideoTracks());
+    view.play().catch(() => {}); // muted: allowed; the audio element below carries the sound
 
-  // Played unmuted: Chromium feeds a remote track to WebAudio and getStats' audio energy only while it plays.
-  const audio = $("room-audio");
-  audio.srcObject = new MediaStream(stream.getAudioTracks());
-  audio.play().then(() => { $("play-sound").hidden = true; }, () => { $("play-sound").hidden = false; });
+    // Played unmuted: Chromium feeds a remote track to WebAudio and getStats' audio energy only while it plays.
+    const audio = $("room-audio");
+    audio.srcObject = new MediaStream(stream.getAudioTracks());
+    audio.play().then(
+        () => {
+            $("play-sound").hidden = true;
+        },
+        () => {
+            $("play-sound").hidden = false;
+        },
+    );
 }
 
 function leaveRoom() {
   page.call?.leave(); // the "left" event (self) ends the page's call
 }
 
-const ENDINGS = {
-  left: ["You left the room", "Thanks for joining.", true],
-  kicked: ["You were removed from the room", "The call has ended. If this was a mistake, ask the producer for a new link.", false],
-  room_closed: ["The room has closed", "The producer closed the room. The call has ended.", false],
-  replaced: ["You joined from somewhere else", "You joined this room from another tab or device, so the call here has ended.", true],
-  timeout: ["The connection was lost", "The server stopped hearing from this device. Check your connection and join again.", true],
-  failed: ["The connection was lost", "The connection to the room failed. Check your connection and join again.", true],
-};
-
 function ended(reason) {
-  const [title, text, canRejoin] = ENDINGS[reason] || ENDINGS.failed;
-  page.call = null;
-  $("ended-title").textContent = title;
-  $("ended-text").textContent = text;
-  $("rejoin").hidden = !canRejoin;
-  if (reason === "kicked") showKicked(true);
-  for (const el of [$("room-view"), $("room-audio")]) el.srcObject = null;
-  for (const li of [...$("participants").children]) if (li.dataset.userId !== page.userId) li.remove();
-  stopDevices(); // the camera light goes off
-  setCallState("closed");
-  setPhase("ended");
+    const [title, text, canRejoin] = ENDINGS[reason] || ENDINGS.failed;
+    page.call = null;
+    $("ended-title").textContent = title;
+    $("ended-text").textContent = text;
+    $("rejoin").hidden = !canRejoin;
+    if (reason === "kicked") showKicked(true);
+    for (const el of [$("room-view"), $("room-audio")]) el.srcObject = null;
+    for (const li of [...$("participants").children]) if (li.dataset.userId !== page.userId) li.remove();
+    stopDevices(); // the camera light goes off
+    setCallState("closed");
+    setPhase("ended");
 }
 
 function showKicked(inCall) {
-  $("kicked").hidden = false;
-  $("kicked").textContent = inCall
-    ? "The producer removed you from the room."
-    : "The producer removed you from this room earlier; this link cannot be used to come back.";
-  if (!inCall) {
-    setPhase("ended");
-    $("ended-title").textContent = "You were removed from the room";
-    $("ended-text").textContent = "";
-    $("rejoin").hidden = true;
-    notice(null);
-    stopDevices();
-  }
+    $("kicked").hidden = false;
+    $("kicked").textContent = inCall
+        ? "The producer removed you from the room."
+        : "The producer removed you from this room earlier; this link cannot be used to come back.";
+    if (!inCall) {
+        setPhase("ended");
+        $("ended-title").textContent = "You were removed from the room";
+        $("ended-text").textContent = "";
+        $("rejoin").hidden = true;
+        notice(null);
+        stopDevices();
+    }
 }
 
 async function rejoin() {
-  $("kicked").hidden = true;
-  $("devices").open = true;
-  setPhase("setup");
-  await startDevices();
+    $("kicked").hidden = true;
+    $("devices").open = true;
+    setPhase("setup");
+    await startDevices();
 }
 
 // ------------------------------------------------------------------------------------------- rendering
 
 function setPhase(phase) {
-  app.dataset.phase = phase;
-  const inCall = phase === "call";
-  $("join").hidden = inCall || phase === "ended";
-  $("join").disabled = phase !== "setup" || !page.devicesReady;
-  $("join").textContent = phase === "joining" ? "Joining…" : "Join";
-  $("leave").hidden = !inCall;
-  $("ended").hidden = phase !== "ended";
-  // Not while joining: the offer is being made with the tracks of now.
-  for (const id of ["camera-select", "mic-select"]) {
-    $(id).disabled = phase === "ended" || phase === "joining" || !$(id).options.length || !$(id).value;
-  }
-  renderToggles();
-  renderPeopleTitle();
+    app.dataset.phase = phase;
+    const inCall = phase === "call";
+    $("join").hidden = inCall || phase === "ended";
+    $("join").disabled = phase !== "setup" || !page.devicesReady;
+    $("join").textContent = phase === "joining" ? "Joining…" : "Join";
+    $("leave").hidden = !inCall;
+    $("ended").hidden = phase !== "ended";
+    // Not while joining: the offer is being made with the tracks of now.
+    for (const id of ["camera-select", "mic-select"]) {
+        $(id).disabled = phase === "ended" || phase === "joining" || !$(id).options.length || !$(id).value;
+    }
+    renderToggles();
+    renderPeopleTitle();
 }
 
-const STATES = { new: "Connecting…", connecting: "Connecting…", connected: "Connected", disconnected: "Reconnecting…",
-  failed: "Connection failed", closed: "Not connected" };
-
 function setCallState(state) {
-  app.dataset.callState = state;
-  const status = $("status");
-  status.hidden = app.dataset.phase !== "call";
-  status.textContent = STATES[state] || state;
-  status.dataset.state = state;
+    app.dataset.callState = state;
+    const status = $("status");
+    status.hidden = app.dataset.phase !== "call";
+    status.textContent = STATES[state] || state;
+    status.dataset.state = state;
 }
 
 function renderToggles() {
-  for (const [kind, id, on, off] of [["audio", "mic", "Mute mic", "Unmute mic"], ["video", "cam", "Stop camera", "Start camera"]]) {
-    const button = $(id);
-    button.textContent = page.muted[kind] ? off : on;
-    button.setAttribute("aria-pressed", String(page.muted[kind]));
-    button.disabled = !page.tracks[kind] || app.dataset.phase === "ended";
-  }
-  $("camera-off").hidden = !(page.muted.video || !page.tracks.video);
+    const toggles = [
+        ["audio", "mic", "Mute mic", "Unmute mic"],
+        ["video", "cam", "Stop camera", "Start camera"],
+    ];
+    for (const [kind, id, on, off] of toggles) {
+        const button = $(id);
+        button.textContent = page.muted[kind] ? off : on;
+        button.setAttribute("aria-pressed", String(page.muted[kind]));
+        button.disabled = !page.tracks[kind] || app.dataset.phase === "ended";
+    }
+    $("camera-off").hidden = !(page.muted.video || !page.tracks.video);
 }
 
 function toggle(kind) {
-  page.muted[kind] = !page.muted[kind];
-  if (page.call) page.call.setMuted(kind, page.muted[kind]);
-  else if (page.tracks[kind]) page.tracks[kind].enabled = !page.muted[kind];
-  renderToggles();
+    page.muted[kind] = !page.muted[kind];
+    if (page.call) page.call.setMuted(kind, page.muted[kind]);
+    else if (page.tracks[kind]) page.tracks[kind].enabled = !page.muted[kind];
+    renderToggles();
 }
 
 // ------------------------------------------------------------------------------------------- start
 
 function start() {
-  $("join").addEventListener("click", joinRoom);
-  $("leave").addEventListener("click", leaveRoom);
-  $("rejoin").addEventListener("click", rejoin);
-  $("mic").addEventListener("click", () => toggle("audio"));
-  $("cam").addEventListener("click", () => toggle("video"));
-  $("camera-select").addEventListener("change", (e) => pickDevice("video", e.target.value));
-  $("mic-select").addEventListener("change", (e) => pickDevice("audio", e.target.value));
-  const view = $("room-view");
-  const showView = () => { $("view-wait").hidden = view.videoWidth > 0; };
-  view.addEventListener("resize", showView);
-  view.addEventListener("playing", showView);
-  $("play-sound").addEventListener("click", () => $("room-audio").play().then(() => { $("play-sound").hidden = true; }, () => {}));
-  addEventListener("pagehide", () => page.call?.leave());
+    $("join").addEventListener("click", joinRoom);
+    $("leave").addEventListener("click", leaveRoom);
+    $("rejoin").addEventListener("click", rejoin);
+    $("mic").addEventListener("click", () => toggle("audio"));
+    $("cam").addEventListener("click", () => toggle("video"));
+    $("camera-select").addEventListener("change", (e) => pickDevice("video", e.target.value));
+    $("mic-select").addEventListener("change", (e) => pickDevice("audio", e.target.value));
+    const view = $("room-view");
+    const showView = () => {
+        $("view-wait").hidden = view.videoWidth > 0;
+    };
+    view.addEventListener("resize", showView);
+    view.addEventListener("playing", showView);
+    const soundPlays = () => {
+        $("play-sound").hidden = true;
+    };
+    $("play-sound").addEventListener("click", () => $("room-audio").play().then(soundPlays, () => {}));
+    addEventListener("pagehide", () => page.call?.leave());
 
-  const problem = readLink();
-  if (page.userId) tile(page.userId);
-  if (problem) {
-    app.dataset.phase = "blocked";
-    notice(problem);
-    return;
-  }
-  setPhase("setup");
-  startDevices();
+    const problem = readLink();
+    if (page.userId) tile(page.userId);
+    if (problem) {
+        app.dataset.phase = "blocked";
+        notice(problem);
+        return;
+    }
+    setPhase("setup");
+    startDevices();
 }
 
 start();
