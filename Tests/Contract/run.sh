@@ -1,17 +1,24 @@
 #!/bin/sh
 # Schemathesis against a real `cohost serve`: every operation of protocol/openapi.yaml, with generated valid and
-# invalid requests (phases examples, coverage, fuzzing, stateful), must be answered as the contract says.
+# invalid requests, must be answered as the contract says. Two runs, each against a server of its own:
 #
-#   Tests/Contract/run.sh                      the whole check; exit 0 only when schemathesis reports no failure
-#   Tests/Contract/run.sh --max-examples 200   more arguments go to `schemathesis run` after the defaults
+#   hooked  hooks.py puts real PNGs, offers and consistent numbers into bodies generated as valid; phases
+#           examples, coverage, fuzzing, stateful; every check (schemathesis.toml)
+#   plain   the schema alone: no hooks, schemathesis's default checks, a server with default settings, the admin
+#           token as a plain header; phases examples, coverage, fuzzing; few cases (plain.toml)
+#
+#   Tests/Contract/run.sh                      both; exit 0 only when neither reports a failure, else the worst
+#   Tests/Contract/run.sh --max-examples 200   more arguments go to the hooked run's `schemathesis run`
 #
 # The run re-executes itself inside `unshare --net` (a network namespace with only loopback: needs root), so the
 # server and the generated traffic never leave this machine. It does not build: COHOST_BIN names the binary
 # (default .build/debug/cohost). Installs schemathesis 4.32.5 with pip when it is missing.
 #
-# Environment: COHOST_BIN; COHOST_CONTRACT_SEED (default 20261127); COHOST_CONTRACT_EXAMPLES, test cases per
-# operation and phase (default: schemathesis.toml's, 40 and 80 for sequences); COHOST_CONTRACT_KEEP=1 keeps the
-# temporary directory (server log, recordings) even when the run passes.
+# Environment: COHOST_BIN; COHOST_CONTRACT_SEED (default 20261127, both runs); COHOST_CONTRACT_EXAMPLES, test cases
+# per operation and phase of the hooked run (default: schemathesis.toml's, 40 and 80 for sequences);
+# COHOST_CONTRACT_PLAIN_EXAMPLES, the plain run's (default: plain.toml's); COHOST_CONTRACT_RUNS, which runs and in
+# what order (default "hooked plain"); COHOST_CONTRACT_KEEP=1 keeps the temporary directory (each run's server
+# log, recordings and data) even when the runs pass.
 #
 # Suggested Makefile target (after the build, like test-webrtc):
 #
@@ -47,14 +54,20 @@ case $bin in /*) ;; *) bin="$root/$bin" ;; esac
 start=$(date +%s)
 work=$(mktemp -d /tmp/cohost-contract.XXXXXX)
 server=
-finish() {
-    status=$?
+worst=0
+stop_server() {
     if [ -n "$server" ]; then
         kill "$server" 2>/dev/null || true
         wait "$server" 2>/dev/null || true
+        server=
     fi
+}
+finish() {
+    status=$?
+    [ "$status" -ne 0 ] || status=$worst
+    stop_server
     if [ "$status" -ne 0 ] || [ "${COHOST_CONTRACT_KEEP:-}" = 1 ]; then
-        echo "kept: $work (server.log, recordings)"
+        echo "kept: $work (per run: server.log, recordings, data)"
     else
         rm -rf "$work"
     fi
@@ -68,13 +81,16 @@ trap 'exit 130' INT TERM
 port=7880
 key=contract
 secret=0123456789abcdef0123456789abcdef
-# --max-token-ttl at its ceiling: every ttlSeconds the schema allows is then one this server accepts. A
-# participant's join does not create a room (the default with keys; see RoomTokens in hooks.py).
-"$bin" serve --http "127.0.0.1:$port" --rtp-port 7882 --keys "$key:$secret" --auto-create-rooms false \
-    --max-token-ttl 31536000 --web-dir "$root/web" --recordings-dir "$work/recordings" --data-dir "$work/data" \
-    >"$work/server.log" 2>&1 &
-server=$!
-if ! python3 - "$port" <<'EOF'
+
+# start_server DIR [OPTION...]: `cohost serve` with recordings and data in DIR, started and answering.
+start_server() {
+    dir=$1
+    shift
+    mkdir -p "$dir"
+    "$bin" serve --http "127.0.0.1:$port" --rtp-port 7882 --keys "$key:$secret" --web-dir "$root/web" \
+        --recordings-dir "$dir/recordings" --data-dir "$dir/data" "$@" >"$dir/server.log" 2>&1 &
+    server=$!
+    if ! python3 - "$port" <<'EOF'
 import sys, time, urllib.request
 for _ in range(150):
     try:
@@ -84,23 +100,80 @@ for _ in range(150):
         time.sleep(0.1)
 sys.exit(1)
 EOF
-then
-    echo "run.sh: cohost did not answer /healthz within 15 s; its log:" >&2
-    cat "$work/server.log" >&2
-    exit 1
-fi
-# hooks.py sends this admin token, and signs participant tokens for joins with the same key.
-COHOST_CONTRACT_ADMIN_TOKEN=$("$bin" token --key "$key" --secret "$secret" --room '*' --user contract-admin --admin)
-export COHOST_CONTRACT_ADMIN_TOKEN COHOST_CONTRACT_KEY="$key" COHOST_CONTRACT_SECRET="$secret"
+    then
+        echo "run.sh: cohost did not answer /healthz within 15 s; its log:" >&2
+        cat "$dir/server.log" >&2
+        exit 1
+    fi
+}
 
-cd "$work"
-SCHEMATHESIS_HOOKS="$here/hooks.py" PYTHONDONTWRITEBYTECODE=1 \
-    schemathesis --config-file "$here/schemathesis.toml" run "$root/protocol/openapi.yaml" \
-    --url "http://127.0.0.1:$port" \
-    --phases examples,coverage,fuzzing,stateful \
-    --checks all \
-    --seed "${COHOST_CONTRACT_SEED:-20261127}" \
-    ${COHOST_CONTRACT_EXAMPLES:+--max-examples "$COHOST_CONTRACT_EXAMPLES"} \
-    --generation-database none \
-    --workers 1 \
-    "$@"
+# An admin token for every room, signed with the server's key; `cohost token`'s lifetime (an hour) is within the
+# default max_token_ttl.
+admin_token() {
+    "$bin" token --key "$key" --secret "$secret" --room '*' --user contract-admin --admin
+}
+
+# measured NAME COMMAND...: runs one schemathesis run, prints its time and exit code, keeps the worst code.
+measured() {
+    name=$1
+    shift
+    began=$(date +%s)
+    code=0
+    "$@" || code=$?
+    [ "$code" -le "$worst" ] || worst=$code
+    echo "contract run ($name): $(($(date +%s) - began)) s, exit $code"
+}
+
+seed=${COHOST_CONTRACT_SEED:-20261127}
+
+hooked() {
+    SCHEMATHESIS_HOOKS="$here/hooks.py" PYTHONDONTWRITEBYTECODE=1 \
+        schemathesis --config-file "$here/schemathesis.toml" run "$root/protocol/openapi.yaml" \
+        --url "http://127.0.0.1:$port" \
+        --phases examples,coverage,fuzzing,stateful \
+        --checks all \
+        --seed "$seed" \
+        ${COHOST_CONTRACT_EXAMPLES:+--max-examples "$COHOST_CONTRACT_EXAMPLES"} \
+        --generation-database none \
+        --workers 1 \
+        "$@"
+}
+
+# No hooks and no --checks: what schemathesis does with the schema as it stands.
+plain() {
+    PYTHONDONTWRITEBYTECODE=1 \
+        schemathesis --config-file "$here/plain.toml" run "$root/protocol/openapi.yaml" \
+        --url "http://127.0.0.1:$port" \
+        --header "Authorization: Bearer $(admin_token)" \
+        --phases examples,coverage,fuzzing \
+        --seed "$seed" \
+        ${COHOST_CONTRACT_PLAIN_EXAMPLES:+--max-examples "$COHOST_CONTRACT_PLAIN_EXAMPLES"} \
+        --generation-database none \
+        --workers 1
+}
+
+for run in ${COHOST_CONTRACT_RUNS:-hooked plain}; do
+    case $run in
+    hooked)
+        # A participant's join does not create a room (the default with keys; see RoomTokens in hooks.py).
+        start_server "$work/hooked" --auto-create-rooms false
+        # hooks.py sends this admin token, and signs participant tokens for joins with the same key.
+        COHOST_CONTRACT_ADMIN_TOKEN=$(admin_token)
+        export COHOST_CONTRACT_ADMIN_TOKEN COHOST_CONTRACT_KEY="$key" COHOST_CONTRACT_SECRET="$secret"
+        cd "$work/hooked"
+        measured hooked hooked "$@"
+        ;;
+    plain)
+        # Every setting that shapes the API at its default (max_token_ttl 86400, auto_create_rooms, ...).
+        start_server "$work/plain"
+        cd "$work/plain"
+        measured plain plain
+        ;;
+    *)
+        echo "run.sh: COHOST_CONTRACT_RUNS names '$run'; the runs are hooked and plain" >&2
+        exit 2
+        ;;
+    esac
+    cd "$work"
+    stop_server
+done
