@@ -60,9 +60,13 @@ let package = Package(
         // Timing and buffering between ingest and the mix (FIFOs, presenter, lip-sync, canvas timing): no C library.
         .target(name: "Playout", dependencies: ["Media", "RTP"]),
         .target(name: "Codecs", dependencies: ["COpus", "CVPX", "CX264", "CAVCodec", "CYUV", "CScale", "Media"]),
-        // Layout maths, the audio mix, meters and the shared clock: no C library.
+        // The clocks: the monotonic time everything reads, and the one scheduler of media work (`MixClock`).
+        .target(name: "Clocks"),
+        // Layouts and their geometry: regions, grid and pip placement, validation, occlusion. No C library.
+        .target(name: "Layout", dependencies: ["Media"]),
+        // The audio mix, mix-minus, meters and the active speaker: no C library.
         .target(name: "Mixing", dependencies: ["Media"]),
-        .target(name: "Compositing", dependencies: ["Media", "Mixing", "Codecs"]),
+        .target(name: "Compositing", dependencies: ["Media", "Layout", "Codecs"]),
         .target(
             name: "Publishing",
             dependencies: [
@@ -72,8 +76,8 @@ let package = Package(
         .target(
             name: "Rooms",
             dependencies: [
-                "RTP", "SRTP", "ICE", "DTLS", "Ingest", "Playout", "Codecs", "Mixing", "Compositing", "Publishing",
-                "Media",
+                "RTP", "SRTP", "ICE", "DTLS", "Ingest", "Playout", "Codecs", "Clocks", "Layout", "Mixing", "Compositing",
+                "Publishing", "Media",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -81,7 +85,7 @@ let package = Package(
         .target(
             name: "Server",
             dependencies: [
-                "Rooms", "Mixing", "CUDP",
+                "Rooms", "Clocks", "Layout", "CUDP",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -117,7 +121,7 @@ let package = Package(
         .target(
             name: "Cluster",
             dependencies: [
-                "Rooms", "Store",
+                "Rooms",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // `cohost load-test`: synthetic VP8 + Opus participants over plain RTP, paced in real time, and the report.
@@ -141,8 +145,10 @@ let package = Package(
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "RTP"]),
         .testTarget(name: "PlayoutTests", dependencies: ["Playout", "Media", "RTP"]),
         .testTarget(name: "CodecsTests", dependencies: ["Codecs", "CAVCodec", "Media", "TestSupport"]),
+        .testTarget(name: "ClocksTests", dependencies: ["Clocks", "TestSupport"]),
+        .testTarget(name: "LayoutTests", dependencies: ["Layout", "Media"]),
         .testTarget(name: "MixingTests", dependencies: ["Mixing", "Media", "TestSupport"]),
-        .testTarget(name: "CompositingTests", dependencies: ["Compositing", "Mixing", "Media", "TestSupport"]),
+        .testTarget(name: "CompositingTests", dependencies: ["Compositing", "Layout", "Media", "TestSupport"]),
         .testTarget(
             name: "PublishingTests",
             dependencies: [
@@ -152,7 +158,7 @@ let package = Package(
         .testTarget(
             name: "RoomsTests",
             dependencies: [
-                "Rooms", "Playout", "Codecs", "Mixing", "Publishing", "Media", "RTP", "SRTP", "ICE", "DTLS",
+                "Rooms", "Playout", "Codecs", "Clocks", "Publishing", "Media", "RTP", "SRTP", "ICE", "DTLS",
                 "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -168,17 +174,23 @@ let package = Package(
                 "Server", "Rooms", "DTLS", "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .testTarget(name: "CohostClientTests", dependencies: ["CohostClient"]),
         .testTarget(
             name: "StoreTests",
             dependencies: [
-                "Store", "Rooms", "Mixing", "Codecs", "Media", "TestSupport",
+                "Store", "Rooms", "Layout", "Codecs", "Media", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        .testTarget(
+            name: "ClusterTests",
+            dependencies: ["Cluster", "Rooms", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "LoadTestTests", dependencies: ["LoadTest", "Codecs", "RTP", "Media", "TestSupport"]),
         .testTarget(
             name: "EndToEndTests",

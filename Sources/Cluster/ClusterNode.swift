@@ -1,9 +1,8 @@
 import Foundation
 import Logging
 import Rooms
-import Store
 
-/// This server as one node of a cluster sharing a PostgreSQL store (docs/cluster.md). Once a second it writes its
+/// This server as one node of a cluster sharing a store (`ClusterStore`: PostgreSQL in production; docs/cluster.md). Once a second it writes its
 /// heartbeat (load: rooms, participants, CPU), takes over its share of the rooms of nodes silent for longer than
 /// `timeoutMs` (restoring them from their definitions, outputs pushing again), and closes here any room the store
 /// says another node now owns. The HTTP layer asks it where rooms live (`ClusterView`). One timer queue runs the
@@ -13,18 +12,18 @@ public final class ClusterNode: ClusterView, @unchecked Sendable {
     public let apiURL: String
     public let mediaAddress: String
     let timeoutMs: Int
-    private let store: PostgresRoomStore
+    private let store: any ClusterStore
     private let manager: RoomManager
     private let logger: Logger
     private let lock = NSLock()
-    private var lastNodes: [PostgresRoomStore.NodeRow] = []
+    private var lastNodes: [NodeRecord] = []
     private var timer: DispatchSourceTimer?
     private var cpu = ProcessCPU()
     /// Rooms taken over from silent nodes since the start.
     public private(set) var takenOver = 0
 
     public init(
-        store: PostgresRoomStore, manager: RoomManager, apiURL: String, mediaAddress: String, timeoutMs: Int,
+        store: any ClusterStore, manager: RoomManager, apiURL: String, mediaAddress: String, timeoutMs: Int,
         logger: Logger
     ) {
         nodeID = store.nodeID
@@ -63,7 +62,7 @@ public final class ClusterNode: ClusterView, @unchecked Sendable {
         }
     }
 
-    private func beat() throws(StoreError) {
+    func beat() throws(StoreError) {
         let rooms = manager.allRooms
         try store.heartbeat(
             apiURL: apiURL, mediaAddress: mediaAddress, rooms: rooms.count,
@@ -72,26 +71,25 @@ public final class ClusterNode: ClusterView, @unchecked Sendable {
         lock.withLock { lastNodes = nodes }
     }
 
-    /// The rooms of silent nodes, shared among the live ones by name order (room i to live node i mod n, nodes by
-    /// id), so each is claimed by one node without a vote; the claim itself is atomic, so two nodes with different
-    /// views cannot both take one.
+    /// The rooms of silent nodes, shared among the live ones by name order (room i of all the store's rooms to
+    /// live node i mod n, nodes by id), so each is claimed by one node without a vote, and the share does not shift
+    /// as other nodes take theirs; the claim itself is atomic, so two nodes with different views cannot both take
+    /// one.
     private func takeOverSilentNodesRooms() throws(StoreError) {
         let nodes = lock.withLock { lastNodes }
         let live = nodes.filter { $0.ageMs <= timeoutMs }.map(\.id).sorted()
         guard let me = live.firstIndex(of: nodeID) else { return }
         let liveSet = Set(live)
-        let orphans = try store.owners().filter { !liveSet.contains($0.owner) }
-        for (i, orphan) in orphans.enumerated() where i % live.count == me {
-            guard let definition = try store.takeOver(orphan.room, from: orphan.owner) else { continue }
+        for (i, entry) in try store.owners().enumerated() where i % live.count == me && !liveSet.contains(entry.owner) {
+            guard let definition = try store.takeOver(entry.room, from: entry.owner) else { continue }
             do {
-                try manager.adopt(definition: definition, kicks: store.kicks(of: orphan.room))
+                try manager.adopt(definition: definition, kicks: store.kicks(of: entry.room))
                 lock.withLock { takenOver += 1 }
-                logger.notice(
-                    "room taken over", metadata: ["room": "\(orphan.room)", "from": "\(orphan.owner)"])
+                logger.notice("room taken over", metadata: ["room": "\(entry.room)", "from": "\(entry.owner)"])
             } catch {
                 logger.error(
                     "room taken over but not restored",
-                    metadata: ["room": "\(orphan.room)", "from": "\(orphan.owner)", "error": "\(error)"])
+                    metadata: ["room": "\(entry.room)", "from": "\(entry.owner)", "error": "\(error)"])
             }
         }
     }

@@ -1,6 +1,6 @@
 import Codecs
 import Media
-import Mixing
+import Layout
 
 /// An image drawn over every tile (a logo or "live" bug), blended by its own alpha times `opacity`.
 public struct Watermark: Sendable {

@@ -1,5 +1,5 @@
 import Media
-import Mixing
+import Layout
 
 extension VideoCompositor {
     /// Pure geometry used by `compose`: the source crop and the destination rect for a `sourceWidth`×`sourceHeight`

@@ -1,5 +1,4 @@
 import Media
-import Mixing
 
 /// The parts of the canvas no opaque tile paints: where the compositor must paint the background colour.
 ///

@@ -1,6 +1,6 @@
 import Codecs
 import Media
-import Mixing
+import Layout
 
 /// One thing to draw this tick: a participant's latest frame (or nil for the placeholder) at a canvas rect.
 public struct Tile: Sendable {

@@ -1,6 +1,6 @@
 import Foundation
-import Mixing
 import Publishing
+import Layout
 
 /// The JSON of `GET /v1/rooms/{room}` and of the 201 after `POST /v1/rooms`.
 public struct RoomInfo: Encodable, Sendable {

@@ -12,7 +12,7 @@ extension RoomManager {
             throw .conflict("audio_only", "room '\(roomName)' is audio-only: it has no canvas")
         }
         do { return try PNGEncoder.encode(canvas) } catch {
-            throw .init(status: 500, code: "snapshot_failed", message: "could not encode the snapshot: \(error)")
+            throw RoomError(.internal, "snapshot_failed", "could not encode the snapshot: \(error)")
         }
     }
 }

@@ -15,7 +15,22 @@ public struct APIError: HTTPResponseError, Sendable {
     }
 
     public init(_ error: RoomError) {
-        self.init(status: .init(code: error.status), code: error.code, message: error.message)
+        self.init(status: Self.status(of: error.kind), code: error.code, message: error.message)
+    }
+
+    /// The one place a domain refusal becomes an HTTP status.
+    static func status(of kind: RoomError.Kind) -> HTTPResponse.Status {
+        switch kind {
+        case .invalid: .badRequest
+        case .forbidden: .forbidden
+        case .notFound: .notFound
+        case .conflict: .conflict
+        case .tooLarge: .contentTooLarge
+        case .unsupported: .unsupportedMediaType
+        case .limitExceeded: .tooManyRequests
+        case .unavailable: .serviceUnavailable
+        case .internal: .internalServerError
+        }
     }
 
     public init(_ error: TokenError) {

@@ -34,6 +34,8 @@ public struct ServerConfiguration: Sendable {
     /// Makes this server a cluster node once its rooms are restored (a shared PostgreSQL store); nil: a single
     /// server.
     public var makeCluster: (@Sendable (RoomManager) throws -> any ClusterView)?
+    /// Delivers every room's events to the webhook URLs; also one of the rooms' event sinks.
+    public var webhooks: WebhookDispatcher?
     public init() {}
 }
 
@@ -99,7 +101,8 @@ public enum CohostServer {
             logger: logger)
     }
 
-    /// Binds, runs until SIGINT/SIGTERM, then closes every room cleanly.
+    /// Binds the media port, restores stored rooms, then runs every service (`ServerServices`, which states the
+    /// shutdown order) until SIGINT/SIGTERM.
     public static func run(
         configuration: ServerConfiguration, registry: PrometheusCollectorRegistry, logger: Logger
     ) async throws {
@@ -108,24 +111,23 @@ public enum CohostServer {
             manager: manager, host: configuration.rtpHost, port: configuration.rooms.rtpPort, logger: logger)
         try await media.bind()
         // Before the API answers: a restored room is there for the first call, its outputs pushing already.
-        try manager.restore()
-        let cluster = try configuration.makeCluster?(manager)
-        defer { cluster?.stop() }
-        let app = makeApplication(
-            manager: manager, configuration: configuration, registry: registry, logger: logger, cluster: cluster)
-        let hangup = configuration.tls?.reloadOnHangup(logger: logger)
-        defer { hangup?.cancel() }
-        let group = ServiceGroup(
-            configuration: .init(
-                services: [.init(service: app), .init(service: media)],
-                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        // Rooms, outputs and their recordings are closed whether the services stopped cleanly or one failed.
-        do {
-            try await group.run()
-        } catch {
+        do { try manager.restore() } catch {
             manager.shutdown()
             throw error
         }
-        manager.shutdown()
+        let cluster: (any ClusterView)?
+        do { cluster = try configuration.makeCluster?(manager) } catch {
+            manager.shutdown()
+            throw error
+        }
+        let app = makeApplication(
+            manager: manager, configuration: configuration, registry: registry, logger: logger, cluster: cluster)
+        let services = ServerServices(
+            cluster: cluster, webhooks: configuration.webhooks, media: media, manager: manager,
+            tls: configuration.tls, app: app, logger: logger)
+        let group = ServiceGroup(
+            configuration: .init(
+                services: services.list, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
     }
 }

@@ -5,7 +5,7 @@ import ServiceLifecycle
 
 /// The UDP side: one media port for every participant (RTP and multiplexed RTCP) and the port
 /// above it for senders that keep RTCP apart. Both sockets are read by one `DatagramReceiver` thread,
-/// whose datagrams go straight to `RoomManager.ingest`; RTCP feedback leaves from the media port.
+/// whose datagrams go straight to `MediaDemux.ingest`; RTCP feedback leaves from the media port.
 public final class MediaEndpoint: Service, @unchecked Sendable {
     private let manager: RoomManager
     private let host: String
@@ -24,11 +24,12 @@ public final class MediaEndpoint: Service, @unchecked Sendable {
     public func bind() async throws {
         let media = try UDPSocket(host: host, port: port)
         let rtcp = try UDPSocket(host: host, port: port + 1)
-        let receiver = try DatagramReceiver(sockets: [media, rtcp], sink: IngestSink(manager: manager), logger: logger)
+        let receiver = try DatagramReceiver(
+            sockets: [media, rtcp], sink: IngestSink(demux: manager.media), logger: logger)
         receiver.start()
         self.receiver = receiver
         // rtcp-mux peers expect feedback from the port they send to.
-        manager.attachTransport { bytes, peer in media.send(bytes, to: peer) }
+        manager.media.attach { bytes, peer in media.send(bytes, to: peer) }
         logger.info("media endpoint listening", metadata: ["udp": "\(host):\(port) (RTCP also :\(port + 1))"])
     }
 
@@ -38,20 +39,21 @@ public final class MediaEndpoint: Service, @unchecked Sendable {
         // RTCP) and close with the process.
         try? await gracefulShutdown()
         receiver?.stop()
+        logger.info("service stopped", metadata: ["service": "media"])
     }
 }
 
 /// Hands datagrams to the room manager with the parse/SRTP buffers it reuses. Confined to the receive
 /// thread, which is what makes the reused scratch safe under `@unchecked Sendable`.
 private final class IngestSink: DatagramSink, @unchecked Sendable {
-    let manager: RoomManager
+    let demux: MediaDemux
     private var scratch = DatagramScratch()
 
-    init(manager: RoomManager) { self.manager = manager }
+    init(demux: MediaDemux) { self.demux = demux }
 
     func receive(_ bytes: [UInt8], from peer: PeerAddress) {
-        manager.ingest(bytes, from: peer, scratch: &scratch)
+        demux.ingest(bytes, from: peer, scratch: &scratch)
     }
 
-    func dropMalformed() { manager.ingestDroppedMalformed() }
+    func dropMalformed() { demux.countMalformed() }
 }

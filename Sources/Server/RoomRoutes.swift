@@ -2,7 +2,7 @@ import Foundation
 import Hummingbird
 import NIOCore
 import Rooms
-import Mixing
+import Layout
 
 /// The HTTP API of protocol/openapi.yaml. Handlers parse, authorise and call `RoomManager`; nothing else.
 struct RoomRoutes: TokenCheckedRoute, Sendable {
@@ -203,7 +203,7 @@ struct RoomRoutes: TokenCheckedRoute, Sendable {
         let user = try context.parameters.require("user")
         try caller(request).requireAdmin(of: name)
         let body: MixRequest = try await decodeJSON(request, context: context)
-        try manager.setMix(room: name, userId: user, muted: body.muted, gain: body.gain.map { Float($0) })
+        try manager.setMix(room: name, userId: user, muted: body.muted, gain: body.gain)
         return Response(status: .noContent)
     }
 

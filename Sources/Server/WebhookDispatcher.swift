@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Metrics
 import Rooms
+import Clocks
 
 /// POSTs every room event to each configured webhook URL (protocol/webhooks.md).
 ///

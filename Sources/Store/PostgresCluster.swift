@@ -3,18 +3,7 @@ import Rooms
 
 /// The cluster's tables, read and written by `ClusterNode`: the node registry with heartbeats (the database's clock,
 /// so nodes' clocks need not agree), room owners, and the takeover of a silent node's rooms.
-extension PostgresRoomStore {
-    public struct NodeRow: Sendable, Equatable {
-        public var id: String
-        public var apiURL: String
-        public var mediaAddress: String
-        public var rooms: Int
-        public var participants: Int
-        public var cpu: Double
-        /// Milliseconds since its last heartbeat.
-        public var ageMs: Int
-    }
-
+extension PostgresRoomStore: ClusterStore {
     /// Registers this node or refreshes its row.
     public func heartbeat(
         apiURL: String, mediaAddress: String, rooms: Int, participants: Int, cpu: Double
@@ -31,7 +20,7 @@ extension PostgresRoomStore {
             """, [nodeID, apiURL, mediaAddress, "\(rooms)", "\(participants)", "\(cpu)"])
     }
 
-    public func nodes() throws(StoreError) -> [NodeRow] {
+    public func nodes() throws(StoreError) -> [NodeRecord] {
         try db.query(
             """
             SELECT id, api_url, media_address, rooms, participants, cpu,
@@ -43,7 +32,7 @@ extension PostgresRoomStore {
                 let participants = row[4].flatMap({ Int($0) }), let cpu = row[5].flatMap({ Double($0) }),
                 let age = row[6].flatMap({ Int($0) })
             else { throw StoreError("a node row does not read") }
-            return NodeRow(
+            return NodeRecord(
                 id: id, apiURL: url, mediaAddress: media, rooms: rooms, participants: participants, cpu: cpu,
                 ageMs: age)
         }

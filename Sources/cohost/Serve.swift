@@ -322,7 +322,6 @@ struct Serve: AsyncParsableCommand {
         case nil:
             break
         }
-        var webhooks: WebhookDispatcher?
         if !settings.webhookURLs.isEmpty {
             let keyID = settings.webhookKey ?? firstKey
             guard let secret = config.keys.secret(for: keyID) else {
@@ -341,7 +340,7 @@ struct Serve: AsyncParsableCommand {
                 configuration: .init(urls: urls, keyID: keyID, secret: secret), logger: logger,
                 journal: config.store as? any WebhookJournal)
             config.rooms.eventSinks.append(dispatcher)
-            webhooks = dispatcher
+            config.webhooks = dispatcher
             logger.info("webhooks on", metadata: ["urls": "\(settings.webhookURLs.count)", "key": "\(keyID)"])
         }
         logger.info(
@@ -351,19 +350,7 @@ struct Serve: AsyncParsableCommand {
                 "publicIP": "\(settings.publicIP)",
                 "config": "\(configPath ?? "none")",
             ])
-        var failure: (any Error)?
-        do { try await CohostServer.run(configuration: config, registry: registry, logger: logger) } catch {
-            failure = error
-        }
-        // Shutdown closed every room (also after a failure): give those last events a few seconds to reach the
-        // receivers.
-        if let webhooks {
-            if !(await webhooks.drain(timeout: 5)) {
-                logger.warning("webhook deliveries still pending at exit were dropped")
-            }
-            webhooks.stop()
-        }
-        if let failure { throw failure }
+        try await CohostServer.run(configuration: config, registry: registry, logger: logger)
     }
 
     /// The node id when none is configured: the host name, made a valid id.

@@ -1,8 +1,8 @@
 import Media
 import Testing
 @testable import Compositing
-import Mixing
 import TestSupport
+import Layout
 
 /// Canvas checks shared by the compositor suites.
 enum CompositorCheck {

@@ -1,7 +1,7 @@
 import Media
 import Testing
 @testable import Compositing
-import Mixing
+import Layout
 
 @Suite("VideoCompositor.geometry")
 struct CompositorGeometryTests {

@@ -1,7 +1,7 @@
 import Media
 import Testing
 @testable import Compositing
-import Mixing
+import Layout
 
 @Suite("VideoCompositor images and occlusion")
 struct CompositorImageTests {

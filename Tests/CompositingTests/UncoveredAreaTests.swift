@@ -2,7 +2,6 @@ import Media
 import TestSupport
 import Testing
 @testable import Compositing
-import Mixing
 
 @Suite("UncoveredArea: where the background colour is painted")
 struct UncoveredAreaTests {

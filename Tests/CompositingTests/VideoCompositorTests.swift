@@ -1,7 +1,6 @@
 import Media
 import Testing
 @testable import Compositing
-import Mixing
 import TestSupport
 
 @Suite("VideoCompositor.compose")

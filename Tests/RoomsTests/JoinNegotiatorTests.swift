@@ -42,12 +42,12 @@ import Testing
         "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n" + lines
     }
 
-    @Test func anOfferWithNoDecodableCodecIs415() {
+    @Test func anOfferWithNoDecodableCodecIsUnsupportedMedia() {
         let h265Only = Self.videoOnly("m=video 9 RTP/AVP 102\r\na=rtpmap:102 H265/90000\r\na=ssrc:7\r\n")
         #expect(
             throws: RoomError(
-                status: 415, code: "unsupported_media",
-                message: "the offer has no codec Cohost decodes (Opus/48000 audio, VP8/90000 or H264/90000 video)")
+                .unsupported, "unsupported_media",
+                "the offer has no codec Cohost decodes (Opus/48000 audio, VP8/90000 or H264/90000 video)")
         ) {
             try JoinNegotiator.negotiate(offer: h265Only, address: "127.0.0.1", port: 1, sessionID: 1, audioOnly: false)
         }
@@ -125,7 +125,7 @@ import Testing
             _ = try JoinNegotiator.negotiate(
                 offer: "hello", address: "127.0.0.1", port: 1, sessionID: 1, audioOnly: false)
         } catch {
-            #expect(error.status == 400 && error.code == "invalid_sdp")
+            #expect(error.kind == .invalid && error.code == "invalid_sdp")
         }
     }
 

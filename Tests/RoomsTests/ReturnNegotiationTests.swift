@@ -88,7 +88,7 @@ import Testing
                 offer: offer, address: "127.0.0.1", port: 7882, sessionID: 1, audioOnly: false)
             Issue.record("accepted a WebRTC offer")
         } catch {
-            #expect(error.status == 415 && error.code == "unsupported_transport")
+            #expect(error.kind == .unsupported && error.code == "unsupported_transport")
         }
     }
 

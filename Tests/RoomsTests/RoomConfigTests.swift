@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-import Mixing
 import Publishing
 @testable import Rooms
 
@@ -42,7 +41,7 @@ import Publishing
                 _ = try request.resolve()
                 Issue.record("accepted \(json)")
             } catch {
-                #expect(error.status == 400 && error.message == message)
+                #expect(error.kind == .invalid && error.message == message)
             }
         }
     }
@@ -74,7 +73,7 @@ import Publishing
                 _ = try request.resolve()
                 Issue.record("accepted \(view)")
             } catch {
-                #expect(error.status == 400 && error.message == message)
+                #expect(error.kind == .invalid && error.message == message)
             }
             // Audio-only rooms send no room view, but a bad one is refused there too.
             let audioOnly = try decode(#"{"name":"r1","audioOnly":true,"returnVideo":\#(view)}"#)
@@ -113,7 +112,7 @@ import Publishing
             _ = try bad.resolve()
             Issue.record("accepted interleave fast")
         } catch {
-            #expect(error.status == 400 && error.code == "invalid_output")
+            #expect(error.kind == .invalid && error.code == "invalid_output")
             #expect(error.message == #"interleave must be "lowLatency" or "strict", got "fast""#)
         }
     }

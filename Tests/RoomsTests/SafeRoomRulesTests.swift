@@ -9,7 +9,7 @@ import Testing
     static func offer(ssrc: Int) -> String { PipAnchorTests.offer(ssrc: ssrc) }
 
     @Test func concurrentJoinsOfOneUserLeaveOnlyThePresentSessionsSSRCs() throws {
-        let manager = RoomManager(settings: RoomSettings(), logger: Logger(label: "test"), sweepInterval: nil)
+        let manager = RoomManager(settings: RoomSettings(), logger: Logger(label: "test"))
         defer { manager.shutdown() }
         for round in 0..<100 {
             let ssrcs = [20_000 + 2 * round, 20_001 + 2 * round]
@@ -24,13 +24,27 @@ import Testing
     }
 
     @Test func removingAnOldSessionLeavesTheUsersNewOneInPlace() throws {
-        let manager = RoomManager(settings: RoomSettings(), logger: Logger(label: "test"), sweepInterval: nil)
+        let manager = RoomManager(settings: RoomSettings(), logger: Logger(label: "test"))
         defer { manager.shutdown() }
         _ = try manager.join(room: "s", userId: "u", tokenIssuedAt: nil, offer: Self.offer(ssrc: 9001))
         let first = try #require(manager.room("s")?.participant("u")?.sessionID)
         _ = try manager.join(room: "s", userId: "u", tokenIssuedAt: nil, offer: Self.offer(ssrc: 9002))
         #expect(!manager.removeParticipant(room: "s", userId: "u", reason: .timeout, session: first))
         #expect(manager.room("s")?.participant("u") != nil && manager.ssrcBindings == 1)
+    }
+
+    @Test func aGainJustOutsideTheRangeIsRefusedBeforeItCouldRoundIntoIt() throws {
+        let manager = RoomManager(settings: RoomSettings(), logger: Logger(label: "test"))
+        defer { manager.shutdown() }
+        _ = try manager.join(room: "g", userId: "u", tokenIssuedAt: nil, offer: Self.offer(ssrc: 9101))
+        // As Floats these are 4.0 and -0.0, inside 0...4.
+        for gain in [4.000_000_1, -1e-50] {
+            #expect(throws: RoomError.badRequest("invalid_gain", "gain must be within 0.0...4.0")) {
+                try manager.setMix(room: "g", userId: "u", muted: nil, gain: gain)
+            }
+        }
+        try manager.setMix(room: "g", userId: "u", muted: nil, gain: 4)
+        #expect(manager.room("g")?.participant("u")?.gain == 4)
     }
 
     @Test func aKickRefusesTokensIssuedUpToTheSkewAfterIt() {
@@ -47,7 +61,7 @@ import Testing
 
     @Test func aKickOutlivesItsRoomUntilEveryTokenThatCouldPredateItExpired() throws {
         let manager = RoomManager(
-            settings: RoomSettings(maxTokenTTLSeconds: 3_600), logger: Logger(label: "test"), sweepInterval: nil)
+            settings: RoomSettings(maxTokenTTLSeconds: 3_600), logger: Logger(label: "test"))
         defer { manager.shutdown() }
         let now = Int64(Date().timeIntervalSince1970)
         _ = try manager.join(room: "k", userId: "bob", tokenIssuedAt: now - 10, offer: Self.offer(ssrc: 9101))
@@ -66,12 +80,12 @@ import Testing
 
     @Test func withoutAutoCreationOnlyAnAdminsJoinCreatesARoom() throws {
         let manager = RoomManager(
-            settings: RoomSettings(autoCreateRooms: false), logger: Logger(label: "test"), sweepInterval: nil)
+            settings: RoomSettings(autoCreateRooms: false), logger: Logger(label: "test"))
         defer { manager.shutdown() }
         let refused = #expect(throws: RoomError.self) {
             try manager.join(room: "new", userId: "guest", tokenIssuedAt: nil, offer: Self.offer(ssrc: 9201))
         }
-        #expect(refused?.status == 404 && manager.room("new") == nil && manager.ssrcBindings == 0)
+        #expect(refused?.kind == .notFound && manager.room("new") == nil && manager.ssrcBindings == 0)
         _ = try manager.join(
             room: "new", userId: "host", tokenIssuedAt: nil, isAdmin: true, offer: Self.offer(ssrc: 9202))
         _ = try manager.join(room: "new", userId: "guest", tokenIssuedAt: nil, offer: Self.offer(ssrc: 9203))

@@ -251,7 +251,7 @@ import Testing
     @Test func withoutACertificateAWebRTCOfferIsRefusedAsAnUnsupportedTransport() {
         #expect {
             try negotiate(Self.obs, identity: nil)
-        } throws: { ($0 as? RoomError)?.status == 415 && ($0 as? RoomError)?.code == "unsupported_transport" }
+        } throws: { ($0 as? RoomError)?.kind == .unsupported && ($0 as? RoomError)?.code == "unsupported_transport" }
     }
 
     @Test func refusals() {

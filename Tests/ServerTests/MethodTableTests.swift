@@ -1,7 +1,6 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import HummingbirdTesting
 import Logging
 import Prometheus
 import Rooms
@@ -11,15 +10,6 @@ import Testing
 
 /// Every path answers 405 with `Allow` for the methods it does not take, and every method the table lists is routed.
 @Suite(.serialized) struct MethodTableTests {
-    func withApp(_ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
-        let manager = RoomManager(settings: RoomSettings(), logger: Logger(label: "test"), sweepInterval: nil)
-        defer { manager.shutdown() }
-        let router = CohostServer.makeRouter(
-            manager: manager, keys: APIKeys(["k1": "s1"]), registry: PrometheusCollectorRegistry(),
-            webDirectory: FileManager.default.temporaryDirectory.path)
-        try await Application(router: router).test(.router) { client in try await body(client) }
-    }
-
     static func uri(_ path: String) -> String {
         let concrete = path.split(separator: "/").map { part -> String in
             switch part {
@@ -34,7 +24,7 @@ import Testing
     }
 
     @Test func anUnlistedMethodIs405WithTheAllowedOnes() async throws {
-        try await withApp { client in
+        try await withApp(webDirectory: FileManager.default.temporaryDirectory.path) { client, _ in
             for (path, allowed) in MethodTable.api + MethodTable.pages {
                 let allow = allowed.map(\.rawValue).joined(separator: ", ")
                 for method in MethodTable.methods where !allowed.contains(method) {
@@ -49,7 +39,7 @@ import Testing
     }
 
     @Test func everyListedMethodIsRouted() async throws {
-        try await withApp { client in
+        try await withApp(webDirectory: FileManager.default.temporaryDirectory.path) { client, _ in
             for (path, allowed) in MethodTable.api + MethodTable.pages {
                 for method in allowed {
                     try await client.execute(uri: Self.uri(path), method: method) {

@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 import Hummingbird
-import HummingbirdTesting
 import Logging
 import Prometheus
 import Rooms
@@ -10,36 +9,6 @@ import Rooms
 /// Routes tested in-process: real RoomManager, no sockets.
 @Suite(.serialized) struct RoutesTests {
     static let keys = APIKeys(["k1": "s1"])
-
-    func token(
-        room: String, user: String, admin: Bool = false, exp: Int64? = nil, iat: Int64? = nil, secret: String = "s1"
-    ) -> String {
-        let now = Int64(Date().timeIntervalSince1970)
-        return RoomToken.mint(
-            TokenClaims(
-                iss: "k1", sub: user, room: room, admin: admin, exp: exp ?? now + 600, nbf: nil, iat: iat ?? now),
-            secret: secret)
-    }
-
-    func withApp(_ body: @escaping @Sendable (any TestClientProtocol, RoomManager) async throws -> Void) async throws {
-        let manager = RoomManager(
-            settings: RoomSettings(publicIP: "192.0.2.7", rtpPort: 40000), logger: Logger(label: "test"))
-        defer { manager.shutdown() }
-        let router = CohostServer.makeRouter(manager: manager, keys: Self.keys, registry: PrometheusCollectorRegistry())
-        let app = Application(router: router)
-        try await app.test(.router) { client in try await body(client, manager) }
-    }
-
-    func errorCode(_ response: TestResponse) -> String? {
-        struct Body: Decodable {
-            struct E: Decodable {
-                let code: String
-                let message: String
-            }
-            let error: E
-        }
-        return try? JSONDecoder().decode(Body.self, from: Data(buffer: response.body)).error.code
-    }
 
     static let offer = """
         v=0\r

@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 import Hummingbird
-import HummingbirdTesting
 import Logging
 import Prometheus
 import Rooms
@@ -12,30 +11,7 @@ import TestSupport
 @Suite(.serialized) struct SnapshotRouteTests {
     static let keys = APIKeys(["k1": "s1"])
 
-    func token(room: String, user: String, admin: Bool) -> String {
-        let now = Int64(Date().timeIntervalSince1970)
-        return RoomToken.mint(
-            TokenClaims(iss: "k1", sub: user, room: room, admin: admin, exp: now + 600, nbf: nil, iat: now),
-            secret: "s1")
-    }
-
-    func withApp(_ body: @escaping @Sendable (any TestClientProtocol, RoomManager) async throws -> Void) async throws {
-        let manager = RoomManager(
-            settings: RoomSettings(publicIP: "192.0.2.7", rtpPort: 40000), logger: Logger(label: "test"))
-        defer { manager.shutdown() }
-        let router = CohostServer.makeRouter(manager: manager, keys: Self.keys, registry: PrometheusCollectorRegistry())
-        try await Application(router: router).test(.router) { client in try await body(client, manager) }
-    }
-
-    func errorCode(_ response: TestResponse) -> String? {
-        struct Body: Decodable {
-            struct E: Decodable { let code: String }
-            let error: E
-        }
-        return try? JSONDecoder().decode(Body.self, from: Data(buffer: response.body)).error.code
-    }
-
-    func createRoom(_ client: any TestClientProtocol, _ json: String) async throws {
+    func createRoom(_ client: RouterClient, _ json: String) async throws {
         let admin = token(room: "*", user: "boss", admin: true)
         try await client.execute(
             uri: "/v1/rooms", method: .post, headers: [.authorization: "Bearer \(admin)"],
@@ -83,7 +59,7 @@ import TestSupport
                 uri: "/v1/rooms/radio/snapshot", method: .get, headers: [.authorization: "Bearer \(admin)"]
             ) {
                 #expect($0.status == .conflict)
-                #expect(self.errorCode($0) == "audio_only")
+                #expect(errorCode($0) == "audio_only")
             }
         }
     }
@@ -97,18 +73,18 @@ import TestSupport
                 uri: "/v1/rooms/nope/snapshot", method: .get, headers: [.authorization: "Bearer \(admin)"]
             ) {
                 #expect($0.status == .notFound)
-                #expect(self.errorCode($0) == "not_found")
+                #expect(errorCode($0) == "not_found")
             }
             try await client.execute(uri: "/v1/rooms/cam/snapshot", method: .get) {
                 #expect($0.status == .unauthorized)
-                #expect(self.errorCode($0) == "token_missing")
+                #expect(errorCode($0) == "token_missing")
             }
             let participant = token(room: "cam", user: "alice", admin: false)
             try await client.execute(
                 uri: "/v1/rooms/cam/snapshot", method: .get, headers: [.authorization: "Bearer \(participant)"]
             ) {
                 #expect($0.status == .forbidden)
-                #expect(self.errorCode($0) == "forbidden")
+                #expect(errorCode($0) == "forbidden")
             }
             let otherRoom = token(room: "other", user: "mod", admin: true)
             try await client.execute(
@@ -120,7 +96,7 @@ import TestSupport
                 uri: "/v1/rooms/bad%20name/snapshot", method: .get, headers: [.authorization: "Bearer \(admin)"]
             ) {
                 #expect($0.status == .badRequest)
-                #expect(self.errorCode($0) == "invalid_room")
+                #expect(errorCode($0) == "invalid_room")
             }
         }
     }

@@ -1,7 +1,6 @@
 import DTLS
 import Foundation
 import Hummingbird
-import HummingbirdTesting
 import Logging
 import Prometheus
 import Rooms
@@ -13,24 +12,10 @@ import Testing
 @Suite(.serialized) struct WHIPAndCORSTests {
     static let keys = APIKeys(["k1": "s1"])
     static let context = try! DTLSContext(certificate: DTLSCertificate.generate())
-
-    func token(room: String, user: String, admin: Bool = false) -> String {
-        let now = Int64(Date().timeIntervalSince1970)
-        return RoomToken.mint(
-            TokenClaims(iss: "k1", sub: user, room: room, admin: admin, exp: now + 600, nbf: nil, iat: now),
-            secret: "s1")
-    }
-
-    func withApp(
-        cors: [String] = [], _ body: @escaping @Sendable (any TestClientProtocol, RoomManager) async throws -> Void
-    ) async throws {
+    static var webRTCSettings: RoomSettings {
         var settings = RoomSettings(publicIP: "192.0.2.7", rtpPort: 40000)
-        settings.webRTC = WebRTCSettings(context: Self.context, addresses: ["192.0.2.7"])
-        let manager = RoomManager(settings: settings, logger: Logger(label: "test"))
-        defer { manager.shutdown() }
-        let router = CohostServer.makeRouter(
-            manager: manager, keys: Self.keys, registry: PrometheusCollectorRegistry(), corsOrigins: cors)
-        try await Application(router: router).test(.router) { client in try await body(client, manager) }
+        settings.webRTC = WebRTCSettings(context: context, addresses: ["192.0.2.7"])
+        return settings
     }
 
     /// A browser-like sendrecv audio offer.
@@ -55,7 +40,7 @@ import Testing
         """
 
     @Test func aWHIPPostJoinsTheTokensUserAndItsLocationDeleteLeaves() async throws {
-        try await withApp { client, manager in
+        try await withApp(settings: Self.webRTCSettings) { client, manager in
             let ann = token(room: "show", user: "ann")
             var location = ""
             try await client.execute(
@@ -87,7 +72,7 @@ import Testing
     }
 
     @Test func whipRefusesAnOfferWithoutItsContentTypeOrToken() async throws {
-        try await withApp { client, _ in
+        try await withApp(settings: Self.webRTCSettings) { client, _ in
             try await client.execute(uri: "/whip/show", method: .post, body: ByteBuffer(string: Self.offer)) {
                 #expect($0.status == .unauthorized)
             }
@@ -100,7 +85,7 @@ import Testing
     }
 
     @Test func patchTrickleIsAcceptedAndNewCredentialsRestartICEWithANewETag() async throws {
-        try await withApp { client, manager in
+        try await withApp(settings: Self.webRTCSettings) { client, manager in
             let ann = token(room: "show", user: "ann")
             var etag = ""
             var ufrag = ""
@@ -154,7 +139,7 @@ import Testing
     }
 
     @Test func patchRefusals() async throws {
-        try await withApp { client, _ in
+        try await withApp(settings: Self.webRTCSettings) { client, _ in
             let ann = token(room: "show", user: "ann")
             try await client.execute(
                 uri: "/whip/show", method: .post,
@@ -190,7 +175,7 @@ import Testing
     }
 
     @Test func anAllowedOriginGetsItsPreflightAndItsHeadersEvenOnErrors() async throws {
-        try await withApp(cors: ["https://show.example"]) { client, _ in
+        try await withApp(settings: Self.webRTCSettings, cors: ["https://show.example"]) { client, _ in
             try await client.execute(
                 uri: "/v1/rooms/show/participants", method: .options,
                 headers: [.origin: "https://show.example", .accessControlRequestMethod: "POST"]
@@ -213,7 +198,7 @@ import Testing
     }
 
     @Test func anotherOriginGetsNoCORSHeaders() async throws {
-        try await withApp(cors: ["https://show.example"]) { client, _ in
+        try await withApp(settings: Self.webRTCSettings, cors: ["https://show.example"]) { client, _ in
             try await client.execute(
                 uri: "/v1/rooms/show/participants", method: .options,
                 headers: [.origin: "https://evil.example", .accessControlRequestMethod: "POST"]
@@ -225,7 +210,7 @@ import Testing
     }
 
     @Test func aWildcardAllowsAnyOriginWithoutVary() async throws {
-        try await withApp(cors: ["*"]) { client, _ in
+        try await withApp(settings: Self.webRTCSettings, cors: ["*"]) { client, _ in
             try await client.execute(uri: "/healthz", method: .get, headers: [.origin: "https://anyone.example"]) {
                 #expect($0.headers[.accessControlAllowOrigin] == "*")
                 #expect($0.headers[.vary] == nil)

@@ -1,7 +1,6 @@
 import Foundation
 import Hummingbird
 import HTTPTypes
-import HummingbirdTesting
 import Logging
 import Prometheus
 import Rooms
@@ -12,13 +11,6 @@ import Testing
 /// The console's files and the invites that make join links, in-process.
 @Suite(.serialized) struct WebPagesAndInvitesTests {
     static let keys = APIKeys(["k1": "s1"])
-
-    func token(room: String, user: String, admin: Bool = false) -> String {
-        let now = Int64(Date().timeIntervalSince1970)
-        return RoomToken.mint(
-            TokenClaims(iss: "k1", sub: user, room: room, admin: admin, exp: now + 600, nbf: nil, iat: now),
-            secret: "s1")
-    }
 
     /// A web directory with a page, a script and a file that must not be served.
     static let web: URL = {
@@ -31,17 +23,8 @@ import Testing
         return dir
     }()
 
-    func withApp(_ body: @escaping @Sendable (any TestClientProtocol, RoomManager) async throws -> Void) async throws {
-        let manager = RoomManager(
-            settings: RoomSettings(publicIP: "192.0.2.7", rtpPort: 40000), logger: Logger(label: "test"))
-        defer { manager.shutdown() }
-        let router = CohostServer.makeRouter(
-            manager: manager, keys: Self.keys, registry: PrometheusCollectorRegistry(), webDirectory: Self.web.path)
-        try await Application(router: router).test(.router) { client in try await body(client, manager) }
-    }
-
     @Test func theConsoleAndTheJoinPageAreServedWithAStrictPolicy() async throws {
-        try await withApp { client, _ in
+        try await withApp(webDirectory: Self.web.path) { client, _ in
             for (path, title) in [("/", "console"), ("/rooms/show", "console"), ("/join/show", "join")] {
                 try await client.execute(uri: path, method: .get) {
                     #expect($0.status == .ok)
@@ -65,7 +48,7 @@ import Testing
     }
 
     @Test func scriptsAreServedByTypeAndNothingElseIs() async throws {
-        try await withApp { client, _ in
+        try await withApp(webDirectory: Self.web.path) { client, _ in
             try await client.execute(uri: "/web/console.js", method: .get) {
                 #expect($0.status == .ok && $0.headers[.contentType] == "text/javascript; charset=utf-8")
                 #expect($0.headers[HTTPField.Name("X-Content-Type-Options")!] == "nosniff")
@@ -80,7 +63,7 @@ import Testing
     }
 
     @Test func anInviteIsAParticipantTokenForThatUserAndALinkToTheJoinPage() async throws {
-        try await withApp { client, manager in
+        try await withApp(webDirectory: Self.web.path) { client, manager in
             let admin = token(room: "*", user: "producer", admin: true)
             try await client.execute(
                 uri: "/v1/rooms", method: .post, headers: [.authorization: "Bearer \(admin)"],
@@ -109,7 +92,7 @@ import Testing
     }
 
     @Test func invitesAreForAdminsOfExistingRoomsWithValidUsersAndLifetimes() async throws {
-        try await withApp { client, _ in
+        try await withApp(webDirectory: Self.web.path) { client, _ in
             let admin = token(room: "*", user: "producer", admin: true)
             try await client.execute(
                 uri: "/v1/rooms", method: .post, headers: [.authorization: "Bearer \(admin)"],
@@ -135,7 +118,7 @@ import Testing
     }
 
     @Test func theEventsSocketTakesItsTokenAsASubprotocolAndAnswersWithCohostEvents() async throws {
-        let manager = RoomManager(settings: RoomSettings(), logger: Logger(label: "test"), sweepInterval: nil)
+        let manager = RoomManager(settings: RoomSettings(), logger: Logger(label: "test"))
         defer { manager.shutdown() }
         _ = try manager.createRoom(RoomConfigRequest(name: "show"))
         func upgrade(_ protocols: String?) -> HTTPFields? {

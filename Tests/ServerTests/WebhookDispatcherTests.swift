@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 import Hummingbird
-import HummingbirdTesting
 import Logging
 import Rooms
 @testable import Server
+import ServiceLifecycle
 import TestSupport
 
 /// Webhook deliveries to a real local HTTP listener (Hummingbird on a free loopback port).
@@ -50,11 +50,23 @@ import TestSupport
                     contentType: header("content-type"), body: Array(bytes.readableBytesView)))
             return Response(status: refuse ? .internalServerError : .noContent)
         }
-        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-        try await app.test(.live) { client in
-            let port = try #require(client.port)
-            try await body(URL(string: "http://127.0.0.1:\(port)/hook")!, received)
+        let (ports, bound) = AsyncStream.makeStream(of: Int.self)
+        let app = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { channel in
+                bound.yield(channel.localAddress?.port ?? 0)
+                bound.finish()
+            })
+        let group = ServiceGroup(services: [app], logger: Logger(label: "test"))
+        async let run: Void = group.run()
+        let port = try #require(await ports.first { _ in true })
+        do { try await body(URL(string: "http://127.0.0.1:\(port)/hook")!, received) } catch {
+            await group.triggerGracefulShutdown()
+            try await run
+            throw error
         }
+        await group.triggerGracefulShutdown()
+        try await run
     }
 
     /// HMAC-SHA256 hex by openssl, independent of the code under test.
@@ -80,7 +92,7 @@ import TestSupport
             defer { dispatcher.stop() }
             // Real room events, through the manager's sinks.
             let manager = RoomManager(
-                settings: RoomSettings(eventSinks: [dispatcher]), logger: Logger(label: "test"), sweepInterval: nil)
+                settings: RoomSettings(eventSinks: [dispatcher]), logger: Logger(label: "test"))
             defer { manager.shutdown() }
             let request = try JSONDecoder().decode(
                 RoomConfigRequest.self, from: Data(#"{"name":"hooked","audioOnly":true}"#.utf8))

@@ -2,11 +2,11 @@ import Codecs
 import Foundation
 import Logging
 import Media
-import Mixing
 import Rooms
 import Testing
 
 @testable import Store
+import Layout
 
 /// The SQLite room store, a room's stored definition, and a manager that comes back with its rooms.
 @Suite struct StoreTests {
@@ -142,7 +142,7 @@ import Testing
             mode: .custom, regions: [Region(userId: "ann", x: 10, y: 20, width: 300, height: 170, z: 2)])
         do {
             let manager = RoomManager(
-                settings: RoomSettings(), logger: Logger(label: "test"), sweepInterval: nil,
+                settings: RoomSettings(), logger: Logger(label: "test"),
                 store: try SQLiteRoomStore(path: path))
             let show = try manager.createRoom(
                 Self.request(#"{"name":"show","canvas":{"width":640,"height":360,"fps":10}}"#))
@@ -159,7 +159,7 @@ import Testing
             #expect(manager.storeErrors == 0)
         }
         let manager = RoomManager(
-            settings: RoomSettings(), logger: Logger(label: "test"), sweepInterval: nil,
+            settings: RoomSettings(), logger: Logger(label: "test"),
             store: try SQLiteRoomStore(path: path))
         defer { manager.shutdown() }
         let restored = try manager.restore()
@@ -180,7 +180,7 @@ import Testing
         try store.saveRoom(name: "odd", definition: Data(#"{"name":"odd","canvas":{"width":99999}}"#.utf8))
         try store.saveRoom(name: "fine", definition: Data(#"{"name":"fine","audioOnly":true}"#.utf8))
         let manager = RoomManager(
-            settings: RoomSettings(), logger: Logger(label: "test"), sweepInterval: nil, store: store)
+            settings: RoomSettings(), logger: Logger(label: "test"), store: store)
         defer { manager.shutdown() }
         let restored = try manager.restore()
         #expect(restored.restored == ["fine"] && restored.failed == ["odd"])

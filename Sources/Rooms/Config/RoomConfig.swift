@@ -1,7 +1,7 @@
 import Media
-import Mixing
 import Codecs
 import Publishing
+import Layout
 
 /// A room's resolved configuration: every field has a value and has been validated.
 public struct RoomConfig: Sendable, Equatable {

@@ -1,6 +1,6 @@
-import Mixing
 import Codecs
 import Media
+import Layout
 
 /// The JSON body of `POST /v1/rooms`: every field optional, resolved against the defaults.
 public struct RoomConfigRequest: Decodable, Sendable {

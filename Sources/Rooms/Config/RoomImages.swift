@@ -1,8 +1,8 @@
 import Foundation
 import Media
 import Codecs
-import Mixing
 import Compositing
+import Layout
 
 /// A PNG given to a room (background, placeholder or watermark), kept with its decoded picture.
 ///

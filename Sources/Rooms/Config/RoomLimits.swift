@@ -1,6 +1,5 @@
 import Media
 import Codecs
-import Mixing
 
 /// Bounds on everything a client may ask of a room; each refusal names the limit.
 public enum RoomLimits {

@@ -1,119 +1,65 @@
 import Foundation
 import Media
-import Mixing
 import RTP
 import SRTP
 import Logging
 import Publishing
 import DTLS
+import Clocks
 
-/// The rooms of one server, the SSRC table, and the rules of joining and leaving.
+/// The rooms of one server and the rules of joining and leaving: the one thing the HTTP layer calls.
 ///
-/// This is the whole of what the HTTP layer and the UDP endpoint call: they stay thin.
+/// It holds no lock of its own. Each job has an owner with its own: `RoomRegistry` (which rooms exist),
+/// `KickLedger` (who was kicked from which name), `RoomPersistence` (what outlives the process, when a store is
+/// configured) and `MediaDemux` (the media port: SSRC table, WebRTC transports, the socket's send). The periodic
+/// work (`sweep`, `media.tickTransports`) is run by services of the server, not by timers of its own.
 public final class RoomManager: @unchecked Sendable {
     public let settings: RoomSettings
     let logger: Logger
     private let clock: MixClock
-    let router = StreamRouter()
-    let webRTC = WebRTCTable()
-    private var transportTimer: DispatchSourceTimer?
     private let decodePool: DecodePool
-    let lock = NSLock()
-    private var rooms: [String: Room] = [:]
-    /// Each room name's kicks, kept past the room's life for `maxTokenTTLSeconds` (pruned by `sweep`).
-    var kicks: [String: KickList] = [:]
-    private var nextSession = 1
-    private var timeoutTimer: DispatchSourceTimer?
-    /// When each room (by identity, so a re-created room starts afresh) was first seen empty by `sweep`.
-    private var emptySince: [ObjectIdentifier: Int64] = [:]
-    /// The media socket's send (under `lock`).
-    var transport: DatagramSender?
+    private let registry: RoomRegistry
+    let kicks: KickLedger
+    /// nil keeps rooms and kicks in memory only.
+    let persistence: RoomPersistence?
+    public let media: MediaDemux
+    private let sessions = SessionCounter()
     /// The SSRC Cohost's own RTCP (receiver reports, PLI, NACK) is sent from.
     public let serverSSRC = UInt32.random(in: 1...UInt32.max)
-    /// Where room definitions and kicks outlive the process; nil keeps them in memory only.
-    let store: (any RoomStore)?
-    /// Orders a room's saves against its removal from the store (RoomManager+Store.swift).
-    let storeLock = NSLock()
-    var storeErrorCount = 0
-    var kicksForgottenInStoreAt: Int64 = 0
 
-    /// Sends one datagram; installed by the UDP endpoint once its socket is bound.
-    public typealias DatagramSender = @Sendable ([UInt8], PeerAddress) -> Void
-
-    /// `sweepInterval`: seconds between `sweep`s (participant timeouts, idle rooms); nil when the
-    /// owner calls `sweep(nowMs:)` itself (tests, with injected time).
     public init(
-        settings: RoomSettings, logger: Logger, clock: MixClock = .shared, sweepInterval: Double? = 1,
-        store: (any RoomStore)? = nil
+        settings: RoomSettings, logger: Logger, clock: MixClock = .shared, store: (any RoomStore)? = nil
     ) {
         self.settings = settings
-        self.store = store
         self.logger = logger
         self.clock = clock
         decodePool = DecodePool(threads: settings.decodeThreads)
-        guard let sweepInterval else { return }
-        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "cohost.timeouts"))
-        timer.schedule(deadline: .now() + sweepInterval, repeating: sweepInterval)
-        timer.setEventHandler { [weak self] in self?.sweep(nowMs: MonotonicClock.nowMs()) }
-        timer.resume()
-        timeoutTimer = timer
-        guard settings.webRTC != nil else { return }
-        // DTLS retransmissions (OpenSSL's timers start at 1 s) and ICE consent, 20 times a second.
-        let transports = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "cohost.transports"))
-        transports.schedule(deadline: .now() + 0.05, repeating: 0.05)
-        transports.setEventHandler { [weak self] in self?.tickTransports(nowMs: MonotonicClock.nowMs()) }
-        transports.resume()
-        transportTimer = transports
-    }
-
-    deinit {
-        timeoutTimer?.cancel()
-        transportTimer?.cancel()
-        decodePool.stop()
-    }
-
-    /// Lets the rooms send RTCP feedback through the media socket.
-    public func attachTransport(_ send: @escaping DatagramSender) { lock.withLock { transport = send } }
-
-    /// Protects and sends a participant's RTCP feedback (one compound datagram) to its latched address.
-    /// Once a second per participant and more under loss: written without closures or temporary arrays, SRTCP
-    /// into the room's `scratch`, so reports allocate nothing here.
-    private func sendFeedback(_ participant: Participant, _ compound: [UInt8], _ scratch: inout [UInt8]) {
-        lock.lock()
-        let send = transport
-        lock.unlock()
-        guard let send else { return }
-        // To the first of the participant's streams that has latched an address (video may start late).
-        if let ssrc = participant.videoSSRC, let route = router.protectFeedback(compound, about: ssrc, into: &scratch) {
-            return send(route.protected ? scratch : compound, route.to)
-        }
-        if let ssrc = participant.audioSSRC, let route = router.protectFeedback(compound, about: ssrc, into: &scratch) {
-            send(route.protected ? scratch : compound, route.to)
+        registry = RoomRegistry(capacity: settings.maxRooms)
+        kicks = KickLedger(maxTokenTTLSeconds: settings.maxTokenTTLSeconds)
+        persistence = store.map { RoomPersistence(store: $0, logger: logger) }
+        media = MediaDemux(acceptsWebRTC: settings.webRTC != nil, logger: logger)
+        media.onSessionEnd { [weak self] participant, roomName, reason in
+            self?.endSession(of: participant, in: roomName, reason: reason)
         }
     }
 
-    /// Sends one datagram of a participant's return stream to where its media comes from.
-    private func sendReturn(_ participant: Participant, _ kind: NegotiatedStream.Kind, _ bytes: [UInt8]) {
-        lock.lock()
-        let send = transport
-        lock.unlock()
-        guard let send, let peer = router.returnDestination(of: participant, kind: kind) else { return }
-        send(bytes, peer)
-    }
+    deinit { decodePool.stop() }
 
     // MARK: rooms
 
-    public func room(_ name: String) -> Room? { lock.withLock { rooms[name] } }
-    public var allRooms: [Room] { lock.withLock { rooms.values.sorted { $0.name < $1.name } } }
-    public var ingestCounters: IngestCounters { router.snapshot }
+    public func room(_ name: String) -> Room? { registry.room(name) }
+    public var allRooms: [Room] { registry.all }
+    public var ingestCounters: IngestCounters { media.router.snapshot }
     /// WebRTC transports now, handshakes, and STUN/DTLS datagrams dropped.
-    public var webRTCCounters: WebRTCTable.Counters { webRTC.snapshot }
+    public var webRTCCounters: WebRTCTable.Counters { media.webRTC.snapshot }
     /// Entries in the server's SSRC table (each participant's media SSRCs, and RTX ones).
-    public var ssrcBindings: Int { router.bindingCount }
+    public var ssrcBindings: Int { media.router.bindingCount }
     /// Ticks (audio and video, every room) the shared clock skipped because it fell behind: a stalled machine.
     public var clockSkippedTicks: Int { clock.skippedTicks }
+    /// Store operations that failed since the start (`cohost_store_errors`).
+    public var storeErrors: Int { persistence?.errors ?? 0 }
 
-    /// Creates a room from a request; 409 when the name is taken.
+    /// Creates a room from a request; `room_exists` when the name is taken.
     @discardableResult
     public func createRoom(_ request: RoomConfigRequest) throws(RoomError) -> Room {
         let config = try request.resolve()
@@ -121,26 +67,39 @@ public final class RoomManager: @unchecked Sendable {
     }
 
     func create(_ config: RoomConfig, failIfExists: Bool) throws(RoomError) -> Room {
-        lock.lock()
-        if let existing = rooms[config.name] {
-            lock.unlock()
+        switch registry.reserve(config.name) {
+        case .exists(let existing):
             if failIfExists { throw .conflict("room_exists", "room '\(config.name)' already exists") }
             return existing
+        case .full:
+            throw RoomError(.limitExceeded, "limit_exceeded", "this server holds at most \(settings.maxRooms) rooms")
+        case .reserved:
+            break
         }
-        guard rooms.count < settings.maxRooms else {
-            lock.unlock()
-            throw .init(
-                status: 429, code: "limit_exceeded", message: "this server holds at most \(settings.maxRooms) rooms")
+        let room: Room
+        do { room = try open(config) } catch {
+            registry.cancel(config.name)
+            throw error
         }
-        // A shared store decides which node holds a name: claimed before anything starts.
-        if let store {
+        registry.fill(room)
+        do { try room.start(clock: clock) } catch {
+            _ = closeRoom(config.name)
+            throw error
+        }
+        persist(room)
+        logger.info("room created", metadata: ["room": "\(config.name)", "audioOnly": "\(config.audioOnly)"])
+        return room
+    }
+
+    /// A reserved name's room: claimed in a shared store (which decides which node holds a name), its encoders
+    /// opened, its observers attached. Not started yet.
+    private func open(_ config: RoomConfig) throws(RoomError) -> Room {
+        if let store = persistence?.store {
             let claimed: Bool
             do { claimed = try store.claimRoom(name: config.name, definition: RoomDefinition(config).json) } catch {
-                lock.unlock()
-                throw .init(status: 503, code: "store_unavailable", message: "the room store failed: \(error)")
+                throw RoomError(.unavailable, "store_unavailable", "the room store failed: \(error)")
             }
             guard claimed else {
-                lock.unlock()
                 throw .conflict("room_exists", "room '\(config.name)' already exists on another node")
             }
         }
@@ -148,26 +107,17 @@ public final class RoomManager: @unchecked Sendable {
         do {
             room = try Room(
                 config: config, serverSSRC: serverSSRC, logger: logger, outputRules: settings.outputRules
-            ) { [weak self] p, compound, scratch in
-                self?.sendFeedback(p, compound, &scratch)
-            } sendReturn: { [weak self] p, kind, bytes in
-                self?.sendReturn(p, kind, bytes)
+            ) { [media] p, compound, scratch in
+                media.sendFeedback(p, compound, &scratch)
+            } sendReturn: { [media] p, kind, bytes in
+                media.sendReturn(p, kind, bytes)
             }
         } catch {
-            lock.unlock()
-            throw .init(status: 500, code: "encoder_failed", message: "could not start the room's encoders: \(error)")
+            throw RoomError(.internal, "encoder_failed", "could not start the room's encoders: \(error)")
         }
         // Before `start`, so the sinks also see the first outputs' state changes.
         for sink in settings.eventSinks { room.events.attach(sink) }
         room.onDefinitionChange = { [weak self] room in self?.persist(room) }
-        rooms[config.name] = room
-        lock.unlock()
-        do { try room.start(clock: clock) } catch {
-            _ = closeRoom(config.name)
-            throw error
-        }
-        persist(room)
-        logger.info("room created", metadata: ["room": "\(config.name)", "audioOnly": "\(config.audioOnly)"])
         return room
     }
 
@@ -183,16 +133,10 @@ public final class RoomManager: @unchecked Sendable {
     /// created again meanwhile under the same name is left alone. `forget`: remove it from the store too (not when
     /// the server shuts down: the room comes back at the next start).
     private func closeRoom(_ name: String, ifStill expected: Room?, forget: Bool = true) -> Bool {
-        let room: Room? = lock.withLock {
-            guard let current = rooms[name], expected.map({ $0 === current }) ?? true else { return nil }
-            rooms[name] = nil
-            emptySince[ObjectIdentifier(current)] = nil
-            return current
-        }
-        guard let room else { return false }
-        if forget { unpersist(name) }
+        guard let room = registry.remove(name, ifStill: expected) else { return false }
+        if forget { persistence?.remove(name) }
         for p in room.close() {
-            detach(p)
+            media.detach(p)
             room.events.publish(.participantLeft(userId: p.userId, reason: .roomClosed))
         }
         room.events.publish(.roomClosed)
@@ -204,8 +148,12 @@ public final class RoomManager: @unchecked Sendable {
     /// Closes every room at once (a room's outputs may each take seconds to stop on a stuck connection: in turn,
     /// many rooms would outlast the service manager's stop timeout).
     public func shutdown() {
-        timeoutTimer?.cancel()
         allAtOnce(allRooms) { [self] room in closeRoom(room.name, ifStill: room, forget: false) }
+    }
+
+    /// Saves the room's definition, unless it has been closed meanwhile.
+    func persist(_ room: Room) {
+        persistence?.save(room) { registry.room(room.name) === room }
     }
 
     // MARK: participants
@@ -219,9 +167,8 @@ public final class RoomManager: @unchecked Sendable {
     ) throws(RoomError) -> String {
         // Kicks outlive their room: checked before a room could be created again for the user.
         if isKicked(room: roomName, userId: userId, tokenIssuedAt: tokenIssuedAt) {
-            throw .init(
-                status: 403, code: "kicked",
-                message: "user '\(userId)' was kicked from '\(roomName)'; a token issued after the kick is needed")
+            throw .forbidden(
+                "kicked", "user '\(userId)' was kicked from '\(roomName)'; a token issued after the kick is needed")
         }
         let room: Room
         if let existing = self.room(roomName) {
@@ -231,10 +178,37 @@ public final class RoomManager: @unchecked Sendable {
         } else {
             throw .notFound("room '\(roomName)' does not exist (this server does not create rooms on join)")
         }
-        let session = lock.withLock { () -> Int in
-            defer { nextSession += 1 }
-            return nextSession
+        let session = sessions.next()
+        let (negotiation, transport) = try negotiate(offer, session: session, room: room)
+        let (participant, entries) = try makeParticipant(
+            userId: userId, session: session, isAdmin: isAdmin, negotiation: negotiation, transport: transport,
+            room: room)
+        // The same user joining again replaces the old session: free its SSRCs first.
+        if let old = room.participant(userId) { media.detach(old) }
+        if let taken = media.register(entries, room: roomName, participant: participant) {
+            throw .conflict("ssrc_conflict", "SSRC \(taken) is already in use on this server")
         }
+        let replaced: Participant?
+        do { replaced = try room.add(participant) } catch {
+            media.detach(participant)
+            throw error
+        }
+        if let transport { media.webRTC.add(transport, participant: participant, room: roomName) }
+        if let replaced {
+            // A concurrent join of the same user may have registered its SSRCs after the check above: the session
+            // replaced here must not keep them (it would decode forever, in no room).
+            media.detach(replaced)
+            room.events.publish(.participantLeft(userId: replaced.userId, reason: .replaced))
+        }
+        room.events.publish(.participantJoined(userId: userId))
+        logger.info("participant joined", metadata: ["room": "\(roomName)", "user": "\(userId)"])
+        return negotiation.answer
+    }
+
+    /// The offer read against the room and this server, and a WebRTC transport when the offer is WebRTC.
+    private func negotiate(
+        _ offer: String, session: Int, room: Room
+    ) throws(RoomError) -> (Negotiation, WebRTCTransport?) {
         var negotiation = try JoinNegotiator.negotiate(
             offer: offer, address: settings.publicIP, port: settings.rtpPort,
             sessionID: UInt64(session), audioOnly: room.config.audioOnly,
@@ -242,22 +216,27 @@ public final class RoomManager: @unchecked Sendable {
             webRTC: settings.webRTC.map {
                 WebRTCIdentity(fingerprint: $0.context.certificate.fingerprintAttribute, addresses: $0.addresses)
             },
-            ssrcInUse: { [router] in router.isInUse($0) })
-        var transport: WebRTCTransport?
-        if let parameters = negotiation.webRTC, let webRTC = settings.webRTC {
-            do {
-                transport = try WebRTCTransport(
-                    parameters: parameters, context: webRTC.context, nowMs: MonotonicClock.nowMs())
-            } catch {
-                throw .init(status: 500, code: "dtls_failed", message: "could not set up DTLS: \(error)")
-            }
-            negotiation.returnAudio?.dtlsKeys = transport?.keys
-            negotiation.returnVideo?.dtlsKeys = transport?.keys
-        }
-        let participant: Participant
-        var entries: [StreamRouter.Entry] = []
+            ssrcInUse: { [router = media.router] in router.isInUse($0) })
+        guard let parameters = negotiation.webRTC, let webRTC = settings.webRTC else { return (negotiation, nil) }
+        let transport: WebRTCTransport
         do {
-            participant = try Participant(
+            transport = try WebRTCTransport(
+                parameters: parameters, context: webRTC.context, nowMs: MonotonicClock.nowMs())
+        } catch {
+            throw RoomError(.internal, "dtls_failed", "could not set up DTLS: \(error)")
+        }
+        negotiation.returnAudio?.dtlsKeys = transport.keys
+        negotiation.returnVideo?.dtlsKeys = transport.keys
+        return (negotiation, transport)
+    }
+
+    /// The participant with its decoders, and the SSRC table's entries for its streams.
+    private func makeParticipant(
+        userId: String, session: Int, isAdmin: Bool, negotiation: Negotiation, transport: WebRTCTransport?,
+        room: Room
+    ) throws(RoomError) -> (Participant, [StreamRouter.Entry]) {
+        do {
+            let participant = try Participant(
                 userId: userId, sessionID: session, isAdmin: isAdmin, audio: negotiation.audio,
                 video: negotiation.video, decodeChannels: room.config.audio.channels,
                 videoLimits: VideoLimits(
@@ -266,55 +245,41 @@ public final class RoomManager: @unchecked Sendable {
                 decodePool: decodePool, returnAudio: negotiation.returnAudio,
                 returnVideo: negotiation.returnVideo, webRTC: transport,
                 maxIngestKbps: room.config.maxIngestBitrate, nowMs: MonotonicClock.nowMs(), logger: logger)
-            for stream in [negotiation.audio, negotiation.video].compactMap({ $0 }) {
-                let inbound = try stream.srtp.map {
-                    try SRTPSession(profile: $0.profile, masterKeyAndSalt: $0.key, direction: .inbound)
-                }
-                let outbound = try stream.srtp.flatMap { srtp in
-                    try stream.serverKey.map {
-                        try SRTPSession(profile: srtp.profile, masterKeyAndSalt: $0, direction: .outbound)
-                    }
-                }
-                entries.append(
-                    .init(ssrc: stream.ssrc, inbound: inbound, outbound: outbound, learnFromMID: stream.learnFromMID))
-                // Retransmissions come on their own SSRC under the same m= line's key (libsrtp keys any SSRC).
-                if let rtx = stream.retransmission {
-                    entries.append(.init(ssrc: rtx.ssrc, inbound: inbound, outbound: nil))
-                }
-            }
-            // A line the participant only receives on: its RTCP (receiver reports about the return) comes from
-            // the line's own SSRC.
-            for back in [negotiation.returnAudio, negotiation.returnVideo].compactMap({ $0 }) {
-                guard let ssrc = back.receiverSSRC else { continue }
-                let inbound = try back.receiverSRTP.map {
-                    try SRTPSession(profile: $0.profile, masterKeyAndSalt: $0.key, direction: .inbound)
-                }
-                entries.append(.init(ssrc: ssrc, inbound: inbound, outbound: nil, receiveOnly: true))
-            }
+            return (participant, try Self.routingEntries(negotiation))
         } catch {
-            throw .init(
-                status: 500, code: "decoder_failed", message: "could not set up the participant's decoders: \(error)")
+            throw RoomError(
+                .internal, "decoder_failed", "could not set up the participant's decoders: \(error)")
         }
-        // The same user joining again replaces the old session: free its SSRCs first.
-        if let old = room.participant(userId) { detach(old) }
-        if let taken = router.register(entries, room: roomName, participant: participant) {
-            throw .conflict("ssrc_conflict", "SSRC \(taken) is already in use on this server")
+    }
+
+    /// One entry per SSRC the participant sends from: its media streams, their retransmissions, and the lines it
+    /// only receives on (their RTCP, receiver reports about the return, comes from the line's own SSRC).
+    private static func routingEntries(_ negotiation: Negotiation) throws -> [StreamRouter.Entry] {
+        var entries: [StreamRouter.Entry] = []
+        for stream in [negotiation.audio, negotiation.video].compactMap({ $0 }) {
+            let inbound = try stream.srtp.map {
+                try SRTPSession(profile: $0.profile, masterKeyAndSalt: $0.key, direction: .inbound)
+            }
+            let outbound = try stream.srtp.flatMap { srtp in
+                try stream.serverKey.map {
+                    try SRTPSession(profile: srtp.profile, masterKeyAndSalt: $0, direction: .outbound)
+                }
+            }
+            entries.append(
+                .init(ssrc: stream.ssrc, inbound: inbound, outbound: outbound, learnFromMID: stream.learnFromMID))
+            // Retransmissions come on their own SSRC under the same m= line's key (libsrtp keys any SSRC).
+            if let rtx = stream.retransmission {
+                entries.append(.init(ssrc: rtx.ssrc, inbound: inbound, outbound: nil))
+            }
         }
-        let replaced: Participant?
-        do { replaced = try room.add(participant) } catch {
-            detach(participant)
-            throw error
+        for back in [negotiation.returnAudio, negotiation.returnVideo].compactMap({ $0 }) {
+            guard let ssrc = back.receiverSSRC else { continue }
+            let inbound = try back.receiverSRTP.map {
+                try SRTPSession(profile: $0.profile, masterKeyAndSalt: $0.key, direction: .inbound)
+            }
+            entries.append(.init(ssrc: ssrc, inbound: inbound, outbound: nil, receiveOnly: true))
         }
-        if let transport { webRTC.add(transport, participant: participant, room: roomName) }
-        if let replaced {
-            // A concurrent join of the same user may have registered its SSRCs after the check above: the session
-            // replaced here must not keep them (it would decode forever, in no room).
-            detach(replaced)
-            room.events.publish(.participantLeft(userId: replaced.userId, reason: .replaced))
-        }
-        room.events.publish(.participantJoined(userId: userId))
-        logger.info("participant joined", metadata: ["room": "\(roomName)", "user": "\(userId)"])
-        return negotiation.answer
+        return entries
     }
 
     /// Removes a participant (leave, kick, timeout); only session `session` of them, when given. Returns false
@@ -324,22 +289,23 @@ public final class RoomManager: @unchecked Sendable {
         room roomName: String, userId: String, reason: LeaveReason, by: String? = nil, session: Int? = nil
     ) -> Bool {
         guard let room = room(roomName), let p = room.remove(userId, ifSession: session) else { return false }
-        detach(p)
+        media.detach(p)
         if reason == .kicked {
-            let list = lock.withLock { () -> KickList in
-                let list = kicks[roomName] ?? KickList()
-                kicks[roomName] = list
-                return list
-            }
             let now = Int64(Date().timeIntervalSince1970)
-            list.record(userId, atSeconds: now)
-            persistKick(room: roomName, userId: userId, atSeconds: now)
+            kicks.record(room: roomName, userId: userId, atSeconds: now)
+            persistence?.recordKick(room: roomName, userId: userId, atSeconds: now)
             room.events.publish(.participantKicked(userId: userId, by: by ?? "admin"))
         }
         room.events.publish(.participantLeft(userId: userId, reason: reason))
         logger.info(
             "participant left", metadata: ["room": "\(roomName)", "user": "\(userId)", "reason": "\(reason.rawValue)"])
         return true
+    }
+
+    /// A session ended by the media side (its WebRTC transport, or an RTCP BYE).
+    private func endSession(of participant: Participant, in roomName: String?, reason: LeaveReason) {
+        guard let roomName = roomName ?? registry.room(of: participant)?.name else { return }
+        removeParticipant(room: roomName, userId: participant.userId, reason: reason, session: participant.sessionID)
     }
 
     /// The ICE ufrag a WebRTC participant's checks must name now (the WHIP session's ETag); nil for others.
@@ -355,11 +321,10 @@ public final class RoomManager: @unchecked Sendable {
             throw .notFound("no participant '\(userId)' in room '\(roomName)'")
         }
         if participant.webRTC?.remoteUfrag == remoteUfrag { return nil }
-        guard let fresh = webRTC.restartICE(participant, remoteUfrag: remoteUfrag, nowMs: MonotonicClock.nowMs())
+        guard
+            let fresh = media.webRTC.restartICE(participant, remoteUfrag: remoteUfrag, nowMs: MonotonicClock.nowMs())
         else {
-            throw .init(
-                status: 409, code: "not_webrtc",
-                message: "'\(userId)' did not join over WebRTC: there is no ICE to restart")
+            throw .conflict("not_webrtc", "'\(userId)' did not join over WebRTC: there is no ICE to restart")
         }
         let candidates = AnswerTransport(
             iceUfrag: fresh.ufrag, icePassword: fresh.password, fingerprint: "", setup: "",
@@ -371,34 +336,29 @@ public final class RoomManager: @unchecked Sendable {
 
     /// Whether a token issued at `tokenIssuedAt` for `userId` predates that user's kick from `roomName`.
     public func isKicked(room roomName: String, userId: String, tokenIssuedAt: Int64?) -> Bool {
-        let list = lock.withLock { kicks[roomName] }
-        return list?.refuses(userId, tokenIssuedAt: tokenIssuedAt) ?? false
+        kicks.refuses(room: roomName, userId: userId, tokenIssuedAt: tokenIssuedAt)
     }
 
-    public func setMix(room roomName: String, userId: String, muted: Bool?, gain: Float?) throws(RoomError) {
+    /// `gain` is checked as given, before it becomes a Float: 4.0000001 would round onto 4 and pass.
+    public func setMix(room roomName: String, userId: String, muted: Bool?, gain: Double?) throws(RoomError) {
         guard let room = room(roomName), let p = room.participant(userId) else {
             throw .notFound("no participant '\(userId)' in room '\(roomName)'")
         }
-        if let gain, !(0...4).contains(gain) { throw .badRequest("invalid_gain", "gain must be within 0.0...4.0") }
-        p.setMix(muted: muted, gain: gain)
+        if let gain, !(0...4).contains(gain) {
+            throw .badRequest("invalid_gain", "gain must be within 0.0...4.0")
+        }
+        p.setMix(muted: muted, gain: gain.map { Float($0) })
     }
 
-    /// Drops kicks older than the longest token lifetime and twice the skew (a token's own `exp` leeway, and the
-    /// issuer's clock behind ours): no token they could refuse is valid any more. A closed room's list goes once
-    /// it is empty.
+    /// Drops kicks no valid token could be refused by any more. A closed room's list goes once it is empty.
     func forgetExpiredKicks(nowSeconds: Int64) {
-        let cutoff = nowSeconds - settings.maxTokenTTLSeconds - 2 * KickList.skewSeconds
-        lock.withLock {
-            for (name, list) in kicks {
-                list.forget(before: cutoff)
-                if list.isEmpty && rooms[name] == nil { kicks[name] = nil }
-            }
-        }
-        forgetStoredKicks(before: cutoff, nowSeconds: nowSeconds)
+        let cutoff = kicks.cutoff(nowSeconds: nowSeconds)
+        kicks.forget(before: cutoff, open: registry.names)
+        persistence?.forgetKicks(before: cutoff, nowSeconds: nowSeconds)
     }
 
     /// Removes participants silent for longer than `participantTimeoutMs` (reason `timeout`), then
-    /// closes rooms that have been empty for `emptyRoomTimeoutMs`. Runs every `sweepInterval`; the
+    /// closes rooms that have been empty for `emptyRoomTimeoutMs`. The server calls it once a second; the
     /// emptiness clock of a room starts at the first sweep that finds it empty.
     public func sweep(nowMs now: Int64) {
         for room in allRooms {
@@ -409,81 +369,23 @@ public final class RoomManager: @unchecked Sendable {
         }
         forgetExpiredKicks(nowSeconds: Int64(Date().timeIntervalSince1970))
         guard settings.emptyRoomTimeoutMs > 0 else { return }
-        var idle: [Room] = []
-        lock.withLock {
-            // Updated in place (this runs every second): `closeRoom`, the only way out of `rooms`, drops a room's
-            // entry, so every key here is a room still in `rooms`.
-            for room in rooms.values {
-                let id = ObjectIdentifier(room)
-                guard room.participantCount == 0 else {
-                    emptySince[id] = nil
-                    continue
-                }
-                let since = emptySince[id] ?? now
-                emptySince[id] = since
-                if now - since >= settings.emptyRoomTimeoutMs { idle.append(room) }
-            }
-        }
-        for room in idle.sorted(by: { $0.name < $1.name }) where room.participantCount == 0 {
+        for room in registry.idle(nowMs: now, timeoutMs: settings.emptyRoomTimeoutMs) where room.participantCount == 0 {
             logger.info(
                 "closing idle room", metadata: ["room": "\(room.name)", "emptyMs": "\(settings.emptyRoomTimeoutMs)"])
             _ = closeRoom(room.name, ifStill: room)
         }
     }
+}
 
-    // MARK: media
+/// Session numbers, one per join, never reused while the process lives.
+private final class SessionCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var last = 0
 
-    /// Entry point for every UDP datagram (RTP and RTCP, either port).
-    public func ingest(_ bytes: [UInt8], from peer: PeerAddress) {
-        var scratch = DatagramScratch()
-        ingest(bytes, from: peer, scratch: &scratch)
-    }
-
-    /// Counts a datagram the UDP layer dropped before `ingest` (cut short by its receive slot, or not from IP)
-    /// as malformed, where `cohost_udp_dropped{reason="malformed"}` shows it.
-    public func ingestDroppedMalformed() { router.countMalformed() }
-
-    /// `ingest` for the UDP hot path: `scratch` is the caller's (one per socket), so parsing and SRTP
-    /// reuse its buffers and a datagram allocates nothing in steady state.
-    public func ingest(_ bytes: [UInt8], from peer: PeerAddress, scratch: inout DatagramScratch) {
-        // RFC 7983: the first byte tells STUN (0–3) and DTLS (20–63) from RTP and RTCP (128–191).
-        if let first = bytes.first, first < 64, settings.webRTC != nil {
-            if first < 4 { return ingestSTUN(bytes, from: peer) }
-            if first >= 20 { return ingestDTLS(bytes, from: peer) }
+    func next() -> Int {
+        lock.withLock {
+            last += 1
+            return last
         }
-        switch router.route(bytes, from: peer, scratch: &scratch) {
-        case .dropped:
-            return
-        case let .rtp(participant, size):
-            participant.receive(scratch.packet, bytes: size, nowMs: MonotonicClock.nowMs())
-        case let .rtcp(participant, packets):
-            let now = MonotonicClock.nowMs()
-            participant.touch(nowMs: now)
-            for packet in packets {
-                switch packet {
-                case .senderReport(let sr):
-                    participant.noteSenderReport(sr, nowMs: now)
-                    if !sr.reports.isEmpty {
-                        participant.noteReceptionReports(sr.reports, nowMs: now, ntpNow: NTPTime.now())
-                    }
-                case .receiverReport(let rr) where !rr.reports.isEmpty:
-                    participant.noteReceptionReports(rr.reports, nowMs: now, ntpNow: NTPTime.now())
-                case .pli, .fir, .nack, .remb:
-                    participant.noteViewFeedback(packet)
-                default: break
-                }
-                guard case .bye = packet else { continue }
-                if let room = roomOf(participant) {
-                    room.remove(participant.userId, ifSession: participant.sessionID).map { p in
-                        detach(p)
-                        room.events.publish(.participantLeft(userId: p.userId, reason: .left))
-                    }
-                }
-            }
-        }
-    }
-
-    private func roomOf(_ participant: Participant) -> Room? {
-        lock.withLock { rooms.values.first { $0.participant(participant.userId) === participant } }
     }
 }

@@ -108,7 +108,7 @@ enum JoinNegotiator {
         ssrcInUse: (UInt32) -> Bool = { _ in false }
     ) throws(RoomError) -> Negotiation {
         guard text.utf8.count <= maxOfferBytes else {
-            throw .init(status: 413, code: "body_too_large", message: "SDP offer larger than \(maxOfferBytes) bytes")
+            throw RoomError(.tooLarge, "body_too_large", "SDP offer larger than \(maxOfferBytes) bytes")
         }
         let offer: SessionDescription
         do { offer = try SessionDescription.parse(text) } catch {
@@ -252,9 +252,9 @@ enum JoinNegotiator {
             answers.append(answer)
         }
         guard audio != nil || video != nil || returnAudio != nil || returnVideo != nil else {
-            throw .init(
-                status: 415, code: "unsupported_media",
-                message: audioOnly
+            throw RoomError(
+                .unsupported, "unsupported_media",
+                audioOnly
                     ? "the offer has no Opus/48000 audio (this room is audio-only)"
                     : "the offer has no codec Cohost decodes (Opus/48000 audio, VP8/90000 or H264/90000 video)")
         }
@@ -295,17 +295,17 @@ enum JoinNegotiator {
         let secure = live.filter { $0.proto.uppercased().contains("TLS") }
         guard let first = secure.first else { return nil }
         guard identity != nil else {
-            throw .init(
-                status: 415, code: "unsupported_transport",
-                message: "m=\(first.rawKind) is \(first.proto): this server has no DTLS certificate for WebRTC")
+            throw RoomError(
+                .unsupported, "unsupported_transport",
+                "m=\(first.rawKind) is \(first.proto): this server has no DTLS certificate for WebRTC")
         }
         guard secure.count == live.count else {
             throw .badRequest("invalid_sdp", "WebRTC (UDP/TLS/RTP/SAVPF) and plain RTP lines cannot be mixed")
         }
         guard first.proto.uppercased() == "UDP/TLS/RTP/SAVPF" || first.proto.uppercased() == "UDP/TLS/RTP/SAVP" else {
-            throw .init(
-                status: 415, code: "unsupported_transport",
-                message: "m=\(first.rawKind) is \(first.proto): Cohost takes WebRTC over UDP (UDP/TLS/RTP/SAVPF)")
+            throw RoomError(
+                .unsupported, "unsupported_transport",
+                "m=\(first.rawKind) is \(first.proto): Cohost takes WebRTC over UDP (UDP/TLS/RTP/SAVPF)")
         }
         guard let ufrag = first.iceUfrag, let password = first.icePassword else {
             throw .badRequest("invalid_sdp", "a WebRTC offer needs a=ice-ufrag and a=ice-pwd")

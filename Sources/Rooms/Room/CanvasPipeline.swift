@@ -1,8 +1,9 @@
 import Logging
 import Media
-import Mixing
 import Compositing
 import Playout
+import Layout
+import Clocks
 
 /// A room's picture: on every video tick it places the layout when it changed, takes each tile's picture, composes
 /// the canvas and hands it to the programme, and lets `CanvasTiming` stamp the canvas and move the canvas clock.

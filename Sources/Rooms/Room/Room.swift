@@ -1,9 +1,10 @@
 import Foundation
 import Dispatch
 import Media
-import Mixing
 import Logging
 import Publishing
+import Layout
+import Clocks
 
 /// One room: a façade that wires the room's owners together.
 ///

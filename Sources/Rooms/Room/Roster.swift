@@ -1,5 +1,5 @@
 import Foundation
-import Mixing
+import Layout
 
 /// Who is in a room and how they are placed: the members in join order, the layout, the anchor and the room's
 /// pictures. (Who was kicked is the manager's: kicks outlive the room.) Control calls (joins, leaves, layout changes) and the ticks use it from any

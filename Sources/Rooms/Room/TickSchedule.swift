@@ -1,8 +1,8 @@
 import Foundation
 import Dispatch
 import Media
-import Mixing
 import Synchronization
+import Clocks
 
 /// When a room's work runs: its audio and video schedules on the shared `MixClock`, the relays that carry each
 /// tick onto the room's queue, and parking (an idle room's schedules suspended in the clock, so it wakes no

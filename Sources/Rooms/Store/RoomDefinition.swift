@@ -1,5 +1,5 @@
 import Foundation
-import Mixing
+import Layout
 
 /// A room's definition as stored: the body of `POST /v1/rooms` with every field explicit, so a restored room is
 /// created through the same checks as a new one and comes back exactly as it was (its current layout, anchor,

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Mixing
+@testable import Layout
 
 @Suite("Layout JSON")
 struct LayoutDecodingTests {

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-@testable import Mixing
+@testable import Clocks
 import TestSupport
 
 @Suite("MixClock")

@@ -1,6 +1,6 @@
 import Media
 import Testing
-@testable import Mixing
+@testable import Layout
 
 @Suite("LayoutEngine")
 struct LayoutEngineTests {

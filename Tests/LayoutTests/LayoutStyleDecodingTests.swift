@@ -1,7 +1,7 @@
 import Foundation
 import Media
 import Testing
-@testable import Mixing
+@testable import Layout
 
 /// The JSON added for pip and tile styling: `mode: "pip"`, `anchor`, a region's `alpha` and `border`.
 @Suite("Layout JSON: pip, anchor, alpha, border")
