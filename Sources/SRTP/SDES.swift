@@ -57,7 +57,12 @@ public enum SDES {
     /// A fresh master key and salt for `profile`, from the system's cryptographic random source.
     public static func randomKey(profile: SRTPProfile) -> [UInt8] {
         var generator = SystemRandomNumberGenerator()
-        return (0..<profile.keyLength).map { _ in generator.next() }
+        return randomKey(profile: profile, using: &generator)
+    }
+
+    /// From `generator`: tests pin answers with a seeded one.
+    public static func randomKey<R: RandomNumberGenerator>(profile: SRTPProfile, using generator: inout R) -> [UInt8] {
+        (0..<profile.keyLength).map { _ in generator.next() }
     }
 
     /// RFC 4568 lifetime: `2^N` or a decimal packet count (both small enough to mean something).

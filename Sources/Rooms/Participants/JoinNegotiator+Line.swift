@@ -1,0 +1,212 @@
+import RTP
+import SRTP
+
+extension JoinNegotiator {
+    /// What one media line of the offer comes to: its line of the answer, the stream Cohost receives on it, and
+    /// what Cohost sends back on it.
+    struct LineOutcome {
+        var answer: AnswerMedia
+        var stream: NegotiatedStream?
+        var back: ReturnOffer?
+    }
+
+    /// Who sends on a line, read from its direction (RFC 3264 §6.1; `sendrecv` when absent).
+    struct Roles {
+        var direction: String
+        var participantSends: Bool
+        /// Audio lines always get the mix-minus back; video lines the room view, when the room sends one.
+        var participantReceives: Bool
+
+        init(_ media: MediaDescription, sendsRoomView: Bool) {
+            direction = media.direction ?? "sendrecv"
+            participantSends = direction == "sendrecv" || direction == "sendonly"
+            participantReceives =
+                (direction == "sendrecv" || direction == "recvonly") && (media.kind == .audio || sendsRoomView)
+        }
+    }
+
+    /// The offer-wide facts each line is read against, and the SSRCs taken so far (the offer's, and those Cohost
+    /// picked for itself on earlier lines).
+    struct Lines {
+        var sessionID: UInt64
+        var audioOnly: Bool
+        var sendsRoomView: Bool
+        var webRTC: WebRTCParameters?
+        var ssrcInUse: (UInt32) -> Bool
+        var taken: Set<UInt32>
+
+        /// One line: accepted with one codec, answered `inactive`, or rejected (port 0).
+        mutating func negotiate<R: RandomNumberGenerator>(
+            _ media: MediaDescription, audioTaken: Bool, videoTaken: Bool, using random: inout R
+        ) throws(RoomError) -> LineOutcome {
+            var rejected = AnswerMedia(
+                kind: media.kind, rawKind: media.rawKind, accepted: false,
+                payloadType: nil, rtpmap: nil, fmtp: nil, crypto: nil)
+            let choice = JoinNegotiator.codec(
+                in: media, audioTaken: audioTaken, videoTaken: videoTaken, audioOnly: audioOnly)
+            let roles = Roles(media, sendsRoomView: sendsRoomView)
+            if media.port != 0, let pt = choice, let map = media.rtpmaps[pt],
+                roles.participantSends || roles.participantReceives
+            {
+                return try accept(media, payloadType: pt, rtpmap: map, roles: roles, using: &random)
+            }
+            if media.port != 0, let pt = choice, roles.direction == "inactive" {
+                // Nothing either way: accepted, so the participant may turn it on in a later offer.
+                rejected.accepted = true
+                rejected.payloadType = pt
+                rejected.rtpmap = media.rtpmaps[pt]
+                rejected.direction = "inactive"
+            }
+            return LineOutcome(answer: rejected)
+        }
+
+        private mutating func accept<R: RandomNumberGenerator>(
+            _ media: MediaDescription, payloadType pt: UInt8, rtpmap map: RTPMap, roles: Roles,
+            using random: inout R
+        ) throws(RoomError) -> LineOutcome {
+            let (ssrc, learnFromMID) = try senderSSRC(media, roles: roles, using: &random)
+            let keys = try JoinNegotiator.sdes(media, using: &random)
+            let kind: NegotiatedStream.Kind = media.kind == .audio ? .audio : .video
+            var answer = AnswerMedia(
+                kind: media.kind, rawKind: media.rawKind, accepted: true, payloadType: pt, rtpmap: map,
+                fmtp: media.fmtps[pt], crypto: keys?.answer)
+            answer.direction =
+                roles.participantSends ? (roles.participantReceives ? "sendrecv" : "recvonly") : "sendonly"
+            if webRTC != nil { answer.midExtension = media.extensions[midExtensionURI] }
+            var outcome = LineOutcome(answer: answer)
+            if roles.participantSends, let ssrc {
+                var stream = NegotiatedStream(
+                    kind: kind, ssrc: ssrc, payloadType: pt, clockRate: map.clockRate, codec: map.encodingName,
+                    srtp: keys?.offered, serverKey: keys?.server)
+                stream.learnFromMID = learnFromMID
+                if media.kind == .video {
+                    let offered = media.rtcpFeedback[pt] ?? []
+                    if offered.contains("ccm fir") && !offered.contains("nack pli") { stream.keyframeRequest = .fir }
+                    if let repair = media.retransmissionSSRCs[ssrc],
+                        let rtxPT = JoinNegotiator.retransmissionPayloadType(
+                            in: media, for: pt, clockRate: map.clockRate)
+                    {
+                        stream.retransmission = (repair, rtxPT)
+                        outcome.answer.retransmission = (rtxPT, map.clockRate)
+                    }
+                }
+                outcome.stream = stream
+            }
+            if media.kind == .video {
+                outcome.answer.rtcpFeedback = JoinNegotiator.videoFeedback(
+                    offered: media.rtcpFeedback[pt] ?? [], receivesRoomView: roles.participantReceives,
+                    webRTC: webRTC != nil)
+            }
+            if roles.participantReceives {
+                let ours = pickSSRC(using: &random)
+                let stereo = (media.fmtps[pt] ?? "").split(separator: ";").contains {
+                    $0.filter { $0 != " " } == "stereo=1"
+                }
+                outcome.back = ReturnOffer(
+                    kind: kind, payloadType: pt, codec: map.encodingName,
+                    channels: kind == .audio && stereo ? 2 : 1, ssrc: ours,
+                    srtp: keys.map { ($0.offered.profile, $0.server) },
+                    receiverSSRC: roles.participantSends ? nil : ssrc,
+                    receiverSRTP: roles.participantSends ? nil : keys?.offered)
+                outcome.answer.sendSSRC = (ours, "cohost-\(sessionID)")
+            }
+            return outcome
+        }
+
+        /// The SSRC the participant sends from on this line (not its RTX one). A WebRTC sender that lists none tags
+        /// its packets with the line's MID (RFC 9143 §15.1): a stand-in SSRC is picked and the real one learnt.
+        private mutating func senderSSRC<R: RandomNumberGenerator>(
+            _ media: MediaDescription, roles: Roles, using random: inout R
+        ) throws(RoomError) -> (ssrc: UInt32?, learnFromMID: String?) {
+            let repairSSRCs = Set(media.retransmissionSSRCs.values)
+            let listed = media.ssrcs.first(where: { !repairSSRCs.contains($0) })
+            if roles.participantSends && listed == nil && media.rids.isEmpty, let mid = media.mid,
+                webRTC?.midExtension != nil, media.extensions[midExtensionURI] != nil
+            {
+                return (pickSSRC(using: &random), mid)
+            }
+            if roles.participantSends && listed == nil {
+                throw .badRequest(
+                    "ssrc_missing",
+                    media.rids.isEmpty
+                        ? "m=\(media.rawKind) needs an a=ssrc line: Cohost demultiplexes by SSRC"
+                        : "m=\(media.rawKind) offers simulcast or RIDs (a=rid), which Cohost does not receive: send one encoding, with a=ssrc"
+                )
+            }
+            return (listed, nil)
+        }
+
+        /// An SSRC neither the offer nor this server uses, taken from then on.
+        private mutating func pickSSRC<R: RandomNumberGenerator>(using random: inout R) -> UInt32 {
+            var ssrc = UInt32.random(in: 1...UInt32.max, using: &random)
+            while taken.contains(ssrc) || ssrcInUse(ssrc) { ssrc = UInt32.random(in: 1...UInt32.max, using: &random) }
+            taken.insert(ssrc)
+            return ssrc
+        }
+    }
+
+    /// The payload type of the codec Cohost takes on this line: Opus on the first audio line; VP8, else H.264 (not
+    /// in packetization-mode 2, interleaved), on the first video line of a room that is not audio-only.
+    static func codec(in media: MediaDescription, audioTaken: Bool, videoTaken: Bool, audioOnly: Bool) -> UInt8? {
+        let wanted: [(name: String, clock: Int)]
+        switch media.kind {
+        case .audio? where !audioTaken: wanted = [("opus", 48_000)]
+        case .video? where !videoTaken && !audioOnly: wanted = [("vp8", 90_000), ("h264", 90_000)]
+        default: wanted = []
+        }
+        return wanted.lazy.compactMap { codec in
+            media.payloadTypes.first { pt in
+                guard let map = media.rtpmaps[pt], map.encodingName.lowercased() == codec.name,
+                    map.clockRate == codec.clock
+                else { return false }
+                return codec.name != "h264" || !(media.fmtps[pt] ?? "").contains("packetization-mode=2")
+            }
+        }.first
+    }
+
+    /// SDES keys of an RTP/SAVP(F) line: the offer's (what the participant protects with) and Cohost's own, with
+    /// the answer's `a=crypto`; nil on other lines.
+    static func sdes<R: RandomNumberGenerator>(
+        _ media: MediaDescription, using random: inout R
+    ) throws(RoomError) -> (offered: (profile: SRTPProfile, key: [UInt8]), server: [UInt8], answer: CryptoAttribute)? {
+        guard media.proto.hasPrefix("RTP/SAVP") else { return nil }
+        guard let crypto = media.cryptos.first(where: { SRTPProfile(rawValue: $0.suite) != nil }),
+            let profile = SRTPProfile(rawValue: crypto.suite)
+        else {
+            throw .badRequest(
+                "invalid_sdp",
+                "m=\(media.rawKind) is \(media.proto) but offers no supported a=crypto suite (\(SRTPProfile.allCases.map(\.rawValue).joined(separator: ", ")))"
+            )
+        }
+        let offered: [UInt8]
+        do { offered = try SDES.parseInlineKey(crypto.keyParams, profile: profile) } catch {
+            throw .badRequest("invalid_sdp", "a=crypto key: \(error)")
+        }
+        let server = SDES.randomKey(profile: profile, using: &random)
+        return (
+            (profile, offered), server,
+            CryptoAttribute(tag: crypto.tag, suite: crypto.suite, keyParams: SDES.inlineKey(server))
+        )
+    }
+
+    /// The feedback Cohost answers on a video line: NACK, PLI and FIR, which it sends and answers (an offer silent
+    /// about rtcp-fb, as plain RTP/AVP senders such as ffmpeg are, is told all three, which such senders ignore);
+    /// REMB both ways where offered: a receiver of the room view caps its bitrate with it, and Cohost sends it to a
+    /// WebRTC sender (what makes a browser adapt).
+    static func videoFeedback(offered: [String], receivesRoomView: Bool, webRTC: Bool) -> [String] {
+        var feedback = offered.isEmpty ? supportedFeedback : supportedFeedback.filter(offered.contains)
+        if (receivesRoomView || webRTC) && offered.contains("goog-remb") { feedback.append("goog-remb") }
+        return feedback
+    }
+
+    /// The offered `rtx/<clock>` payload type whose `apt=` names `pt` (RFC 4588 §8.6).
+    static func retransmissionPayloadType(in media: MediaDescription, for pt: UInt8, clockRate: Int) -> UInt8? {
+        media.payloadTypes.first { candidate in
+            guard let map = media.rtpmaps[candidate], map.encodingName.lowercased() == "rtx",
+                map.clockRate == clockRate,
+                let fmtp = media.fmtps[candidate]
+            else { return false }
+            return fmtp.split(separator: ";").contains { $0.filter { $0 != " " } == "apt=\(pt)" }
+        }
+    }
+}
