@@ -64,6 +64,9 @@ let package = Package(
         .target(name: "Clocks"),
         // Layouts and their geometry: regions, grid and pip placement, validation, occlusion. No C library.
         .target(name: "Layout", dependencies: ["Media"]),
+        // The API's wire types (the room's JSON, outputs, invites, nodes, the error body): the server encodes them,
+        // the command line and the load tester decode them. Pure.
+        .target(name: "CohostAPI", dependencies: ["Layout"]),
         // The audio mix, mix-minus, meters and the active speaker: no C library.
         .target(name: "Mixing", dependencies: ["Media"]),
         .target(name: "Compositing", dependencies: ["Media", "Layout", "Codecs"]),
@@ -76,8 +79,9 @@ let package = Package(
         .target(
             name: "Rooms",
             dependencies: [
-                "RTP", "SRTP", "ICE", "DTLS", "Ingest", "Playout", "Codecs", "Clocks", "Layout", "Mixing", "Compositing",
-                "Publishing", "Media",
+                "RTP", "SRTP", "ICE", "DTLS", "Ingest", "Playout", "Codecs", "Clocks", "Layout", "Mixing",
+                "Compositing",
+                "Publishing", "Media", "CohostAPI",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -85,7 +89,7 @@ let package = Package(
         .target(
             name: "Server",
             dependencies: [
-                "Rooms", "Clocks", "Layout", "CUDP",
+                "Rooms", "CohostAPI", "Clocks", "Layout", "CUDP",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -110,6 +114,7 @@ let package = Package(
         .target(
             name: "CohostClient",
             dependencies: [
+                "CohostAPI", "Layout",
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -121,15 +126,17 @@ let package = Package(
         .target(
             name: "Cluster",
             dependencies: [
-                "Rooms",
+                "Rooms", "CohostAPI",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // `cohost load-test`: synthetic VP8 + Opus participants over plain RTP, paced in real time, and the report.
-        .target(name: "LoadTest", dependencies: ["CohostClient", "Codecs", "RTP", "Media"]),
+        .target(name: "LoadTest", dependencies: ["CohostAPI", "CohostClient", "Codecs", "RTP", "Media"]),
         .executableTarget(
             name: "cohost",
             dependencies: [
-                "Server", "Rooms", "Publishing", "ServeConfig", "DTLS", "CohostClient", "LoadTest", "Store", "Cluster",
+                "Server", "Rooms", "Publishing", "ServeConfig", "DTLS", "CohostAPI", "CohostClient", "Layout",
+                "LoadTest",
+                "Store", "Cluster",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -158,7 +165,8 @@ let package = Package(
         .testTarget(
             name: "RoomsTests",
             dependencies: [
-                "Rooms", "Playout", "Codecs", "Clocks", "Publishing", "Media", "RTP", "SRTP", "ICE", "DTLS",
+                "Rooms", "CohostAPI", "Playout", "Codecs", "Clocks", "Publishing", "Media", "RTP", "SRTP", "ICE",
+                "DTLS",
                 "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -171,7 +179,7 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: [
-                "Server", "Rooms", "DTLS", "TestSupport",
+                "Server", "Rooms", "CohostAPI", "DTLS", "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -181,7 +189,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
-        .testTarget(name: "CohostClientTests", dependencies: ["CohostClient"]),
+        .testTarget(name: "CohostClientTests", dependencies: ["CohostClient", "CohostAPI"]),
         .testTarget(
             name: "StoreTests",
             dependencies: [
@@ -191,7 +199,8 @@ let package = Package(
         .testTarget(
             name: "ClusterTests",
             dependencies: ["Cluster", "Rooms", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "LoadTestTests", dependencies: ["LoadTest", "Codecs", "RTP", "Media", "TestSupport"]),
+        .testTarget(
+            name: "LoadTestTests", dependencies: ["LoadTest", "CohostAPI", "Codecs", "RTP", "Media", "TestSupport"]),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [

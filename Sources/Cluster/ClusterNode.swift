@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Rooms
+import CohostAPI
 
 /// This server as one node of a cluster sharing a store (`ClusterStore`: PostgreSQL in production; docs/cluster.md). Once a second it writes its
 /// heartbeat (load: rooms, participants, CPU), takes over its share of the rooms of nodes silent for longer than

@@ -1,4 +1,5 @@
 import Foundation
+import CohostAPI
 
 /// Why an API call failed, and the exit status it means for `cohost`: the server's refusal (1) or no answer at all (3).
 public enum ClientError: Error, Equatable, CustomStringConvertible {
@@ -25,14 +26,7 @@ public enum ClientError: Error, Equatable, CustomStringConvertible {
     /// The refusal a non-2xx answer carries: Cohost's `{"error":{"code","message"}}`, else `http_<status>` and the
     /// body's first line.
     public static func refusal(status: Int, body: Data) -> ClientError {
-        struct Envelope: Decodable {
-            struct Detail: Decodable {
-                var code: String
-                var message: String
-            }
-            var error: Detail
-        }
-        if let envelope = try? JSONDecoder().decode(Envelope.self, from: body) {
+        if let envelope = try? JSONDecoder().decode(ErrorBody.self, from: body) {
             return .refused(status: status, code: envelope.error.code, message: envelope.error.message)
         }
         let text = String(decoding: body.prefix(200), as: UTF8.self).split(whereSeparator: \.isNewline).first

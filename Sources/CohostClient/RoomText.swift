@@ -1,19 +1,22 @@
+import CohostAPI
 import Foundation
+import Layout
 
 /// Rooms as a person reads them: `cohost room list` and `cohost room show`.
 public enum RoomText {
-    public static func list(_ rooms: [RoomView]) -> String {
+    public static func list(_ rooms: [RoomInfo]) -> String {
         var table = Table(["NAME", "PARTICIPANTS", "OUTPUTS", "CANVAS", "LAYOUT"])
         for room in rooms {
             table.add([
-                room.name, "\(room.participants.count)", "\(room.outputs.count)", canvas(room), room.layout.mode,
+                room.name, "\(room.participants.count)", "\(room.outputs.count)", canvas(room),
+                room.layout.mode.rawValue,
             ])
         }
         return table.render()
     }
 
     /// The room's settings, then its participants and outputs (each table only when there are some).
-    public static func show(_ room: RoomView) -> String {
+    public static func show(_ room: RoomInfo) -> String {
         var block = Table()
         block.add(["name", room.name])
         if room.audioOnly {
@@ -37,30 +40,31 @@ public enum RoomText {
     }
 
     /// `1280x720@30`, or `audio only`.
-    static func canvas(_ room: RoomView) -> String {
+    static func canvas(_ room: RoomInfo) -> String {
         room.audioOnly ? "audio only" : "\(room.canvas.width)x\(room.canvas.height)@\(room.canvas.fps)"
     }
 }
 
 /// A layout as a person reads it: `cohost room layout`.
 public enum LayoutText {
-    public static func show(_ layout: LayoutView) -> String {
+    public static func show(_ layout: Layout) -> String {
         var block = Table()
-        block.add(["mode", layout.mode])
+        block.add(["mode", layout.mode.rawValue])
         if let anchor = layout.anchor { block.add(["anchor", anchor]) }
         guard !layout.regions.isEmpty else { return block.render() }
         var regions = Table(["USER", "X", "Y", "WIDTH", "HEIGHT", "Z", "FIT", "ALPHA"])
         for r in layout.regions {
             regions.add([
-                r.userId, "\(r.x)", "\(r.y)", "\(r.width)", "\(r.height)", "\(r.z)", r.fit, Format.number(r.alpha),
+                r.userId, "\(r.x)", "\(r.y)", "\(r.width)", "\(r.height)", "\(r.z)", r.fit.rawValue,
+                Format.number(r.alpha),
             ])
         }
         return block.render() + "\n\n" + regions.render()
     }
 
     /// `custom, 2 regions`; `pip, anchor alice`.
-    static func summary(_ layout: LayoutView) -> String {
-        var text = layout.mode
+    static func summary(_ layout: Layout) -> String {
+        var text = layout.mode.rawValue
         if let anchor = layout.anchor { text += ", anchor \(anchor)" }
         if !layout.regions.isEmpty { text += ", \(layout.regions.count) region\(layout.regions.count == 1 ? "" : "s")" }
         return text
@@ -69,7 +73,7 @@ public enum LayoutText {
 
 /// Participants as a person reads them: `cohost participant list`.
 public enum ParticipantText {
-    public static func list(_ participants: [ParticipantView]) -> String {
+    public static func list(_ participants: [RoomInfo.ParticipantInfo]) -> String {
         var table = Table(["USER", "ADMIN", "MUTED", "GAIN", "LEVEL", "JOINED", "STREAMS"])
         for p in participants {
             let streams = p.streams.map { s in
@@ -77,7 +81,8 @@ public enum ParticipantText {
                     ? "video \(s.codec) \(s.fps) fps \(s.kbps) kbps" : "\(s.kind) \(s.codec) \(s.kbps) kbps"
             }
             table.add([
-                p.userId, Format.yesNo(p.admin), Format.yesNo(p.muted), Format.number(p.gain), "\(p.level)", p.joinedAt,
+                p.userId, Format.yesNo(p.admin), Format.yesNo(p.muted), Format.number(Double(p.gain)), "\(p.level)",
+                p.joinedAt,
                 streams.isEmpty ? "-" : streams.joined(separator: ", "),
             ])
         }
@@ -87,7 +92,7 @@ public enum ParticipantText {
 
 /// Outputs as a person reads them: `cohost output list` and `output add`.
 public enum OutputText {
-    public static func list(_ outputs: [OutputView]) -> String {
+    public static func list(_ outputs: [OutputInfo]) -> String {
         var table = Table(["ID", "STATE", "ATTEMPT", "KBPS", "SENT", "URL", "ERROR"])
         for o in outputs {
             table.add([

@@ -1,3 +1,4 @@
+import CohostAPI
 import CohostClient
 import Foundation
 
@@ -56,10 +57,10 @@ public struct LoadReport: Sendable, Encodable {
         let seconds = max(heldSeconds, 0.001)
         rooms = try names.map { name in
             let members = participants.filter { $0.room == name }
-            let view = try serverRooms[name].map { try JSONDecoder().decode(ServerRoom.self, from: $0) }
+            let view = try serverRooms[name].map { try JSONDecoder().decode(RoomInfo.self, from: $0) }
             let streams = view?.participants.flatMap(\.streams) ?? []
             let video = streams.filter { $0.kind == "video" }
-            let dropped = video.reduce(0) { $0 + ($1.framesOverBudget ?? 0) + ($1.framesQueueFull ?? 0) }
+            let dropped = video.reduce(0) { $0 + $1.framesOverBudget + $1.framesQueueFull }
             let fpsMin = video.map(\.fps).min()
             let output = view?.outputs.first
             let outputFps = gauges.first("cohost_output_video_fps", room: name)
@@ -82,7 +83,7 @@ public struct LoadReport: Sendable, Encodable {
                 serverVideoFpsMin: fpsMin,
                 serverAudioKbps: streams.filter { $0.kind == "audio" }.reduce(0) { $0 + $1.kbps },
                 serverLost: streams.reduce(0) { $0 + max($1.lost, 0) },
-                serverUnderruns: streams.reduce(0) { $0 + ($1.underruns ?? 0) },
+                serverUnderruns: streams.reduce(0) { $0 + $1.underruns },
                 serverFramesDropped: dropped,
                 returnAudioPacketsPerSecond: Double(members.reduce(0) { $0 + $1.received.audioPackets }) / n / seconds,
                 returnVideoFps: Double(members.reduce(0) { $0 + $1.received.videoFrames }) / n / seconds,
@@ -121,28 +122,6 @@ public struct LoadReport: Sendable, Encodable {
             lines.append("server: \(metricsNote)")
         }
         return lines.joined(separator: "\n")
-    }
-
-    /// The room view's fields the report reads (protocol/openapi.yaml `Room`).
-    struct ServerRoom: Decodable {
-        struct Canvas: Decodable { var fps: Int }
-        struct Participant: Decodable { var streams: [Stream] }
-        struct Stream: Decodable {
-            var kind: String
-            var fps: Int
-            var kbps: Int
-            var lost: Int
-            var underruns: Int?
-            var framesOverBudget: Int?
-            var framesQueueFull: Int?
-        }
-        struct Output: Decodable {
-            var state: String
-            var kbps: Int
-        }
-        var canvas: Canvas
-        var participants: [Participant]
-        var outputs: [Output]
     }
 }
 

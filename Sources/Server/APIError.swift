@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Rooms
+import CohostAPI
 
 /// Every refusal on the HTTP API: a status and `{"error":{"code","message"}}`.
 public struct APIError: HTTPResponseError, Sendable {
@@ -49,14 +50,7 @@ public struct APIError: HTTPResponseError, Sendable {
     }
 
     static func response(status: HTTPResponse.Status, code: String, message: String) -> Response {
-        struct Body: Encodable {
-            struct Inner: Encodable {
-                let code: String
-                let message: String
-            }
-            let error: Inner
-        }
-        let data = (try? JSONEncoder().encode(Body(error: .init(code: code, message: message)))) ?? Data()
+        let data = (try? JSONEncoder().encode(ErrorBody(code: code, message: message))) ?? Data()
         return Response(
             status: status, headers: [.contentType: "application/json"],
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))

@@ -6,6 +6,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import Rooms
+import CohostAPI
 
 /// In a cluster, every node answers every call: a call about a room another node owns is sent on to that node and its
 /// answer returned as it came (a proxy, not a redirect: browsers drop `Authorization` on a cross-origin redirect, a
@@ -144,12 +145,6 @@ enum ClusterForwarding {
 
     /// No cookies or cache: every call carries its own token.
     static let session = URLSession(configuration: .ephemeral)
-}
-
-/// The answer of `GET /v1/nodes`: which node answered, and every node.
-struct NodeList: Encodable {
-    var node: String
-    var nodes: [NodeReport]
 }
 
 /// `GET /v1/nodes` (an admin token for every room, `*`): the cluster's nodes, their load and the rooms each owns.

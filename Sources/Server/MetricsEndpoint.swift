@@ -3,6 +3,7 @@ import Hummingbird
 import Metrics
 import Prometheus
 import Rooms
+import CohostAPI
 
 /// `GET /metrics`: gauges sampled from the rooms at scrape time, then the Prometheus text of the
 /// registry that `cohost serve` bootstrapped swift-metrics with.

@@ -3,6 +3,7 @@ import Hummingbird
 import NIOCore
 import Rooms
 import Layout
+import CohostAPI
 
 /// The HTTP API of protocol/openapi.yaml. Handlers parse, authorise and call `RoomManager`; nothing else.
 struct RoomRoutes: TokenCheckedRoute, Sendable {
@@ -173,7 +174,7 @@ struct RoomRoutes: TokenCheckedRoute, Sendable {
             TokenClaims(
                 iss: caller.claims.iss, sub: body.userId, room: name, admin: false, exp: now + ttl, nbf: nil, iat: now),
             secret: secret)
-        let invite = Invite(
+        let invite = InviteInfo(
             userId: body.userId, token: token, link: "/join/\(name)#token=\(token)",
             expiresAt: Date(timeIntervalSince1970: TimeInterval(now + ttl)).formatted(.iso8601))
         return try json(invite, status: .created)
@@ -280,7 +281,6 @@ struct RoomRoutes: TokenCheckedRoute, Sendable {
     }
 }
 
-private struct RoomList: Encodable { let rooms: [RoomInfo] }
 private struct MixRequest: Decodable {
     let muted: Bool?
     /// Read as a Double: a valid gain such as 1e-200 does not fit a Float and would fail decoding.
@@ -291,12 +291,4 @@ private struct MixRequest: Decodable {
 struct InviteRequest: Decodable {
     var userId: String
     var ttlSeconds: Int?
-}
-
-struct Invite: Encodable {
-    var userId: String
-    var token: String
-    /// Relative to the server: the page is served by it.
-    var link: String
-    var expiresAt: String
 }

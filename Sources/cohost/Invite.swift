@@ -1,5 +1,6 @@
 import Foundation
 import ArgumentParser
+import CohostAPI
 import CohostClient
 
 /// `cohost invite`: a guest's join link, minted by the server so no key's secret reaches a browser.
@@ -23,6 +24,6 @@ struct Invite: AsyncParsableCommand {
         let answer = try await client.send(
             "POST", "/v1/rooms/\(ServerURL.segment(room))/invites",
             json: try JSONEncoder().encode(Request(userId: user, ttlSeconds: ttl)))
-        try format.print(answer) { client.server.absolute(link: try InviteView.decoded(from: answer).link) }
+        try format.print(answer) { client.server.absolute(link: try InviteInfo.decoded(from: answer).link) }
     }
 }

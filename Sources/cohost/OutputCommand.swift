@@ -1,5 +1,6 @@
 import Foundation
 import ArgumentParser
+import CohostAPI
 import CohostClient
 
 /// `cohost output …`: where a room's programme goes, changed while it runs.
@@ -22,7 +23,7 @@ struct OutputCommand: AsyncParsableCommand {
             let body = try JSONEncoder().encode(["url": url])
             let answer = try await connection.client().send(
                 "POST", "/v1/rooms/\(ServerURL.segment(room))/outputs", json: body)
-            try format.print(answer) { OutputText.list([try OutputView.decoded(from: answer)]) }
+            try format.print(answer) { OutputText.list([try OutputInfo.decoded(from: answer)]) }
         }
     }
 
@@ -53,7 +54,7 @@ struct OutputCommand: AsyncParsableCommand {
         func run() async throws {
             let answer = try await connection.client().send("GET", "/v1/rooms/\(ServerURL.segment(room))")
             try format.print(try JSONField.extract("outputs", from: answer)) {
-                OutputText.list(try RoomView.decoded(from: answer).outputs)
+                OutputText.list(try RoomInfo.decoded(from: answer).outputs)
             }
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import ArgumentParser
+import CohostAPI
 import CohostClient
 
 /// `cohost participant …`: who is in a room, and what an admin does to them.
@@ -19,7 +20,7 @@ struct ParticipantCommand: AsyncParsableCommand {
         func run() async throws {
             let answer = try await connection.client().send("GET", "/v1/rooms/\(ServerURL.segment(room))")
             try format.print(try JSONField.extract("participants", from: answer)) {
-                ParticipantText.list(try RoomView.decoded(from: answer).participants)
+                ParticipantText.list(try RoomInfo.decoded(from: answer).participants)
             }
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import ArgumentParser
+import CohostAPI
 import CohostClient
 
 /// `cohost room …`: rooms over the HTTP API.
@@ -15,7 +16,7 @@ struct RoomCommand: AsyncParsableCommand {
 
         func run() async throws {
             let answer = try await connection.client().send("GET", "/v1/rooms")
-            try format.print(answer) { RoomText.list(try RoomListView.decoded(from: answer).rooms) }
+            try format.print(answer) { RoomText.list(try RoomList.decoded(from: answer).rooms) }
         }
     }
 
@@ -28,7 +29,7 @@ struct RoomCommand: AsyncParsableCommand {
 
         func run() async throws {
             let answer = try await connection.client().send("GET", "/v1/rooms/\(ServerURL.segment(room))")
-            try format.print(answer) { RoomText.show(try RoomView.decoded(from: answer)) }
+            try format.print(answer) { RoomText.show(try RoomInfo.decoded(from: answer)) }
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import ArgumentParser
+import CohostAPI
 import CohostClient
 
 extension RoomCommand {
@@ -59,7 +60,7 @@ extension RoomCommand {
                 }
             }
             let answer = try await connection.client().send("POST", "/v1/rooms", json: json)
-            try format.print(answer) { RoomText.show(try RoomView.decoded(from: answer)) }
+            try format.print(answer) { RoomText.show(try RoomInfo.decoded(from: answer)) }
         }
     }
 }

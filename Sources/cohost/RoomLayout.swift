@@ -1,6 +1,8 @@
 import Foundation
 import ArgumentParser
+import CohostAPI
 import CohostClient
+import Layout
 
 extension RoomCommand {
     /// `cohost room layout`: replaces the room's layout, applied whole at the next frame.
@@ -49,10 +51,13 @@ extension RoomCommand {
             }
             let answer = try await connection.client().send(
                 "PUT", "/v1/rooms/\(ServerURL.segment(room))/layout", json: json)
-            try format.print(answer) { LayoutText.show(try LayoutView.decoded(from: answer)) }
+            try format.print(answer) { LayoutText.show(try LayoutAnswer.decoded(from: answer)) }
         }
     }
 }
+
+/// The layout the server answers with; inside `RoomCommand`, `Layout` names the subcommand.
+private typealias LayoutAnswer = Layout
 
 enum LayoutMode: String, CaseIterable, ExpressibleByArgument {
     case grid, pip, custom

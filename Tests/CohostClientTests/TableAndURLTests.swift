@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import CohostAPI
 import CohostClient
 
 /// What `cohost`'s API subcommands print, and where they send requests.
@@ -20,7 +21,7 @@ import CohostClient
         let json = """
             {"rooms":[\(Self.room(name: "talk", audioOnly: true)),\(Self.room(name: "show", audioOnly: false))]}
             """
-        let rooms = try RoomListView.decoded(from: Data(json.utf8)).rooms
+        let rooms = try RoomList.decoded(from: Data(json.utf8)).rooms
         #expect(
             RoomText.list(rooms) == """
                 NAME  PARTICIPANTS  OUTPUTS  CANVAS      LAYOUT
@@ -48,11 +49,14 @@ import CohostClient
         #expect(ServerURL.segment("a b/c") == "a%20b%2Fc" && ServerURL.segment("show_1.x-y") == "show_1.x-y")
     }
 
+    /// A room as the server answers it (every field protocol/openapi.yaml requires).
     static func room(name: String, audioOnly: Bool) -> String {
         """
         {"name":"\(name)","audioOnly":\(audioOnly),"maxParticipants":16,\
-        "canvas":{"width":640,"height":360,"fps":25,"background":"#000000"},"audio":{"bitrate":128,"channels":2},\
-        "layout":{"mode":"grid","regions":[]},"participants":[],"outputs":[]}
+        "canvas":{"width":640,"height":360,"fps":25,"background":"#000000","placeholder":"#202020","holdMs":1000},\
+        "audio":{"bitrate":128,"channels":2},"layout":{"mode":"grid","regions":[]},"participants":[],"outputs":[],\
+        "statusIntervalMs":3000,"maxIngestBitrate":2500,"maxVideoSize":{"width":1920,"height":1080},\
+        "returnVideo":"none"}
         """
     }
 }

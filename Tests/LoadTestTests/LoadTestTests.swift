@@ -1,4 +1,5 @@
 import Codecs
+import CohostAPI
 import Foundation
 import Media
 import RTP
@@ -167,18 +168,36 @@ import TestSupport
         a.sent.bytes = 1_250_000
         a.received.audioPackets = 400
         a.received.videoFrames = 200
-        func stream(_ kind: String, fps: Int, kbps: Int, lost: Int, overBudget: Int = 0) -> String {
-            #"{"kind":"\#(kind)","fps":\#(fps),"kbps":\#(kbps),"lost":\#(lost),"underruns":1,"framesOverBudget":\#(overBudget),"framesQueueFull":0}"#
+        func stream(_ kind: String, fps: Int, kbps: Int, lost: Int, overBudget: Int = 0) -> StreamReport {
+            StreamReport(
+                kind: kind, codec: kind == "video" ? "VP8" : "opus", ssrc: 1, packets: 100, bytes: 10_000, lost: lost,
+                framesDecoded: 100, decodeErrors: 0, fps: fps, kbps: kbps, jitterMs: 1, nacksSent: 0,
+                keyframeRequests: 0, concealedMs: 0, retransmissions: 0, roundTripMs: nil, lipSyncDelayMs: 0,
+                underruns: 1, trimmedMs: 0, pictureBuffersReplaced: 0, voiceMarginMs: nil,
+                framesOverBudget: overBudget)
         }
-        func room(videoFps: Int, overBudget: Int) -> Data {
-            let streams = [
-                stream("audio", fps: 0, kbps: 32, lost: 2),
-                stream("video", fps: videoFps, kbps: 800, lost: -1, overBudget: overBudget),
-            ]
-            let participant = #"{"streams":[\#(streams.joined(separator: ","))]}"#
-            return Data(
-                #"{"canvas":{"fps":30},"participants":[\#(participant),\#(participant)],"outputs":[{"state":"connected","kbps":2400}]}"#
-                    .utf8)
+        /// The server's own type, encoded as the server encodes it.
+        func room(videoFps: Int, overBudget: Int) throws -> Data {
+            let participant = RoomInfo.ParticipantInfo(
+                userId: "p", joinedAt: "2026-01-01T00:00:00Z", muted: false, gain: 1, admin: false, level: 0,
+                streams: [
+                    stream("audio", fps: 0, kbps: 32, lost: 2),
+                    stream("video", fps: videoFps, kbps: 800, lost: -1, overBudget: overBudget),
+                ], returns: [])
+            var output = OutputInfo(
+                id: "o1", url: "rtmp://127.0.0.1/live/x", state: "connected", interleave: "lowLatency",
+                queueLimitMs: 2000, maxRetries: nil)
+            output.kbps = 2400
+            let info = RoomInfo(
+                name: "load-1", audioOnly: false, maxParticipants: 16,
+                canvas: .init(
+                    width: 1280, height: 720, fps: 30, background: "#000000", placeholder: "#202020", holdMs: 1000,
+                    backgroundImage: nil, placeholderImage: nil),
+                video: nil, audio: .init(bitrate: 64, channels: 1), layout: .grid, anchor: nil, pipAnchor: nil,
+                activeSpeaker: nil, watermark: nil, participants: [participant, participant], outputs: [output],
+                statusIntervalMs: 3000, maxIngestBitrate: 2500, maxVideoSize: .init(width: 1920, height: 1080),
+                returnVideo: .none)
+            return try JSONEncoder().encode(info)
         }
         let metrics = """
             # TYPE cohost_clock_skipped_ticks gauge
@@ -190,7 +209,7 @@ import TestSupport
             """
         let held = try LoadReport(
             plan: plan, rooms: ["load-1"], participants: [a, b],
-            serverRooms: ["load-1": room(videoFps: 28, overBudget: 0)],
+            serverRooms: ["load-1": try room(videoFps: 28, overBudget: 0)],
             metrics: metrics, heldSeconds: 10)
         let r = try #require(held.rooms.first)
         #expect(r.joinMsMedian == 30 && r.joinMsMax == 30)
@@ -203,12 +222,12 @@ import TestSupport
 
         let slow = try LoadReport(
             plan: plan, rooms: ["load-1"], participants: [a, b],
-            serverRooms: ["load-1": room(videoFps: 20, overBudget: 0)],
+            serverRooms: ["load-1": try room(videoFps: 20, overBudget: 0)],
             metrics: nil, heldSeconds: 10)
         #expect(slow.rooms.first?.realTime == false && slow.clockSkippedTicks == nil && slow.metricsNote != nil)
         let dropping = try LoadReport(
             plan: plan, rooms: ["load-1"], participants: [a, b],
-            serverRooms: ["load-1": room(videoFps: 30, overBudget: 3)],
+            serverRooms: ["load-1": try room(videoFps: 30, overBudget: 3)],
             metrics: metrics, heldSeconds: 10)
         #expect(dropping.rooms.first?.realTime == false && dropping.rooms.first?.serverFramesDropped == 6)
     }

@@ -5,6 +5,7 @@ import Media
 import Publishing
 import Testing
 @testable import Rooms
+import CohostAPI
 
 /// The tags of an FLV file as (type, timestamp, first body byte), header and trailers checked on the way.
 func flvTags(_ bytes: [UInt8]) -> [(type: UInt8, ms: UInt32, first: UInt8)] {
@@ -33,7 +34,7 @@ func flvTags(_ bytes: [UInt8]) -> [(type: UInt8, ms: UInt32, first: UInt8)] {
 
     /// A file output taking each tag as it comes (no audio in some tests: a strict interleave would hold pictures
     /// up to 400 ms waiting for sound), connected before it returns.
-    static func addFile(_ programme: ProgramFeed, _ path: String) throws -> RoomInfo.OutputInfo {
+    static func addFile(_ programme: ProgramFeed, _ path: String) throws -> OutputInfo {
         let info = try programme.addOutput(
             OutputSpec(url: "file://" + path, options: OutputOptions(interleave: .lowLatency)),
             nowMs: 0)

@@ -7,6 +7,7 @@ import RTP
 import Playout
 import TestSupport
 @testable import Rooms
+import CohostAPI
 
 /// What one participant's video may cost: the room's picture size, the decode budget, and the decode threads the
 /// packet path hands frames to. Real VP8 and H.264 encoder output throughout.

@@ -6,6 +6,7 @@ import ServiceLifecycle
 import Testing
 import TestSupport
 @testable import Server
+import CohostAPI
 
 /// The services of `cohost serve` and the order the group stops them in (`ServerServices`).
 @Suite(.serialized) struct ServerServicesTests {

@@ -3,6 +3,7 @@ import Media
 import Codecs
 import Compositing
 import Layout
+import CohostAPI
 
 /// A PNG given to a room (background, placeholder or watermark), kept with its decoded picture.
 ///

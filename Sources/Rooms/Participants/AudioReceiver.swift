@@ -6,6 +6,7 @@ import Ingest
 import Codecs
 import Playout
 import Logging
+import CohostAPI
 
 /// One participant's voice: its Opus stream, the frames waiting to be decoded, the decoder and the FIFO the
 /// mixer reads.

@@ -4,6 +4,7 @@ import RTP
 import Playout
 import Logging
 import Synchronization
+import CohostAPI
 
 /// One user in a room: who they are (user id, session, admin), how the mix takes their voice (mute, gain), and
 /// their media: an `AudioReceiver` and a `VideoReceiver`, each behind its own lock, so the video path never holds

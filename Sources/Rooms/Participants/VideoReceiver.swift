@@ -7,6 +7,7 @@ import Codecs
 import Playout
 import Logging
 import Clocks
+import CohostAPI
 
 /// One participant's camera: its VP8 or H.264 stream (with RFC 4588 retransmissions), the decoder, the pictures
 /// waiting for their sound (`VideoPresenter`) and the lip-sync controller, and the keyframe requests and NACKs the

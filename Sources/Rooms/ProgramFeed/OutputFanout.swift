@@ -1,6 +1,7 @@
 import Logging
 import Playout
 import Publishing
+import CohostAPI
 
 /// Where the programme's tags go: the room's outputs, each fed in the order of its interleave policy
 /// (`OutputOptions.Interleave`), with their statuses and gauges. Confined to the room's queue; the tag lists are
@@ -28,7 +29,7 @@ final class OutputFanout {
 
     var isEmpty: Bool { outputs.isEmpty }
 
-    func infos(bitrateKbps: Int) -> [RoomInfo.OutputInfo] { outputs.infos(bitrateKbps: bitrateKbps) }
+    func infos(bitrateKbps: Int) -> [OutputInfo] { outputs.infos(bitrateKbps: bitrateKbps) }
     var specs: [OutputSpec] { outputs.specs }
 
     /// Creates an output for `spec`, starts it with the stream's `headers` and returns what GET reports of it.
@@ -37,14 +38,14 @@ final class OutputFanout {
         onKeyframeNeeded: @escaping KeyframeRequestHandler,
         onStateChange: @escaping @Sendable (String, String, OutputStateChange) -> Void
     )
-        throws(RoomError) -> RoomInfo.OutputInfo
+        throws(RoomError) -> OutputInfo
     {
         let output = try outputs.add(
             spec, rules: rules, logger: logger, nowMs: nowMs, onKeyframeNeeded: onKeyframeNeeded,
             onStateChange: onStateChange)
         output.start(headers: headers)
         return outputs.info(id: output.id, bitrateKbps: bitrateKbps)
-            ?? RoomInfo.OutputInfo(output, status: OutputStatus(), bitrateKbps: bitrateKbps)
+            ?? OutputInfo(output, status: OutputStatus(), bitrateKbps: bitrateKbps)
     }
 
     /// Stops and forgets an output; false when there is none with that id. When the last one goes, what the

@@ -1,5 +1,6 @@
 import Logging
 import Publishing
+import CohostAPI
 
 /// A programme's outputs in creation order, each with its rate meter and last status.
 ///
@@ -97,13 +98,13 @@ struct OutputTable {
         return deepest
     }
 
-    func infos(bitrateKbps: Int) -> [RoomInfo.OutputInfo] {
-        entries.map { RoomInfo.OutputInfo($0.output, status: $0.lastStatus, bitrateKbps: bitrateKbps) }
+    func infos(bitrateKbps: Int) -> [OutputInfo] {
+        entries.map { OutputInfo($0.output, status: $0.lastStatus, bitrateKbps: bitrateKbps) }
     }
 
-    func info(id: String, bitrateKbps: Int) -> RoomInfo.OutputInfo? {
+    func info(id: String, bitrateKbps: Int) -> OutputInfo? {
         entries.first { $0.output.id == id }.map {
-            RoomInfo.OutputInfo($0.output, status: $0.lastStatus, bitrateKbps: bitrateKbps)
+            OutputInfo($0.output, status: $0.lastStatus, bitrateKbps: bitrateKbps)
         }
     }
 }

@@ -5,6 +5,7 @@ import Publishing
 import Logging
 import Playout
 import Synchronization
+import CohostAPI
 
 /// A room's programme: one H.264 and one AAC encoder, the voice levels carried in the stream, and the adaptive
 /// controllers, feeding every output of the room through an `OutputFanout`.
@@ -96,7 +97,7 @@ final class ProgramFeed {
     // MARK: outputs
 
     @discardableResult
-    func addOutput(_ spec: OutputSpec, nowMs: Int64) throws(RoomError) -> RoomInfo.OutputInfo {
+    func addOutput(_ spec: OutputSpec, nowMs: Int64) throws(RoomError) -> OutputInfo {
         let request = keyframeRequest
         return try outputs.add(
             spec, headers: headers, bitrateKbps: currentBitrateKbps, logger: logger, nowMs: nowMs,
@@ -117,7 +118,7 @@ final class ProgramFeed {
     /// Whether anything is sent anywhere: without an output the room mixes and encodes nothing.
     var hasOutputs: Bool { !outputs.isEmpty }
 
-    var outputInfos: [RoomInfo.OutputInfo] { outputs.infos(bitrateKbps: currentBitrateKbps) }
+    var outputInfos: [OutputInfo] { outputs.infos(bitrateKbps: currentBitrateKbps) }
     var outputSpecs: [OutputSpec] { outputs.specs }
 
     /// Called every audio tick: runs the adaptive controllers every `controlIntervalMs`, and every

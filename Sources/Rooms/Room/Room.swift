@@ -5,6 +5,7 @@ import Logging
 import Publishing
 import Layout
 import Clocks
+import CohostAPI
 
 /// One room: a façade that wires the room's owners together.
 ///
@@ -157,8 +158,8 @@ public final class Room: @unchecked Sendable {
     // MARK: outputs
 
     /// Starts an output with its options (already validated by `OutputRequest.resolve`). Wakes a parked room.
-    public func startOutput(_ spec: OutputSpec) throws(RoomError) -> RoomInfo.OutputInfo {
-        let result: Result<RoomInfo.OutputInfo, RoomError> = queue.sync {
+    public func startOutput(_ spec: OutputSpec) throws(RoomError) -> OutputInfo {
+        let result: Result<OutputInfo, RoomError> = queue.sync {
             Result { () throws(RoomError) in
                 defer { schedule.wake() }
                 return try programme.addOutput(spec, nowMs: MonotonicClock.nowMs())
@@ -170,7 +171,7 @@ public final class Room: @unchecked Sendable {
     }
 
     /// Starts an output with the default options.
-    public func startOutput(url: String) throws(RoomError) -> RoomInfo.OutputInfo {
+    public func startOutput(url: String) throws(RoomError) -> OutputInfo {
         try startOutput(OutputSpec(url: url))
     }
 
@@ -179,7 +180,7 @@ public final class Room: @unchecked Sendable {
         onDefinitionChange?(self)
         return true
     }
-    public var outputs: [RoomInfo.OutputInfo] { queue.sync { programme.outputInfos } }
+    public var outputs: [OutputInfo] { queue.sync { programme.outputInfos } }
 
     // MARK: the audio tick (on `queue`)
 

@@ -1,3 +1,4 @@
+import CohostAPI
 import Foundation
 
 /// What the HTTP layer asks of a cluster: where a room lives, where a new one should go, and the nodes. Implemented
@@ -34,34 +35,5 @@ public struct ClusterPeer: Sendable, Equatable {
     public init(id: String, apiURL: String) {
         self.id = id
         self.apiURL = apiURL
-    }
-}
-
-/// One node as `GET /v1/nodes` shows it.
-public struct NodeReport: Sendable, Encodable, Equatable {
-    public var id: String
-    public var apiUrl: String
-    public var mediaAddress: String
-    public var rooms: Int
-    public var participants: Int
-    /// Cores the process used over its last heartbeat interval.
-    public var cpu: Double
-    public var heartbeatAgeMs: Int
-    public var alive: Bool
-    /// The rooms the store says it owns, sorted.
-    public var ownedRooms: [String]
-    public init(
-        id: String, apiUrl: String, mediaAddress: String, rooms: Int, participants: Int, cpu: Double,
-        heartbeatAgeMs: Int, alive: Bool, ownedRooms: [String]
-    ) {
-        self.id = id
-        self.apiUrl = apiUrl
-        self.mediaAddress = mediaAddress
-        self.rooms = rooms
-        self.participants = participants
-        self.cpu = cpu
-        self.heartbeatAgeMs = heartbeatAgeMs
-        self.alive = alive
-        self.ownedRooms = ownedRooms
     }
 }

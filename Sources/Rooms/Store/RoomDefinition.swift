@@ -1,5 +1,6 @@
 import Foundation
 import Layout
+import CohostAPI
 
 /// A room's definition as stored: the body of `POST /v1/rooms` with every field explicit, so a restored room is
 /// created through the same checks as a new one and comes back exactly as it was (its current layout, anchor,
@@ -79,7 +80,7 @@ public struct RoomDefinition: Encodable, Sendable {
                 width: $0.rect.width, height: $0.rect.height, opacity: $0.opacity)
         }
         maxVideoSize = config.maxVideoSize
-        returnVideo = config.returnVideo.map { .view($0) } ?? .none
+        returnVideo = RoomInfo.ReturnVideoInfo(config.returnVideo)
     }
 
     /// The JSON stored.

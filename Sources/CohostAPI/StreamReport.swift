@@ -1,8 +1,5 @@
-import Ingest
-import RTP
-
-/// Per-stream counters shown in `GET /v1/rooms/{room}`.
-public struct StreamReport: Sendable, Encodable {
+/// Per-stream counters of a participant's inbound stream, as `GET /v1/rooms/{room}` shows them.
+public struct StreamReport: Sendable, Codable, Equatable {
     public var kind: String
     public var codec: String
     public var ssrc: UInt32
@@ -37,46 +34,48 @@ public struct StreamReport: Sendable, Encodable {
     /// against a late packet, lip-sync's hold included); absent until a second of reads was timed.
     public var voiceMarginMs: Int?
     /// Video: frames refused because the sender's pictures are larger than the room's `maxVideoSize`.
-    public var framesTooLarge = 0
+    public var framesTooLarge: Int
     /// Video: frames skipped to keep the sender within its decode budget (and the interframes after them).
-    public var framesOverBudget = 0
-    /// Video: frames dropped because the decoder was `VideoReceiver.queueCapacity` frames (or `queueBytes`) behind
-    /// the sender.
-    public var framesQueueFull = 0
+    public var framesOverBudget: Int
+    /// Video: frames dropped because the decoder was too many frames or bytes behind the sender.
+    public var framesQueueFull: Int
     /// Video: times the sender exceeded its decode budget (each holds it to keyframes for a while).
-    public var decodeBudgetExceeded = 0
+    public var decodeBudgetExceeded: Int
     /// Video: decoder CPU time spent on this stream in the last whole second.
-    public var decodeCpuMs = 0
-}
+    public var decodeCpuMs: Int
 
-/// Packet and frame rates over the last report interval (about a second).
-struct StreamRates {
-    private var lastMs: Int64?
-    private var lastBytes = 0
-    private var lastFrames = 0
-    private(set) var kbps = 0
-    private(set) var fps = 0
-
-    mutating func update(nowMs: Int64, bytes: Int, frames: Int) {
-        if let lastMs, nowMs > lastMs {
-            kbps = (bytes - lastBytes) * 8 / Int(nowMs - lastMs)
-            fps = Int((Double(frames - lastFrames) * 1000 / Double(nowMs - lastMs)).rounded())
-        }
-        lastMs = nowMs
-        lastBytes = bytes
-        lastFrames = frames
-    }
-}
-
-extension InboundStream {
-    /// The stream's reception report block, after updating `rates` with what it received (once a second).
-    func receptionReport(nowMs: Int64, updating rates: inout StreamRates, framesDecoded: Int) -> ReceptionReport {
-        rates.update(nowMs: nowMs, bytes: stats.bytes, frames: framesDecoded)
-        return receptionReport(nowMs: nowMs)
-    }
-
-    /// A sender report of this stream: for LSR/DLSR and the media clock.
-    func note(_ sr: SenderReport, nowMs: Int64) {
-        noteSenderReport(ntp: sr.ntpTimestamp, rtpTimestamp: sr.rtpTimestamp, nowMs: nowMs)
+    public init(
+        kind: String, codec: String, ssrc: UInt32, packets: Int, bytes: Int, lost: Int, framesDecoded: Int,
+        decodeErrors: Int, fps: Int, kbps: Int, jitterMs: Double, nacksSent: Int, keyframeRequests: Int,
+        concealedMs: Int, retransmissions: Int, roundTripMs: Int?, lipSyncDelayMs: Int, underruns: Int, trimmedMs: Int,
+        pictureBuffersReplaced: Int, voiceMarginMs: Int?, framesTooLarge: Int = 0, framesOverBudget: Int = 0,
+        framesQueueFull: Int = 0, decodeBudgetExceeded: Int = 0, decodeCpuMs: Int = 0
+    ) {
+        self.kind = kind
+        self.codec = codec
+        self.ssrc = ssrc
+        self.packets = packets
+        self.bytes = bytes
+        self.lost = lost
+        self.framesDecoded = framesDecoded
+        self.decodeErrors = decodeErrors
+        self.fps = fps
+        self.kbps = kbps
+        self.jitterMs = jitterMs
+        self.nacksSent = nacksSent
+        self.keyframeRequests = keyframeRequests
+        self.concealedMs = concealedMs
+        self.retransmissions = retransmissions
+        self.roundTripMs = roundTripMs
+        self.lipSyncDelayMs = lipSyncDelayMs
+        self.underruns = underruns
+        self.trimmedMs = trimmedMs
+        self.pictureBuffersReplaced = pictureBuffersReplaced
+        self.voiceMarginMs = voiceMarginMs
+        self.framesTooLarge = framesTooLarge
+        self.framesOverBudget = framesOverBudget
+        self.framesQueueFull = framesQueueFull
+        self.decodeBudgetExceeded = decodeBudgetExceeded
+        self.decodeCpuMs = decodeCpuMs
     }
 }
