@@ -212,6 +212,7 @@ let package = Package(
         .executableTarget(
             name: "ReturnProbe", dependencies: ["TestSupport", "Rooms", "Media"], path: "bench/ReturnProbe"),
         // Helpers shared by the tests: polling, test signals, and real processes (nginx-rtmp, ffmpeg, cohost).
-        .target(name: "TestSupport", dependencies: ["Media", "RTP", "SRTP", "Codecs"], path: "Tests/TestSupport"),
+        .target(
+            name: "TestSupport", dependencies: ["Media", "RTP", "SRTP", "Codecs", "Rooms"], path: "Tests/TestSupport"),
     ]
 )

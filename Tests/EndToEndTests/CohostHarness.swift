@@ -84,10 +84,9 @@ final class CohostHarness: @unchecked Sendable {
     }
 
     func token(room: String, user: String, admin: Bool = false, ttl: Int64 = 600) -> String {
-        let now = Int64(Date().timeIntervalSince1970)
-        return RoomToken.mint(
-            TokenClaims(iss: Self.key, sub: user, room: room, admin: admin, exp: now + ttl, nbf: nil, iat: now),
-            secret: Self.secret)
+        TestToken.mint(
+            key: Self.key, secret: Self.secret, room: room, user: user, admin: admin,
+            exp: Int64(Date().timeIntervalSince1970) + ttl)
     }
 
     func url(_ path: String) -> String { "http://127.0.0.1:\(httpPort)\(path)" }
@@ -100,48 +99,13 @@ final class CohostHarness: @unchecked Sendable {
     }
 
     static func offer(audioSSRC: UInt32, videoSSRC: UInt32?) -> String {
-        var sdp = """
-            v=0\r
-            o=- 1 1 IN IP4 127.0.0.1\r
-            s=-\r
-            c=IN IP4 127.0.0.1\r
-            t=0 0\r
-            m=audio 9 RTP/AVP 111\r
-            a=rtpmap:111 opus/48000/2\r
-            a=ssrc:\(audioSSRC)\r
-            a=sendonly\r
-
-            """
-        if let videoSSRC {
-            sdp += """
-                m=video 9 RTP/AVP 96\r
-                a=rtpmap:96 VP8/90000\r
-                a=ssrc:\(videoSSRC)\r
-                a=sendonly\r
-
-                """
-        }
-        return sdp
+        TestOffer.plain(audio: audioSSRC, video: videoSSRC.map { .vp8($0) })
     }
 }
 
 extension CohostHarness {
     /// An H.264 (packetization mode 1, payload type 102) video-only offer.
-    static func h264Offer(ssrc: UInt32) -> String {
-        """
-        v=0\r
-        o=- 1 1 IN IP4 127.0.0.1\r
-        s=-\r
-        c=IN IP4 127.0.0.1\r
-        t=0 0\r
-        m=video 9 RTP/AVP 102\r
-        a=rtpmap:102 H264/90000\r
-        a=fmtp:102 packetization-mode=1\r
-        a=ssrc:\(ssrc)\r
-        a=sendonly\r
-
-        """
-    }
+    static func h264Offer(ssrc: UInt32) -> String { TestOffer.plain(audio: nil, video: .h264(ssrc)) }
 
     /// A participant's stream statistics from `GET /v1/rooms/{room}`, by kind ("audio", "video").
     func streams(admin: String, room: String, user: String) throws -> [String: [String: Any]] {

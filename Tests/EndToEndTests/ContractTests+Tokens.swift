@@ -12,10 +12,7 @@ extension EndToEnd.ContractTests {
         iss: String = CohostHarness.key, sub: String = "u", room: String, admin: Bool = false,
         exp: Int64? = nil, nbf: Int64? = nil, iat: Int64? = nil, secret: String = CohostHarness.secret
     ) -> String {
-        RoomToken.mint(
-            TokenClaims(
-                iss: iss, sub: sub, room: room, admin: admin, exp: exp ?? now() + 600, nbf: nbf, iat: iat ?? now()),
-            secret: secret)
+        TestToken.mint(key: iss, secret: secret, room: room, user: sub, admin: admin, exp: exp, nbf: nbf, iat: iat)
     }
 
     /// `{"alg":"none"}` with a valid payload and no signature: must never be accepted.

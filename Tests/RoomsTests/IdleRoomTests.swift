@@ -11,9 +11,7 @@ import Clocks
 /// Rooms with nobody in them close by themselves after `emptyRoomTimeoutMs` (driven with injected time).
 @Suite(.serialized) struct IdleRoomTests {
     static let audioRoom = #"{"name":"idle","audioOnly":true,"audio":{"bitrate":64,"channels":1}}"#
-    static let offer =
-        "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
-        + "m=audio 9 RTP/AVP 111\r\na=rtpmap:111 opus/48000/2\r\na=ssrc:7001\r\n"
+    static let offer = TestOffer.plain(audio: 7001, direction: nil)
 
     static func manager(emptyMs: Int64) -> RoomManager {
         RoomManager(settings: RoomSettings(emptyRoomTimeoutMs: emptyMs), logger: Logger(label: "test"))

@@ -2,14 +2,12 @@ import Foundation
 import Logging
 import Testing
 @testable import Rooms
+import TestSupport
 
 /// Who a pip layout puts full-canvas: the layout's anchor, else the room's, else the first admin, else the
 /// first to join — each only while present.
 @Suite(.serialized) struct PipAnchorTests {
-    static func offer(ssrc: Int) -> String {
-        "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
-            + "m=audio 9 RTP/AVP 111\r\na=rtpmap:111 opus/48000/2\r\na=ssrc:\(ssrc)\r\n"
-    }
+    static func offer(ssrc: Int) -> String { TestOffer.plain(audio: UInt32(ssrc), direction: nil) }
 
     @Test func anAbsentRoomAnchorFallsBackToTheFirstAdminNotTheFirstToJoin() throws {
         let manager = RoomManager(settings: RoomSettings(), logger: Logger(label: "test"))

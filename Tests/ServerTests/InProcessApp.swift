@@ -7,6 +7,7 @@ import NIOEmbedded
 import Prometheus
 import Rooms
 @testable import Server
+import TestSupport
 
 /// The routes of a real `RoomManager`, called in-process: requests go straight to the router's responder (with
 /// every middleware), no socket, no HTTP client.
@@ -17,11 +18,7 @@ struct InProcessApp {
     static func token(
         room: String, user: String, admin: Bool = false, exp: Int64? = nil, iat: Int64? = nil, secret: String = "s1"
     ) -> String {
-        let now = Int64(Date().timeIntervalSince1970)
-        return RoomToken.mint(
-            TokenClaims(
-                iss: "k1", sub: user, room: room, admin: admin, exp: exp ?? now + 600, nbf: nil, iat: iat ?? now),
-            secret: secret)
+        TestToken.mint(key: "k1", secret: secret, room: room, user: user, admin: admin, exp: exp, iat: iat)
     }
 
     /// A manager with `settings` (its media address 192.0.2.7:40000 unless given), the router of `cohost serve`

@@ -5,22 +5,13 @@ import Logging
 import Prometheus
 import Rooms
 @testable import Server
+import TestSupport
 
 /// Routes tested in-process: real RoomManager, no sockets.
 @Suite(.serialized) struct RoutesTests {
     static let keys = APIKeys(["k1": "s1"])
 
-    static let offer = """
-        v=0\r
-        o=- 1 1 IN IP4 127.0.0.1\r
-        s=-\r
-        c=IN IP4 127.0.0.1\r
-        t=0 0\r
-        m=audio 9 RTP/AVP 111\r
-        a=rtpmap:111 opus/48000/2\r
-        a=ssrc:5001\r
-
-        """
+    static let offer = TestOffer.plain(audio: 5001, direction: nil)
 
     @Test func tokenRefusalsHaveTheirOwnCodes() async throws {
         try await withApp { client, _ in

@@ -27,9 +27,7 @@ let seconds = argument("--seconds").flatMap(Double.init) ?? 20
 let room = argument("--room") ?? "probe"
 
 func token(_ user: String, admin: Bool = false) -> String {
-    let now = Int64(Date().timeIntervalSince1970)
-    return RoomToken.mint(
-        TokenClaims(iss: key, sub: user, room: room, admin: admin, exp: now + 600, nbf: nil, iat: now), secret: secret)
+    TestToken.mint(key: key, secret: secret, room: room, user: user, admin: admin)
 }
 
 /// A blocking POST (URLSession, 10 s).
