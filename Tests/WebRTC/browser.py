@@ -17,7 +17,54 @@ import harness
 CHROMIUM = os.environ.get("COHOST_CHROMIUM", "/usr/bin/chromium")
 
 
-class PageServer:
+class _ThreadingServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+class LoopbackServer:
+    """An HTTP server for the pages of a test on a free loopback port, answering from a daemon thread while the
+    test drives the browser."""
+
+    def __init__(self, handler):
+        self.server = _ThreadingServer(("127.0.0.1", 0), handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def origin(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+#: What cohost sends with every page (Sources/Server/WebPages.swift), but for connect-src, which says which
+#: origins the page may call: the page servers here vary it, as their pages call the API cross-origin.
+COHOST_CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
+              "media-src 'self' blob:; connect-src {connect}; object-src 'none'; base-uri 'none'; "
+              "form-action 'self'; frame-ancestors 'none'")
+
+
+def send_static(handler, path, content_type, headers=()):
+    """Answers `handler`'s request with the file at `path` as cohost serves its web/ files (no-cache, nosniff),
+    plus `headers` ((name, value) pairs, such as a page's CSP)."""
+    with open(path, "rb") as f:
+        body = f.read()
+    handler.send_response(200)
+    handler.send_header("Content-Type", content_type)
+    handler.send_header("Content-Length", str(len(body)))
+    handler.send_header("Cache-Control", "no-cache")
+    handler.send_header("X-Content-Type-Options", "nosniff")
+    for name, value in headers:
+        handler.send_header(name, value)
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
+class PageServer(LoopbackServer):
     """client.html (and any file of this directory) on http://127.0.0.1:<port>/, plus a relay from
     /proxy/<path> to `proxy_target` + /<path> once that is set."""
 
@@ -63,25 +110,10 @@ class PageServer:
             do_DELETE = _relay
             do_PATCH = _relay
 
-        class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
-            daemon_threads = True
-            allow_reuse_address = True
-
-        self.server = Server(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    @property
-    def origin(self):
-        return f"http://127.0.0.1:{self.port}"
+        super().__init__(Handler)
 
     def page_url(self, name="client.html"):
         return f"{self.origin}/{name}"
-
-    def stop(self):
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def chromium_args(tone_wav, video_file=None):
@@ -109,6 +141,31 @@ def write_noise_y4m(path, width=640, height=360, fps=30, seconds=2):
                     f"testsrc2=s={width}x{height}:r={fps},noise=alls=40:allf=t+u", "-t", str(seconds),
                     "-pix_fmt", "yuv420p", path], check=True, timeout=60)
     return path
+
+
+def record_errors(page, errors, prefix=""):
+    """Appends to `errors` what a page logs as an error (CSP violations and refused requests among them) and its
+    uncaught exceptions: the page tests expect none."""
+    page.on("console", lambda m: errors.append(f"{prefix}console.{m.type}: {m.text} {m.location}")
+            if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(f"{prefix}pageerror: {e}"))
+
+
+async def meter_level(page, user):
+    """The level `user`'s voice meter shows on a page (0 while there is none): the join page and the console draw
+    the same meter."""
+    return await page.evaluate(
+        """(u) => { const m = document.querySelector(`[data-testid=participant][data-user-id="${u}"] [data-testid=meter]`);
+                    return m ? Number(m.dataset.level) : 0; }""", user)
+
+
+async def create_room_in_console(page, name, width, height, fps):
+    """Creates a room from the console's form, as a producer does."""
+    await page.fill("[data-testid=create-name]", name)
+    await page.fill("[data-testid=create-width]", str(width))
+    await page.fill("[data-testid=create-height]", str(height))
+    await page.fill("[data-testid=create-fps]", str(fps))
+    await page.click("[data-testid=create-room]")
 
 
 class BrowserPeer:

@@ -10,7 +10,9 @@ What it gives:
   * NginxRTMP: a private nginx-rtmp like Tests/TestSupport/NginxRTMP.swift, and pull()/decode helpers that fetch
     the programme with ffmpeg and decode pictures (RGB) and sound (48 kHz mono s16);
   * FFmpegParticipant: a plain-RTP ffmpeg participant (VP8 + Opus), as the Swift suites use;
-  * write_tone_wav() for Chromium's fake microphone, tone_level_db() (Goertzel) for measuring a tone in PCM.
+  * write_tone_wav() for Chromium's fake microphone, tone_level_db() (Goertzel) for measuring a tone in PCM;
+  * ParticipantChecks: packets, decoded video and leave times of a participant, as every client's tests check them;
+  * stop_process(), stop_all(), remove_temp_dir(): one way to end what a test started.
 
 Environment:
   COHOST_BIN                       the cohost binary (default <repo>/.build/debug/cohost)
@@ -30,7 +32,6 @@ import os
 import random
 import re
 import shutil
-import signal
 import socket
 import struct
 import subprocess
@@ -46,6 +47,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the tree
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))  # Tests/WebRTC -> repository root
+WEB_DIR = os.path.join(ROOT, "web")  # the console and join pages, as cohost --web-dir serves them
 
 KEY = "testkey"
 #: 32 bytes or more: cohost refuses shorter secrets (same as CohostHarness.swift).
@@ -56,6 +58,59 @@ _NETNS_MARK = "COHOST_WEBRTC_NETNS"
 
 def keep_files():
     return os.environ.get("COHOST_WEBRTC_KEEP") == "1"
+
+
+def remove_temp_dir(path):
+    """Removes a directory the run made; COHOST_WEBRTC_KEEP=1 keeps it to look at after a failure."""
+    if not keep_files():
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def stop_process(proc, timeout=5):
+    """SIGTERM, then SIGKILL if it is still there after `timeout` s; reaps it and closes its stderr pipe, so no
+    helper process outlives its test or leaves a zombie behind."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout)
+    if proc.stderr is not None:
+        proc.stderr.close()
+
+
+def stop_all(*things):
+    """Stops, in order, what a setUpClass started; None where it failed before starting that one."""
+    for thing in things:
+        if thing is not None:
+            thing.stop()
+
+
+def relax_slow_callback_warning():
+    """IsolatedAsyncioTestCase runs its loop in debug mode, which reports every step over 0.1 s: on two busy cores
+    with Chromium or aiortc starting that is noise. Steps over a second are still reported."""
+    import asyncio
+
+    asyncio.get_running_loop().slow_callback_duration = 1.0
+
+
+def room_for_test(testcase, width=35):
+    """A room of its own for each test: the test's name (without `test_`, at most `width` characters) and a
+    random suffix, so a test's room says which test made it."""
+    import uuid
+
+    return f"{testcase._testMethodName[5:5 + width]}-{uuid.uuid4().hex[:6]}"
+
+
+class Stoppable:
+    """`with` support for the helpers below, which all end with stop()."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
 
 
 def note(*parts):
@@ -253,7 +308,7 @@ class UnknownFlag(RuntimeError):
         self.output = output
 
 
-class Cohost:
+class Cohost(Stoppable):
     """A real `cohost serve` on free loopback ports (like CohostHarness.swift). Its stdout and stderr go to
     `log_path`; `output()` returns them for failure messages. Use as a context manager or call stop()."""
 
@@ -325,24 +380,12 @@ class Cohost:
     # -- lifetime
 
     def _terminate(self):
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
+        if self.proc is not None:
+            stop_process(self.proc)
 
     def stop(self):
         self._terminate()
-        if not keep_files():
-            shutil.rmtree(self.workdir, ignore_errors=True)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.stop()
+        remove_temp_dir(self.workdir)
 
     @property
     def running(self):
@@ -422,6 +465,18 @@ class Cohost:
         raise AssertionError(f"outputs of {room} not connected within {timeout} s: {state}")
 
 
+def cohost_with_pages(extra_args, serve_pages=True):
+    """A Cohost that serves web/ itself (`--web-dir`) when `serve_pages`; a binary that does not know that flag yet
+    starts without it, and the test's own page server stands in for it."""
+    if serve_pages:
+        try:
+            return Cohost(extra_args=list(extra_args) + ["--web-dir", WEB_DIR])
+        except UnknownFlag as e:
+            if e.flag != "--web-dir":
+                raise
+    return Cohost(extra_args=extra_args)
+
+
 def wait_until(predicate, timeout, interval=0.1):
     """Polls `predicate` until it is truthy (returns its value) or `timeout` passes (returns the last value)."""
     deadline = time.monotonic() + timeout
@@ -447,6 +502,51 @@ async def await_until(predicate, timeout, interval=0.1):
         await asyncio.sleep(interval)
         v = await value()
     return v
+
+
+class ParticipantChecks:
+    """What the aiortc, Chromium and join-page tests ask cohost's API about a participant of `self.room` on
+    `self.cohost`, with `self.diag(...)` in the failure messages: the same counters, whatever the client."""
+
+    async def streams(self, user):
+        import asyncio
+
+        return await asyncio.to_thread(self.cohost.streams, self.room, user)
+
+    async def assert_packets_increase(self, user, kinds=("audio", "video"), window=1.5):
+        """Each of `kinds` of the user's inbound streams counts more packets after `window` seconds than before."""
+        import asyncio
+
+        async def flowing():
+            s = await self.streams(user)
+            return all(s.get(k, {}).get("packets", 0) > 0 for k in kinds)
+
+        ok = await await_until(flowing, 10, interval=0.25)
+        self.assertTrue(ok, self.diag(f"{user}: no packets on {kinds} within 10 s"))
+        before = await self.streams(user)
+        await asyncio.sleep(window)
+        after = await self.streams(user)
+        for kind in kinds:
+            self.assertGreater(after[kind]["packets"], before[kind]["packets"],
+                               self.diag(f"{user} {kind} packets did not increase: {before[kind]} -> {after[kind]}"))
+        return after
+
+    async def video_decoded(self, user):
+        """Whether cohost has decoded a picture of the user's video."""
+        return (await self.streams(user)).get("video", {}).get("framesDecoded", 0) > 0
+
+    async def gone(self, user, timeout):
+        """Seconds until the user left the room (None if still there after `timeout`)."""
+        import asyncio
+
+        start = time.monotonic()
+
+        async def absent():
+            return await asyncio.to_thread(self.cohost.participant, self.room, user) is None
+
+        if await await_until(absent, timeout, interval=0.05):
+            return time.monotonic() - start
+        return None
 
 
 # ------------------------------------------------------------------------------------------------ SDP
@@ -513,7 +613,7 @@ def check_join(testcase, response, what="join"):
 NGINX_RTMP_MODULE = "/usr/lib/nginx/modules/ngx_rtmp_module.so"
 
 
-class NginxRTMP:
+class NginxRTMP(Stoppable):
     """A private nginx with the RTMP module in the foreground on a free loopback port (NginxRTMP.swift's config:
     `live on`, and with record=True `record all; record_path <dir>; record_unique off;`)."""
 
@@ -584,27 +684,13 @@ class NginxRTMP:
             return ""
 
     def _terminate(self):
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        if self.proc is not None and self.proc.stderr is not None:
-            self.proc.stderr.close()
+        if self.proc is not None:
+            stop_process(self.proc)
         self.proc = None
 
     def stop(self):
         self._terminate()
-        if not keep_files():
-            shutil.rmtree(self.directory, ignore_errors=True)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.stop()
+        remove_temp_dir(self.directory)
 
 
 # ------------------------------------------------------------------------------------------------ programme
@@ -739,15 +825,7 @@ class FFmpegParticipant:
                                      stdin=subprocess.DEVNULL, start_new_session=True)
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        if self.proc.stderr is not None:
-            self.proc.stderr.close()
+        stop_process(self.proc)
 
 
 # ------------------------------------------------------------------------------------------------ tones

@@ -18,7 +18,34 @@ harness.patch_aioice_for_loopback()
 RATE = 48000
 
 
-class ToneTrack(MediaStreamTrack):
+class PacedTrack(MediaStreamTrack):
+    """A synthetic track that hands out its frames in real time, as a device does: aiortc asks for the next frame
+    as soon as it has sent one, so without the wait it would send as fast as the frames can be made."""
+
+    def __init__(self):
+        super().__init__()
+        self._start = None
+        self._index = 0
+
+    def _seconds(self, index):
+        """When frame `index` is due, in seconds after the first."""
+        raise NotImplementedError
+
+    async def _next_index(self):
+        """The index of the frame to make now, once it is due; MediaStreamError once the track has ended."""
+        if self.readyState != "live":
+            raise MediaStreamError
+        if self._start is None:
+            self._start = time.time()
+        else:
+            self._index += 1
+            wait = self._start + self._seconds(self._index) - time.time()
+            if wait > 0:
+                await asyncio.sleep(wait)
+        return self._index
+
+
+class ToneTrack(PacedTrack):
     """A sine of `freq` Hz, 20 ms mono s16 frames at 48 kHz, paced in real time.
 
     `gate` (on_ms, off_ms) switches the tone on and off like syllables. A steady sine is not speech to Opus's
@@ -33,20 +60,13 @@ class ToneTrack(MediaStreamTrack):
         self.amplitude = amplitude
         self.gate = gate
         self.samples = int(RATE * ptime)
-        self._start = None
-        self._pts = 0
+
+    def _seconds(self, index):
+        return index * self.samples / RATE
 
     async def recv(self):
-        if self.readyState != "live":
-            raise MediaStreamError
-        if self._start is None:
-            self._start = time.time()
-        else:
-            self._pts += self.samples
-            wait = self._start + self._pts / RATE - time.time()
-            if wait > 0:
-                await asyncio.sleep(wait)
-        n = np.arange(self._pts, self._pts + self.samples)
+        pts = await self._next_index() * self.samples
+        n = np.arange(pts, pts + self.samples)
         wave = self.amplitude * 32767 * np.sin(2 * np.pi * self.freq * n / RATE)
         if self.gate:
             on, off = (int(RATE * ms / 1000) for ms in self.gate)
@@ -54,12 +74,12 @@ class ToneTrack(MediaStreamTrack):
         pcm = wave.astype(np.int16)
         frame = av.AudioFrame.from_ndarray(pcm.reshape(1, -1), format="s16", layout="mono")
         frame.sample_rate = RATE
-        frame.pts = self._pts
+        frame.pts = pts
         frame.time_base = fractions.Fraction(1, RATE)
         return frame
 
 
-class PatternTrack(MediaStreamTrack):
+class PatternTrack(PacedTrack):
     """A `colour` (RGB) picture with a white bar moving across it, `fps` frames a second, 90 kHz timestamps."""
 
     kind = "video"
@@ -68,25 +88,18 @@ class PatternTrack(MediaStreamTrack):
         super().__init__()
         self.colour = colour
         self.width, self.height, self.fps = width, height, fps
-        self._start = None
-        self._index = 0
+
+    def _seconds(self, index):
+        return index / self.fps
 
     async def recv(self):
-        if self.readyState != "live":
-            raise MediaStreamError
-        if self._start is None:
-            self._start = time.time()
-        else:
-            self._index += 1
-            wait = self._start + self._index / self.fps - time.time()
-            if wait > 0:
-                await asyncio.sleep(wait)
+        index = await self._next_index()
         img = np.empty((self.height, self.width, 3), dtype=np.uint8)
         img[:, :] = self.colour
-        x = (self._index * 4) % self.width
+        x = (index * 4) % self.width
         img[:, x:x + 16] = 255
         frame = av.VideoFrame.from_ndarray(img, format="rgb24")
-        frame.pts = int(self._index * 90000 / self.fps)
+        frame.pts = int(index * 90000 / self.fps)
         frame.time_base = fractions.Fraction(1, 90000)
         return frame
 

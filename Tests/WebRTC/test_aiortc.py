@@ -8,12 +8,9 @@ Run from this directory: python3 -m unittest -v test_aiortc
 """
 
 import asyncio
-import os
 import sys
-import time
 import unittest
 import urllib.parse
-import uuid
 
 sys.dont_write_bytecode = True
 
@@ -50,7 +47,7 @@ class AiortcSandboxTests(unittest.IsolatedAsyncioTestCase):
             await b.close()
 
 
-class CohostAiortcTests(unittest.IsolatedAsyncioTestCase):
+class CohostAiortcTests(harness.ParticipantChecks, unittest.IsolatedAsyncioTestCase):
     cohost = None
 
     @classmethod
@@ -63,9 +60,9 @@ class CohostAiortcTests(unittest.IsolatedAsyncioTestCase):
             cls.cohost.stop()
 
     async def asyncSetUp(self):
-        asyncio.get_running_loop().slow_callback_duration = 1.0  # debug mode's 0.1 s is noise on two busy cores
+        harness.relax_slow_callback_warning()
         self.peers = []
-        self.room = f"{self._testMethodName[5:40]}-{uuid.uuid4().hex[:6]}"
+        self.room = harness.room_for_test(self)
 
     async def asyncTearDown(self):
         for p in self.peers:
@@ -102,36 +99,6 @@ class CohostAiortcTests(unittest.IsolatedAsyncioTestCase):
         ok = await peer.wait_connected(CONNECT_TIMEOUT)
         self.assertTrue(ok, self.diag(f"not connected within {CONNECT_TIMEOUT} s: {peer.pc.connectionState}",
                                       f"answer:\n{peer.answer}"))
-
-    async def streams(self, user):
-        return await asyncio.to_thread(self.cohost.streams, self.room, user)
-
-    async def assert_packets_increase(self, user, kinds=("audio", "video"), window=1.5):
-        """Both of the user's inbound streams count more packets after `window` seconds than before."""
-        ok = await harness.await_until(lambda: self._has_packets(user, kinds), 10, interval=0.25)
-        self.assertTrue(ok, self.diag(f"{user}: no packets on {kinds} within 10 s"))
-        before = await self.streams(user)
-        await asyncio.sleep(window)
-        after = await self.streams(user)
-        for kind in kinds:
-            self.assertGreater(after[kind]["packets"], before[kind]["packets"],
-                               self.diag(f"{user} {kind} packets did not increase: {before[kind]} -> {after[kind]}"))
-        return after
-
-    async def _has_packets(self, user, kinds):
-        s = await self.streams(user)
-        return all(s.get(k, {}).get("packets", 0) > 0 for k in kinds)
-
-    async def gone(self, user, timeout):
-        """Seconds until the user left the room (None if still there after `timeout`)."""
-        start = time.monotonic()
-
-        async def absent():
-            return await asyncio.to_thread(self.cohost.participant, self.room, user) is None
-
-        if await harness.await_until(absent, timeout, interval=0.05):
-            return time.monotonic() - start
-        return None
 
     # -- tests
 
@@ -180,14 +147,11 @@ class CohostAiortcTests(unittest.IsolatedAsyncioTestCase):
         self.assertEqual(streams["audio"]["codec"].lower(), "opus")
         self.assertEqual(streams["video"]["codec"].upper(), "VP8")
         decoded = await harness.await_until(
-            lambda: self._frames_decoded("alice"), 10, interval=0.25)
+            lambda: self.video_decoded("alice"), 10, interval=0.25)
         self.assertTrue(decoded, self.diag("no video frames decoded"))
         got_view = await harness.await_until(lambda: "video" in peer.sinks and peer.sinks["video"].frames > 3, 10)
         self.assertTrue(got_view, self.diag(f"no room view frames decoded by aiortc: sinks {peer.sinks}",
                                             f"returns: {self.cohost.returns(self.room, 'alice')}"))
-
-    async def _frames_decoded(self, user):
-        return (await self.streams(user)).get("video", {}).get("framesDecoded", 0) > 0
 
     async def test_two_peers_hear_each_other_not_themselves(self):
         """Each peer's return audio (the room's mix-minus) carries the other's tone and not its own."""

@@ -9,12 +9,10 @@ Run from this directory: python3 -m unittest -v test_chromium
 
 import asyncio
 import os
-import shutil
 import sys
 import tempfile
 import time
 import unittest
-import uuid
 
 sys.dont_write_bytecode = True
 
@@ -45,8 +43,8 @@ def setUpModule():
 
 
 def tearDownModule():
-    if _workdir and not harness.keep_files():
-        shutil.rmtree(_workdir, ignore_errors=True)
+    if _workdir:
+        harness.remove_temp_dir(_workdir)
 
 
 class ChromiumCase(unittest.IsolatedAsyncioTestCase):
@@ -56,9 +54,7 @@ class ChromiumCase(unittest.IsolatedAsyncioTestCase):
     NOISY_CAMERA = ()
 
     async def asyncSetUp(self):
-        # IsolatedAsyncioTestCase runs the loop in debug mode, which reports every step over 0.1 s; on two busy
-        # cores with Chromium starting that is noise. Steps over a second are still reported.
-        asyncio.get_running_loop().slow_callback_duration = 1.0
+        harness.relax_slow_callback_warning()
         self.playwright = await async_playwright().start()
         video = NOISE_Y4M if self._testMethodName in self.NOISY_CAMERA else None
         self.browser = await browser.launch(self.playwright, TONE_WAV, video_file=video)
@@ -118,7 +114,7 @@ class ChromiumSandboxTests(ChromiumCase):
         self.assertGreater(stats["inbound"]["audio"]["totalAudioEnergy"], 0, stats)
 
 
-class ChromiumCohostTests(ChromiumCase):
+class ChromiumCohostTests(harness.ParticipantChecks, ChromiumCase):
     cohost = None
     nginx = None
     server = None
@@ -142,13 +138,11 @@ class ChromiumCohostTests(ChromiumCase):
 
     @classmethod
     def tearDownClass(cls):
-        for thing in (cls.nginx, cls.cohost, cls.server):
-            if thing is not None:
-                thing.stop()
+        harness.stop_all(cls.nginx, cls.cohost, cls.server)
 
     async def asyncSetUp(self):
         await super().asyncSetUp()
-        self.room = f"{self._testMethodName[5:40]}-{uuid.uuid4().hex[:6]}"
+        self.room = harness.room_for_test(self)
         self.ffmpeg = []
 
     async def asyncTearDown(self):
@@ -178,33 +172,6 @@ class ChromiumCohostTests(ChromiumCase):
         self.assertTrue(ok, self.diag(f"Chromium not connected within {CONNECT_TIMEOUT} s: {await page.state()}",
                                       f"page console: {page.console[-20:]}",
                                       f"answer:\n{page.join_result.get('body')}"))
-
-    async def streams(self, user):
-        return await asyncio.to_thread(self.cohost.streams, self.room, user)
-
-    async def assert_packets_increase(self, user, kinds=("audio", "video"), window=1.5):
-        async def flowing():
-            s = await self.streams(user)
-            return all(s.get(k, {}).get("packets", 0) > 0 for k in kinds)
-
-        self.assertTrue(await harness.await_until(flowing, 10, 0.25), self.diag(f"{user}: no packets on {kinds}"))
-        before = await self.streams(user)
-        await asyncio.sleep(window)
-        after = await self.streams(user)
-        for kind in kinds:
-            self.assertGreater(after[kind]["packets"], before[kind]["packets"],
-                               self.diag(f"{user} {kind} packets did not increase"))
-        return after
-
-    async def gone(self, user, timeout):
-        start = time.monotonic()
-
-        async def absent():
-            return await asyncio.to_thread(self.cohost.participant, self.room, user) is None
-
-        if await harness.await_until(absent, timeout, interval=0.05):
-            return time.monotonic() - start
-        return None
 
     async def video_kbps(self, page, seconds=1.0):
         """Chromium's outbound-rtp video bitrate over `seconds`, kbit/s: the growth of bytesSent (RTP payload, as
@@ -288,7 +255,7 @@ class ChromiumCohostTests(ChromiumCase):
         page = await self.open_page(self.server)
         await self.join(page, "chrome")
         await self.connected(page)
-        ok = await harness.await_until(lambda: self._decoded("chrome"), 10, 0.25)
+        ok = await harness.await_until(lambda: self.video_decoded("chrome"), 10, 0.25)
         self.assertTrue(ok, self.diag("no video decoded from Chromium"))
         await asyncio.sleep(2.0)
 
@@ -322,9 +289,6 @@ class ChromiumCohostTests(ChromiumCase):
         b = (await page.stats())["inbound"].get("audio") or {}
         self.assertGreater(b.get("packetsReceived", 0), a.get("packetsReceived", 0), (a, b))
         self.assertGreater(b.get("totalAudioEnergy", 0), a.get("totalAudioEnergy", 0), (a, b))
-
-    async def _decoded(self, user):
-        return (await self.streams(user)).get("video", {}).get("framesDecoded", 0) > 0
 
     async def test_close_leaves_within_one_second(self):
         page = await self.open_page(self.server)

@@ -19,10 +19,7 @@ import asyncio
 import http.server
 import os
 import random
-import socketserver
 import sys
-import threading
-import time
 import unittest
 import uuid
 
@@ -35,7 +32,6 @@ harness.enter_network_namespace()
 import browser  # noqa: E402
 from playwright.async_api import async_playwright  # noqa: E402
 
-WEB = os.path.join(harness.ROOT, "web")
 SCREENSHOTS = os.path.join(harness.ROOT, "docs", "screenshots")
 
 TYPES = {"js": "text/javascript; charset=utf-8", "css": "text/css; charset=utf-8", "svg": "image/svg+xml",
@@ -43,17 +39,15 @@ TYPES = {"js": "text/javascript; charset=utf-8", "css": "text/css; charset=utf-8
 
 
 def csp(host, api_host=None):
-    """The Content-Security-Policy cohost puts on its pages (Sources/Server/WebPages.swift); with `api_host`, the
-    API's origin is allowed too (the page server's pages call cohost cross-origin)."""
+    """The Content-Security-Policy cohost puts on its pages; with `api_host`, the API's origin is allowed too (the
+    page server's pages call cohost cross-origin)."""
     connect = f"'self' ws://{host} wss://{host}"
     if api_host:
         connect += f" http://{api_host} ws://{api_host}"
-    return ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
-            f"media-src 'self' blob:; connect-src {connect}; object-src 'none'; base-uri 'none'; "
-            "form-action 'self'; frame-ancestors 'none'")
+    return browser.COHOST_CSP.format(connect=connect)
 
 
-class PageServer:
+class PageServer(browser.LoopbackServer):
     """web/ on a loopback port, at the paths cohost serves it: / and /rooms/{room} → console.html, /join/{room} →
     join.html, /web/{file} → the file; pages with the CSP above."""
 
@@ -76,37 +70,16 @@ class PageServer:
                 if not name or "/" in name or name.startswith("."):
                     return self.send_error(404)
                 ext = name.rsplit(".", 1)[-1]
-                file = os.path.join(WEB, name)
+                file = os.path.join(harness.WEB_DIR, name)
                 if ext not in TYPES or not os.path.isfile(file):
                     return self.send_error(404)
-                with open(file, "rb") as f:
-                    body = f.read()
-                self.send_response(200)
-                self.send_header("Content-Type", TYPES[ext])
-                self.send_header("Content-Length", str(len(body)))
-                self.send_header("Cache-Control", "no-cache")
-                self.send_header("X-Content-Type-Options", "nosniff")
+                headers = ()
                 if page:
-                    self.send_header("Content-Security-Policy", csp(self.headers.get("Host"), outer.api_host))
-                    self.send_header("Referrer-Policy", "no-referrer")
-                self.end_headers()
-                self.wfile.write(body)
+                    headers = (("Content-Security-Policy", csp(self.headers.get("Host"), outer.api_host)),
+                               ("Referrer-Policy", "no-referrer"))
+                browser.send_static(self, file, TYPES[ext], headers)
 
-        class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
-            daemon_threads = True
-            allow_reuse_address = True
-
-        self.server = Server(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    @property
-    def origin(self):
-        return f"http://127.0.0.1:{self.port}"
-
-    def stop(self):
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler)
 
 
 class ConsoleTests(unittest.IsolatedAsyncioTestCase):
@@ -118,13 +91,7 @@ class ConsoleTests(unittest.IsolatedAsyncioTestCase):
         local = os.environ.get("COHOST_CONSOLE_PAGES") == "local"
         # The page server's port is needed for --cors-origins before cohost's port is known: reserve it first.
         cls.pages = PageServer(api_host=None)
-        args = ["--cors-origins", cls.pages.origin]
-        try:
-            cls.cohost = harness.Cohost(extra_args=args + ([] if local else ["--web-dir", WEB]))
-        except harness.UnknownFlag as e:
-            if e.flag != "--web-dir":
-                raise
-            cls.cohost = harness.Cohost(extra_args=args)
+        cls.cohost = harness.cohost_with_pages(["--cors-origins", cls.pages.origin], serve_pages=not local)
         cls.pages.api_host = f"127.0.0.1:{cls.cohost.http_port}"
         root = cls.cohost.call("GET", "/")
         cls.served_by_cohost = (not local and root.status == 200
@@ -139,21 +106,17 @@ class ConsoleTests(unittest.IsolatedAsyncioTestCase):
 
     @classmethod
     def tearDownClass(cls):
-        for thing in (cls.nginx, cls.cohost, cls.pages):
-            if thing is not None:
-                thing.stop()
+        harness.stop_all(cls.nginx, cls.cohost, cls.pages)
 
     async def asyncSetUp(self):
-        asyncio.get_running_loop().slow_callback_duration = 1.0
+        harness.relax_slow_callback_warning()
         self.playwright = await async_playwright().start()
         self.browser = await self.playwright.chromium.launch(executable_path=browser.CHROMIUM, headless=True)
         self.context = await self.browser.new_context(viewport={"width": 1440, "height": 1000})
         self.page = await self.context.new_page()
         self.page.set_default_timeout(15000)
         self.errors = []
-        self.page.on("console", lambda m: self.errors.append(f"console.{m.type}: {m.text} {m.location}")
-                     if m.type == "error" else None)
-        self.page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
+        browser.record_errors(self.page, self.errors)
         self.ffmpeg = []
 
     async def asyncTearDown(self):
@@ -217,11 +180,7 @@ class ConsoleTests(unittest.IsolatedAsyncioTestCase):
         self.assertEqual(await page.evaluate("sessionStorage.getItem('cohost.adminToken')"), admin)
 
         # Create a room from the form; its row appears.
-        await page.fill("[data-testid=create-name]", room)
-        await page.fill("[data-testid=create-width]", "640")
-        await page.fill("[data-testid=create-height]", "360")
-        await page.fill("[data-testid=create-fps]", "15")
-        await page.click("[data-testid=create-room]")
+        await browser.create_room_in_console(page, room, 640, 360, 15)
         row = page.locator(f"[data-testid=room][data-room='{room}']")
         await row.wait_for()
         info = await asyncio.to_thread(self.cohost.room, room)

@@ -38,13 +38,18 @@ def make_certificate(directory, name, common_name):
     return cert, key
 
 
-def served_fingerprint(port):
-    """SHA-256 of the certificate the server presents on a new connection."""
+def unverified():
+    """A TLS context that takes any certificate: the tests compare the served certificate themselves."""
     context = ssl.create_default_context()
     context.check_hostname = False
     context.verify_mode = ssl.CERT_NONE
+    return context
+
+
+def served_fingerprint(port):
+    """SHA-256 of the certificate the server presents on a new connection."""
     with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
-        with context.wrap_socket(raw, server_hostname="show.test") as tls:
+        with unverified().wrap_socket(raw, server_hostname="show.test") as tls:
             return hashlib.sha256(tls.getpeercert(binary_form=True)).hexdigest()
 
 
@@ -71,7 +76,7 @@ class HTTPSTests(unittest.TestCase):
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             try:
-                with urllib.request.urlopen(f"https://127.0.0.1:{cls.port}/healthz", context=cls.unverified(),
+                with urllib.request.urlopen(f"https://127.0.0.1:{cls.port}/healthz", context=unverified(),
                                             timeout=2) as r:
                     if r.status == 200:
                         return
@@ -82,29 +87,16 @@ class HTTPSTests(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        if cls.proc.poll() is None:
-            cls.proc.terminate()
-            try:
-                cls.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                cls.proc.kill()
+        harness.stop_process(cls.proc, timeout=10)
         cls.log.close()
-        if not harness.keep_files():
-            shutil.rmtree(cls.dir, ignore_errors=True)
-
-    @staticmethod
-    def unverified():
-        context = ssl.create_default_context()
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-        return context
+        harness.remove_temp_dir(cls.dir)
 
     def test_the_api_answers_over_https_with_the_configured_certificate(self):
         self.assertEqual(served_fingerprint(self.port), file_fingerprint(self.cert))
         admin = harness.token("*", "producer", admin=True)
         request = urllib.request.Request(f"https://127.0.0.1:{self.port}/v1/rooms",
                                          headers={"Authorization": f"Bearer {admin}"})
-        with urllib.request.urlopen(request, context=self.unverified(), timeout=5) as r:
+        with urllib.request.urlopen(request, context=unverified(), timeout=5) as r:
             self.assertEqual(r.status, 200)
         # Plain HTTP on the TLS port gets no answer as HTTP.
         with self.assertRaises(Exception):
@@ -138,7 +130,7 @@ class HTTPSTests(unittest.TestCase):
         request = urllib.request.Request(
             f"https://127.0.0.1:{self.port}/v1/rooms", data=b'{"name":"tls","audioOnly":true}', method="POST",
             headers={"Authorization": f"Bearer {admin}", "Content-Type": "application/json"})
-        urllib.request.urlopen(request, context=self.unverified(), timeout=5).read()
+        urllib.request.urlopen(request, context=unverified(), timeout=5).read()
         guest = harness.token(room, "guest")
         # The control: the same name over plain HTTP (a page served from here) is no secure context.
         plain = harness.free_tcp_port()

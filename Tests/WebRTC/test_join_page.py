@@ -18,12 +18,9 @@ import asyncio
 import base64
 import http.server
 import os
-import shutil
 import socket
-import socketserver
 import sys
 import tempfile
-import threading
 import time
 import unittest
 import urllib.parse
@@ -38,17 +35,12 @@ harness.enter_network_namespace()
 import browser  # noqa: E402
 from playwright.async_api import async_playwright  # noqa: E402
 
-WEB = os.path.join(harness.ROOT, "web")
+WEB = harness.WEB_DIR
 PAGES = os.path.join(harness.HERE, "pages")
 SCREENSHOTS = os.path.join(harness.ROOT, "docs", "screenshots")
 ANN_TONE, BEN_TONE = 660, 880
 GATE = (300, 100)
 CONNECT_TIMEOUT = 15.0
-
-#: What `cohost serve` sends with every page (the API's origin is added to connect-src when it is another one).
-CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
-       "media-src 'self' blob:; connect-src 'self'{extra}; object-src 'none'; base-uri 'none'; "
-       "form-action 'self'; frame-ancestors 'none'")
 
 #: Captures each RTCPeerConnection the page makes (window.__pcs), so the test can read getStats() without a hook in
 #: the page. Playwright's init scripts are not subject to the page's CSP.
@@ -111,11 +103,11 @@ def setUpModule():
 
 
 def tearDownModule():
-    if _workdir and not harness.keep_files():
-        shutil.rmtree(_workdir, ignore_errors=True)
+    if _workdir:
+        harness.remove_temp_dir(_workdir)
 
 
-class WebServer:
+class WebServer(browser.LoopbackServer):
     """Serves the site as cohost will: /join/{room} → web/join.html, /web/<file> → web/<file>, each with the CSP;
     plus /test/<file> from Tests/WebRTC/pages/ (the cohost.js-alone page)."""
 
@@ -150,36 +142,16 @@ class WebServer:
                     self.send_header("Content-Length", "0")
                     self.end_headers()
                     return
-                with open(file, "rb") as f:
-                    body = f.read()
-                self.send_response(200)
-                self.send_header("Content-Type", WebServer.TYPES.get(os.path.splitext(file)[1], "application/octet-stream"))
-                self.send_header("Content-Security-Policy", outer.csp())
-                self.send_header("X-Content-Type-Options", "nosniff")
-                self.send_header("Cache-Control", "no-cache")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                content_type = WebServer.TYPES.get(os.path.splitext(file)[1], "application/octet-stream")
+                browser.send_static(self, file, content_type, [("Content-Security-Policy", outer.csp())])
 
-        class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
-            daemon_threads = True
-            allow_reuse_address = True
-
-        self.server = Server(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    @property
-    def origin(self):
-        return f"http://127.0.0.1:{self.port}"
+        super().__init__(Handler)
 
     def csp(self):
+        """cohost's policy; the API's origin is added to connect-src when it is another one."""
         api = self.api_origin
-        return CSP.format(extra=f" {api} {api.replace('http://', 'ws://')}" if api else "")
-
-    def stop(self):
-        self.server.shutdown()
-        self.server.server_close()
+        connect = f"'self' {api} {api.replace('http://', 'ws://')}" if api else "'self'"
+        return browser.COHOST_CSP.format(connect=connect)
 
 
 def events_take_subprotocol(port, room, token):
@@ -208,19 +180,16 @@ class Guest:
         self.page = page
         self.name = name
         self.errors = []
-        page.on("console", lambda m: m.type == "error" and self.errors.append(f"console: {m.text}"))
-        page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
+        browser.record_errors(page, self.errors)
 
     async def stats(self):
         return await self.page.evaluate(STATS)
 
     async def meter(self, user):
-        return await self.page.evaluate(
-            """(u) => { const m = document.querySelector(`[data-testid=participant][data-user-id="${u}"] [data-testid=meter]`);
-                        return m ? Number(m.dataset.level) : null; }""", user)
+        return await browser.meter_level(self.page, user)
 
 
-class JoinPageTests(unittest.IsolatedAsyncioTestCase):
+class JoinPageTests(harness.ParticipantChecks, unittest.IsolatedAsyncioTestCase):
     @classmethod
     def setUpClass(cls):
         cls.cohost = None
@@ -229,13 +198,7 @@ class JoinPageTests(unittest.IsolatedAsyncioTestCase):
             # The page server is another origin than the API: cohost lets it call (CORS), its CSP lets it connect.
             cls.web = WebServer()
             local = os.environ.get("COHOST_JOIN_PAGES") == "local"
-            args = ["--cors-origins", cls.web.origin]
-            try:
-                cls.cohost = harness.Cohost(extra_args=args + ([] if local else ["--web-dir", WEB]))
-            except harness.UnknownFlag as e:
-                if e.flag != "--web-dir":
-                    raise
-                cls.cohost = harness.Cohost(extra_args=args)
+            cls.cohost = harness.cohost_with_pages(["--cors-origins", cls.web.origin], serve_pages=not local)
             cls.web.api_origin = cls.cohost.base
             served = cls.cohost.call("GET", "/join/probe")
             cls.same_origin = not local and served.status == 200 and b"/web/join.js" in served.body
@@ -259,16 +222,14 @@ class JoinPageTests(unittest.IsolatedAsyncioTestCase):
 
     @classmethod
     def tearDownClass(cls):
-        for thing in (cls.web, cls.cohost):
-            if thing is not None:
-                thing.stop()
+        harness.stop_all(cls.web, cls.cohost)
 
     async def asyncSetUp(self):
-        asyncio.get_running_loop().slow_callback_duration = 1.0
+        harness.relax_slow_callback_warning()
         self.playwright = await async_playwright().start()
         self.browsers = {}
         self.guests = []
-        self.room = f"{self._testMethodName[5:30]}-{uuid.uuid4().hex[:6]}"
+        self.room = harness.room_for_test(self, width=25)
 
     async def asyncTearDown(self):
         for b in self.browsers.values():
@@ -310,14 +271,6 @@ class JoinPageTests(unittest.IsolatedAsyncioTestCase):
         except Exception:
             self.fail(self.diag(f"{guest.name} not connected: {await guest.stats()}",
                                 await guest.page.inner_text("body")))
-
-    async def gone(self, user, timeout):
-        start = time.monotonic()
-
-        async def absent():
-            return await asyncio.to_thread(self.cohost.participant, self.room, user) is None
-
-        return time.monotonic() - start if await harness.await_until(absent, timeout, 0.05) else None
 
     def assert_no_console_errors(self, expected=None):
         """No error in any page's console, but for those `expected` ({page name: status}): Chromium logs every
@@ -380,8 +333,8 @@ class JoinPageTests(unittest.IsolatedAsyncioTestCase):
             seen = {"own": 0, "other": 0}
             deadline = time.monotonic() + 10
             while time.monotonic() < deadline and not (seen["own"] > 0 and seen["other"] > 0):
-                seen["own"] = max(seen["own"], await g.meter(g.name) or 0)
-                seen["other"] = max(seen["other"], await g.meter(other) or 0)
+                seen["own"] = max(seen["own"], await g.meter(g.name))
+                seen["other"] = max(seen["other"], await g.meter(other))
                 await asyncio.sleep(0.1)
             return seen
 

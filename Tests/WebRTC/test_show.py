@@ -6,7 +6,6 @@ other guest, whose page says so. No page may log an error. Writes docs/screensho
 Run: Tests/WebRTC/run.sh test_show   (root: a network namespace with only loopback)."""
 import asyncio
 import os
-import shutil
 import sys
 import tempfile
 import unittest
@@ -20,7 +19,6 @@ harness.enter_network_namespace()
 import browser  # noqa: E402
 from playwright.async_api import async_playwright  # noqa: E402
 
-WEB = os.path.join(harness.ROOT, "web")
 SCREENSHOTS = os.path.join(harness.ROOT, "docs", "screenshots")
 ROOM = "evening-show"
 W, H = 640, 360
@@ -39,18 +37,17 @@ class ShowTests(unittest.IsolatedAsyncioTestCase):
         cls.dir = tempfile.mkdtemp(prefix="cohost-show-")
         cls.wavs = {u: harness.write_tone_wav(os.path.join(cls.dir, f"{u}.wav"), hz, seconds=10, gate=(300, 100))
                     for u, hz in (("ann", 660), ("ben", 880))}
-        cls.cohost = harness.Cohost(extra_args=["--web-dir", WEB])
+        cls.cohost = harness.Cohost(extra_args=["--web-dir", harness.WEB_DIR])
         cls.nginx = harness.NginxRTMP()
 
     @classmethod
     def tearDownClass(cls):
         cls.nginx.stop()
         cls.cohost.stop()
-        if not harness.keep_files():
-            shutil.rmtree(cls.dir, ignore_errors=True)
+        harness.remove_temp_dir(cls.dir)
 
     async def asyncSetUp(self):
-        asyncio.get_running_loop().slow_callback_duration = 1.0
+        harness.relax_slow_callback_warning()
         self.playwright = await async_playwright().start()
         self.browsers = []
         self.errors = []
@@ -66,8 +63,7 @@ class ShowTests(unittest.IsolatedAsyncioTestCase):
         context = await chromium.new_context(viewport=viewport)
         page = await context.new_page()
         page.set_default_timeout(15000)
-        page.on("console", lambda m: m.type == "error" and self.errors.append(f"{name}: {m.text}"))
-        page.on("pageerror", lambda e: self.errors.append(f"{name}: pageerror {e}"))
+        browser.record_errors(page, self.errors, prefix=f"{name}: ")
         return page
 
     def diag(self, *extra):
@@ -75,23 +71,13 @@ class ShowTests(unittest.IsolatedAsyncioTestCase):
             f"room: {self.cohost.room(ROOM)}", f"browser errors: {self.errors}",
             "cohost log (tail):", self.cohost.output()[-3000:]])
 
-    @staticmethod
-    async def level(page, user):
-        return await page.evaluate(
-            """u => { const m = document.querySelector(`[data-testid=participant][data-user-id="${u}"] [data-testid=meter]`);
-                      return m ? Number(m.dataset.level) : 0; }""", user)
-
     async def test_a_producer_runs_a_show_with_two_guests_from_the_console(self):
         admin = harness.token("*", "producer", admin=True, ttl=900)
         producer = await self.page(self.wavs["ann"], "console", {"width": 1440, "height": 1000})
         await producer.goto(f"{self.cohost.base}/#token={admin}")
 
         # The room and its output, from the console.
-        await producer.fill("[data-testid=create-name]", ROOM)
-        await producer.fill("[data-testid=create-width]", str(W))
-        await producer.fill("[data-testid=create-height]", str(H))
-        await producer.fill("[data-testid=create-fps]", "15")
-        await producer.click("[data-testid=create-room]")
+        await browser.create_room_in_console(producer, ROOM, W, H, 15)
         await producer.click(f"[data-testid=room][data-room='{ROOM}']")
         await producer.wait_for_selector("[data-testid=events-state][data-state=open]")
         await producer.fill("[data-testid=output-url]", self.nginx.url(ROOM))
@@ -130,7 +116,7 @@ class ShowTests(unittest.IsolatedAsyncioTestCase):
 
         async def both_spoke():
             for user in peaks:
-                peaks[user] = max(peaks[user], await self.level(producer, user))
+                peaks[user] = max(peaks[user], await browser.meter_level(producer, user))
             return all(v > 0 for v in peaks.values())
 
         self.assertTrue(await harness.await_until(both_spoke, 15, 0.1), self.diag(f"meter peaks {peaks}"))
