@@ -43,7 +43,8 @@ for target in "${targets[@]}"; do
               sources=(Sources/DTLS/*.swift)
               links=(-lSRTP -I Sources/CLibs/COpenSSL -lssl -lcrypto) ;;
         join) [ -f "$out/libSRTP.a" ] || library SRTP "${srtp_pure[@]}"
-              sources=(Sources/Rooms/Participants/JoinNegotiation.swift Sources/Rooms/RoomError.swift)
+              sources=(Sources/Rooms/Participants/JoinNegotiation.swift Sources/Rooms/Participants/JoinNegotiator*.swift
+                       Sources/Rooms/RoomError.swift)
               links=(-lRTP -lSRTP) ;;
         *) echo "unknown fuzz target '$target'"; exit 2 ;;
     esac

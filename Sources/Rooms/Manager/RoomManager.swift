@@ -209,7 +209,7 @@ public final class RoomManager: @unchecked Sendable {
     private func negotiate(
         _ offer: String, session: Int, room: Room
     ) throws(RoomError) -> (Negotiation, WebRTCTransport?) {
-        var negotiation = try JoinNegotiator.negotiate(
+        let negotiation = try JoinNegotiator.negotiate(
             offer: offer, address: settings.publicIP, port: settings.rtpPort,
             sessionID: UInt64(session), audioOnly: room.config.audioOnly,
             sendsRoomView: room.config.returnVideo != nil && !room.config.audioOnly,
@@ -225,8 +225,6 @@ public final class RoomManager: @unchecked Sendable {
         } catch {
             throw RoomError(.internal, "dtls_failed", "could not set up DTLS: \(error)")
         }
-        negotiation.returnAudio?.dtlsKeys = transport.keys
-        negotiation.returnVideo?.dtlsKeys = transport.keys
         return (negotiation, transport)
     }
 

@@ -48,8 +48,6 @@ struct ReturnOffer: Sendable {
     var receiverSSRC: UInt32?
     /// SRTP key of the offer for that receiver-only SSRC's SRTCP.
     var receiverSRTP: (profile: SRTPProfile, key: [UInt8])?
-    /// A WebRTC participant's keys, known once its DTLS handshake is done: nothing is sent before.
-    var dtlsKeys: TransportKeys?
 }
 
 /// The outcome of reading an offer: what Cohost will receive and send back, and the answer text.

@@ -54,9 +54,12 @@ public final class Participant: @unchecked Sendable {
         self.video = try video.map {
             try VideoReceiver($0, userId: userId, limits: videoLimits, pool: decodePool, logger: logger)
         }
-        self.returnAudio = try returnAudio.map { try ReturnAudio($0, cname: "cohost-\(sessionID)") }
+        self.returnAudio = try returnAudio.map {
+            try ReturnAudio($0, cname: "cohost-\(sessionID)", lateKeys: webRTC?.keys)
+        }
         if let offer = returnVideo, let codec = RoomViewCodec(name: offer.codec) {
-            self.returnVideo = try ReturnVideo(offer, codec: codec, cname: "cohost-\(sessionID)")
+            self.returnVideo = try ReturnVideo(
+                offer, codec: codec, cname: "cohost-\(sessionID)", lateKeys: webRTC?.keys)
         } else {
             self.returnVideo = nil
         }

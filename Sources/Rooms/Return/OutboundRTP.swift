@@ -27,7 +27,8 @@ final class OutboundRTP {
     /// Packets and payload octets sent (what an SR reports), and the protect failures.
     private let counters = Mutex<(packets: Int, bytes: Int, octets: Int, failures: Int)>((0, 0, 0, 0))
 
-    init(_ offer: ReturnOffer, clockRate: Int, cname: String) throws(SRTPError) {
+    /// `lateKeys`: a WebRTC participant's, known once its DTLS handshake is done: nothing is sent before.
+    init(_ offer: ReturnOffer, clockRate: Int, cname: String, lateKeys: TransportKeys?) throws(SRTPError) {
         ssrc = offer.ssrc
         payloadType = offer.payloadType
         self.clockRate = clockRate
@@ -41,7 +42,7 @@ final class OutboundRTP {
         } else {
             srtp = nil
         }
-        lateKeys = offer.dtlsKeys
+        self.lateKeys = lateKeys
         plain.reserveCapacity(1500)
         protected.reserveCapacity(1500)
     }

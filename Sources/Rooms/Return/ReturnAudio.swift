@@ -50,9 +50,9 @@ final class ReturnAudio {
     private(set) var ownBlocks = 0
     private(set) var sharedBlocks = 0
 
-    init(_ offer: ReturnOffer, cname: String) throws(SRTPError) {
+    init(_ offer: ReturnOffer, cname: String, lateKeys: TransportKeys?) throws(SRTPError) {
         channels = offer.channels
-        rtp = try OutboundRTP(offer, clockRate: 48_000, cname: cname)
+        rtp = try OutboundRTP(offer, clockRate: 48_000, cname: cname, lateKeys: lateKeys)
         feedback = ReceiverFeedback(clockRate: 48_000)
         receiverSSRC = offer.receiverSSRC
         packet.reserveCapacity(1500)

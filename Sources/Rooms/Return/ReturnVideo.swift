@@ -46,9 +46,9 @@ final class ReturnVideo {
         var keyframeRequests = 0
     }
 
-    init(_ offer: ReturnOffer, codec: RoomViewCodec, cname: String) throws(SRTPError) {
+    init(_ offer: ReturnOffer, codec: RoomViewCodec, cname: String, lateKeys: TransportKeys?) throws(SRTPError) {
         self.codec = codec
-        rtp = try OutboundRTP(offer, clockRate: 90_000, cname: cname)
+        rtp = try OutboundRTP(offer, clockRate: 90_000, cname: cname, lateKeys: lateKeys)
         feedback = ReceiverFeedback(clockRate: 90_000)
         receiverSSRC = offer.receiverSSRC
     }
