@@ -20,7 +20,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
-        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.10.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.20.0"),
@@ -39,6 +38,8 @@ let package = Package(
         cLibrary("CAVCodec", pkgConfig: "libavcodec", apt: "libavcodec-dev"),
         cLibrary("CYUV", apt: "libyuv-dev"),
         cLibrary("COpenSSL", pkgConfig: "openssl", apt: "libssl-dev"),
+        // libcrypto's HMAC alone, for the HMAC module (COpenSSL is DTLS's: libssl).
+        cLibrary("CLibCrypto", pkgConfig: "libcrypto", apt: "libssl-dev"),
         cLibrary("CSQLite", pkgConfig: "sqlite3", apt: "libsqlite3-dev"),
         cLibrary("CPostgres", pkgConfig: "libpq", apt: "libpq-dev"),
         // recvmmsg(2), which glibc declares only under _GNU_SOURCE: one C function (Server's UDP receive path).
@@ -52,8 +53,10 @@ let package = Package(
         .target(name: "Media"),
         .target(name: "RTP"),
         .target(name: "SRTP", dependencies: ["CSRTP"]),
-        // STUN and the ICE-lite answers to connectivity checks (pure Swift; HMAC-SHA1 from swift-crypto).
-        .target(name: "ICE", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+        // HMAC-SHA1 and HMAC-SHA256 over libcrypto: STUN's integrity, tokens, webhook signatures.
+        .target(name: "HMAC", dependencies: ["CLibCrypto"]),
+        // STUN and the ICE-lite answers to connectivity checks (pure Swift but for HMAC).
+        .target(name: "ICE", dependencies: ["HMAC"]),
         // DTLS 1.2 with the use_srtp extension over memory BIOs (OpenSSL): the keys of a WebRTC peer's SRTP.
         .target(name: "DTLS", dependencies: ["COpenSSL", "SRTP"]),
         .target(name: "Ingest", dependencies: ["RTP"]),
@@ -82,7 +85,7 @@ let package = Package(
                 "RTP", "SRTP", "ICE", "DTLS", "Ingest", "Playout", "Codecs", "Clocks", "Layout", "Mixing",
                 "Compositing",
                 "Publishing", "Media", "CohostAPI",
-                .product(name: "Crypto", package: "swift-crypto"),
+                "HMAC",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ]),
@@ -147,6 +150,7 @@ let package = Package(
         .testTarget(name: "MediaTests", dependencies: ["Media"]),
         .testTarget(name: "RTPTests", dependencies: ["RTP", "TestSupport"]),
         .testTarget(name: "SRTPTests", dependencies: ["SRTP", "TestSupport"]),
+        .testTarget(name: "HMACTests", dependencies: ["HMAC"]),
         .testTarget(name: "ICETests", dependencies: ["ICE"]),
         .testTarget(name: "DTLSTests", dependencies: ["DTLS", "SRTP"]),
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "RTP"]),

@@ -1,7 +1,7 @@
-import Crypto
+import HMAC
 
 /// MESSAGE-INTEGRITY (RFC 8489 §14.5): HMAC-SHA1 under the short-term password, the one part of STUN that needs
-/// swift-crypto (kept apart so the parser builds and fuzzes without it).
+/// libcrypto (kept apart so the parser builds and fuzzes without it).
 extension STUNMessage {
     /// Whether MESSAGE-INTEGRITY in `bytes` (the datagram this message was parsed from) is the HMAC-SHA1 of what
     /// precedes it under `key`, with the length field counting up to and including it (RFC 8489 §14.5). False when
@@ -12,14 +12,13 @@ extension STUNMessage {
         let length = integrity.offset + 24 - Self.headerSize
         covered[2] = UInt8(length >> 8)
         covered[3] = UInt8(length & 0xFF)
-        return HMAC<Insecure.SHA1>.isValidAuthenticationCode(
-            integrity.mac, authenticating: covered, using: SymmetricKey(data: key))
+        return HMAC.isValid(integrity.mac, .sha1, key: key, data: covered)
     }
 
     /// `serialized` with MESSAGE-INTEGRITY under `integrityKey`.
     public func serialized(integrityKey: [UInt8], fingerprint: Bool = false) -> [UInt8] {
         serialized(
-            mac: { Array(HMAC<Insecure.SHA1>.authenticationCode(for: $0, using: SymmetricKey(data: integrityKey))) },
+            mac: { HMAC.code(.sha1, key: integrityKey, data: $0) },
             fingerprint: fingerprint)
     }
 }

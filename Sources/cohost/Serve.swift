@@ -1,14 +1,9 @@
 import Foundation
 import ArgumentParser
-import DTLS
 import Logging
 import Metrics
 import Prometheus
-import Publishing
-import Rooms
 import Server
-import Store
-import Cluster
 import ServeConfig
 
 /// `cohost serve`: runs the server until SIGINT/SIGTERM.
@@ -215,134 +210,7 @@ struct Serve: AsyncParsableCommand {
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
 
-        var config = ServerConfiguration()
-        config.httpHost = settings.http.host
-        config.httpPort = settings.http.port
-        config.metricsToken = settings.metricsToken
-        config.corsOrigins = settings.corsOrigins
-        config.webDirectory = settings.webDir
-        if let cert = settings.tlsCert, let key = settings.tlsKey {
-            do { config.tls = try TLSIdentity(certificatePath: cert, keyPath: key) } catch {
-                throw ServeConfigError("\(error)")
-            }
-        }
-        config.maxConnections = settings.maxConnections
-        var firstKey = "devkey"
-        let (spec, keysOrigin) = try Self.keysSpec(settings)
-        let devMode = spec == nil
-        if let spec {
-            do { config.keys = try APIKeys.parse(spec) } catch {
-                throw ServeConfigError("\(keysOrigin): \(error)")
-            }
-            for key in config.keys.keys {
-                if let problem = ExposurePolicy.weakSecret(key: key, secret: config.keys.secret(for: key) ?? "") {
-                    throw ServeConfigError("\(keysOrigin): \(problem)")
-                }
-            }
-            // APIKeys keeps no order; "the first key" is the first one listed.
-            firstKey =
-                spec.split(separator: ",").first.flatMap { $0.split(separator: ":").first }
-                .map { $0.trimmingCharacters(in: .whitespaces) } ?? firstKey
-        } else {
-            if let refusal = ExposurePolicy.devModeRefusal(http: settings.http) {
-                throw ServeConfigError("\(settings.origin(of: .http)): \(refusal)")
-            }
-            config.keys = .dev
-            logger.warning(
-                """
-                *** DEV MODE: no API keys (--keys, COHOST_KEYS, --keys-file or keys/keys_file in the config file); accepting tokens signed with \
-                key 'devkey', secret 'devsecret'. Anyone can mint admin tokens. Never expose this server. ***
-                """)
-        }
-        let destinations: DestinationPolicy
-        do { destinations = try DestinationPolicy(allowing: settings.outputHosts) } catch {
-            throw ServeConfigError("\(settings.origin(of: .outputHosts)): \(error)")
-        }
-        let recordings: RecordingsDirectory
-        do { recordings = try RecordingsDirectory(creating: settings.recordingsDir) } catch {
-            throw ServeConfigError("\(settings.origin(of: .recordingsDir)): \(error)")
-        }
-        config.rooms = RoomSettings(
-            publicIP: settings.publicIP, rtpPort: settings.rtpPort,
-            participantTimeoutMs: Int64(settings.participantTimeout) * 1000,
-            emptyRoomTimeoutMs: Int64(settings.emptyRoomTimeout) * 1000,
-            autoCreateRooms: settings.autoCreateRooms ?? devMode,
-            maxTokenTTLSeconds: Int64(settings.maxTokenTTL),
-            outputRules: OutputRules(recordings: recordings, destinations: destinations),
-            decodeBudgetMs: Int64(settings.decodeBudgetMs))
-        do {
-            // Without files, a fresh identity per start: a browser checks it per session, through the answer's
-            // fingerprint.
-            let certificate: DTLSCertificate
-            if let certPath = settings.dtlsCert, let keyPath = settings.dtlsKey {
-                certificate = try DTLSCertificate(
-                    certificatePEM: String(contentsOfFile: certPath, encoding: .utf8),
-                    keyPEM: String(contentsOfFile: keyPath, encoding: .utf8))
-            } else {
-                certificate = try DTLSCertificate.generate()
-            }
-            let context = try DTLSContext(certificate: certificate)
-            config.rooms.webRTC = WebRTCSettings(
-                context: context, addresses: [settings.publicIP] + (settings.publicIP6.map { [$0] } ?? []))
-            // Both families on the one media port: IPv4 peers arrive mapped and are handled as IPv4.
-            if settings.publicIP6 != nil { config.rtpHost = "::" }
-        } catch {
-            throw ServeConfigError("WebRTC: \(error)")
-        }
-        switch settings.storeLocation {
-        case .sqlite(let path)?:
-            do {
-                try FileManager.default.createDirectory(
-                    atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path,
-                    withIntermediateDirectories: true)
-                config.store = try SQLiteRoomStore(path: path)
-            } catch {
-                throw ServeConfigError("\(settings.origin(of: .store)): \(error)")
-            }
-            logger.info("room store", metadata: ["sqlite": "\(path)"])
-        case .postgres(let url)?:
-            let nodeID = settings.nodeID ?? Self.hostName
-            let store: PostgresRoomStore
-            do { store = try PostgresRoomStore(url: url, nodeID: nodeID) } catch {
-                throw ServeConfigError("\(settings.origin(of: .store)): \(error)")
-            }
-            config.store = store
-            let scheme = settings.tlsCert == nil ? "http" : "https"
-            let apiURL = settings.nodeURL ?? "\(scheme)://\(settings.http.host):\(settings.http.port)"
-            let media = "\(settings.publicIP):\(settings.rtpPort)"
-            let timeoutMs = settings.nodeTimeout * 1000
-            config.makeCluster = { manager in
-                let node = ClusterNode(
-                    store: store, manager: manager, apiURL: apiURL, mediaAddress: media, timeoutMs: timeoutMs,
-                    logger: logger)
-                try node.start()
-                return node
-            }
-            logger.info("cluster node", metadata: ["node": "\(nodeID)", "api": "\(apiURL)", "media": "\(media)"])
-        case nil:
-            break
-        }
-        if !settings.webhookURLs.isEmpty {
-            let keyID = settings.webhookKey ?? firstKey
-            guard let secret = config.keys.secret(for: keyID) else {
-                let origin = settings.webhookKey == nil ? "the first API key" : "\(settings.origin(of: .webhookKey))"
-                throw ServeConfigError(
-                    "\(origin) '\(keyID)' is not one of the configured API keys (\(config.keys.keys.joined(separator: ", ")))"
-                )
-            }
-            let urls = settings.webhookURLs.compactMap(WebhookURL.parse)
-            for url in urls {
-                if let refusal = DestinationPolicy.alwaysRefusedHost(url.host ?? "") {
-                    throw ServeConfigError("\(settings.origin(of: .webhookURL)): \(refusal)")
-                }
-            }
-            let dispatcher = WebhookDispatcher(
-                configuration: .init(urls: urls, keyID: keyID, secret: secret), logger: logger,
-                journal: config.store as? any WebhookJournal)
-            config.rooms.eventSinks.append(dispatcher)
-            config.webhooks = dispatcher
-            logger.info("webhooks on", metadata: ["urls": "\(settings.webhookURLs.count)", "key": "\(keyID)"])
-        }
+        let config = try ServerAssembly(settings: settings, logger: logger).configuration()
         logger.info(
             "cohost starting",
             metadata: [
@@ -351,26 +219,5 @@ struct Serve: AsyncParsableCommand {
                 "config": "\(configPath ?? "none")",
             ])
         try await CohostServer.run(configuration: config, registry: registry, logger: logger)
-    }
-
-    /// The node id when none is configured: the host name, made a valid id.
-    static var hostName: String {
-        let name = String(
-            ProcessInfo.processInfo.hostName.map { $0.isLetter || $0.isNumber || "_.-".contains($0) ? $0 : "-" }
-        ).prefix(64)
-        return name.isEmpty ? "cohost" : String(name)
-    }
-
-    /// The keys spec and where it came from: `keys`, else the contents of `keys_file`; nil: none (dev mode).
-    static func keysSpec(_ settings: ServeSettings) throws -> (String?, String) {
-        if let spec = settings.keys, !spec.isEmpty { return (spec, "\(settings.origin(of: .keys))") }
-        guard let path = settings.keysFile, !path.isEmpty else { return (nil, "") }
-        let origin = "keys file \(path) (\(settings.origin(of: .keysFile)))"
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw ServeConfigError("\(origin) cannot be read")
-        }
-        let spec = ExposurePolicy.keysSpec(fromFile: String(decoding: data, as: UTF8.self))
-        guard !spec.isEmpty else { throw ServeConfigError("\(origin) holds no KEY:SECRET line") }
-        return (spec, origin)
     }
 }

@@ -1,5 +1,5 @@
-import Crypto
 import Foundation
+import HMAC
 
 /// The `X-Cohost-Signature` of a webhook delivery: `sha256=` and the lowercase hex HMAC-SHA256 of
 /// the exact body bytes, keyed with the secret of the configured API key (protocol/webhooks.md).
@@ -10,8 +10,7 @@ public enum WebhookSignature {
 
     /// `sha256=<64 lowercase hex digits>` for `body` under `secret`.
     public static func sign(_ body: [UInt8], secret: String) -> String {
-        let mac = HMAC<SHA256>.authenticationCode(for: body, using: SymmetricKey(data: Array(secret.utf8)))
-        return prefix + hex(Array(mac))
+        prefix + hex(HMAC.code(.sha256, key: Array(secret.utf8), data: body))
     }
 
     /// Whether `header` is the signature of `body` under `secret`. The comparison takes the same
@@ -20,8 +19,7 @@ public enum WebhookSignature {
         guard header.hasPrefix(prefix), let given = parseHex(header.dropFirst(prefix.count)), given.count == 32 else {
             return false
         }
-        return HMAC<SHA256>.isValidAuthenticationCode(
-            given, authenticating: body, using: SymmetricKey(data: Array(secret.utf8)))
+        return HMAC.isValid(given, .sha256, key: Array(secret.utf8), data: body)
     }
 
     static func hex(_ bytes: [UInt8]) -> String {

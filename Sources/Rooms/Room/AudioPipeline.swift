@@ -13,7 +13,7 @@ final class AudioPipeline {
     static let maxCatchUpBlocks: Int64 = 10
 
     private let room: String
-    private let programme: ProgramFeed
+    private let programme: ProgrammeFeed
     private let events: EventHub
     private let logger: Logger
     private var mixer = AudioMixer()
@@ -36,7 +36,7 @@ final class AudioPipeline {
     private(set) var gaps = 0
 
     init(
-        room: String, programme: ProgramFeed, events: EventHub, logger: Logger,
+        room: String, programme: ProgrammeFeed, events: EventHub, logger: Logger,
         returnTransport: @escaping MixMinusSender.Transport
     ) {
         mixMinus = MixMinusSender(transport: returnTransport, logger: logger)

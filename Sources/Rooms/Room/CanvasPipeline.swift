@@ -11,7 +11,7 @@ import Clocks
 final class CanvasPipeline {
     private let config: RoomConfig
     private let roster: Roster
-    private let programme: ProgramFeed
+    private let programme: ProgrammeFeed
     private let audio: AudioPipeline
     private let schedule: TickSchedule
     private let logger: Logger
@@ -31,7 +31,7 @@ final class CanvasPipeline {
     private var holdMs: Int64 { Int64(config.canvas.holdMs) }
 
     init(
-        config: RoomConfig, roster: Roster, programme: ProgramFeed, audio: AudioPipeline, schedule: TickSchedule,
+        config: RoomConfig, roster: Roster, programme: ProgrammeFeed, audio: AudioPipeline, schedule: TickSchedule,
         logger: Logger, returnTransport: @escaping RoomViewSender.Transport = { _, _, _ in }
     ) {
         view = config.returnVideo.map {

@@ -13,7 +13,7 @@ import CohostAPI
 /// - `AudioPipeline` and `CanvasPipeline` (confined to `queue`): the 20 ms mix and the canvas.
 /// - `FeedbackScheduler` (confined to `queue`): RTCP to the senders each audio tick.
 /// - `TickSchedule`: the room's schedules on the shared `MixClock`, and parking.
-/// - `ProgramFeed` (confined to `queue`): the encoders and the outputs.
+/// - `ProgrammeFeed` (confined to `queue`): the encoders and the outputs.
 public final class Room: @unchecked Sendable {
     public let name: String
     public let config: RoomConfig
@@ -22,7 +22,7 @@ public final class Room: @unchecked Sendable {
     let queue: DispatchQueue
     private let roster: Roster
     private let schedule: TickSchedule
-    private let programme: ProgramFeed
+    private let programme: ProgrammeFeed
     private let audio: AudioPipeline
     private let canvas: CanvasPipeline?
     private let feedback: FeedbackScheduler
@@ -50,7 +50,7 @@ public final class Room: @unchecked Sendable {
             target: .global(qos: .userInteractive))
         roster = Roster(config: config)
         schedule = TickSchedule(queue: queue)
-        programme = try ProgramFeed(config: config, logger: logger, outputRules: outputRules) { id, url, change in
+        programme = try ProgrammeFeed(config: config, logger: logger, outputRules: outputRules) { id, url, change in
             // Events reach participants too: never the whole stream key.
             events.publish(
                 .outputState(

@@ -1,11 +1,10 @@
-import Crypto
+import HMAC
 
-/// HS256 (HMAC-SHA256) over a compact JWS: the only part of tokens that needs swift-crypto.
+/// HS256 (HMAC-SHA256) over a compact JWS: the only part of tokens that needs libcrypto.
 extension CompactJWS {
-    /// HS256 over the signing input, compared in constant time (swift-crypto's MAC check).
+    /// HS256 over the signing input, compared in constant time.
     func hasValidSignature(secret: String) -> Bool {
-        let key = SymmetricKey(data: Array(secret.utf8))
-        return HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: Array(signingInput.utf8), using: key)
+        HMAC.isValid(signature, .sha256, key: Array(secret.utf8), data: Array(signingInput.utf8))
     }
 
     /// The one header Cohost signs with and accepts.
@@ -14,8 +13,7 @@ extension CompactJWS {
     /// Builds `<header>.<payload>.<signature>` for an already-serialised payload.
     static func sign(payload: [UInt8], secret: String) -> String {
         let input = Base64URL.encode(hs256Header) + "." + Base64URL.encode(payload)
-        let key = SymmetricKey(data: Array(secret.utf8))
-        let mac = HMAC<SHA256>.authenticationCode(for: Array(input.utf8), using: key)
+        let mac = HMAC.code(.sha256, key: Array(secret.utf8), data: Array(input.utf8))
         return input + "." + Base64URL.encode(mac)
     }
 }

@@ -16,7 +16,7 @@ import CohostAPI
 /// Outputs ask for a keyframe when they (re)connect; the next encoded canvas is then an IDR.
 /// With no output nothing is encoded at all (an idle room costs nothing): the timeline goes on, and the
 /// AAC encoder is started afresh at its time when an output comes (no stale frames, no stale overlap).
-final class ProgramFeed {
+final class ProgrammeFeed {
     private let config: RoomConfig
     private let video: H264Encoder?
     private var audio: AACEncoder

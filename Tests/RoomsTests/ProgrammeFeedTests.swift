@@ -22,7 +22,7 @@ func flvTags(_ bytes: [UInt8]) -> [(type: UInt8, ms: UInt32, first: UInt8)] {
     return tags
 }
 
-@Suite struct ProgramFeedTests {
+@Suite struct ProgrammeFeedTests {
     static func config(_ name: String) throws -> RoomConfig {
         try JSONDecoder().decode(
             RoomConfigRequest.self,
@@ -34,7 +34,7 @@ func flvTags(_ bytes: [UInt8]) -> [(type: UInt8, ms: UInt32, first: UInt8)] {
 
     /// A file output taking each tag as it comes (no audio in some tests: a strict interleave would hold pictures
     /// up to 400 ms waiting for sound), connected before it returns.
-    static func addFile(_ programme: ProgramFeed, _ path: String) throws -> OutputInfo {
+    static func addFile(_ programme: ProgrammeFeed, _ path: String) throws -> OutputInfo {
         let info = try programme.addOutput(
             OutputSpec(url: "file://" + path, options: OutputOptions(interleave: .lowLatency)),
             nowMs: 0)
@@ -49,7 +49,7 @@ func flvTags(_ bytes: [UInt8]) -> [(type: UInt8, ms: UInt32, first: UInt8)] {
     static func temporaryFLV() -> String { NSTemporaryDirectory() + "cohost-programme-\(UUID().uuidString).flv" }
 
     @Test func anOutputAddedMidStreamGetsAFreshKeyframeAndSkippedCanvasesLeaveGaps() throws {
-        let programme = try ProgramFeed(config: try Self.config("p1"), logger: Logger(label: "test.programme")) {
+        let programme = try ProgrammeFeed(config: try Self.config("p1"), logger: Logger(label: "test.programme")) {
             _, _, _ in
         }
         var canvas = VideoFrame(width: 160, height: 120)
@@ -82,7 +82,7 @@ func flvTags(_ bytes: [UInt8]) -> [(type: UInt8, ms: UInt32, first: UInt8)] {
     }
 
     @Test func aCanvasIsStampedLaterByTheCanvasPhaseAndTheVideoLead() throws {
-        let programme = try ProgramFeed(config: try Self.config("p3"), logger: Logger(label: "test.programme")) {
+        let programme = try ProgrammeFeed(config: try Self.config("p3"), logger: Logger(label: "test.programme")) {
             _, _, _ in
         }
         var canvas = VideoFrame(width: 160, height: 120)
@@ -101,7 +101,7 @@ func flvTags(_ bytes: [UInt8]) -> [(type: UInt8, ms: UInt32, first: UInt8)] {
     }
 
     @Test func withNoOutputNothingIsEncodedAndALaterOutputContinuesTheTimeline() throws {
-        let programme = try ProgramFeed(config: try Self.config("p2"), logger: Logger(label: "test.programme")) {
+        let programme = try ProgrammeFeed(config: try Self.config("p2"), logger: Logger(label: "test.programme")) {
             _, _, _ in
         }
         var canvas = VideoFrame(width: 160, height: 120)

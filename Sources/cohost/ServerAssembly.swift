@@ -1,0 +1,200 @@
+import Cluster
+import DTLS
+import Foundation
+import Logging
+import Publishing
+import Rooms
+import ServeConfig
+import Server
+import Store
+
+/// `cohost serve`'s settings turned into the server's configuration, one concern a step: the HTTP listener, the
+/// API keys (or dev mode), the rooms' rules, WebRTC's identity, the store (and on PostgreSQL the cluster node), the
+/// webhooks. A refused value stops the start with the setting's origin named.
+struct ServerAssembly {
+    let settings: ServeSettings
+    let logger: Logger
+
+    func configuration() throws -> ServerConfiguration {
+        var config = ServerConfiguration()
+        try listener(into: &config)
+        let (devMode, firstKey) = try keys(into: &config)
+        try rooms(into: &config, devMode: devMode)
+        try webRTC(into: &config)
+        try store(into: &config)
+        try webhooks(into: &config, firstKey: firstKey)
+        return config
+    }
+
+    private func listener(into config: inout ServerConfiguration) throws {
+        config.httpHost = settings.http.host
+        config.httpPort = settings.http.port
+        config.metricsToken = settings.metricsToken
+        config.corsOrigins = settings.corsOrigins
+        config.webDirectory = settings.webDir
+        if let cert = settings.tlsCert, let key = settings.tlsKey {
+            do { config.tls = try TLSIdentity(certificatePath: cert, keyPath: key) } catch {
+                throw ServeConfigError("\(error)")
+            }
+        }
+        config.maxConnections = settings.maxConnections
+    }
+
+    /// The API keys, each secret strong enough; none is dev mode, on a loopback listener only. Returns whether this
+    /// is dev mode and the first key listed (webhooks sign with it unless told otherwise).
+    private func keys(into config: inout ServerConfiguration) throws -> (devMode: Bool, firstKey: String) {
+        let (spec, keysOrigin) = try Self.keysSpec(settings)
+        guard let spec else {
+            if let refusal = ExposurePolicy.devModeRefusal(http: settings.http) {
+                throw ServeConfigError("\(settings.origin(of: .http)): \(refusal)")
+            }
+            config.keys = .dev
+            logger.warning(
+                """
+                *** DEV MODE: no API keys (--keys, COHOST_KEYS, --keys-file or keys/keys_file in the config file); accepting tokens signed with \
+                key 'devkey', secret 'devsecret'. Anyone can mint admin tokens. Never expose this server. ***
+                """)
+            return (true, "devkey")
+        }
+        do { config.keys = try APIKeys.parse(spec) } catch {
+            throw ServeConfigError("\(keysOrigin): \(error)")
+        }
+        for key in config.keys.keys {
+            if let problem = ExposurePolicy.weakSecret(key: key, secret: config.keys.secret(for: key) ?? "") {
+                throw ServeConfigError("\(keysOrigin): \(problem)")
+            }
+        }
+        // APIKeys keeps no order; "the first key" is the first one listed.
+        let first =
+            spec.split(separator: ",").first.flatMap { $0.split(separator: ":").first }
+            .map { $0.trimmingCharacters(in: .whitespaces) } ?? "devkey"
+        return (false, first)
+    }
+
+    private func rooms(into config: inout ServerConfiguration, devMode: Bool) throws {
+        let destinations: DestinationPolicy
+        do { destinations = try DestinationPolicy(allowing: settings.outputHosts) } catch {
+            throw ServeConfigError("\(settings.origin(of: .outputHosts)): \(error)")
+        }
+        let recordings: RecordingsDirectory
+        do { recordings = try RecordingsDirectory(creating: settings.recordingsDir) } catch {
+            throw ServeConfigError("\(settings.origin(of: .recordingsDir)): \(error)")
+        }
+        config.rooms = RoomSettings(
+            publicIP: settings.publicIP, rtpPort: settings.rtpPort,
+            participantTimeoutMs: Int64(settings.participantTimeout) * 1000,
+            emptyRoomTimeoutMs: Int64(settings.emptyRoomTimeout) * 1000,
+            autoCreateRooms: settings.autoCreateRooms ?? devMode,
+            maxTokenTTLSeconds: Int64(settings.maxTokenTTL),
+            outputRules: OutputRules(recordings: recordings, destinations: destinations),
+            decodeBudgetMs: Int64(settings.decodeBudgetMs))
+    }
+
+    /// Cohost's DTLS identity and its candidates' addresses. Without certificate files, a fresh identity per start:
+    /// a browser checks it per session, through the answer's fingerprint.
+    private func webRTC(into config: inout ServerConfiguration) throws {
+        do {
+            let certificate: DTLSCertificate
+            if let certPath = settings.dtlsCert, let keyPath = settings.dtlsKey {
+                certificate = try DTLSCertificate(
+                    certificatePEM: String(contentsOfFile: certPath, encoding: .utf8),
+                    keyPEM: String(contentsOfFile: keyPath, encoding: .utf8))
+            } else {
+                certificate = try DTLSCertificate.generate()
+            }
+            let context = try DTLSContext(certificate: certificate)
+            config.rooms.webRTC = WebRTCSettings(
+                context: context, addresses: [settings.publicIP] + (settings.publicIP6.map { [$0] } ?? []))
+            // Both families on the one media port: IPv4 peers arrive mapped and are handled as IPv4.
+            if settings.publicIP6 != nil { config.rtpHost = "::" }
+        } catch {
+            throw ServeConfigError("WebRTC: \(error)")
+        }
+    }
+
+    private func store(into config: inout ServerConfiguration) throws {
+        switch settings.storeLocation {
+        case .sqlite(let path)?:
+            do {
+                try FileManager.default.createDirectory(
+                    atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path,
+                    withIntermediateDirectories: true)
+                config.store = try SQLiteRoomStore(path: path)
+            } catch {
+                throw ServeConfigError("\(settings.origin(of: .store)): \(error)")
+            }
+            logger.info("room store", metadata: ["sqlite": "\(path)"])
+        case .postgres(let url)?:
+            try cluster(into: &config, url: url)
+        case nil:
+            break
+        }
+    }
+
+    /// A PostgreSQL store is shared by the nodes of a cluster: this server becomes one of them.
+    private func cluster(into config: inout ServerConfiguration, url: String) throws {
+        let nodeID = settings.nodeID ?? Self.hostName
+        let store: PostgresRoomStore
+        do { store = try PostgresRoomStore(url: url, nodeID: nodeID) } catch {
+            throw ServeConfigError("\(settings.origin(of: .store)): \(error)")
+        }
+        config.store = store
+        let scheme = settings.tlsCert == nil ? "http" : "https"
+        let apiURL = settings.nodeURL ?? "\(scheme)://\(settings.http.host):\(settings.http.port)"
+        let media = "\(settings.publicIP):\(settings.rtpPort)"
+        let timeoutMs = settings.nodeTimeout * 1000
+        let logger = logger
+        config.makeCluster = { manager in
+            let node = ClusterNode(
+                store: store, manager: manager, apiURL: apiURL, mediaAddress: media, timeoutMs: timeoutMs,
+                logger: logger)
+            try node.start()
+            return node
+        }
+        logger.info("cluster node", metadata: ["node": "\(nodeID)", "api": "\(apiURL)", "media": "\(media)"])
+    }
+
+    private func webhooks(into config: inout ServerConfiguration, firstKey: String) throws {
+        guard !settings.webhookURLs.isEmpty else { return }
+        let keyID = settings.webhookKey ?? firstKey
+        guard let secret = config.keys.secret(for: keyID) else {
+            let origin = settings.webhookKey == nil ? "the first API key" : "\(settings.origin(of: .webhookKey))"
+            throw ServeConfigError(
+                "\(origin) '\(keyID)' is not one of the configured API keys (\(config.keys.keys.joined(separator: ", ")))"
+            )
+        }
+        let urls = settings.webhookURLs.compactMap(WebhookURL.parse)
+        for url in urls {
+            if let refusal = DestinationPolicy.alwaysRefusedHost(url.host ?? "") {
+                throw ServeConfigError("\(settings.origin(of: .webhookURL)): \(refusal)")
+            }
+        }
+        let dispatcher = WebhookDispatcher(
+            configuration: .init(urls: urls, keyID: keyID, secret: secret), logger: logger,
+            journal: config.store as? any WebhookJournal)
+        config.rooms.eventSinks.append(dispatcher)
+        config.webhooks = dispatcher
+        logger.info("webhooks on", metadata: ["urls": "\(settings.webhookURLs.count)", "key": "\(keyID)"])
+    }
+
+    /// The node id when none is configured: the host name, made a valid id.
+    static var hostName: String {
+        let name = String(
+            ProcessInfo.processInfo.hostName.map { $0.isLetter || $0.isNumber || "_.-".contains($0) ? $0 : "-" }
+        ).prefix(64)
+        return name.isEmpty ? "cohost" : String(name)
+    }
+
+    /// The keys spec and where it came from: `keys`, else the contents of `keys_file`; nil: none (dev mode).
+    static func keysSpec(_ settings: ServeSettings) throws -> (String?, String) {
+        if let spec = settings.keys, !spec.isEmpty { return (spec, "\(settings.origin(of: .keys))") }
+        guard let path = settings.keysFile, !path.isEmpty else { return (nil, "") }
+        let origin = "keys file \(path) (\(settings.origin(of: .keysFile)))"
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ServeConfigError("\(origin) cannot be read")
+        }
+        let spec = ExposurePolicy.keysSpec(fromFile: String(decoding: data, as: UTF8.self))
+        guard !spec.isEmpty else { throw ServeConfigError("\(origin) holds no KEY:SECRET line") }
+        return (spec, origin)
+    }
+}
