@@ -16,8 +16,13 @@ build: packages
 run: build
 	.build/release/cohost serve $(ARGS)
 
+# Line tables only (enough for backtraces) and no C debug info: the debug build with tests is most of `make test`,
+# and full DWARF for two copies of the dependencies' C is time nobody reads. `swift build` by hand with other flags
+# builds everything again; after `make build-tests`, run single suites with `swift test --skip-build --filter …`.
+DEBUG_FLAGS ?= -Xswiftc -gline-tables-only -Xcc -g0
+
 build-tests: test-packages
-	$(SWIFT) build --build-tests
+	$(SWIFT) build --build-tests $(DEBUG_FLAGS)
 
 # Unit suites run in parallel. The end-to-end suites start real processes (nginx-rtmp, ffmpeg, cohost) and some
 # measure timing: they nest under one serialised parent suite (`EndToEnd`) and run after the unit suites.
