@@ -4,11 +4,14 @@
 #   scripts/ensure-packages.sh --test   plus ffmpeg, openssl and nginx with the RTMP and stream modules (tests, demo),
 #                                       PostgreSQL (the cluster tests start their own), chromium, and the Python packages of scripts/validate-contract.py (contract
 #                                       tests) and of Tests/WebRTC (aiortc, Playwright driving Debian's chromium)
+#   scripts/ensure-packages.sh --lint   eslint and what its default output needs (scripts/lint-web.sh); nothing else
 #   scripts/ensure-packages.sh --bench  all of --test, plus janus (`make bench` compares its AudioBridge); the
 #                                       package's own janus service is stopped and disabled: the bench runs its own
 set -euo pipefail
 packages=(libsrtp2-dev libopus-dev libvpx-dev libx264-dev librtmp-dev libavcodec-dev libyuv-dev libssl-dev libsqlite3-dev libpq-dev pkg-config)
 mode="${1:-}"
+# eslint's default output (the "stylish" formatter) needs chalk, strip-ansi and text-table: only Recommends of eslint.
+if [[ "$mode" == "--lint" ]]; then packages=(eslint node-chalk node-strip-ansi node-text-table); fi
 if [[ "$mode" == "--test" || "$mode" == "--bench" ]]; then packages+=(ffmpeg nginx libnginx-mod-rtmp libnginx-mod-stream openssl chromium iproute2 util-linux postgresql); fi
 if [[ "$mode" == "--bench" ]]; then packages+=(janus); fi
 missing=()
