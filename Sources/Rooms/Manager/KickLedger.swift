@@ -38,7 +38,4 @@ final class KickLedger: @unchecked Sendable {
             }
         }
     }
-
-    /// Room names with a kick list (tests and the store's view of what is remembered).
-    var rooms: [String] { lock.withLock { lists.keys.sorted() } }
 }

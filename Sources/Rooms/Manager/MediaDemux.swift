@@ -34,18 +34,12 @@ public final class MediaDemux: @unchecked Sendable {
 
     // MARK: in
 
-    /// Entry point for every UDP datagram (RTP and RTCP, either port).
-    public func ingest(_ bytes: [UInt8], from peer: PeerAddress) {
-        var scratch = DatagramScratch()
-        ingest(bytes, from: peer, scratch: &scratch)
-    }
-
     /// Counts a datagram the UDP layer dropped before `ingest` (cut short by its receive slot, or not from IP)
     /// as malformed, where `cohost_udp_dropped{reason="malformed"}` shows it.
     public func countMalformed() { router.countMalformed() }
 
-    /// `ingest` for the UDP hot path: `scratch` is the caller's (one per socket), so parsing and SRTP
-    /// reuse its buffers and a datagram allocates nothing in steady state.
+    /// Entry point for every UDP datagram (RTP and RTCP, either port). `scratch` is the caller's (one per socket),
+    /// so parsing and SRTP reuse its buffers and a datagram allocates nothing in steady state.
     public func ingest(_ bytes: [UInt8], from peer: PeerAddress, scratch: inout DatagramScratch) {
         // RFC 7983: the first byte tells STUN (0–3) and DTLS (20–63) from RTP and RTCP (128–191).
         if let first = bytes.first, first < 64, acceptsWebRTC {
