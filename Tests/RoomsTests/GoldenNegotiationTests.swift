@@ -2,10 +2,10 @@ import Foundation
 import Testing
 @testable import Rooms
 
-/// Real offers (Tests/WebRTC/samples: Chromium, aiortc, and the other stacks listed in SOURCES.md there) through
-/// the negotiator, their answers compared byte for byte with the goldens in Tests/RoomsTests/GoldenAnswers. The
-/// random parts (ICE credentials, SSRCs, SDES keys) come from a seeded generator, so an answer changes only when
-/// the negotiator does. `COHOST_UPDATE_GOLDEN=1 swift test --filter GoldenNegotiationTests` rewrites them; review
+/// The offers in Tests/WebRTC/samples (Chromium, aiortc and the other stacks in SOURCES.md there; Firefox's,
+/// Safari's and OBS's are hand-written to their documented shape) through the negotiator, their answers compared
+/// byte for byte with the goldens in Tests/RoomsTests/GoldenAnswers. The random parts (ICE credentials, SSRCs, SDES
+/// keys) come from a seeded generator, so an answer changes only when the negotiator does. `COHOST_UPDATE_GOLDEN=1 swift test --filter GoldenNegotiationTests` rewrites them; review
 /// the diff before committing it.
 @Suite struct GoldenNegotiationTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
