@@ -2,7 +2,7 @@
 SWIFT ?= swift
 ARGS ?=
 
-.PHONY: run build build-tests test test-unit test-e2e test-webrtc test-contract tsan lint demo bench fuzz packages test-packages clean
+.PHONY: run build build-tests test test-unit test-e2e test-webrtc test-schemathesis tsan lint demo bench fuzz packages test-packages clean
 
 packages:
 	@scripts/ensure-packages.sh
@@ -31,14 +31,14 @@ E2E = COHOST_BIN=$$($(SWIFT) build --show-bin-path)/cohost $(SWIFT) test --skip-
 # Real WebRTC clients (aiortc, headless Chromium through Playwright) in a network namespace with only loopback
 # (Tests/WebRTC/README.md); needs root for `unshare --net`.
 WEBRTC = COHOST_BIN=$$($(SWIFT) build --show-bin-path)/cohost Tests/WebRTC/run.sh
-# The API contract (protocol/openapi.yaml) checked by schemathesis against a real server (Tests/Contract/README.md).
-CONTRACT = COHOST_BIN=$$($(SWIFT) build --show-bin-path)/cohost Tests/Contract/run.sh
+# protocol/openapi.yaml checked by schemathesis against a real server (Tests/Schemathesis/README.md).
+SCHEMATHESIS = COHOST_BIN=$$($(SWIFT) build --show-bin-path)/cohost Tests/Schemathesis/run.sh
 
 test: build-tests
 	$(UNIT)
 	$(E2E)
 	$(WEBRTC)
-	$(CONTRACT)
+	$(SCHEMATHESIS)
 
 test-unit: build-tests
 	$(UNIT)
@@ -49,8 +49,8 @@ test-e2e: build-tests
 test-webrtc: build-tests
 	$(WEBRTC)
 
-test-contract: build-tests
-	$(CONTRACT)
+test-schemathesis: build-tests
+	$(SCHEMATHESIS)
 
 # The end-to-end suites against a cohost built with ThreadSanitizer (.build-tsan); reports go to .build-tsan/reports
 # (one file per report; none is a pass). Timing-sensitive suites may fail under the slower binary: the reports

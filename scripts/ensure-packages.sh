@@ -2,8 +2,8 @@
 # Installs the Debian packages Cohost needs, only when some are missing.
 #   scripts/ensure-packages.sh          libraries for building and running
 #   scripts/ensure-packages.sh --test   plus ffmpeg, openssl and nginx with the RTMP and stream modules (tests, demo),
-#                                       PostgreSQL (the cluster tests start their own), chromium, and the Python packages of scripts/validate-contract.py (contract
-#                                       tests) and of Tests/WebRTC (aiortc, Playwright driving Debian's chromium)
+#                                       PostgreSQL (the cluster tests start their own), chromium, and the Python packages of scripts/validate-against-schemas.py (schema
+#                                       conformance tests), of Tests/Schemathesis and of Tests/WebRTC (aiortc, Playwright driving Debian's chromium)
 #   scripts/ensure-packages.sh --lint   eslint and what its default output needs (scripts/lint-web.sh); nothing else
 #   scripts/ensure-packages.sh --bench  all of --test, plus janus (`make bench` compares its AudioBridge); the
 #                                       package's own janus service is stopped and disabled: the bench runs its own
@@ -28,12 +28,12 @@ if ((${#missing[@]})); then
   fi
 fi
 if [[ "$mode" == "--test" || "$mode" == "--bench" ]]; then
-  # scripts/validate-contract.py: jsonschema (2020-12), openapi-spec-validator (OpenAPI 3.1), pyyaml.
+  # scripts/validate-against-schemas.py: jsonschema (2020-12), openapi-spec-validator (OpenAPI 3.1), pyyaml.
   command -v python3 >/dev/null || { sudo_cmd=""; [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"
     $sudo_cmd apt-get update -qq; DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends python3 python3-pip; }
   if ! python3 -c 'import jsonschema, openapi_spec_validator, yaml, aiortc, playwright, numpy, schemathesis' 2>/dev/null
   then
-    # Playwright only drives /usr/bin/chromium (Debian's): no browser download. schemathesis: Tests/Contract.
+    # Playwright only drives /usr/bin/chromium (Debian's): no browser download. schemathesis: Tests/Schemathesis.
     pypackages=(jsonschema openapi-spec-validator pyyaml aiortc playwright numpy schemathesis==4.32.5)
     echo "installing Python packages: ${pypackages[*]}"
     python3 -m pip install --quiet "${pypackages[@]}" 2>/dev/null \

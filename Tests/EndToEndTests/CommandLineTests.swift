@@ -5,7 +5,7 @@ import TestSupport
 extension EndToEnd {
     /// The API subcommands of `cohost` (room, participant, output, events, invite) against a real `cohost serve`:
     /// exit statuses, the tables a person reads, and `--json` checked against protocol/openapi.yaml and
-    /// protocol/events.schema.json by scripts/validate-contract.py.
+    /// protocol/events.schema.json by scripts/validate-against-schemas.py.
     @Suite struct CommandLineTests {
         /// Participants join with an offer and send nothing: they stay for a minute instead of 10 s.
         static func server() throws -> CohostHarness {
@@ -40,9 +40,9 @@ extension EndToEnd {
         }
 
         static func expectValid(_ records: [String]) throws {
-            let outcome = try ContractValidator.run(jsonLines: records)
+            let outcome = try SchemaValidator.run(jsonLines: records)
             #expect(outcome.status == 0, "\(outcome.stderr)")
-            #expect(outcome.stdout.hasPrefix("contract ok"), "\(outcome.stdout)")
+            #expect(outcome.stdout.hasPrefix("schemas ok"), "\(outcome.stdout)")
         }
 
         /// `room show --json` with `key` replaced by a list command's `--json`: a Room the validator can check.

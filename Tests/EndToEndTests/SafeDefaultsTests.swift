@@ -144,7 +144,8 @@ extension EndToEnd {
                     return true
                 })
             #expect(
-                EndToEnd.ContractTests.metric("cohost_http_connections_refused", in: scraped) == Double(closed),
+                EndToEnd.SchemaConformanceTests.metric("cohost_http_connections_refused", in: scraped)
+                    == Double(closed),
                 "\(scraped.prefix(2000))")
         }
 

@@ -4,13 +4,13 @@ import Rooms
 import TestSupport
 
 /// Joining (SDP over HTTP), the mix controls, leaving, and the events a room publishes about them.
-extension EndToEnd.ContractTests {
+extension EndToEnd.SchemaConformanceTests {
     static func offerWithoutSSRC() -> String {
         CohostHarness.offer(audioSSRC: 1, videoSSRC: nil).replacingOccurrences(of: "a=ssrc:1\r\n", with: "")
     }
 
     @Test func joinWithMediaThenMixControlsAndEveryJoinRefusal() async throws {
-        let s = try contractServer()
+        let s = try conformanceServer()
         let root = s.root
         #expect(
             try s.call(
@@ -121,7 +121,7 @@ extension EndToEnd.ContractTests {
     }
 
     @Test func aJoinCreatesAMissingRoomWithTheDefaults() throws {
-        let s = try contractServer()
+        let s = try conformanceServer()
         let dora = Self.mint(sub: "dora", room: "implicit")
         #expect(
             try s.call(

@@ -4,7 +4,7 @@ import Rooms
 import TestSupport
 
 /// Room pictures and anchor: set at creation, changed and removed with PATCH, refused with their codes.
-extension EndToEnd.ContractTests {
+extension EndToEnd.SchemaConformanceTests {
     /// A PNG made by ffmpeg (a real encoder, not ours): `colour` at `width`×`height`, RGBA.
     static func png(colour: String, width: Int, height: Int) throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("cohost-\(UUID().uuidString).png").path
@@ -22,7 +22,7 @@ extension EndToEnd.ContractTests {
     }
 
     @Test func picturesAndAnchorAreSetPatchedAndRefusedWithTheirCodes() throws {
-        let s = try contractServer()
+        let s = try conformanceServer()
         let red = try Self.png(colour: "red", width: 64, height: 32)
         let blue = try Self.png(colour: "blue", width: 16, height: 16)
         let created = try s.call(

@@ -4,9 +4,9 @@ import Rooms
 import TestSupport
 
 /// Server-wide limits: body sizes (413) and the number of rooms (429).
-extension EndToEnd.ContractTests {
+extension EndToEnd.SchemaConformanceTests {
     @Test func oversizedBodiesAre413() throws {
-        let s = try contractServer()
+        let s = try conformanceServer()
         #expect(try s.call("POST", "/v1/rooms", token: s.root, json: #"{"name":"big","audioOnly":true}"#).status == 201)
         // Valid JSON, just longer than 64 KiB: the size is what is refused.
         let padded = #"{"mode":"grid","pad":""# + String(repeating: "x", count: 70_000) + #""}"#
@@ -24,7 +24,7 @@ extension EndToEnd.ContractTests {
     }
 
     @Test func theHundredAndFirstRoomIs429() throws {
-        let s = try contractServer()
+        let s = try conformanceServer()
         let existing = (try s.call("GET", "/v1/rooms", token: s.root).json?["rooms"] as? [Any])?.count ?? 0
         var made: [String] = []
         defer { for name in made { _ = try? s.call("DELETE", "/v1/rooms/\(name)", token: s.root) } }

@@ -2,11 +2,12 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Everything the contract tests received, checked against `protocol/` by `scripts/validate-contract.py`.
+/// Everything the schema conformance tests received, checked against `protocol/` by
+/// `scripts/validate-against-schemas.py`.
 ///
 /// Each HTTP answer is recorded with the request's method and path; each event with its text. The
 /// records go to a JSONL file (one object per line) that the script reads.
-final class ContractRecorder: @unchecked Sendable {
+final class ConformanceRecorder: @unchecked Sendable {
     private let lock = NSLock()
     private var records: [[String: Any]] = []
 
@@ -28,16 +29,16 @@ final class ContractRecorder: @unchecked Sendable {
     }
 
     /// Writes the records and runs the validator on them.
-    func validate() throws -> ContractValidator.Outcome {
+    func validate() throws -> SchemaValidator.Outcome {
         let lines = try lock.withLock {
             try records.map { String(decoding: try JSONSerialization.data(withJSONObject: $0), as: UTF8.self) }
         }
-        return try ContractValidator.run(jsonLines: lines)
+        return try SchemaValidator.run(jsonLines: lines)
     }
 }
 
-/// Runs `scripts/validate-contract.py protocol/openapi.yaml protocol/events.schema.json <records>`.
-enum ContractValidator {
+/// Runs `scripts/validate-against-schemas.py protocol/openapi.yaml protocol/events.schema.json <records>`.
+enum SchemaValidator {
     struct Outcome: Sendable {
         let status: Int32
         let stdout: String
@@ -50,13 +51,13 @@ enum ContractValidator {
     /// Validates `jsonLines` (one record each), returning the script's exit status and output.
     static func run(jsonLines: [String]) throws -> Outcome {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "cohost-contract-\(UUID().uuidString).jsonl")
+            "cohost-schema-records-\(UUID().uuidString).jsonl")
         try Data((jsonLines.joined(separator: "\n") + "\n").utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [
-            "python3", root.appendingPathComponent("scripts/validate-contract.py").path,
+            "python3", root.appendingPathComponent("scripts/validate-against-schemas.py").path,
             root.appendingPathComponent("protocol/openapi.yaml").path,
             root.appendingPathComponent("protocol/events.schema.json").path, file.path,
         ]
@@ -74,17 +75,17 @@ enum ContractValidator {
     }
 }
 
-/// A contract violation found after the suite ran: the script's report.
-struct ContractViolation: Error, CustomStringConvertible {
+/// A schema violation found after the suite ran: the script's report.
+struct SchemaViolation: Error, CustomStringConvertible {
     let description: String
 }
 
-/// The one `cohost serve` of the contract suite, its recorder, and the events sockets opened on it.
-final class ContractServer: @unchecked Sendable {
-    @TaskLocal static var current: ContractServer?
+/// The one `cohost serve` of the schema conformance suite, its recorder, and the events sockets opened on it.
+final class ConformanceServer: @unchecked Sendable {
+    @TaskLocal static var current: ConformanceServer?
 
     let harness: CohostHarness
-    let recorder = ContractRecorder()
+    let recorder = ConformanceRecorder()
     private let lock = NSLock()
     private var sockets: [SocketLog] = []
 
@@ -138,39 +139,39 @@ final class ContractServer: @unchecked Sendable {
 }
 
 /// Runs the suite against one fresh server, then validates everything it received (once per suite).
-struct ContractServerTrait: SuiteTrait, TestScoping {
+struct ConformanceServerTrait: SuiteTrait, TestScoping {
     func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
-        let server = try ContractServer()
-        try await ContractServer.$current.withValue(server) { try await function() }
+        let server = try ConformanceServer()
+        try await ConformanceServer.$current.withValue(server) { try await function() }
         server.finish()
         let outcome = try server.recorder.validate()
         let (responses, events) = server.recorder.count
         guard outcome.status == 0 else {
-            throw ContractViolation(
+            throw SchemaViolation(
                 description:
-                    "validate-contract.py exited \(outcome.status) on \(responses) responses and \(events) events:\n\(outcome.stderr)"
+                    "validate-against-schemas.py exited \(outcome.status) on \(responses) responses and \(events) events:\n\(outcome.stderr)"
             )
         }
         // Nothing received would make the check vacuous. (A whole run validates ~450 answers and ~170 events;
         // a run filtered to one test may see no event at all.)
         guard responses > 0 else {
-            throw ContractViolation(
+            throw SchemaViolation(
                 description: "only \(responses) responses and \(events) events were validated: \(outcome.stdout)")
         }
     }
 }
 
-extension Trait where Self == ContractServerTrait {
+extension Trait where Self == ConformanceServerTrait {
     /// One `cohost serve` for the suite; every answer and event it gave is validated against `protocol/` at the end.
-    static var contractServer: Self { Self() }
+    static var conformanceServer: Self { Self() }
 }
 
-/// The server of the running contract suite.
-func contractServer() throws -> ContractServer {
-    guard let server = ContractServer.current else {
-        throw ContractViolation(description: "no contract server: use @Suite(.contractServer)")
+/// The server of the running schema conformance suite.
+func conformanceServer() throws -> ConformanceServer {
+    guard let server = ConformanceServer.current else {
+        throw SchemaViolation(description: "no conformance server: use @Suite(.conformanceServer)")
     }
     return server
 }

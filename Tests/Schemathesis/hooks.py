@@ -1,4 +1,4 @@
-"""Schemathesis hooks for the contract run (Tests/Contract/run.sh loads this file through SCHEMATHESIS_HOOKS).
+"""Schemathesis hooks for the hooked run (Tests/Schemathesis/run.sh loads this file through SCHEMATHESIS_HOOKS).
 
 protocol/openapi.yaml says everything a JSON Schema can say about a request. Some rules it cannot say: a picture
 must decode as a PNG, an offer must be SDP, a watermark or a layout region must land on the canvas, one number
@@ -37,10 +37,10 @@ HERE = pathlib.Path(__file__).resolve().parent
 # ------------------------------------------------------------------------------------------------ tokens
 
 # run.sh passes the admin token (minted by `cohost token`, room "*") and the key it was signed with.
-ADMIN_TOKEN = os.environ["COHOST_CONTRACT_ADMIN_TOKEN"]
-KEY = os.environ["COHOST_CONTRACT_KEY"]
-SECRET = os.environ["COHOST_CONTRACT_SECRET"]
-GUEST = "contract-guest"
+ADMIN_TOKEN = os.environ["COHOST_SCHEMATHESIS_ADMIN_TOKEN"]
+KEY = os.environ["COHOST_SCHEMATHESIS_KEY"]
+SECRET = os.environ["COHOST_SCHEMATHESIS_SECRET"]
+GUEST = "schemathesis-guest"
 ID = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 JOINS = {("POST", "/v1/rooms/{room}/participants"), ("POST", "/whip/{room}")}
 
@@ -147,7 +147,7 @@ _restarts = itertools.count()
 def ice_restart_fragment():
     """RFC 9725 §4.3.2: new credentials restart ICE (200 with Cohost's new ones)."""
     n = next(_restarts)
-    return f"a=ice-ufrag:rs{n:04d}\r\na=ice-pwd:contractrestartpassword{n:04d}\r\n"
+    return f"a=ice-ufrag:rs{n:04d}\r\na=ice-pwd:schemathesisrestartpassword{n:04d}\r\n"
 
 
 _files = itertools.count(1)
@@ -223,9 +223,9 @@ def _output(output):
     if isinstance(url, str):
         if url[:7].lower() == "file://":
             # A new file in the recordings directory each time: one that exists is 400 output_path_forbidden.
-            output["url"] = f"file://contract-{next(_files)}.flv"
+            output["url"] = f"file://schemathesis-{next(_files)}.flv"
         elif any(c.isspace() or c == "\0" for c in url) or len(url.encode("utf-8", "surrogatepass")) >= 2048:
-            output["url"] = "rtmp://127.0.0.1:1935/live/contract"
+            output["url"] = "rtmp://127.0.0.1:1935/live/schemathesis"
     backoff = output.get("backoff")
     if isinstance(backoff, dict):
         first = _int(backoff.get("initialMaxMs"), 2000)

@@ -4,7 +4,7 @@ import Rooms
 import TestSupport
 
 /// Tokens, permissions and kicks (protocol/token.md): each refusal with its own status and code.
-extension EndToEnd.ContractTests {
+extension EndToEnd.SchemaConformanceTests {
     static func now() -> Int64 { Int64(Date().timeIntervalSince1970) }
 
     /// A token with any claims, signed with `secret`.
@@ -28,7 +28,7 @@ extension EndToEnd.ContractTests {
     }
 
     @Test func everyTokenRefusalHasItsOwnCode() throws {
-        let s = try contractServer()
+        let s = try conformanceServer()
         #expect(try s.call("POST", "/v1/rooms", token: s.root, json: #"{"name":"tok","audioOnly":true}"#).status == 201)
         let cases: [(String, [(String, String)], String)] = [
             ("no header", [], "token_missing"),
@@ -85,7 +85,7 @@ extension EndToEnd.ContractTests {
     }
 
     @Test func adminCallsRefuseParticipantsAndOtherRooms() throws {
-        let s = try contractServer()
+        let s = try conformanceServer()
         #expect(
             try s.call("POST", "/v1/rooms", token: s.root, json: #"{"name":"perm","audioOnly":true}"#).status == 201)
         let participant = Self.mint(sub: "pat", room: "perm")
@@ -122,7 +122,7 @@ extension EndToEnd.ContractTests {
     }
 
     @Test func kickRulesNonAdmin403Admin204OldTokenRefusedNewTokenAccepted() async throws {
-        let s = try contractServer()
+        let s = try conformanceServer()
         #expect(
             try s.call("POST", "/v1/rooms", token: s.root, json: #"{"name":"kick","audioOnly":true}"#).status == 201)
         let events = try await s.events(room: "kick", token: s.root)

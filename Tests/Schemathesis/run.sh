@@ -1,36 +1,36 @@
 #!/bin/sh
 # Schemathesis against a real `cohost serve`: every operation of protocol/openapi.yaml, with generated valid and
-# invalid requests, must be answered as the contract says. Two runs, each against a server of its own:
+# invalid requests, must be answered as the schema says. Two runs, each against a server of its own:
 #
 #   hooked  hooks.py puts real PNGs, offers and consistent numbers into bodies generated as valid; phases
 #           examples, coverage, fuzzing, stateful; every check (schemathesis.toml)
 #   plain   the schema alone: no hooks, schemathesis's default checks, a server with default settings, the admin
 #           token as a plain header; phases examples, coverage, fuzzing; few cases (plain.toml)
 #
-#   Tests/Contract/run.sh                      both; exit 0 only when neither reports a failure, else the worst
-#   Tests/Contract/run.sh --max-examples 200   more arguments go to the hooked run's `schemathesis run`
+#   Tests/Schemathesis/run.sh                      both; exit 0 only when neither reports a failure, else the worst
+#   Tests/Schemathesis/run.sh --max-examples 200   more arguments go to the hooked run's `schemathesis run`
 #
 # The run re-executes itself inside `unshare --net` (a network namespace with only loopback: needs root), so the
 # server and the generated traffic never leave this machine. It does not build: COHOST_BIN names the binary
 # (default .build/debug/cohost). Installs schemathesis 4.32.5 with pip when it is missing.
 #
-# Environment: COHOST_BIN; COHOST_CONTRACT_SEED (default 20261127, both runs); COHOST_CONTRACT_EXAMPLES, test cases
-# per operation and phase of the hooked run (default: schemathesis.toml's, 40 and 80 for sequences);
-# COHOST_CONTRACT_PLAIN_EXAMPLES, the plain run's (default: plain.toml's); COHOST_CONTRACT_RUNS, which runs and in
-# what order (default "hooked plain"); COHOST_CONTRACT_KEEP=1 keeps the temporary directory (each run's server
-# log, recordings and data) even when the runs pass.
+# Environment: COHOST_BIN; COHOST_SCHEMATHESIS_SEED (default 20261127, both runs); COHOST_SCHEMATHESIS_EXAMPLES,
+# test cases per operation and phase of the hooked run (default: schemathesis.toml's, 40 and 80 for sequences);
+# COHOST_SCHEMATHESIS_PLAIN_EXAMPLES, the plain run's (default: plain.toml's); COHOST_SCHEMATHESIS_RUNS, which runs
+# and in what order (default "hooked plain"); COHOST_SCHEMATHESIS_KEEP=1 keeps the temporary directory (each run's
+# server log, recordings and data) even when the runs pass.
 #
-# Suggested Makefile target (after the build, like test-webrtc):
+# The Makefile's target (after the build, like test-webrtc):
 #
-#   test-contract: build-tests
-#   	COHOST_BIN=$$($(SWIFT) build --show-bin-path)/cohost Tests/Contract/run.sh
+#   test-schemathesis: build-tests
+#   	COHOST_BIN=$$($(SWIFT) build --show-bin-path)/cohost Tests/Schemathesis/run.sh
 #
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 version=4.32.5
 
-if [ "${COHOST_CONTRACT_NETNS:-}" != 1 ]; then
+if [ "${COHOST_SCHEMATHESIS_NETNS:-}" != 1 ]; then
     # Outside the namespace: what needs the network (pip) or must fail early.
     if ! command -v schemathesis >/dev/null 2>&1; then
         echo "installing schemathesis $version"
@@ -43,7 +43,7 @@ if [ "${COHOST_CONTRACT_NETNS:-}" != 1 ]; then
     for tool in unshare ip; do
         command -v "$tool" >/dev/null 2>&1 || { echo "run.sh: $tool (util-linux, iproute2) is needed" >&2; exit 2; }
     done
-    COHOST_CONTRACT_NETNS=1 exec unshare --net -- "$0" "$@"
+    COHOST_SCHEMATHESIS_NETNS=1 exec unshare --net -- "$0" "$@"
 fi
 ip link set lo up
 
@@ -52,7 +52,7 @@ case $bin in /*) ;; *) bin="$root/$bin" ;; esac
 [ -x "$bin" ] || { echo "run.sh: no cohost binary at $bin (set COHOST_BIN or build first)" >&2; exit 2; }
 
 start=$(date +%s)
-work=$(mktemp -d /tmp/cohost-contract.XXXXXX)
+work=$(mktemp -d /tmp/cohost-schemathesis.XXXXXX)
 server=
 worst=0
 stop_server() {
@@ -66,12 +66,12 @@ finish() {
     status=$?
     [ "$status" -ne 0 ] || status=$worst
     stop_server
-    if [ "$status" -ne 0 ] || [ "${COHOST_CONTRACT_KEEP:-}" = 1 ]; then
+    if [ "$status" -ne 0 ] || [ "${COHOST_SCHEMATHESIS_KEEP:-}" = 1 ]; then
         echo "kept: $work (per run: server.log, recordings, data)"
     else
         rm -rf "$work"
     fi
-    echo "contract run: $(($(date +%s) - start)) s, exit $status"
+    echo "schemathesis run: $(($(date +%s) - start)) s, exit $status"
     exit "$status"
 }
 trap finish EXIT
@@ -79,7 +79,7 @@ trap 'exit 130' INT TERM
 
 # Only loopback exists in here: fixed ports cannot collide with anything outside.
 port=7880
-key=contract
+key=schemathesis
 secret=0123456789abcdef0123456789abcdef
 
 # start_server DIR [OPTION...]: `cohost serve` with recordings and data in DIR, started and answering.
@@ -110,7 +110,7 @@ EOF
 # An admin token for every room, signed with the server's key; `cohost token`'s lifetime (an hour) is within the
 # default max_token_ttl.
 admin_token() {
-    "$bin" token --key "$key" --secret "$secret" --room '*' --user contract-admin --admin
+    "$bin" token --key "$key" --secret "$secret" --room '*' --user schemathesis-admin --admin
 }
 
 # measured NAME COMMAND...: runs one schemathesis run, prints its time and exit code, keeps the worst code.
@@ -121,10 +121,10 @@ measured() {
     code=0
     "$@" || code=$?
     [ "$code" -le "$worst" ] || worst=$code
-    echo "contract run ($name): $(($(date +%s) - began)) s, exit $code"
+    echo "schemathesis run ($name): $(($(date +%s) - began)) s, exit $code"
 }
 
-seed=${COHOST_CONTRACT_SEED:-20261127}
+seed=${COHOST_SCHEMATHESIS_SEED:-20261127}
 
 hooked() {
     SCHEMATHESIS_HOOKS="$here/hooks.py" PYTHONDONTWRITEBYTECODE=1 \
@@ -133,7 +133,7 @@ hooked() {
         --phases examples,coverage,fuzzing,stateful \
         --checks all \
         --seed "$seed" \
-        ${COHOST_CONTRACT_EXAMPLES:+--max-examples "$COHOST_CONTRACT_EXAMPLES"} \
+        ${COHOST_SCHEMATHESIS_EXAMPLES:+--max-examples "$COHOST_SCHEMATHESIS_EXAMPLES"} \
         --generation-database none \
         --workers 1 \
         "$@"
@@ -147,19 +147,19 @@ plain() {
         --header "Authorization: Bearer $(admin_token)" \
         --phases examples,coverage,fuzzing \
         --seed "$seed" \
-        ${COHOST_CONTRACT_PLAIN_EXAMPLES:+--max-examples "$COHOST_CONTRACT_PLAIN_EXAMPLES"} \
+        ${COHOST_SCHEMATHESIS_PLAIN_EXAMPLES:+--max-examples "$COHOST_SCHEMATHESIS_PLAIN_EXAMPLES"} \
         --generation-database none \
         --workers 1
 }
 
-for run in ${COHOST_CONTRACT_RUNS:-hooked plain}; do
+for run in ${COHOST_SCHEMATHESIS_RUNS:-hooked plain}; do
     case $run in
     hooked)
         # A participant's join does not create a room (the default with keys; see RoomTokens in hooks.py).
         start_server "$work/hooked" --auto-create-rooms false
         # hooks.py sends this admin token, and signs participant tokens for joins with the same key.
-        COHOST_CONTRACT_ADMIN_TOKEN=$(admin_token)
-        export COHOST_CONTRACT_ADMIN_TOKEN COHOST_CONTRACT_KEY="$key" COHOST_CONTRACT_SECRET="$secret"
+        COHOST_SCHEMATHESIS_ADMIN_TOKEN=$(admin_token)
+        export COHOST_SCHEMATHESIS_ADMIN_TOKEN COHOST_SCHEMATHESIS_KEY="$key" COHOST_SCHEMATHESIS_SECRET="$secret"
         cd "$work/hooked"
         measured hooked hooked "$@"
         ;;
@@ -170,7 +170,7 @@ for run in ${COHOST_CONTRACT_RUNS:-hooked plain}; do
         measured plain plain
         ;;
     *)
-        echo "run.sh: COHOST_CONTRACT_RUNS names '$run'; the runs are hooked and plain" >&2
+        echo "run.sh: COHOST_SCHEMATHESIS_RUNS names '$run'; the runs are hooked and plain" >&2
         exit 2
         ;;
     esac

@@ -6,7 +6,7 @@ import TestSupport
 /// 50 joins and leaves leave nothing behind: no participant (admin API, metrics), no SSRC binding
 /// (`cohost_ssrc_bindings` back where it was, every SSRC can be joined again, packets for them count as unknown), no file descriptor and no
 /// thread of the server process beyond a small margin.
-extension EndToEnd.ContractTests {
+extension EndToEnd.SchemaConformanceTests {
     static let loopSSRCBase: UInt32 = 20_000
 
     /// Audio SSRC of iteration `i` (4 alternating values), and a video SSRC on even iterations.
@@ -16,7 +16,7 @@ extension EndToEnd.ContractTests {
     }
 
     @Test func fiftyJoinsAndLeavesLeaveNothingBehind() async throws {
-        let s = try contractServer()
+        let s = try conformanceServer()
         #expect(
             try s.call("POST", "/v1/rooms", token: s.root, json: #"{"name":"churn",\#(Self.smallVideo)}"#).status == 201
         )

@@ -7,15 +7,15 @@ extension EndToEnd {
     /// The wire contract (protocol/token.md, §4, §6) over real HTTP against one running `cohost serve`: every
     /// endpoint's success and every error code, each pinned by status and `error.code`. Every answer and
     /// every event received is also validated against `protocol/openapi.yaml` and
-    /// `protocol/events.schema.json` when the suite ends (`ContractServerTrait`).
+    /// `protocol/events.schema.json` when the suite ends (`ConformanceServerTrait`).
     ///
     /// Rooms here are small (160×96 at 5 fps) so the suite stays fast on two cores; each test closes
     /// the rooms it made.
-    @Suite(.contractServer) struct ContractTests {
+    @Suite(.conformanceServer) struct SchemaConformanceTests {
         static let smallVideo = #""canvas":{"width":160,"height":96,"fps":5},"video":{"bitrate":100}"#
 
         @Test func healthAndMetricsAnswerWithoutAToken() throws {
-            let s = try contractServer()
+            let s = try conformanceServer()
             let health = try s.call("GET", "/healthz")
             #expect(health.status == 200 && health.text == "ok\n")
             #expect(health.contentType?.hasPrefix("text/plain") == true)
@@ -25,7 +25,7 @@ extension EndToEnd {
         }
 
         @Test func roomLifecycleWithLayoutOutputsSnapshotAndEvents() async throws {
-            let s = try contractServer()
+            let s = try conformanceServer()
             let root = s.root
             let created = try s.call(
                 "POST", "/v1/rooms", token: root, json: #"{"name":"ct",\#(Self.smallVideo),"statusIntervalMs":1000}"#)
@@ -67,7 +67,7 @@ extension EndToEnd {
             #expect(try s.call("PUT", "/v1/rooms/nope/layout", token: root, json: #"{"mode":"grid"}"#).status == 404)
 
             // Outputs: a file output connects; bad ones are refused with the limit named.
-            let path = "/tmp/cohost-contract-\(UUID().uuidString).flv"
+            let path = "/tmp/cohost-conformance-\(UUID().uuidString).flv"
             defer { try? FileManager.default.removeItem(atPath: path) }
             let output = try s.call(
                 "POST", "/v1/rooms/ct/outputs", token: root, json: #"{"url":"file://\#(path)","maxRetries":2}"#)
@@ -118,7 +118,7 @@ extension EndToEnd {
         }
 
         @Test func roomConfigRefusalsNameTheirCode() throws {
-            let s = try contractServer()
+            let s = try conformanceServer()
             let root = s.root
             let cases: [(String, String)] = [
                 ("{not json", "invalid_json"),
@@ -158,7 +158,7 @@ extension EndToEnd {
         }
 
         @Test func anAudioOnlyRoomHasNoSnapshot() throws {
-            let s = try contractServer()
+            let s = try conformanceServer()
             let created = try s.call(
                 "POST", "/v1/rooms", token: s.root,
                 json: #"{"name":"ao","audioOnly":true,"audio":{"preset":"high1","channels":1}}"#)

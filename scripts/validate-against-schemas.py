@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Checks what a running Cohost answered against the written contract.
+"""Validates what a running Cohost answered (HTTP responses, events) against protocol/'s schemas.
 
-    scripts/validate-contract.py protocol/openapi.yaml protocol/events.schema.json records.jsonl
+    scripts/validate-against-schemas.py protocol/openapi.yaml protocol/events.schema.json records.jsonl
 
 1. openapi.yaml must be a valid OpenAPI 3.1 document (openapi-spec-validator), and
    events.schema.json a valid JSON Schema 2020-12.
@@ -25,8 +25,8 @@ try:
     import yaml
     from jsonschema import Draft202012Validator, FormatChecker
     from openapi_spec_validator import validate as validate_openapi
-except ImportError as error:  # pragma: no cover - environment problem, not a contract problem
-    print(f"validate-contract: missing Python package ({error}); run scripts/ensure-packages.sh --test", file=sys.stderr)
+except ImportError as error:  # pragma: no cover - environment problem, not a schema violation
+    print(f"validate-against-schemas: missing Python package ({error}); run scripts/ensure-packages.sh --test", file=sys.stderr)
     sys.exit(2)
 
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
@@ -145,7 +145,7 @@ def main(argv):
         with open(records_path, encoding="utf-8") as f:
             records = [json.loads(line) for line in f if line.strip()]
     except (OSError, ValueError, yaml.YAMLError) as error:
-        print(f"validate-contract: cannot read input: {error}", file=sys.stderr)
+        print(f"validate-against-schemas: cannot read input: {error}", file=sys.stderr)
         return 2
 
     problems = []
@@ -177,9 +177,9 @@ def main(argv):
         problems += [f"record {number}: {p}" for p in found]
     if problems:
         print("\n".join(problems), file=sys.stderr)
-        print(f"{len(problems)} contract violation(s) in {len(records)} records", file=sys.stderr)
+        print(f"{len(problems)} schema violation(s) in {len(records)} records", file=sys.stderr)
         return 1
-    print(f"contract ok: {counts['http']} responses, {counts['event']} events")
+    print(f"schemas ok: {counts['http']} responses, {counts['event']} events")
     return 0
 
 

@@ -2,9 +2,9 @@ import Foundation
 import Testing
 
 extension EndToEnd {
-    /// `scripts/validate-contract.py` can fail: each deliberately wrong record is refused with a message
+    /// `scripts/validate-against-schemas.py` can fail: each deliberately wrong record is refused with a message
     /// naming the problem, and the same records made right pass.
-    @Suite struct ContractValidatorTests {
+    @Suite struct SchemaValidatorTests {
         static let time = "2025-01-31T12:00:00.000Z"
 
         static func http(
@@ -21,8 +21,8 @@ extension EndToEnd {
                 decoding: try! JSONSerialization.data(withJSONObject: ["kind": "event", "body": body]), as: UTF8.self)
         }
 
-        @Test func recordsTrueToTheContractPass() throws {
-            let outcome = try ContractValidator.run(jsonLines: [
+        @Test func recordsTrueToTheSchemasPass() throws {
+            let outcome = try SchemaValidator.run(jsonLines: [
                 Self.http(
                     "GET", "/v1/rooms/r1", 401, #"{"error":{"code":"token_expired","message":"token has expired"}}"#),
                 Self.http("PUT", "/v1/rooms/r1/layout", 200, #"{"mode":"grid","regions":[]}"#),
@@ -35,66 +35,66 @@ extension EndToEnd {
                 Self.event(#"{"type":"active_speaker","room":"r1","time":"\#(Self.time)","userId":"alice"}"#),
             ])
             #expect(outcome.status == 0, "\(outcome.stderr)")
-            #expect(outcome.stdout.contains("contract ok: 3 responses, 3 events"))
+            #expect(outcome.stdout.contains("schemas ok: 3 responses, 3 events"))
         }
 
         /// Deliberately wrong records, each with the words its refusal must contain.
         static let wrongRecords: [(record: String, expected: String)] = [
             (
-                ContractValidatorTests.event(
-                    #"{"type":"participant_joined","room":"r1","time":"\#(ContractValidatorTests.time)","userId":"a","extra":1}"#
+                SchemaValidatorTests.event(
+                    #"{"type":"participant_joined","room":"r1","time":"\#(SchemaValidatorTests.time)","userId":"a","extra":1}"#
                 ), "'extra' was unexpected"
             ),
             (
-                ContractValidatorTests.event(
-                    #"{"type":"participant_left","room":"r1","time":"\#(ContractValidatorTests.time)","userId":"a","reason":"bored"}"#
+                SchemaValidatorTests.event(
+                    #"{"type":"participant_left","room":"r1","time":"\#(SchemaValidatorTests.time)","userId":"a","reason":"bored"}"#
                 ), "'bored' is not one of"
             ),
             (
-                ContractValidatorTests.event(
-                    #"{"type":"voice_levels","room":"r1","time":"\#(ContractValidatorTests.time)","levels":{"a":101}}"#),
+                SchemaValidatorTests.event(
+                    #"{"type":"voice_levels","room":"r1","time":"\#(SchemaValidatorTests.time)","levels":{"a":101}}"#),
                 "101 is greater than the maximum of 100"
             ),
             (
-                ContractValidatorTests.event(#"{"type":"room_closed","room":"r1","time":"yesterday"}"#),
+                SchemaValidatorTests.event(#"{"type":"room_closed","room":"r1","time":"yesterday"}"#),
                 "'yesterday' does not match"
             ),
             (
-                ContractValidatorTests.event(
-                    #"{"type":"active_speaker","room":"r1","time":"\#(ContractValidatorTests.time)","userId":null}"#),
+                SchemaValidatorTests.event(
+                    #"{"type":"active_speaker","room":"r1","time":"\#(SchemaValidatorTests.time)","userId":null}"#),
                 "None is not of type 'string'"
             ),
             (
-                ContractValidatorTests.event(
-                    #"{"type":"party_started","room":"r1","time":"\#(ContractValidatorTests.time)"}"#),
+                SchemaValidatorTests.event(
+                    #"{"type":"party_started","room":"r1","time":"\#(SchemaValidatorTests.time)"}"#),
                 "is not valid under any of the given schemas"
             ),
             (
-                ContractValidatorTests.http("PUT", "/v1/rooms/r1/layout", 200, #"{"mode":"grid","regions":"none"}"#),
+                SchemaValidatorTests.http("PUT", "/v1/rooms/r1/layout", 200, #"{"mode":"grid","regions":"none"}"#),
                 "'none' is not of type 'array'"
             ),
-            (ContractValidatorTests.http("GET", "/v1/rooms/r1", 418, "{}"), "status 418 is not documented"),
+            (SchemaValidatorTests.http("GET", "/v1/rooms/r1", 418, "{}"), "status 418 is not documented"),
             (
-                ContractValidatorTests.http(
+                SchemaValidatorTests.http(
                     "GET", "/v1/rooms/r1", 401, #"{"error":{"code":"forbidden","message":"m"}}"#),
                 "'forbidden' is not one of"
             ),
             (
-                ContractValidatorTests.http("GET", "/v1/rooms/r1", 404, #"{"error":{"code":"not_found"}}"#),
+                SchemaValidatorTests.http("GET", "/v1/rooms/r1", 404, #"{"error":{"code":"not_found"}}"#),
                 "'message' is a required property"
             ),
-            (ContractValidatorTests.http("DELETE", "/v1/rooms/r1", 204, "surprise"), "documented without a body"),
+            (SchemaValidatorTests.http("DELETE", "/v1/rooms/r1", 204, "surprise"), "documented without a body"),
             (
-                ContractValidatorTests.http("GET", "/v1/rooms/r1/snapshot", 200, "", type: "image/jpeg"),
+                SchemaValidatorTests.http("GET", "/v1/rooms/r1/snapshot", 200, "", type: "image/jpeg"),
                 "content type 'image/jpeg' is not documented"
             ),
-            (ContractValidatorTests.http("GET", "/v2/things", 200, "{}"), "path is not in openapi.yaml"),
+            (SchemaValidatorTests.http("GET", "/v2/things", 200, "{}"), "path is not in openapi.yaml"),
         ]
 
         /// One run over all of them (the script starts in about a second): each record is refused on its own line,
         /// `record N: …`, with its own message.
         @Test func eachWrongRecordFailsValidationWithItsOwnMessage() throws {
-            let outcome = try ContractValidator.run(jsonLines: Self.wrongRecords.map(\.record))
+            let outcome = try SchemaValidator.run(jsonLines: Self.wrongRecords.map(\.record))
             #expect(outcome.status == 1)
             let lines = outcome.stderr.split(separator: "\n").map(String.init)
             for (i, wrong) in Self.wrongRecords.enumerated() {
