@@ -70,6 +70,9 @@ let package = Package(
         // The API's wire types (the room's JSON, outputs, invites, nodes, the error body): the server encodes them,
         // the command line and the load tester decode them. Pure.
         .target(name: "CohostAPI", dependencies: ["Layout"]),
+        // Selective forwarding's pure parts: per-slot RTP rewriting, the VP8 munger, the slot allocator, the
+        // per-sender NACK history, keyframe coalescing, the bandwidth budget. Neither decodes nor encodes.
+        .target(name: "Forwarding"),
         // The audio mix, mix-minus, meters and the active speaker: no C library.
         .target(name: "Mixing", dependencies: ["Media"]),
         .target(name: "Compositing", dependencies: ["Media", "Layout", "Codecs"]),
@@ -83,7 +86,7 @@ let package = Package(
             name: "Rooms",
             dependencies: [
                 "RTP", "SRTP", "ICE", "DTLS", "Ingest", "Playout", "Codecs", "Clocks", "Layout", "Mixing",
-                "Compositing",
+                "Compositing", "Forwarding",
                 "Publishing", "Media", "CohostAPI",
                 "HMAC",
                 .product(name: "Logging", package: "swift-log"),
@@ -158,6 +161,7 @@ let package = Package(
         .testTarget(name: "CodecsTests", dependencies: ["Codecs", "CAVCodec", "Media", "TestSupport"]),
         .testTarget(name: "ClocksTests", dependencies: ["Clocks", "TestSupport"]),
         .testTarget(name: "LayoutTests", dependencies: ["Layout", "Media"]),
+        .testTarget(name: "ForwardingTests", dependencies: ["Forwarding", "RTP", "Codecs", "Media"]),
         .testTarget(name: "MixingTests", dependencies: ["Mixing", "Media", "TestSupport"]),
         .testTarget(name: "CompositingTests", dependencies: ["Compositing", "Layout", "Media", "TestSupport"]),
         .testTarget(
@@ -170,7 +174,7 @@ let package = Package(
             name: "RoomsTests",
             dependencies: [
                 "Rooms", "CohostAPI", "Playout", "Codecs", "Clocks", "Publishing", "Media", "RTP", "SRTP", "ICE",
-                "DTLS",
+                "DTLS", "Forwarding",
                 "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -208,7 +212,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "TestSupport", "Rooms", "Media",
+                "TestSupport", "Rooms", "Media", "RTP", "Codecs",
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

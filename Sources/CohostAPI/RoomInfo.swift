@@ -90,11 +90,26 @@ public struct RoomInfo: Codable, Sendable {
         public var streams: [StreamReport]
         /// What Cohost sends the participant back (mix-minus audio, room view), with its receiver's reports.
         public var returns: [ReturnReport]
+        /// Whether the participant says its camera and microphone are on.
+        public var camera: Bool
+        public var microphone: Bool
+        /// The participant's streams others can get in their slots.
+        public var sources: [String]
+        /// Its receive slots: other participants' videos forwarded to it.
+        public var slots: [SlotInfo]
+        /// Others' streams none of its slots can carry (no codec in common).
+        public var unforwardable: [StreamRef]
 
         public init(
             userId: String, joinedAt: String, muted: Bool, gain: Float, admin: Bool, level: Int,
-            streams: [StreamReport], returns: [ReturnReport]
+            streams: [StreamReport], returns: [ReturnReport], camera: Bool = true, microphone: Bool = true,
+            sources: [String] = [], slots: [SlotInfo] = [], unforwardable: [StreamRef] = []
         ) {
+            self.camera = camera
+            self.microphone = microphone
+            self.sources = sources
+            self.slots = slots
+            self.unforwardable = unforwardable
             self.userId = userId
             self.joinedAt = joinedAt
             self.muted = muted

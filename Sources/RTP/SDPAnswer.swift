@@ -19,6 +19,12 @@ public struct AnswerMedia: Equatable, Sendable {
     public var sendSSRC: (ssrc: UInt32, cname: String)?
     /// The offer's id of the MID header extension (RFC 9143 §15.1), echoed on a WebRTC line.
     public var midExtension: UInt8?
+    /// Further payload types the server may send on this line (a forwarding slot carries each sender's codec as
+    /// it is), after the chosen one, with their rtpmap and fmtp; they get the same `a=rtcp-fb`.
+    public var moreFormats: [(payloadType: UInt8, rtpmap: RTPMap, fmtp: String?)] = []
+    /// The `a=msid` stream id of what the server sends on this line, when not the participant's shared one (each
+    /// forwarding slot is a stream of its own).
+    public var msidStream: String?
 
     public static func == (a: Self, b: Self) -> Bool {
         a.kind == b.kind && a.rawKind == b.rawKind && a.accepted == b.accepted && a.payloadType == b.payloadType
@@ -26,7 +32,10 @@ public struct AnswerMedia: Equatable, Sendable {
             && a.retransmission?.payloadType == b.retransmission?.payloadType
             && a.retransmission?.clockRate == b.retransmission?.clockRate && a.direction == b.direction
             && a.sendSSRC?.ssrc == b.sendSSRC?.ssrc && a.sendSSRC?.cname == b.sendSSRC?.cname
-            && a.midExtension == b.midExtension
+            && a.midExtension == b.midExtension && a.msidStream == b.msidStream
+            && a.moreFormats.map(\.payloadType) == b.moreFormats.map(\.payloadType)
+            && a.moreFormats.map(\.rtpmap) == b.moreFormats.map(\.rtpmap)
+            && a.moreFormats.map(\.fmtp) == b.moreFormats.map(\.fmtp)
     }
 
     public init(
@@ -126,7 +135,9 @@ public func makeAnswer(
             continue
         }
         let rtx = answer.retransmission
-        lines.append("m=\(offered.rawKind) \(port) \(offered.proto) \(pt)" + (rtx.map { " \($0.payloadType)" } ?? ""))
+        let more = answer.moreFormats.map { " \($0.payloadType)" }.joined()
+        lines.append(
+            "m=\(offered.rawKind) \(port) \(offered.proto) \(pt)" + more + (rtx.map { " \($0.payloadType)" } ?? ""))
         if let mid = offered.mid { lines.append("a=mid:\(mid)") }
         if let transport {
             lines.append("a=ice-ufrag:\(transport.iceUfrag)")
@@ -140,6 +151,11 @@ public func makeAnswer(
         if let rtpmap = answer.rtpmap { lines.append("a=rtpmap:\(pt) \(rtpmap.attributeValue)") }
         if let fmtp = answer.fmtp { lines.append("a=fmtp:\(pt) \(fmtp)") }
         for feedback in answer.rtcpFeedback { lines.append("a=rtcp-fb:\(pt) \(feedback)") }
+        for format in answer.moreFormats {
+            lines.append("a=rtpmap:\(format.payloadType) \(format.rtpmap.attributeValue)")
+            if let fmtp = format.fmtp { lines.append("a=fmtp:\(format.payloadType) \(fmtp)") }
+            for feedback in answer.rtcpFeedback { lines.append("a=rtcp-fb:\(format.payloadType) \(feedback)") }
+        }
         if let rtx {
             lines.append("a=rtpmap:\(rtx.payloadType) rtx/\(rtx.clockRate)")
             lines.append("a=fmtp:\(rtx.payloadType) apt=\(pt)")
@@ -148,7 +164,11 @@ public func makeAnswer(
         if transport != nil { lines.append("a=rtcp-rsize") }
         lines.append("a=\(answer.direction)")
         if let send = answer.sendSSRC {
-            if transport != nil { lines.append("a=msid:cohost-\(sessionId) \(offered.rawKind)") }
+            if transport != nil {
+                lines.append(
+                    answer.msidStream.map { "a=msid:\($0) \($0)-\(offered.rawKind)" }
+                        ?? "a=msid:cohost-\(sessionId) \(offered.rawKind)")
+            }
             lines.append("a=ssrc:\(send.ssrc) cname:\(send.cname)")
         }
         if let crypto = answer.crypto { lines.append("a=crypto:\(crypto.attributeValue)") }

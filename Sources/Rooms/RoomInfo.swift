@@ -33,7 +33,12 @@ extension RoomInfo {
                 ParticipantInfo(
                     userId: p.userId, joinedAt: Date.ISO8601FormatStyle().format(p.joinedAt), muted: p.muted,
                     gain: p.gain, admin: p.isAdmin, level: voice.levels[p.userId] ?? 0, streams: p.reports(),
-                    returns: p.returnReports())
+                    returns: p.returnReports(), camera: p.cameraOn, microphone: p.microphoneOn,
+                    sources: p.forwarder.map { [$0.key.source.rawValue] } ?? [],
+                    slots: p.slots.map(SlotInfo.init),
+                    unforwardable: p.unforwardableStreams.map {
+                        StreamRef(userId: $0.userId, source: $0.source.rawValue)
+                    })
             },
             outputs: room.outputs, statusIntervalMs: c.statusIntervalMs, maxIngestBitrate: c.maxIngestBitrate,
             maxVideoSize: Size(width: c.maxVideoSize.width, height: c.maxVideoSize.height),
@@ -77,5 +82,19 @@ extension OutputInfo {
         // The queue as it is now, not as it was at the last interval.
         queueMs = stats.queueMs
         bitrate = bitrateKbps
+    }
+}
+
+extension SlotInfo {
+    /// A slot as the room's JSON shows it: what it shows, what it sent, what its receiver reports.
+    init(_ slot: ForwardSlot) {
+        let r = slot.report
+        let heard = slot.feedback.snapshot
+        self.init(
+            mid: r.mid, userId: r.shown?.userId, source: r.shown?.source.rawValue,
+            codecs: slot.offer.formats.map(\.codec.key), paused: r.paused, packets: r.packets, bytes: r.bytes,
+            bitrate: r.bitrateBps, retransmitted: r.retransmitted, nacksReceived: r.nacksReceived,
+            keyframeRequests: r.keyframeRequests, switches: r.switches, roundTripMs: heard.roundTripMs,
+            lossPercent: heard.lossPercent, estimatedBitrate: heard.estimatedBitrate)
     }
 }

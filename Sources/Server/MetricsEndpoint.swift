@@ -25,6 +25,7 @@ struct MetricsEndpoint: Sendable {
     /// destroyed, so departed participants do not linger in the scrape.
     private let emitted = EmittedStreams()
     private let emittedReturns = EmittedStreams()
+    private let emittedSlots = EmittedStreams()
     let connections: ConnectionLimit?
 
     init(manager: RoomManager, registry: PrometheusCollectorRegistry, connections: ConnectionLimit? = nil) {
@@ -65,6 +66,19 @@ struct MetricsEndpoint: Sendable {
         ("cohost_return_round_trip_ms", { Double($0.roundTripMs ?? -1) }),
     ]
 
+    /// Each receive slot: what it sent, whether it is paused, and what its receiver reports (absent values as -1).
+    static let slotGauges: [(name: String, value: @Sendable (SlotInfo) -> Double)] = [
+        ("cohost_slot_packets", { Double($0.packets) }),
+        ("cohost_slot_bytes", { Double($0.bytes) }),
+        ("cohost_slot_bitrate_bps", { Double($0.bitrate) }),
+        ("cohost_slot_paused", { $0.paused ? 1 : 0 }),
+        ("cohost_slot_retransmitted", { Double($0.retransmitted) }),
+        ("cohost_slot_switches", { Double($0.switches) }),
+        ("cohost_slot_loss_percent", { Double($0.lossPercent) }),
+        ("cohost_slot_round_trip_ms", { Double($0.roundTripMs ?? -1) }),
+        ("cohost_slot_estimated_bitrate_bps", { Double($0.estimatedBitrate ?? -1) }),
+    ]
+
     func render() -> String {
         let rooms = manager.allRooms
         Gauge(label: "cohost_rooms").record(rooms.count)
@@ -96,6 +110,10 @@ struct MetricsEndpoint: Sendable {
             rooms.flatMap { room in
                 room.returnReports().flatMap { user, streams in streams.map { ([room.name, user, $0.kind], $0) } }
             }, Self.returnGauges, emitted: emittedReturns)
+        Self.record(
+            rooms.flatMap { room in
+                room.slotReports().flatMap { user, slots in slots.map { ([room.name, user, $0.mid], $0) } }
+            }, Self.slotGauges, emitted: emittedSlots, labels: ["room", "user", "mid"])
         var buffer: [UInt8] = []
         registry.emit(into: &buffer)
         return String(decoding: buffer, as: UTF8.self)
@@ -108,21 +126,19 @@ extension MetricsEndpoint {
     static func record<Report>(
         _ reports: [(labels: [String], report: Report)],
         _ gauges: [(name: String, value: @Sendable (Report) -> Double)],
-        emitted: EmittedStreams
+        emitted: EmittedStreams, labels names: [String] = ["room", "user", "kind"]
     ) {
         var current: Set<[String]> = []
         for (labels, report) in reports {
             current.insert(labels)
             for gauge in gauges {
-                Gauge(label: gauge.name, dimensions: dimensions(labels)).record(gauge.value(report))
+                Gauge(label: gauge.name, dimensions: Array(zip(names, labels))).record(gauge.value(report))
             }
         }
         for gone in emitted.replace(with: current) {
-            for gauge in gauges { Gauge(label: gauge.name, dimensions: dimensions(gone)).destroy() }
+            for gauge in gauges { Gauge(label: gauge.name, dimensions: Array(zip(names, gone))).destroy() }
         }
     }
-
-    static func dimensions(_ d: [String]) -> [(String, String)] { [("room", d[0]), ("user", d[1]), ("kind", d[2])] }
 }
 
 /// The label sets emitted by the previous scrape.

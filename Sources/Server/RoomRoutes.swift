@@ -12,7 +12,8 @@ struct RoomRoutes: TokenCheckedRoute, Sendable {
     /// In a cluster, the room list covers every live node.
     var cluster: (any ClusterView)? = nil
     static let maxJSONBody = 64 * 1024
-    static let maxSDPBody = 16 * 1024
+    // A browser offer with 16 receive slots is about 50 KB (each Chromium video line lists every codec).
+    static let maxSDPBody = 64 * 1024
     /// Room bodies may carry base64 PNGs (background, placeholder, watermark).
     static let maxRoomBody = 3 * RoomImage.maxBase64Bytes + 64 * 1024
 
@@ -30,6 +31,8 @@ struct RoomRoutes: TokenCheckedRoute, Sendable {
         rooms.post(":room/invites", use: invite)
         rooms.delete(":room/participants/:user", use: leave)
         rooms.patch(":room/participants/:user", use: patchParticipant)
+        rooms.get(":room/participants/:user/subscriptions", use: getSubscriptions)
+        rooms.put(":room/participants/:user/subscriptions", use: putSubscriptions)
         rooms.get(":room/events", use: eventsWithoutUpgrade)
     }
 
@@ -199,13 +202,55 @@ struct RoomRoutes: TokenCheckedRoute, Sendable {
         return Response(status: .noContent)
     }
 
+    /// An admin sets the mix (mute, gain) and the devices; a participant its own camera and microphone only.
     func patchParticipant(_ request: Request, context: some RequestContext) async throws -> Response {
         let name = try roomName(context)
         let user = try context.parameters.require("user")
-        try caller(request).requireAdmin(of: name)
-        let body: MixRequest = try await decodeJSON(request, context: context)
-        try manager.setMix(room: name, userId: user, muted: body.muted, gain: body.gain)
+        let caller = try self.caller(request)
+        try caller.requireMember(of: name)
+        guard caller.claims.admin || caller.claims.sub == user else {
+            throw APIError.forbidden("only '\(user)' or an admin may change '\(user)'")
+        }
+        let body: ParticipantPatch = try await decodeJSON(request, context: context)
+        if !caller.claims.admin, body.muted != nil || body.gain != nil {
+            throw APIError.forbidden("muting and gain need an admin token")
+        }
+        if body.muted != nil || body.gain != nil {
+            try manager.setMix(room: name, userId: user, muted: body.muted, gain: body.gain)
+        }
+        if body.camera != nil || body.microphone != nil {
+            try manager.setDevices(room: name, userId: user, camera: body.camera, microphone: body.microphone)
+        } else if body.muted == nil && body.gain == nil {
+            // Nothing to change: still a 404 for someone absent.
+            try manager.setMix(room: name, userId: user, muted: nil, gain: nil)
+        }
         return Response(status: .noContent)
+    }
+
+    /// What a participant's slots show and its own choices: the participant itself or an admin.
+    func getSubscriptions(_ request: Request, context: some RequestContext) async throws -> Response {
+        let (name, user) = try await subscriber(request, context: context)
+        return try json(try manager.subscriptions(room: name, userId: user))
+    }
+
+    func putSubscriptions(_ request: Request, context: some RequestContext) async throws -> Response {
+        let (name, user) = try await subscriber(request, context: context)
+        let body: SubscriptionsRequest = try await decodeJSON(request, context: context)
+        guard body.slots.count <= 64 else {
+            throw APIError.badRequest("invalid_subscription", "at most 64 slots may be named")
+        }
+        return try json(try manager.subscribe(room: name, userId: user, chosen: body.slots))
+    }
+
+    private func subscriber(_ request: Request, context: some RequestContext) async throws -> (String, String) {
+        let name = try roomName(context)
+        let user = try context.parameters.require("user")
+        let caller = try self.caller(request)
+        try caller.requireMember(of: name)
+        guard caller.claims.admin || caller.claims.sub == user else {
+            throw APIError.forbidden("only '\(user)' or an admin may see or choose what '\(user)' receives")
+        }
+        return (name, user)
     }
 
     /// Reached only when the WebSocket upgrade was declined: say why.
@@ -281,10 +326,17 @@ struct RoomRoutes: TokenCheckedRoute, Sendable {
     }
 }
 
-private struct MixRequest: Decodable {
+private struct ParticipantPatch: Decodable {
     let muted: Bool?
     /// Read as a Double: a valid gain such as 1e-200 does not fit a Float and would fail decoding.
     let gain: Double?
+    let camera: Bool?
+    let microphone: Bool?
+}
+
+/// `PUT …/subscriptions` body.
+private struct SubscriptionsRequest: Decodable {
+    let slots: [Subscriptions.Slot]
 }
 
 /// `POST /v1/rooms/{room}/invites` body.

@@ -84,7 +84,7 @@ extension EndToEnd.SchemaConformanceTests {
         let big = try s.call(
             "POST", "/v1/rooms/pt/participants", token: bob,
             sdp: CohostHarness.offer(audioSSRC: 31009, videoSSRC: nil)
-                + String(repeating: "a=x-pad:0123456789abcdef\r\n", count: 700))
+                + String(repeating: "a=x-pad:0123456789abcdef\r\n", count: 2600))
         #expect(big.status == 413 && big.errorCode == "body_too_large")
         let taken = try s.call(
             "POST", "/v1/rooms/pt/participants", token: bob, sdp: CohostHarness.offer(audioSSRC: 30001, videoSSRC: nil))

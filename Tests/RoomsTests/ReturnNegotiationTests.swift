@@ -65,7 +65,10 @@ import Testing
         let n = try negotiate(Self.offer(audio: "sendonly", video: "sendrecv"))
         #expect(n.returnVideo == nil && n.video != nil)
         #expect(n.answer.hasSuffix("a=recvonly\r\n"))
-        #expect(try negotiate(Self.offer(audio: "sendonly", video: "recvonly")).answer.contains("m=video 0 "))
+        // A receive-only video line is then a slot: other participants' cameras, forwarded.
+        let slot = try negotiate(Self.offer(audio: "sendonly", video: "recvonly"))
+        #expect(slot.returnVideo == nil && slot.slots.map(\.mid) == ["1"])
+        #expect(slot.answer.contains("a=sendonly\r\na=ssrc:\(slot.slots[0].ssrc) cname:"))
     }
 
     @Test func cohostPicksAgainWhileItsPickIsInUse() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import Forwarding
 import Publishing
 
 /// Why a participant left (protocol/events.schema.json).
@@ -32,6 +33,10 @@ public enum RoomEvent: Sendable, Equatable {
     case voiceLevels([VoiceLevel], activeSpeaker: String?)
     /// The active speaker changed (300 ms of lead, see `ActiveSpeakerDetector`).
     case activeSpeaker(userId: String)
+    /// What a receiver's slots show changed (docs/forwarding.md).
+    case slots(userId: String, slots: [SlotAssignment])
+    /// A participant said its camera or microphone is on or off.
+    case participantUpdated(userId: String, camera: Bool, microphone: Bool)
 
     /// Events too frequent for webhooks (5 a second per room): they go to the events WebSocket only.
     public var isHighRate: Bool { if case .voiceLevels = self { true } else { false } }
@@ -47,6 +52,8 @@ public enum RoomEvent: Sendable, Equatable {
         case .roomClosed: "room_closed"
         case .voiceLevels: "voice_levels"
         case .activeSpeaker: "active_speaker"
+        case .slots: "slots"
+        case .participantUpdated: "participant_updated"
         }
     }
 
@@ -86,6 +93,15 @@ public enum RoomEvent: Sendable, Equatable {
             payload.levels = Dictionary(levels.map { ($0.userId, $0.level) }, uniquingKeysWith: { first, _ in first })
             payload.activeSpeaker = speaker
         case let .activeSpeaker(userId): payload.userId = userId
+        case let .slots(userId, slots):
+            payload.userId = userId
+            payload.slots = slots.map {
+                SlotPayload(mid: $0.mid, userId: $0.shown?.userId, source: $0.shown?.source.rawValue)
+            }
+        case let .participantUpdated(userId, camera, microphone):
+            payload.userId = userId
+            payload.camera = camera
+            payload.microphone = microphone
         }
         // Encoding a struct of strings and numbers (all finite) cannot fail.
         return (try? String(decoding: Self.encoder.encode(payload), as: UTF8.self)) ?? "{}"
@@ -114,6 +130,16 @@ public enum RoomEvent: Sendable, Equatable {
         var bitrate: Int?
         var levels: [String: Int]?
         var activeSpeaker: String?
+        var slots: [SlotPayload]?
+        var camera: Bool?
+        var microphone: Bool?
+    }
+
+    /// A slot showing nobody has neither `userId` nor `source`.
+    private struct SlotPayload: Encodable {
+        var mid: String
+        var userId: String?
+        var source: String?
     }
 
     /// One encoder for every event (made once, not per event; never reconfigured, so shared safely).

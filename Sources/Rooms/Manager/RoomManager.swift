@@ -1,4 +1,6 @@
 import Foundation
+import Forwarding
+import CohostAPI
 import Media
 import RTP
 import SRTP
@@ -241,7 +243,7 @@ public final class RoomManager: @unchecked Sendable {
                     maxWidth: room.config.maxVideoSize.width, maxHeight: room.config.maxVideoSize.height,
                     decodeBudgetMs: settings.decodeBudgetMs),
                 decodePool: decodePool, returnAudio: negotiation.returnAudio,
-                returnVideo: negotiation.returnVideo, webRTC: transport,
+                returnVideo: negotiation.returnVideo, slots: negotiation.slots, webRTC: transport,
                 maxIngestKbps: room.config.maxIngestBitrate, nowMs: MonotonicClock.nowMs(), logger: logger)
             return (participant, try Self.routingEntries(negotiation))
         } catch {
@@ -270,9 +272,14 @@ public final class RoomManager: @unchecked Sendable {
                 entries.append(.init(ssrc: rtx.ssrc, inbound: inbound, outbound: nil))
             }
         }
-        for back in [negotiation.returnAudio, negotiation.returnVideo].compactMap({ $0 }) {
-            guard let ssrc = back.receiverSSRC else { continue }
-            let inbound = try back.receiverSRTP.map {
+        let receivers =
+            [negotiation.returnAudio, negotiation.returnVideo].compactMap { $0 }.map {
+                ($0.receiverSSRC, $0.receiverSRTP)
+            }
+            + negotiation.slots.map { ($0.receiverSSRC, $0.receiverSRTP) }
+        for (ssrc, srtp) in receivers {
+            guard let ssrc else { continue }
+            let inbound = try srtp.map {
                 try SRTPSession(profile: $0.profile, masterKeyAndSalt: $0.key, direction: .inbound)
             }
             entries.append(.init(ssrc: ssrc, inbound: inbound, outbound: nil, receiveOnly: true))
@@ -346,6 +353,48 @@ public final class RoomManager: @unchecked Sendable {
             throw .badRequest("invalid_gain", "gain must be within 0.0...4.0")
         }
         p.setMix(muted: muted, gain: gain.map { Float($0) })
+    }
+
+    /// What a participant's slots show, and its own choices.
+    public func subscriptions(room roomName: String, userId: String) throws(RoomError) -> Subscriptions {
+        guard let room = room(roomName) else { throw .notFound("no room '\(roomName)'") }
+        let (slots, chosen) = try room.slots(of: userId)
+        return Subscriptions(
+            slots: slots.map { .init(mid: $0.mid, userId: $0.shown?.userId, source: $0.shown?.source.rawValue) },
+            chosen: chosen.sorted { $0.key < $1.key }.map {
+                .init(mid: $0.key, userId: $0.value.userId, source: $0.value.source.rawValue)
+            })
+    }
+
+    /// Replaces a participant's own choices for its slots (`PUT …/subscriptions`); a slot named twice takes the
+    /// last.
+    public func subscribe(
+        room roomName: String, userId: String, chosen: [Subscriptions.Slot]
+    ) throws(RoomError)
+        -> Subscriptions
+    {
+        guard let room = room(roomName) else { throw .notFound("no room '\(roomName)'") }
+        var choices: [String: StreamKey] = [:]
+        for slot in chosen {
+            guard let user = slot.userId, !user.isEmpty else {
+                throw .badRequest("invalid_subscription", "slot '\(slot.mid)': userId is required")
+            }
+            guard let source = StreamSource(rawValue: slot.source ?? "camera") else {
+                throw .badRequest(
+                    "invalid_subscription",
+                    "slot '\(slot.mid)': source must be camera or screen, not '\(slot.source ?? "")'")
+            }
+            // A slot named twice shows what it is named last.
+            choices[slot.mid] = StreamKey(userId: user, source: source)
+        }
+        try room.subscribe(userId, choices)
+        return try subscriptions(room: roomName, userId: userId)
+    }
+
+    /// A participant's camera or microphone on or off (`PATCH`).
+    public func setDevices(room roomName: String, userId: String, camera: Bool?, microphone: Bool?) throws(RoomError) {
+        guard let room = room(roomName) else { throw .notFound("no participant '\(userId)' in room '\(roomName)'") }
+        try room.setDevices(userId, camera: camera, microphone: microphone)
     }
 
     /// Drops kicks no valid token could be refused by any more. A closed room's list goes once it is empty.

@@ -20,6 +20,8 @@ struct NegotiatedStream: Sendable, Equatable {
     /// A WebRTC line that listed no `a=ssrc`: `ssrc` is a stand-in that never appears on the wire, and the real
     /// one is learnt from the first packet carrying this `a=mid` in its MID header extension.
     var learnFromMID: String?
+    /// The offer's `a=fmtp` for the chosen payload type (what forwarding matches H.264 profiles on).
+    var fmtp: String?
 
     static func == (a: Self, b: Self) -> Bool {
         a.kind == b.kind && a.ssrc == b.ssrc && a.payloadType == b.payloadType && a.codec == b.codec
@@ -56,6 +58,8 @@ struct Negotiation: Sendable {
     var video: NegotiatedStream?
     var returnAudio: ReturnOffer?
     var returnVideo: ReturnOffer?
+    /// Receive slots: further `recvonly` video lines, filled with other participants' videos.
+    var slots: [SlotOffer] = []
     var answer: String
     /// The ICE and DTLS parameters of a WebRTC offer; nil for plain RTP and SDES-SRTP.
     var webRTC: WebRTCParameters?

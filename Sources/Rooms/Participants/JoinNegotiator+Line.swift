@@ -79,6 +79,7 @@ extension JoinNegotiator {
                     kind: kind, ssrc: ssrc, payloadType: pt, clockRate: map.clockRate, codec: map.encodingName,
                     srtp: keys?.offered, serverKey: keys?.server)
                 stream.learnFromMID = learnFromMID
+                stream.fmtp = media.fmtps[pt]
                 if media.kind == .video {
                     let offered = media.rtcpFeedback[pt] ?? []
                     if offered.contains("ccm fir") && !offered.contains("nack pli") { stream.keyframeRequest = .fir }
@@ -137,7 +138,7 @@ extension JoinNegotiator {
         }
 
         /// An SSRC neither the offer nor this server uses, taken from then on.
-        private mutating func pickSSRC<R: RandomNumberGenerator>(using random: inout R) -> UInt32 {
+        mutating func pickSSRC<R: RandomNumberGenerator>(using random: inout R) -> UInt32 {
             var ssrc = UInt32.random(in: 1...UInt32.max, using: &random)
             while taken.contains(ssrc) || ssrcInUse(ssrc) { ssrc = UInt32.random(in: 1...UInt32.max, using: &random) }
             taken.insert(ssrc)

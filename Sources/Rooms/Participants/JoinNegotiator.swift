@@ -12,7 +12,7 @@ import SRTP
 /// if they were `sendonly`. `ssrcInUse` says which SSRCs Cohost may not pick for itself. Every random choice
 /// (ICE credentials, SSRCs, SDES keys) comes from `random`, so tests can pin answers byte for byte.
 enum JoinNegotiator {
-    static let maxOfferBytes = 16 * 1024
+    static let maxOfferBytes = 64 * 1024
     static let supportedFeedback = ["nack", "nack pli", "ccm fir"]
 
     static func negotiate(
@@ -41,7 +41,18 @@ enum JoinNegotiator {
         var video: NegotiatedStream?
         var returnAudio: ReturnOffer?
         var returnVideo: ReturnOffer?
-        for media in offer.media {
+        var slots: [SlotOffer] = []
+        for (index, media) in offer.media.enumerated() {
+            if lines.isSlot(media, roomViewTaken: returnVideo != nil) {
+                guard slots.count < maxSlots else {
+                    answers.append(.rejected(media))
+                    continue
+                }
+                let (answer, slot) = try lines.negotiateSlot(media, index: index, using: &random)
+                answers.append(answer)
+                if let slot { slots.append(slot) }
+                continue
+            }
             let line = try lines.negotiate(media, audioTaken: audio != nil, videoTaken: video != nil, using: &random)
             answers.append(line.answer)
             if let stream = line.stream {
@@ -51,7 +62,7 @@ enum JoinNegotiator {
                 if back.kind == .audio { returnAudio = back } else { returnVideo = back }
             }
         }
-        guard audio != nil || video != nil || returnAudio != nil || returnVideo != nil else {
+        guard audio != nil || video != nil || returnAudio != nil || returnVideo != nil || !slots.isEmpty else {
             throw RoomError(
                 .unsupported, "unsupported_media",
                 audioOnly
@@ -59,6 +70,7 @@ enum JoinNegotiator {
                     : "the offer has no codec Cohost decodes (Opus/48000 audio, VP8/90000 or H264/90000 video)")
         }
         try checkSSRCs(audio: audio, video: video, returnAudio: returnAudio, returnVideo: returnVideo)
+        try checkSlotSSRCs(slots, audio: audio, video: video, returnAudio: returnAudio, returnVideo: returnVideo)
         let transport = webRTC.map {
             AnswerTransport(
                 iceUfrag: $0.localUfrag, icePassword: $0.localPassword, fingerprint: identity?.fingerprint ?? "",
@@ -66,7 +78,7 @@ enum JoinNegotiator {
                 candidates: (identity?.addresses ?? [address]).map { ($0, port) })
         }
         return Negotiation(
-            audio: audio, video: video, returnAudio: returnAudio, returnVideo: returnVideo,
+            audio: audio, video: video, returnAudio: returnAudio, returnVideo: returnVideo, slots: slots,
             answer: makeAnswer(
                 offer: offer, address: address, port: port, media: answers, sessionId: sessionID,
                 transport: transport),
@@ -101,6 +113,25 @@ enum JoinNegotiator {
         for receiver in [returnAudio?.receiverSSRC, returnVideo?.receiverSSRC].compactMap({ $0 })
         where own.contains(receiver) {
             throw .badRequest("invalid_sdp", "the receive-only SSRC \(receiver) is also a media SSRC")
+        }
+    }
+
+    /// A slot's receiver SSRC is the participant's on that line alone.
+    static func checkSlotSSRCs(
+        _ slots: [SlotOffer], audio: NegotiatedStream?, video: NegotiatedStream?, returnAudio: ReturnOffer?,
+        returnVideo: ReturnOffer?
+    ) throws(RoomError) {
+        var seen = Set(
+            [
+                audio?.ssrc, video?.ssrc, video?.retransmission?.ssrc, returnAudio?.receiverSSRC,
+                returnVideo?.receiverSSRC,
+            ]
+            .compactMap { $0 })
+        for slot in slots {
+            guard let receiver = slot.receiverSSRC else { continue }
+            guard seen.insert(receiver).inserted else {
+                throw .badRequest("invalid_sdp", "the receive-only SSRC \(receiver) of slot \(slot.mid) is used twice")
+            }
         }
     }
 

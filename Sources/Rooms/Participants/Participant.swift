@@ -5,6 +5,7 @@ import Playout
 import Logging
 import Synchronization
 import CohostAPI
+import Forwarding
 
 /// One user in a room: who they are (user id, session, admin), how the mix takes their voice (mute, gain), and
 /// their media: an `AudioReceiver` and a `VideoReceiver`, each behind its own lock, so the video path never holds
@@ -21,6 +22,18 @@ public final class Participant: @unchecked Sendable {
     let returnAudio: ReturnAudio?
     /// The room view (nil when the offer's video is `sendonly`, or the room sends none).
     let returnVideo: ReturnVideo?
+    /// Receive slots: other participants' videos, forwarded (Sources/Rooms/Forwarding), in the offer's order.
+    let slots: [ForwardSlot]
+    /// The participant's camera as other participants' slots get it (nil without video, or with a codec that
+    /// cannot be forwarded).
+    var forwarder: VideoForwarder? { video?.forwarder }
+    /// The participant's own choices for its slots, by mid (`PUT …/subscriptions`).
+    private let choices = Mutex<[String: StreamKey]>([:])
+    /// Others' streams no slot of this participant can carry, as of the last allocation.
+    private let unforwardable = Mutex<[StreamKey]>([])
+    /// Camera and microphone as the participant says they are (`PATCH`): off shows the placeholder and stops the
+    /// slots showing it, or takes the voice out of the mix.
+    private let devices = Mutex<(camera: Bool, microphone: Bool)>((true, true))
     /// The ICE and DTLS transport of a WebRTC participant; nil for plain RTP and SDES-SRTP.
     let webRTC: WebRTCTransport?
     /// The REMB sent to a WebRTC sender (feedback thread only).
@@ -38,7 +51,8 @@ public final class Participant: @unchecked Sendable {
     init(
         userId: String, sessionID: Int, isAdmin: Bool = false, audio: NegotiatedStream?, video: NegotiatedStream?,
         decodeChannels: Int = 2, videoLimits: VideoLimits = VideoLimits(), decodePool: DecodePool? = nil,
-        returnAudio: ReturnOffer? = nil, returnVideo: ReturnOffer? = nil, webRTC: WebRTCTransport? = nil,
+        returnAudio: ReturnOffer? = nil, returnVideo: ReturnOffer? = nil, slots: [SlotOffer] = [],
+        webRTC: WebRTCTransport? = nil,
         maxIngestKbps: Int = 2500, nowMs: Int64, logger: Logger
     ) throws {
         self.webRTC = webRTC
@@ -51,9 +65,14 @@ public final class Participant: @unchecked Sendable {
         self.audio = try audio.map {
             try AudioReceiver($0, decodeChannels: decodeChannels, userId: userId, logger: logger)
         }
-        self.video = try video.map {
-            try VideoReceiver($0, userId: userId, limits: videoLimits, pool: decodePool, logger: logger)
+        self.video = try video.map { stream in
+            let forwarder = ForwardCodec(name: stream.codec, fmtp: stream.fmtp).map { codec in
+                VideoForwarder(key: StreamKey(userId: userId, source: .camera), ssrc: stream.ssrc, codec: codec)
+            }
+            return try VideoReceiver(
+                stream, userId: userId, limits: videoLimits, pool: decodePool, forwarder: forwarder, logger: logger)
         }
+        self.slots = try slots.map { try ForwardSlot($0, cname: "cohost-\(sessionID)", lateKeys: webRTC?.keys) }
         self.returnAudio = try returnAudio.map {
             try ReturnAudio($0, cname: "cohost-\(sessionID)", lateKeys: webRTC?.keys)
         }
@@ -63,6 +82,7 @@ public final class Participant: @unchecked Sendable {
         } else {
             self.returnVideo = nil
         }
+        for slot in self.slots { slot.owner = self }
     }
 
     var audioSSRC: UInt32? { audio?.ssrc }
@@ -78,7 +98,44 @@ public final class Participant: @unchecked Sendable {
     }
     var hasVideo: Bool { video != nil }
     /// SSRCs of lines the participant only receives on: its RTCP about what Cohost sends comes from them.
-    var receiverSSRCs: [UInt32] { [returnAudio?.receiverSSRC, returnVideo?.receiverSSRC].compactMap { $0 } }
+    var receiverSSRCs: [UInt32] {
+        [returnAudio?.receiverSSRC, returnVideo?.receiverSSRC].compactMap { $0 }
+            + slots.compactMap(\.offer.receiverSSRC)
+    }
+
+    // MARK: forwarding
+
+    /// The participant's own choices for its slots, by mid.
+    var subscriptions: [String: StreamKey] { choices.withLock { $0 } }
+
+    /// Replaces the choices: the slots named show what they name, the others are filled automatically.
+    func choose(_ chosen: [String: StreamKey]) { choices.withLock { $0 = chosen } }
+
+    var unforwardableStreams: [StreamKey] {
+        get { unforwardable.withLock { $0 } }
+        set { unforwardable.withLock { $0 = newValue } }
+    }
+
+    public var cameraOn: Bool { devices.withLock { $0.camera } }
+    public var microphoneOn: Bool { devices.withLock { $0.microphone } }
+
+    /// Says whether anything changed.
+    func setDevices(camera: Bool?, microphone: Bool?) -> Bool {
+        devices.withLock {
+            let before = $0
+            if let camera { $0.camera = camera }
+            if let microphone { $0.microphone = microphone }
+            return before != $0
+        }
+    }
+
+    /// Stops every slot of this participant (it leaves): nothing more is forwarded to it.
+    func detachSlots() {
+        for slot in slots {
+            let transport: @Sendable (Participant, [UInt8]) -> Void = { _, _ in }
+            slot.show(nil, from: nil, transport: transport)?.detach(slot)
+        }
+    }
 
     public var muted: Bool { mix.withLock { $0.muted } }
     public var gain: Float { mix.withLock { $0.gain } }
@@ -100,12 +157,15 @@ public final class Participant: @unchecked Sendable {
                 back.feedback.note(block, nowMs: nowMs, ntpNow: ntpNow)
             } else if let view = returnVideo, block.ssrc == view.rtp.ssrc {
                 view.feedback.note(block, nowMs: nowMs, ntpNow: ntpNow)
+            } else if let slot = slots.first(where: { $0.ssrc == block.ssrc }) {
+                slot.feedback.note(block, nowMs: nowMs, ntpNow: ntpNow)
             }
         }
     }
 
     /// Feedback about the room view this participant receives (the UDP thread): keyframe requests, NACKs, REMB.
     func noteViewFeedback(_ packet: RTCPPacket) {
+        if !slots.isEmpty { noteSlotFeedback(packet) }
         guard let view = returnVideo else { return }
         switch packet {
         case .pli(let pli) where pli.mediaSSRC == view.rtp.ssrc: view.requestKeyframe()
@@ -113,6 +173,23 @@ public final class Participant: @unchecked Sendable {
         case .nack(let nack) where nack.mediaSSRC == view.rtp.ssrc: view.noteNack(nack)
         case .remb(let remb) where remb.ssrcs.contains(view.rtp.ssrc):
             view.feedback.note(estimatedBitrate: Int(clamping: remb.bitrate))
+        default: break
+        }
+    }
+
+    /// Feedback about the slots (the UDP thread): keyframe requests and NACKs to the stream shown, REMB.
+    private func noteSlotFeedback(_ packet: RTCPPacket) {
+        switch packet {
+        case .pli(let pli):
+            slots.first { $0.ssrc == pli.mediaSSRC }?.requestKeyframe()
+        case .fir(let fir):
+            for slot in slots where fir.entries.contains(where: { $0.ssrc == slot.ssrc }) { slot.requestKeyframe() }
+        case .nack(let nack):
+            slots.first { $0.ssrc == nack.mediaSSRC }?.noteNack(nack)
+        case .remb(let remb):
+            for slot in slots where remb.ssrcs.contains(slot.ssrc) {
+                slot.feedback.note(estimatedBitrate: Int(clamping: remb.bitrate))
+            }
         default: break
         }
     }
@@ -157,7 +234,7 @@ public final class Participant: @unchecked Sendable {
         guard let audio else { return (false, 0) }
         let ok = audio.pull(into: &output, nowMs: nowMs, catchingUp: catchingUp)
         let (muted, gain) = mix.withLock { ($0.muted, $0.gain) }
-        return (ok && !muted, gain)
+        return (ok && !muted && microphoneOn, gain)
     }
 
     /// The picture to show now (see `VideoReceiver.currentFrame`), lip-synced with this participant's voice:
@@ -172,7 +249,8 @@ public final class Participant: @unchecked Sendable {
             nowMs: nowMs, holdMs: holdMs, leadMs: leadMs, playout: playout,
             syncChangePending: pending, timing: &timing)
         if let delay { audio?.setSyncDelay(frames: delay) }
-        return picture
+        // A camera said to be off shows the placeholder, not its last picture.
+        return cameraOn ? picture : nil
     }
 
     func reports() -> [StreamReport] { [audio?.report(), video?.report()].compactMap { $0 } }

@@ -36,6 +36,8 @@ final class VideoReceiver: DecodeJob, @unchecked Sendable {
     private let logger: Logger
     private let limits: VideoLimits
     private let pool: DecodePool?
+    /// The stream as other participants' slots get it: every packet goes there as it arrives.
+    let forwarder: VideoForwarder?
     /// Touched only by the decode step, which runs for one receiver on one thread at a time.
     private let decoder: any PictureDecoder
     private let isH264: Bool
@@ -84,8 +86,9 @@ final class VideoReceiver: DecodeJob, @unchecked Sendable {
 
     init(
         _ negotiated: NegotiatedStream, userId: String, limits: VideoLimits = VideoLimits(), pool: DecodePool? = nil,
-        logger: Logger
+        forwarder: VideoForwarder? = nil, logger: Logger
     ) throws {
+        self.forwarder = forwarder
         ssrc = negotiated.ssrc
         wire = Atomic(negotiated.ssrc)
         codec = negotiated.codec
@@ -132,6 +135,7 @@ final class VideoReceiver: DecodeJob, @unchecked Sendable {
             isRetransmission = true
         }
         guard packet.ssrc == ssrc else { return }
+        forwarder?.forward(packet, nowMs: nowMs)
         let schedule = withState { s in
             let stream = s.stream
             stream.receive(packet, bytes: bytes, nowMs: nowMs, isRetransmission: isRetransmission) { frame in
@@ -229,6 +233,8 @@ final class VideoReceiver: DecodeJob, @unchecked Sendable {
             if !wantKeyframe && s.skippedForBudget && !s.budget.isKeyframesOnly(nowMs: nowMs) {
                 wantKeyframe = s.stream.keyframeRequester.request(reason: .decodeResumed, nowMs: nowMs)
             }
+            // Receivers of the forwarded stream want one: their wishes are coalesced in the forwarder.
+            if forwarder?.takeKeyframeRequest(nowMs: nowMs) == true { wantKeyframe = true }
             if wantKeyframe {
                 switch keyframeRequest {
                 case .pli: request = .pli(PictureLossIndication(senderSSRC: serverSSRC, mediaSSRC: wireSSRC))

@@ -26,6 +26,8 @@ final class AudioPipeline {
     private var sum = [Float](repeating: 0, count: MixMinus.blockSamples)
     private let mixMinus: MixMinusSender
     private var voice = VoiceActivity()
+    /// The active speaker now (for the slots' last-N).
+    var activeSpeaker: String? { voice.activeSpeaker }
     /// The last reported levels, read by GET room from any thread.
     let published = PublishedVoiceReport()
     /// The participants of the current tick, in join order (storage reused between ticks).

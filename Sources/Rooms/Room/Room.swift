@@ -6,6 +6,7 @@ import Publishing
 import Layout
 import Clocks
 import CohostAPI
+import Forwarding
 
 /// One room: a façade that wires the room's owners together.
 ///
@@ -26,6 +27,8 @@ public final class Room: @unchecked Sendable {
     private let audio: AudioPipeline
     private let canvas: CanvasPipeline?
     private let feedback: FeedbackScheduler
+    /// The receive slots: other participants' videos forwarded (nil in audio-only rooms).
+    private let director: SlotDirector?
     /// One patch at a time (decoding pictures is slow, so not under the roster's lock): two concurrent patches of
     /// different pictures must not undo each other.
     private let patchLock = NSLock()
@@ -66,6 +69,12 @@ public final class Room: @unchecked Sendable {
                 config: config, roster: roster, programme: programme,
                 audio: audio, schedule: schedule, logger: logger, returnTransport: sendReturn)
         feedback = FeedbackScheduler(serverSSRC: serverSSRC, send: sendFeedback)
+        director =
+            config.audioOnly
+            ? nil
+            : SlotDirector(events: events) { participant, bytes in
+                sendReturn(participant, .video, bytes)
+            }
     }
 
     /// Starts the outputs of the config and registers the ticks with the shared clock.
@@ -96,13 +105,56 @@ public final class Room: @unchecked Sendable {
         participants.map { ($0.userId, $0.returnReports()) }
     }
 
+    /// Every participant's receive slots, in join order (for metrics).
+    public func slotReports() -> [(userId: String, slots: [SlotInfo])] {
+        participants.filter { !$0.slots.isEmpty }.map { ($0.userId, $0.slots.map(SlotInfo.init)) }
+    }
+
     /// Adds a participant, returning the one it replaces (same user id), if any. Wakes a parked room.
     func add(_ participant: Participant) throws(RoomError) -> Participant? {
-        try roster.add(participant) { schedule.wake() }
+        defer { director?.invalidate() }
+        let replaced = try roster.add(participant) { schedule.wake() }
+        replaced?.detachSlots()
+        return replaced
     }
 
     func remove(_ userId: String, ifSession session: Int? = nil) -> Participant? {
-        roster.remove(userId, ifSession: session)
+        let removed = roster.remove(userId, ifSession: session)
+        removed?.detachSlots()
+        director?.invalidate()
+        return removed
+    }
+
+    // MARK: forwarding
+
+    /// What `userId`'s slots show now, and its own choices.
+    public func slots(of userId: String) throws(RoomError) -> (slots: [SlotAssignment], chosen: [String: StreamKey]) {
+        guard let p = participant(userId) else { throw .notFound("no participant '\(userId)' in room '\(name)'") }
+        return (p.slots.map { SlotAssignment(mid: $0.mid, shown: $0.shown) }, p.subscriptions)
+    }
+
+    /// Replaces `userId`'s own choices: the slots named show what they name, the others are filled automatically;
+    /// the slots follow at the next tick.
+    public func subscribe(_ userId: String, _ changes: [String: StreamKey]) throws(RoomError) {
+        guard let p = participant(userId) else { throw .notFound("no participant '\(userId)' in room '\(name)'") }
+        for mid in changes.keys where !p.slots.contains(where: { $0.mid == mid }) {
+            throw .badRequest(
+                "unknown_slot",
+                p.slots.isEmpty
+                    ? "'\(userId)' has no receive slots (recvonly video lines in its offer)"
+                    : "'\(userId)' has no slot with mid '\(mid)' (its slots: \(p.slots.map(\.mid).joined(separator: ", ")))"
+            )
+        }
+        p.choose(changes)
+        director?.invalidate()
+    }
+
+    /// A participant's camera or microphone on or off: announced, and the slots follow.
+    public func setDevices(_ userId: String, camera: Bool?, microphone: Bool?) throws(RoomError) {
+        guard let p = participant(userId) else { throw .notFound("no participant '\(userId)' in room '\(name)'") }
+        guard p.setDevices(camera: camera, microphone: microphone) else { return }
+        director?.invalidate()
+        events.publish(.participantUpdated(userId: userId, camera: p.cameraOn, microphone: p.microphoneOn))
     }
 
     // MARK: layout and appearance
@@ -196,6 +248,8 @@ public final class Room: @unchecked Sendable {
         }
         feedback.tick(index, participants: audio.present, nowMs: now)
         audio.mix(tick: index, nowMs: now, departed: roster.departed.take())
+        director?.tick(
+            present: audio.present, roster: roster, activeSpeaker: audio.activeSpeaker, nowMs: now)
         for (output, status) in programme.outputTick(nowMs: now) {
             events.publish(
                 .outputStatus(

@@ -1,0 +1,201 @@
+import Codecs
+import Foundation
+import Media
+import RTP
+import TestSupport
+
+/// A plain-RTP participant for the forwarding tests: it sends a live VP8 camera (a real libvpx encode of a moving
+/// noise picture, keyframes when asked by PLI or FIR) and records what it receives, by SSRC. What it sent is kept
+/// by frame payload (after the 4-byte descriptor), so a receiver can tell exactly whose packets it got.
+final class ForwardingPeer: @unchecked Sendable {
+    struct Received {
+        var ssrc: UInt32
+        var sequence: UInt16
+        var timestamp: UInt32
+        var marker: Bool
+        var payloadType: UInt8
+        var payload: [UInt8]
+        var ms: Int64
+    }
+
+    let ssrc: UInt32
+    let width: Int
+    let height: Int
+    let bitrateKbps: Int
+    private let fd: Int32
+    private let serverPort: Int
+    private let lock = NSLock()
+    private var running = false
+    private var sending = true
+    private var thread: Thread?
+    private var keyframeWanted = true
+    private var sentTails: Set<[UInt8]> = []
+    private var received: [Received] = []
+    private var rtcpIn: [RTCPPacket] = []
+    private var sentPackets = 0
+
+    init(serverPort: Int, ssrc: UInt32, width: Int = 320, height: Int = 240, bitrateKbps: Int = 400) throws {
+        self.ssrc = ssrc
+        self.width = width
+        self.height = height
+        self.bitrateKbps = bitrateKbps
+        self.serverPort = serverPort
+        fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        guard fd >= 0, Loopback.bind(fd, port: 0) else { throw ConferenceClient.ClientError("socket") }
+        var timeout = timeval(tv_sec: 0, tv_usec: 5_000)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close(fd) }
+
+    /// A video-only offer: the camera (`a=mid:cam`, sendonly) and `slots` recvonly lines (`a=mid:s1`…), VP8 and
+    /// H.264 offered on each.
+    func offer(slots: Int) -> String {
+        var sdp = "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
+        sdp += "m=video 9 RTP/AVP 96\r\na=mid:cam\r\na=rtpmap:96 VP8/90000\r\na=rtcp-fb:96 nack pli\r\n"
+        sdp += "a=rtcp-fb:96 goog-remb\r\na=ssrc:\(ssrc)\r\na=sendonly\r\n"
+        for i in 0..<slots {
+            sdp += "m=video 9 RTP/AVP 96 102\r\na=mid:s\(i + 1)\r\na=rtpmap:96 VP8/90000\r\n"
+            sdp += "a=rtpmap:102 H264/90000\r\na=fmtp:102 packetization-mode=1;profile-level-id=42e01f\r\n"
+            sdp += "a=rtcp-fb:96 nack pli\r\na=rtcp-fb:96 goog-remb\r\na=recvonly\r\n"
+        }
+        return sdp
+    }
+
+    /// The SSRC the answer announces on the line with `mid`.
+    static func answerSSRC(_ answer: String, mid: String) throws -> UInt32 {
+        let sdp = try SessionDescription.parse(answer)
+        guard let line = sdp.media.first(where: { $0.mid == mid }), let ssrc = line.ssrcs.first else {
+            throw ConferenceClient.ClientError("no a=ssrc on mid \(mid) in \(answer)")
+        }
+        return ssrc
+    }
+
+    func start() {
+        lock.withLock { running = true }
+        let t = Thread { [self] in run() }
+        t.name = "forwarding-peer-\(ssrc)"
+        thread = t
+        t.start()
+    }
+
+    func stop() {
+        lock.withLock { running = false }
+        while thread?.isFinished == false { usleep(5_000) }
+    }
+
+    func setSending(_ on: Bool) { lock.withLock { sending = on } }
+
+    /// Packets received on `ssrc`, in arrival order.
+    func packets(on ssrc: UInt32) -> [Received] { lock.withLock { received.filter { $0.ssrc == ssrc } } }
+
+    /// RTCP the server sent this peer.
+    var rtcp: [RTCPPacket] { lock.withLock { rtcpIn } }
+
+    /// Whether `payload` (a VP8 RTP payload) carries a frame piece this peer sent.
+    func sent(_ payload: [UInt8]) -> Bool {
+        guard let tail = Self.tail(payload) else { return false }
+        return lock.withLock { sentTails.contains(tail) }
+    }
+
+    var packetsSent: Int { lock.withLock { sentPackets } }
+
+    /// Sends RTCP (already serialized) to the server from this peer's socket.
+    func send(rtcp bytes: [UInt8]) { sendDatagram(bytes) }
+
+    // MARK: the thread
+
+    private func run() {
+        guard let encoder = try? VP8Encoder(width: width, height: height, fps: 30, bitrateKbps: bitrateKbps) else {
+            return
+        }
+        var packetizer = VP8Packetizer(maxPayloadSize: 1200, firstPictureID: UInt16(ssrc & 0x7FFF))
+        var frame = VideoFrame(width: width, height: height)
+        var random = SystemRandomNumberGenerator()
+        var sequence = UInt16(truncatingIfNeeded: ssrc)
+        var index: Int64 = 0
+        var buffer = [UInt8](repeating: 0, count: 2048)
+        var nextFrameMs = monotonicMs()
+        while lock.withLock({ running }) {
+            let now = monotonicMs()
+            if now >= nextFrameMs {
+                nextFrameMs += 33
+                if lock.withLock({ sending }) {
+                    // Noise the encoder cannot compress away: the stream runs near its bitrate.
+                    for j in stride(from: 0, to: frame.y.count, by: 8) {
+                        frame.y[j] = UInt8.random(in: 0...255, using: &random)
+                    }
+                    let key = lock.withLock { () -> Bool in
+                        defer { keyframeWanted = false }
+                        return keyframeWanted
+                    }
+                    let timestamp = UInt32(truncatingIfNeeded: index * 3000)
+                    let encoded = (try? encoder.encode(frame, pts: index, forceKeyframe: key)) ?? []
+                    index += 1
+                    for e in encoded {
+                        e.data.withUnsafeBytes { data in
+                            packetizer.packetize(data) { d, piece, last in
+                                let payload = [d.0, d.1, d.2, d.3] + Array(piece)
+                                var packet: [UInt8] = []
+                                RTPPacket.write(
+                                    payloadType: 96, marker: last, sequenceNumber: sequence, timestamp: timestamp,
+                                    ssrc: ssrc, payload: payload, into: &packet)
+                                sequence &+= 1
+                                lock.withLock {
+                                    if let tail = Self.tail(payload) { sentTails.insert(tail) }
+                                    sentPackets += 1
+                                }
+                                sendDatagram(packet)
+                            }
+                        }
+                    }
+                }
+            }
+            let n = recv(fd, &buffer, buffer.count, 0)
+            guard n > 0 else { continue }
+            let bytes = Array(buffer[0..<n])
+            handle(bytes, ms: monotonicMs())
+        }
+    }
+
+    private func handle(_ bytes: [UInt8], ms: Int64) {
+        guard bytes.count >= 8 else { return }
+        if (200...206).contains(bytes[1]) {
+            guard let packets = try? parseCompoundRTCP(bytes) else { return }
+            lock.withLock {
+                rtcpIn += packets
+                for p in packets {
+                    switch p {
+                    case .pli(let pli) where pli.mediaSSRC == ssrc: keyframeWanted = true
+                    case .fir(let fir) where fir.entries.contains(where: { $0.ssrc == ssrc }): keyframeWanted = true
+                    default: break
+                    }
+                }
+            }
+            return
+        }
+        guard let packet = try? RTPPacket(bytes: bytes) else { return }
+        lock.withLock {
+            received.append(
+                Received(
+                    ssrc: packet.ssrc, sequence: packet.sequenceNumber, timestamp: packet.timestamp,
+                    marker: packet.marker,
+                    payloadType: packet.payloadType, payload: packet.payload, ms: ms))
+        }
+    }
+
+    private func sendDatagram(_ bytes: [UInt8]) {
+        _ = Loopback.withSockaddr(port: serverPort) { address, length in
+            bytes.withUnsafeBytes { sendto(fd, $0.baseAddress, $0.count, 0, address, length) }
+        }
+    }
+
+    /// A VP8 payload without its 4-byte descriptor (the picture id is rewritten on the way).
+    static func tail(_ payload: [UInt8]) -> [UInt8]? { payload.count > 4 ? Array(payload[4...]) : nil }
+}
+
+private func monotonicMs() -> Int64 {
+    var t = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &t)
+    return Int64(t.tv_sec) * 1000 + Int64(t.tv_nsec) / 1_000_000
+}

@@ -1,0 +1,154 @@
+import Forwarding
+import Testing
+
+/// Who fills a receiver's slots.
+@Suite struct SlotAllocatorTests {
+    static let vp8: Set<String> = ["VP8"]
+    func cam(_ user: String, spoke: Int64? = nil, codec: String = "VP8", on: Bool = true) -> SlotAllocator.Candidate {
+        .init(key: StreamKey(userId: user, source: .camera), codec: codec, lastSpokeMs: spoke, available: on)
+    }
+    func slots(_ count: Int, accepts: Set<String> = vp8) -> [SlotAllocator.Slot] {
+        (0..<count).map { .init(mid: "\($0 + 2)", accepts: accepts) }
+    }
+    func names(_ a: SlotAllocator.Allocation) -> [String] { a.shown.map { $0?.userId ?? "-" } }
+
+    @Test func theOthersInLayoutOrderNeverTheReceiver() {
+        let a = SlotAllocator.allocate(
+            receiver: "bob", slots: slots(3), candidates: [cam("ann"), cam("bob"), cam("cid")], chosen: [:],
+            previous: [])
+        #expect(names(a) == ["ann", "cid", "-"])
+        #expect(a.unforwardable.isEmpty)
+    }
+
+    @Test func moreStreamsThanSlotsShowsTheMostRecentSpeakersInLayoutOrder() {
+        let candidates = [cam("ann", spoke: 100), cam("bob", spoke: 900), cam("cid"), cam("dan", spoke: 500)]
+        let a = SlotAllocator.allocate(
+            receiver: "eve", slots: slots(2), candidates: candidates, chosen: [:], previous: [])
+        #expect(names(a) == ["bob", "dan"])
+    }
+
+    @Test func aStreamKeepsItsSlotWhenAnotherComesIn() {
+        let previous: [StreamKey?] = [
+            StreamKey(userId: "bob", source: .camera), StreamKey(userId: "dan", source: .camera),
+        ]
+        // Ann speaks now: she replaces the least recent speaker (dan), in dan's slot; bob stays in his.
+        let candidates = [cam("ann", spoke: 1000), cam("bob", spoke: 900), cam("cid"), cam("dan", spoke: 500)]
+        let a = SlotAllocator.allocate(
+            receiver: "eve", slots: slots(2), candidates: candidates, chosen: [:], previous: previous)
+        #expect(names(a) == ["bob", "ann"])
+    }
+
+    @Test func aSubscriptionOverridesTheAutomaticChoiceOfItsSlotOnly() {
+        let chosen = ["3": StreamKey(userId: "cid", source: .camera)]
+        let a = SlotAllocator.allocate(
+            receiver: "eve", slots: slots(2), candidates: [cam("ann"), cam("bob"), cam("cid")], chosen: chosen,
+            previous: [])
+        #expect(names(a) == ["ann", "cid"])
+    }
+
+    @Test func aSubscriptionToSomeoneAbsentShowsNothing() {
+        let chosen = ["2": StreamKey(userId: "zed", source: .screen)]
+        let a = SlotAllocator.allocate(
+            receiver: "eve", slots: slots(1), candidates: [cam("ann")], chosen: chosen, previous: [])
+        #expect(names(a) == ["-"])
+    }
+
+    @Test func aCameraTurnedOffKeepsItsSlotUnlessACameraThatIsOnNeedsIt() {
+        let room = SlotAllocator.allocate(
+            receiver: "eve", slots: slots(2), candidates: [cam("ann", on: false), cam("bob")], chosen: [:],
+            previous: [])
+        #expect(names(room) == ["ann", "bob"])
+        let crowded = SlotAllocator.allocate(
+            receiver: "eve", slots: slots(1), candidates: [cam("ann", spoke: 900, on: false), cam("bob")],
+            chosen: [:], previous: [StreamKey(userId: "ann", source: .camera)])
+        #expect(names(crowded) == ["bob"])
+    }
+
+    @Test func aCodecNoSlotTakesIsUnforwardableAndSkipped() {
+        let a = SlotAllocator.allocate(
+            receiver: "eve", slots: slots(2), candidates: [cam("ann", codec: "H264/42c"), cam("bob")], chosen: [:],
+            previous: [])
+        #expect(names(a) == ["bob", "-"])
+        #expect(a.unforwardable == [StreamKey(userId: "ann", source: .camera)])
+    }
+
+    @Test func eachStreamGoesToASlotThatTakesItsCodec() {
+        let mixed: [SlotAllocator.Slot] = [.init(mid: "2", accepts: ["VP8"]), .init(mid: "3", accepts: ["H264/42c"])]
+        let a = SlotAllocator.allocate(
+            receiver: "eve", slots: mixed, candidates: [cam("ann", codec: "H264/42c"), cam("bob")], chosen: [:],
+            previous: [])
+        #expect(names(a) == ["bob", "ann"])
+    }
+}
+
+@Suite struct ForwardCodecTests {
+    @Test func browsersH264FmtpLinesAreReadForProfileAndMode() {
+        let cb = ForwardCodec(
+            name: "H264", fmtp: "level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=42e01f")
+        #expect(cb == .h264(profile: 0x42, constrained: true))
+        #expect(cb?.key == "H264/42c")
+        let baseline = ForwardCodec(name: "h264", fmtp: "profile-level-id=42001f; packetization-mode=1")
+        #expect(baseline?.accepts == ["H264/42", "H264/42c"])
+        #expect(ForwardCodec(name: "H264", fmtp: "profile-level-id=640c1f;packetization-mode=1")?.key == "H264/64")
+        #expect(ForwardCodec(name: "H264", fmtp: "profile-level-id=42e01f") == nil)  // mode 0
+        #expect(ForwardCodec(name: "H264", fmtp: "packetization-mode=1;profile-level-id=zz") == nil)
+        #expect(ForwardCodec(name: "VP9", fmtp: nil) == nil)
+        #expect(ForwardCodec(name: "vp8", fmtp: nil)?.accepts == ["VP8"])
+    }
+}
+
+@Suite struct SlotBudgetTests {
+    @Test func aReceiverAt100kbpsIsNotSentA1500kbpsStream() {
+        #expect(SlotBudget.admit(estimateBps: 100_000, demandBps: [1_500_000], sending: [true]) == [false])
+    }
+
+    @Test func slotsAreAdmittedInOrderWithinTheEstimate() {
+        let on = SlotBudget.admit(
+            estimateBps: 1_000_000, demandBps: [400_000, 700_000, 300_000], sending: [true, true, true])
+        #expect(on == [true, false, true])
+    }
+
+    @Test func aPausedSlotComesBackOnlyWithRoomToSpare() {
+        #expect(SlotBudget.admit(estimateBps: 1_100_000, demandBps: [1_000_000], sending: [false]) == [false])
+        #expect(SlotBudget.admit(estimateBps: 1_150_000, demandBps: [1_000_000], sending: [false]) == [true])
+        #expect(SlotBudget.admit(estimateBps: 1_000_000, demandBps: [1_000_000], sending: [true]) == [true])
+        #expect(SlotBudget.admit(estimateBps: nil, demandBps: [9_000_000], sending: [false]) == [true])
+    }
+}
+
+@Suite struct KeyframeCoalescerTests {
+    @Test func wishesWithin300msBecomeOneRequestAndALateWishWaitsForTheInterval() {
+        var c = KeyframeCoalescer()
+        var sent: [Int64] = []
+        for now: Int64 in [0, 10, 20, 309, 310, 900] {
+            if now == 10 || now == 20 { c.want() }
+            if now == 10 { c.want() }
+            if c.take(nowMs: now) { sent.append(now) }
+        }
+        // Two wishes at 10 ms: one request. The wish at 20 ms waits for 310 ms; nothing is wished after.
+        #expect(sent == [10, 310])
+        #expect(c.wishes == 3)
+        #expect(c.requests == 2)
+    }
+}
+
+@Suite struct ForwardHistoryTests {
+    @Test func packetsAreFoundByNumberUntilOverwrittenAcrossTheWrap() throws {
+        var h = ForwardHistory(capacity: 4)
+        for s: UInt16 in [65_534, 65_535, 0, 1] {
+            h.record(
+                sequence: s, timestamp: UInt32(s), marker: s == 1, payloadType: 96, payload: [UInt8(s & 0xFF)][...])
+        }
+        var found: [UInt8] = []
+        #expect(h.withPacket(65_535) { found = $0.payload })
+        #expect(found == [0xFF])
+        h.record(sequence: 2, timestamp: 2, marker: false, payloadType: 96, payload: [2][...])
+        #expect(!h.withPacket(65_534) { _ in })
+        var last: (marker: Bool, timestamp: UInt32)?
+        #expect(h.withPacket(1) { last = ($0.marker, $0.timestamp) })
+        #expect(last?.marker == true)
+        #expect(last?.timestamp == 1)
+        h.clear()
+        #expect(!h.withPacket(1) { _ in })
+    }
+}
