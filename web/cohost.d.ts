@@ -17,7 +17,13 @@ export interface JoinOptions {
   video?: MediaChoice;
   /** Open the room's events WebSocket (levels, kicks, who is here). Default true. */
   events?: boolean;
+  /** Receive slots, 0–16: each shows another participant's own camera, forwarded as they send it (`track`
+   *  events). Default 0 (only the room view). */
+  slots?: number;
 }
+
+/** A participant's stream as slots name it. */
+export type StreamSource = "camera" | "screen";
 
 /** Why a call ended (detail.reason of `left` with self true): the server's participant_left reasons, plus
  *  "failed" (the connection failed) and "room_closed". */
@@ -36,6 +42,12 @@ export interface CallEvents {
   kicked: { by: string };
   /** The RTCPeerConnection's connectionState ("closed" once the call is over). */
   state: RTCPeerConnectionState;
+  /** A slot starts showing `userId`'s stream: play `stream` (the slot's; the picture comes with the next keyframe). */
+  track: { userId: string; source: StreamSource; mid: string; stream: MediaStream };
+  /** A slot stops showing `userId`'s stream (another takes its place, or none). */
+  trackEnded: { userId: string; source: StreamSource; mid: string };
+  /** Someone said their camera or microphone is on or off. */
+  updated: { userId: string; camera: boolean; microphone: boolean };
 }
 
 export declare class Call extends EventTarget {
@@ -49,6 +61,10 @@ export declare class Call extends EventTarget {
   readonly remoteStream: MediaStream;
   /** The others present, as the events told. */
   readonly participants: Set<string>;
+  /** Each receive slot's MediaStream, by mid. */
+  readonly slotStreams: Map<string, MediaStream>;
+  /** What each slot shows now, by mid. */
+  readonly slots: Map<string, { userId: string; source: StreamSource }>;
   readonly muted: { audio: boolean; video: boolean };
   /** True once the call is over. */
   readonly ended: boolean;
@@ -62,7 +78,14 @@ export declare class Call extends EventTarget {
   unmuteAudio(): void;
   muteVideo(): void;
   unmuteVideo(): void;
+  /** Mutes here and tells the room (the others see a camera-off card; the voice leaves the mix). */
   setMuted(kind: "audio" | "video", muted: boolean): void;
+  /** Chooses what slots show, `{ [mid]: userId }`; the slots not named stay automatic. */
+  subscribe(choices: Record<string, string>): Promise<{ slots: object[]; chosen: object[] }>;
+  /** Applies a `slots` event about this call: `trackEnded` and `track` for what changed. */
+  updateSlots(slots: { mid: string; userId?: string; source?: StreamSource }[]): void;
+  /** Reads what the slots show now (once the events socket is open). */
+  readSlots(): Promise<void>;
   /** Sends `track` in place of the current one of its kind (another device), without a new offer. It takes the
    *  call's mute state. Resolves to the track replaced (yours to stop), or null. */
   replaceTrack(track: MediaStreamTrack): Promise<MediaStreamTrack | null>;

@@ -6,6 +6,7 @@
 //   const call = await join({ room: "show", token });
 //   video.srcObject = call.remoteStream;
 //   call.on("levels", (levels) => …);   call.on("left", ({ self, reason }) => …);
+//   call.on("track", ({ userId, source, stream }) => …);   // with join({ slots: 3 }): each co-host's own camera
 //   call.leave();
 
 /** A refusal of the API ({"error":{"code","message"}}: its code, the HTTP status), a network failure (code
@@ -35,7 +36,15 @@ export function tokenClaims(token) {
 const GATHER_CAP_MS = 2000; // Chromium may never report "complete"; host candidates come at once.
 
 /** Joins `room` with a participant (or admin) `token`. Resolves to a Call once the answer is applied. */
-export async function join({ room, token, url = location.origin, video = true, audio = true, events = true } = {}) {
+export async function join({
+    room,
+    token,
+    url = location.origin,
+    video = true,
+    audio = true,
+    events = true,
+    slots = 0,
+} = {}) {
     if (!room || !token) throw new CohostError("join() needs a room and a token", { code: "invalid_argument" });
     const base = String(url).replace(/\/+$/, "");
     const owned = []; // tracks this module asked getUserMedia for: stopped on leave()
@@ -60,7 +69,13 @@ export async function join({ room, token, url = location.origin, video = true, a
             const track = tracks[kind];
             pc.addTransceiver(track || kind, { direction: "sendrecv", streams: track ? [localStream] : [] });
         }
+        // Receive slots: Cohost forwards another participant's own camera on each (protocol/sdp.md).
+        const slotTransceivers = [];
+        for (let i = 0; i < Math.min(16, Math.max(0, slots | 0)); i++) {
+            slotTransceivers.push(pc.addTransceiver("video", { direction: "recvonly" }));
+        }
         await pc.setLocalDescription(await pc.createOffer());
+        for (const t of slotTransceivers) call.slotStreams.set(t.mid, new MediaStream([t.receiver.track]));
         await gathered(pc, GATHER_CAP_MS); // Cohost is ICE-lite and takes no trickle: the offer carries the candidates
         const response = await postOffer(
             `${base}/v1/rooms/${encodeURIComponent(room)}/participants`,
@@ -87,13 +102,17 @@ export class Call extends EventTarget {
     constructor(pc, { room, token, base, localStream, owned, userId }) {
         super();
         Object.assign(this, { pc, room, userId, localStream, remoteStream: new MediaStream() });
+        this.slotStreams = new Map(); // mid → the MediaStream of that receive slot
+        this.slots = new Map(); // mid → { userId, source } it shows now, as the "slots" events tell
         this.ended = false;
         this.participants = new Set(); // others present, as the events tell
         this.muted = { audio: false, video: false };
         this.#token = token;
         this.#base = base;
         this.#owned = owned;
-        pc.addEventListener("track", (e) => this.remoteStream.addTrack(e.track));
+        pc.addEventListener("track", (e) => {
+            if (!this.slotStreams.has(e.transceiver?.mid)) this.remoteStream.addTrack(e.track);
+        });
         pc.addEventListener("connectionstatechange", () => {
             this.emit("state", pc.connectionState);
             // A second for the events socket to tell why (kicked, room closed) before calling it a failure.
@@ -129,9 +148,59 @@ export class Call extends EventTarget {
     muteVideo() { this.setMuted("video", true); }
     unmuteVideo() { this.setMuted("video", false); }
 
+    /** Mutes or unmutes the camera or microphone here, and tells the room (PATCH: the others see a camera-off card,
+     *  the slots showing it stop). */
     setMuted(kind, muted) {
+        const changed = this.muted[kind] !== muted;
         this.muted[kind] = muted;
         for (const t of this.localTracks(kind)) t.enabled = !muted;
+        if (changed && !this.ended && this.userId) {
+            const room = encodeURIComponent(this.room);
+            fetch(`${this.#base}/v1/rooms/${room}/participants/${encodeURIComponent(this.userId)}`, {
+                method: "PATCH",
+                headers: { Authorization: "Bearer " + this.#token, "Content-Type": "application/json" },
+                body: JSON.stringify(kind === "video" ? { camera: !muted } : { microphone: !muted }),
+            }).catch(() => {}); // the local mute holds anyway
+        }
+    }
+
+    /** Chooses what a slot shows: `{ [mid]: userId }` (the others stay automatic). Resolves to the server's
+     *  answer ({ slots, chosen }). */
+    async subscribe(choices) {
+        const room = encodeURIComponent(this.room);
+        const slots = Object.entries(choices).map(([mid, userId]) => ({ mid, userId, source: "camera" }));
+        const response = await fetch(
+            `${this.#base}/v1/rooms/${room}/participants/${encodeURIComponent(this.userId)}/subscriptions`,
+            {
+                method: "PUT",
+                headers: { Authorization: "Bearer " + this.#token, "Content-Type": "application/json" },
+                body: JSON.stringify({ slots }),
+            },
+        );
+        const body = await response.json().catch(() => ({}));
+        if (!response.ok) {
+            throw new CohostError(body.error?.message || `HTTP ${response.status}`, {
+                code: body.error?.code || "http",
+                status: response.status,
+            });
+        }
+        return body;
+    }
+
+    /** A `slots` event about this call: "trackEnded" for each stream a slot stops showing, "track" for each it
+     *  starts showing (the slot's MediaStream; its picture follows with the stream's next keyframe). */
+    updateSlots(slots) {
+        for (const { mid, userId, source } of slots) {
+            const before = this.slots.get(mid);
+            if (before?.userId === userId && before?.source === source) continue;
+            if (before) this.emit("trackEnded", { ...before, mid });
+            if (userId) {
+                this.slots.set(mid, { userId, source });
+                this.emit("track", { userId, source, mid, stream: this.slotStreams.get(mid) });
+            } else {
+                this.slots.delete(mid);
+            }
+        }
     }
 
     /** Sends `track` instead of the current track of its kind (another camera or microphone), without a new offer.
@@ -166,11 +235,28 @@ export class Call extends EventTarget {
         const wsUrl = this.#base.replace(/^http/, "ws") + `/v1/rooms/${encodeURIComponent(this.room)}/events`;
         const socket = new WebSocket(wsUrl, ["cohost.events", "cohost.token." + this.#token]);
         this.#socket = socket;
+        // A slots event published before the socket opened is not replayed: read what the slots show now.
+        if (this.slotStreams.size > 0) {
+            socket.addEventListener("open", () => this.readSlots(), { once: true });
+        }
         socket.addEventListener("message", (e) => {
             let event;
             try { event = JSON.parse(e.data); } catch { return; }
             this.handleEvent(event);
         });
+    }
+
+    async readSlots() {
+        const room = encodeURIComponent(this.room);
+        try {
+            const response = await fetch(
+                `${this.#base}/v1/rooms/${room}/participants/${encodeURIComponent(this.userId)}/subscriptions`,
+                { headers: { Authorization: "Bearer " + this.#token } },
+            );
+            if (response.ok && !this.ended) this.updateSlots((await response.json()).slots || []);
+        } catch {
+            /* the next slots event tells */
+        }
     }
 
     handleEvent(event) {
@@ -188,6 +274,12 @@ export class Call extends EventTarget {
                 break;
             case "active_speaker":
                 this.emit("activeSpeaker", event.userId);
+                break;
+            case "slots":
+                if (event.userId === me) this.updateSlots(event.slots || []);
+                break;
+            case "participant_updated":
+                this.emit("updated", { userId: event.userId, camera: event.camera, microphone: event.microphone });
                 break;
             case "participant_joined":
                 seen(event.userId);

@@ -1,6 +1,7 @@
 // The guest join page: /join/{room}#token=<participant token>.
-// Camera and microphone preview with device pickers, Join (through cohost.js), the room view and the room's sound,
-// voice meters, mute toggles, Leave, and a clear message when the call ends.
+// Camera and microphone preview with device pickers, Join (through cohost.js), each co-host's own camera in a tile
+// (receive slots), the room view and the room's sound, voice meters, mute toggles, Leave, and a clear message when the
+// call ends.
 import { join, tokenClaims } from "./cohost.js";
 import { ENDINGS, mediaSentence, sentence, STATES } from "./join-text.js";
 
@@ -17,7 +18,13 @@ const page = {
     devicesReady: false, // Join waits for the camera and microphone (or for knowing there are none)
     call: null,
     meter: null, // the local voice meter (WebAudio)
+    cameraOff: new Set(), // co-hosts who said their camera is off
 };
+
+/** Co-hosts shown in tiles of their own at most (the receive slots the page asks for). */
+const SLOTS = 3;
+/** A tile's ring lights at or above this voice level (0–100). */
+const SPEAKING_LEVEL = 20;
 
 // ------------------------------------------------------------------------------------------- link and token
 
@@ -268,6 +275,54 @@ function renderPeopleTitle() {
     $("people-title").textContent = app.dataset.phase === "call" ? `In the room (${n})` : "Your microphone";
 }
 
+// ------------------------------------------------------------------------------------------- co-hosts' tiles
+
+/** The tile of a co-host shown in a slot (made when `create`). */
+function cohostTile(userId, create = true) {
+    const box = $("cohosts");
+    let tile = [...box.children].find((el) => el.dataset.userId === userId);
+    if (tile || !create) return tile || null;
+    tile = $("cohost-template").content.firstElementChild.cloneNode(true);
+    tile.dataset.userId = userId;
+    tile.querySelector(".name").textContent = userId;
+    box.append(tile);
+    box.hidden = false;
+    return tile;
+}
+
+function showCohost(userId, mid, stream) {
+    const tile = cohostTile(userId);
+    tile.dataset.mid = mid;
+    const video = tile.querySelector("video");
+    if (video.srcObject !== stream) {
+        video.srcObject = stream;
+        video.play().catch(() => {}); // muted: allowed
+    }
+    renderCohost(userId);
+}
+
+function hideCohost(userId, mid) {
+    const tile = cohostTile(userId, false);
+    // The slot may show this co-host again already, or another slot may have them.
+    if (!tile || tile.dataset.mid !== mid) return;
+    tile.remove();
+    $("cohosts").hidden = $("cohosts").children.length === 0;
+}
+
+function renderCohost(userId) {
+    const tile = cohostTile(userId, false);
+    if (!tile) return;
+    const off = page.cameraOff.has(userId);
+    tile.querySelector(".card").hidden = !off;
+    tile.classList.toggle("camera-off", off);
+}
+
+function clearCohosts() {
+    $("cohosts").replaceChildren();
+    $("cohosts").hidden = true;
+    page.cameraOff.clear();
+}
+
 // ------------------------------------------------------------------------------------------- the call
 
 async function joinRoom() {
@@ -281,6 +336,7 @@ async function joinRoom() {
             url: page.api,
             audio: page.tracks.audio || false,
             video: page.tracks.video || false,
+            slots: SLOTS,
         });
     } catch (err) {
         setPhase("setup");
@@ -293,6 +349,18 @@ async function joinRoom() {
     call.on("state", (state) => setCallState(state));
     call.on("levels", (levels) => {
         for (const [id, level] of Object.entries(levels)) if (id !== page.userId) setLevel(id, level);
+    });
+    call.on("levels", (levels) => {
+        for (const [id, level] of Object.entries(levels)) {
+            cohostTile(id, false)?.classList.toggle("speaking", level >= SPEAKING_LEVEL);
+        }
+    });
+    call.on("track", ({ userId, mid, stream }) => showCohost(userId, mid, stream));
+    call.on("trackEnded", ({ userId, mid }) => hideCohost(userId, mid));
+    call.on("updated", ({ userId, camera }) => {
+        if (camera) page.cameraOff.delete(userId);
+        else page.cameraOff.add(userId);
+        renderCohost(userId);
     });
     call.on("activeSpeaker", (id) => {
         for (const li of $("participants").children) li.classList.toggle("speaking", li.dataset.userId === id);
@@ -337,6 +405,7 @@ function ended(reason) {
     $("rejoin").hidden = !canRejoin;
     if (reason === "kicked") showKicked(true);
     for (const el of [$("room-view"), $("room-audio")]) el.srcObject = null;
+    clearCohosts();
     for (const li of [...$("participants").children]) if (li.dataset.userId !== page.userId) li.remove();
     stopDevices(); // the camera light goes off
     setCallState("closed");
@@ -374,6 +443,7 @@ function setPhase(phase) {
     $("join").disabled = phase !== "setup" || !page.devicesReady;
     $("join").textContent = phase === "joining" ? "Joining…" : "Join";
     $("leave").hidden = !inCall;
+    $("programme").hidden = !inCall;
     $("ended").hidden = phase !== "ended";
     // Not while joining: the offer is being made with the tracks of now.
     for (const id of ["camera-select", "mic-select"]) {
@@ -417,6 +487,13 @@ function toggle(kind) {
 function start() {
     $("join").addEventListener("click", joinRoom);
     $("leave").addEventListener("click", leaveRoom);
+    $("programme").addEventListener("click", () => {
+        // Pressed: the programme is hidden.
+        const shown = $("programme").getAttribute("aria-pressed") === "true";
+        $("programme").setAttribute("aria-pressed", String(!shown));
+        $("programme").textContent = shown ? "Hide the programme" : "Show the programme";
+        document.querySelector(".view").hidden = !shown;
+    });
     $("rejoin").addEventListener("click", rejoin);
     $("mic").addEventListener("click", () => toggle("audio"));
     $("cam").addEventListener("click", () => toggle("video"));

@@ -93,6 +93,32 @@ TONES = """async ([freqs, frames]) => {
 
 _workdir = None
 WAVS = {}
+#: Each co-host's fake camera: a solid colour at a size of its own (test_cohosts_…).
+CAMERAS = {"ann": ("red", 320, 240), "ben": ("lime", 320, 180), "cat": ("blue", 256, 144)}
+CAMERA_FILES = {}
+
+#: The size of a <video> and the colour at its centre (a canvas read), or null before its first picture.
+PICTURE = """(selector) => {
+  const v = document.querySelector(selector);
+  if (!v || !v.videoWidth) return null;
+  const c = document.createElement("canvas");
+  c.width = v.videoWidth; c.height = v.videoHeight;
+  const g = c.getContext("2d");
+  g.drawImage(v, 0, 0);
+  const d = g.getImageData(c.width >> 1, c.height >> 1, 1, 1).data;
+  return {width: v.videoWidth, height: v.videoHeight, rgb: [d[0], d[1], d[2]]};
+}"""
+
+
+def shows(picture, camera):
+    """Whether `picture` (PICTURE's result) is `camera` (CAMERAS' entry): its size, and its colour's strong channel."""
+    if not picture:
+        return False
+    colour, width, height = camera
+    channel = {"red": 0, "lime": 1, "blue": 2}[colour]
+    rgb = picture["rgb"]
+    strong = rgb[channel] > 160 and all(v < 90 for i, v in enumerate(rgb) if i != channel)
+    return strong and (picture["width"], picture["height"]) == (width, height)
 
 
 def setUpModule():
@@ -100,6 +126,13 @@ def setUpModule():
     _workdir = tempfile.mkdtemp(prefix="cohost-join-page-")
     for user, hz in (("ann", ANN_TONE), ("ben", BEN_TONE)):
         WAVS[user] = harness.write_tone_wav(os.path.join(_workdir, f"{user}.wav"), hz, seconds=10, gate=GATE)
+    import subprocess
+    for user, (colour, width, height) in CAMERAS.items():
+        path = os.path.join(_workdir, f"{user}.y4m")
+        subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
+                        f"color=c={colour}:s={width}x{height}:r=30", "-t", "2", "-pix_fmt", "yuv420p", path],
+                       check=True, timeout=60)
+        CAMERA_FILES[user] = path
 
 
 def tearDownModule():
@@ -244,10 +277,13 @@ class JoinPageTests(harness.ParticipantChecks, unittest.IsolatedAsyncioTestCase)
             "console errors: " + "; ".join(e for g in self.guests for e in g.errors),
             "cohost log (tail):", self.cohost.output()[-3000:]])
 
-    async def open(self, user, url, phone=False, wav_of=None):
+    async def open(self, user, url, phone=False, wav_of=None, camera_of=None):
         wav = WAVS[wav_of or user]
-        if wav not in self.browsers:
-            self.browsers[wav] = await browser.launch(self.playwright, wav)
+        camera = CAMERA_FILES.get(camera_of) if camera_of else None
+        key = (wav, camera)
+        if key not in self.browsers:
+            self.browsers[key] = await browser.launch(self.playwright, wav, video_file=camera)
+        wav = key
         options = (dict(viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True, has_touch=True)
                    if phone else dict(viewport={"width": 1280, "height": 800}))
         context = await self.browsers[wav].new_context(**options)
@@ -408,6 +444,72 @@ class JoinPageTests(harness.ParticipantChecks, unittest.IsolatedAsyncioTestCase)
         harness.note(f"cohost.js leave(): gone after {took} s")
         self.assertIsNotNone(took, self.diag("still in the room 1 s after leave()"))
         self.assertEqual(await guest.page.inner_text("#state"), "call over: left")
+        self.assert_no_console_errors()
+
+    async def picture_of(self, guest, selector):
+        return await guest.page.evaluate(PICTURE, selector)
+
+    async def test_cohosts_see_each_other_in_tiles_then_a_camera_goes_off_and_a_viewer_switches_its_slot(self):
+        """Three guests with cameras of their own colour and size join from the join page: within 3 s of being
+        connected each shows the two others in tiles, at their capture size, in their colour (forwarded, not the
+        room view). Ben stops his camera: the others' tile for him shows the camera-off card. A viewer with one
+        slot (cohost.js) sees one of the two cameras still on, subscribes to the other and sees it within 1 s."""
+        guests = {}
+        for user in CAMERAS:
+            token = self.cohost.token(self.room, user)
+            guests[user] = await self.open(user, self.join_url(token), wav_of="ann", camera_of=user)
+        await asyncio.gather(*(self.join(g) for g in guests.values()))
+        await asyncio.gather(*(self.connected(g) for g in guests.values()))
+        connected = time.monotonic()
+
+        async def tiles(user):
+            others = [o for o in CAMERAS if o != user]
+            while time.monotonic() - connected < 10:
+                pictures = [await self.picture_of(guests[user], f'.cohost[data-user-id="{o}"] video') for o in others]
+                if all(shows(p, CAMERAS[o]) for p, o in zip(pictures, others)):
+                    return round(time.monotonic() - connected, 2), pictures
+                await asyncio.sleep(0.05)
+            return None, pictures
+
+        seen = await asyncio.gather(*(tiles(user) for user in CAMERAS))
+        harness.note("tiles complete after " + ", ".join(f"{u}: {t} s" for u, (t, _) in zip(CAMERAS, seen)))
+        for user, (took, pictures) in zip(CAMERAS, seen):
+            self.assertIsNotNone(took, self.diag(f"{user}'s tiles: {pictures}"))
+            self.assertLess(took, 3.0, self.diag(f"{user}'s tiles took {took} s"))
+            tiles_shown = await guests[user].page.eval_on_selector_all(".cohost", "(els) => els.length")
+            self.assertEqual(tiles_shown, 2)
+
+        await guests["ben"].page.click("#cam")
+        for user in ("ann", "cat"):
+            try:
+                await guests[user].page.wait_for_selector('.cohost[data-user-id="ben"] .card:not([hidden])',
+                                                          timeout=3000)
+            except Exception:
+                self.fail(self.diag(f"{user} does not show ben's camera-off card"))
+        ben = await asyncio.to_thread(self.cohost.participant, self.room, "ben")
+        self.assertFalse(ben["camera"], ben)
+
+        token = self.cohost.token(self.room, "dan")
+        fragment = urllib.parse.urlencode({"room": self.room, "token": token, "api": self.cohost.base, "slots": 1})
+        dan = await self.open("dan", f"{self.web.origin}/test/slots.html#{fragment}", wav_of="ann")
+        # One slot, three co-hosts: the most recent speaker with a camera on (all speak: who depends on timing).
+        deadline = time.monotonic() + 10
+        picture, first = None, None
+        while time.monotonic() < deadline and first is None:
+            await asyncio.sleep(0.05)
+            picture = await self.picture_of(dan, "#slot")
+            first = next((u for u in ("ann", "cat") if shows(picture, CAMERAS[u])), None)
+        self.assertIsNotNone(first, self.diag(f"dan's slot: {picture}"))
+        target = "cat" if first == "ann" else "ann"
+        switched = time.monotonic()
+        await dan.page.evaluate(f"() => call.subscribe({{[[...call.slotStreams.keys()][0]]: '{target}'}})")
+        while time.monotonic() - switched < 5 and not shows(picture, CAMERAS[target]):
+            await asyncio.sleep(0.02)
+            picture = await self.picture_of(dan, "#slot")
+        took = round(time.monotonic() - switched, 2)
+        harness.note(f"dan's slot shows {target} (after {first}) {took} s after the subscription")
+        self.assertTrue(shows(picture, CAMERAS[target]), self.diag(f"dan's slot after subscribing: {picture}"))
+        self.assertLess(took, 1.0)
         self.assert_no_console_errors()
 
 
