@@ -41,6 +41,11 @@ def targets(r):
     out["room_view_age_p95_ms"] = _check(_get(r, "return", "latency", "view_age_p95_ms"), 80)
     # "An idle room costs no measurable CPU": read as under 0.01 % of a core per room (100 rooms, 0.01 cores).
     out["idle_room_cpu_pct"] = _check(_get(r, "voice", "idle", "cores_per_room_pct"), 0.01)
+    out["forwarding_added_cores"] = _check(_get(r, "forwarding", "added_cores"), 0.03)
+    # The voice in the mix-minus against the same person's forwarded picture: at most 100 ms behind, 40 ms ahead.
+    behind = _get(r, "return", "forwarded_sync", "audio_behind_video_p50_ms")
+    out["forwarded_audio_behind_video_ms"] = _check(behind, 100)
+    out["forwarded_video_behind_audio_ms"] = _check(None if behind is None else -behind, 40)
     return out
 
 
@@ -171,6 +176,11 @@ def table(r):
                          f"{_f(lat.get('audio_delay_p95_ms'))} ms over {lat.get('beeps')} beeps; room view picture age on "
                          f"arrival: p50/p95 {_f(lat.get('view_age_p50_ms'))}/{_f(lat.get('view_age_p95_ms'))} ms over "
                          f"{lat.get('view_frames')} frames ({lat.get('view_unreadable')} unreadable)")
+    if rp and rp.get("forwarded_sync"):
+        sync = rp["forwarded_sync"]
+        lines.append(f"   forwarded picture (a receive slot) against the same person's voice in the mix-minus: picture age "
+                     f"p50/p95 {_f(sync['picture_age_p50_ms'])}/{_f(sync['picture_age_p95_ms'])} ms, voice {_f(sync['audio_delay_p50_ms'])} "
+                     f"ms: the voice runs {_f(sync['audio_behind_video_p50_ms'])} ms behind the picture (p50)")
     ro = r.get("rooms")
     if ro:
         lines += ["", f"7. video rooms per machine (cohost load-test: {ro['participants_per_room']} participants a room, "
@@ -195,6 +205,13 @@ def table(r):
                   f"   owner killed (SIGKILL, node_timeout {cl['node_timeout_s']} s): output connected again on the "
                   f"other node after {_f(cl['output_connected_again_ms'], 0)} ms, programme pulled again after "
                   f"{_f(cl['programme_pulled_again_ms'], 0)} ms"]
+    fw = r.get("forwarding")
+    if fw:
+        lines += ["", f"9. forwarding (a room of {fw['participants']}, each receiving {fw['slots_each']} others in receive "
+                  "slots, no output; cheapest of alternating windows)",
+                  f"   cohost cores without slots {_f(fw['cores_without_slots'], 3)}, with slots "
+                  f"{_f(fw['cores_with_slots'], 3)}: forwarding adds {_f(fw['added_cores'], 3)} cores; each receiver got "
+                  f"{_f(fw['forwarded_pkt_per_s_per_receiver'], 1)} pkt/s, {_f(fw['forwarded_kbps_per_receiver'], 0)} kb/s"]
     lines += ["", "targets:"]
     for name, t in r["targets"].items():
         verdict = {True: "met", False: "MISSED", None: "not measured"}[t["met"]]

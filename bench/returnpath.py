@@ -3,7 +3,9 @@ joined sendonly (nothing back) and sendrecv (mix-minus and the 640x360 room view
 the cheapest of each. (b) Return latency: bench/ReturnProbe (a Swift client on Cohost's own codecs) joins a
 beeping participant that burns its capture time into its frames and a listener; it reports how long after the
 beep's first packet was sent the listener received its onset in the mix-minus, and how old each decoded picture
-of the room view was on arrival (p50/p95)."""
+of the room view was on arrival (p50/p95). (c) The same probe with the listener's video line a receive slot (a room
+without a room view): the beeper's own pictures forwarded, so the two figures give how far its voice in the
+mix-minus runs behind its forwarded picture (target: at most 100 ms behind, at most 40 ms ahead)."""
 import json
 import os
 import subprocess
@@ -29,7 +31,7 @@ def _view_cost(ctx, n=4):
             "samples": [{"off": x["cores"], "on": y["cores"]} for x, y in zip(off, on)]}
 
 
-def _latency(ctx):
+def _latency(ctx, forward=False):
     if not os.path.exists(PROBE):
         raise RuntimeError(f"{PROBE} missing: swift build -c release --product ReturnProbe")
     workdir = os.path.join(ctx["workdir"], "return-latency")
@@ -39,7 +41,7 @@ def _latency(ctx):
         cohost = Cohost(procs)
         seconds = max(10, int(ctx["window"]))
         out = subprocess.run([PROBE, "--base", cohost.base, "--rtp-port", str(cohost.rtp_port), "--key", cohost.key,
-                              "--secret", cohost.secret, "--seconds", str(seconds)],
+                              "--secret", cohost.secret, "--seconds", str(seconds)] + (["--forward"] if forward else []),
                              capture_output=True, text=True, timeout=seconds + 60)
         if out.returncode != 0:
             raise RuntimeError(f"ReturnProbe failed: {out.stderr.strip()}")
@@ -53,4 +55,11 @@ def run(ctx):
     log(f"  room view cost: {cost['added_cores']} cores ({cost['added_pct_of_room']} % of the room)")
     latency = _latency(ctx)
     log(f"  return latency: {latency}")
-    return {"view_cost": cost, "latency": latency}
+    forwarded = _latency(ctx, forward=True)
+    sync = {"audio_delay_p50_ms": forwarded["audio_delay_p50_ms"],
+            "picture_age_p50_ms": forwarded["view_age_p50_ms"],
+            "picture_age_p95_ms": forwarded["view_age_p95_ms"],
+            "audio_behind_video_p50_ms": round(forwarded["audio_delay_p50_ms"] - forwarded["view_age_p50_ms"], 1),
+            "probe": forwarded}
+    log(f"  forwarded picture against the voice: {sync}")
+    return {"view_cost": cost, "latency": latency, "forwarded_sync": sync}

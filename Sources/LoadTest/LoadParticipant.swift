@@ -12,6 +12,10 @@ public final class LoadParticipant: @unchecked Sendable {
     public let sendsVideo: Bool
     /// Whether the offer asks for the return path (mix-minus audio, and the room view on a video line).
     public let receives: Bool
+    /// Receive slots offered (recvonly video lines): the others' cameras, forwarded.
+    public let slots: Int
+    /// Cohost's SSRC on each slot, from the answer (written before the receiver thread reads).
+    private(set) var slotSSRCs: [UInt32] = []
     let fd: Int32
     /// Where the server receives media, from the answer.
     var server = sockaddr_in()
@@ -29,6 +33,9 @@ public final class LoadParticipant: @unchecked Sendable {
         public var videoPackets = 0
         /// Packets with the marker bit on the video line: the room view's frames.
         public var videoFrames = 0
+        /// Packets and bytes that came on the receive slots.
+        public var forwardedPackets = 0
+        public var forwardedBytes = 0
         public var rtcpPackets = 0
         public var bytes = 0
     }
@@ -39,7 +46,8 @@ public final class LoadParticipant: @unchecked Sendable {
     var returnVideoPT: UInt8 = 96
 
     /// Binds a UDP socket on any address, port chosen by the kernel.
-    init(room: String, user: String, ssrcBase: UInt32, sendsVideo: Bool, receives: Bool) throws {
+    init(room: String, user: String, ssrcBase: UInt32, sendsVideo: Bool, receives: Bool, slots: Int = 0) throws {
+        self.slots = slots
         self.room = room
         self.user = user
         audioSSRC = ssrcBase
@@ -76,6 +84,10 @@ public final class LoadParticipant: @unchecked Sendable {
         if sendsVideo {
             sdp += "m=video 9 RTP/AVP 96\r\na=rtpmap:96 VP8/90000\r\na=ssrc:\(videoSSRC)\r\na=\(direction)\r\n"
         }
+        for i in 0..<slots {
+            sdp += "m=video 9 RTP/AVP 96\r\na=mid:s\(i + 1)\r\na=rtpmap:96 VP8/90000\r\n"
+            sdp += "a=rtcp-fb:96 nack pli\r\na=recvonly\r\n"
+        }
         return sdp
     }
 
@@ -91,6 +103,9 @@ public final class LoadParticipant: @unchecked Sendable {
         if let pt = audio.payloadTypes.first { returnAudioPT = pt }
         if let video = description.media.first(where: { $0.kind == .video }), let pt = video.payloadTypes.first {
             returnVideoPT = pt
+        }
+        slotSSRCs = (0..<slots).compactMap { i in
+            description.media.first { $0.mid == "s\(i + 1)" && $0.port > 0 }?.ssrcs.first
         }
         var host = Self.connectionAddress(answer) ?? fallbackHost
         if host == "0.0.0.0" || host.isEmpty { host = fallbackHost }
@@ -135,6 +150,16 @@ public final class LoadParticipant: @unchecked Sendable {
         }
         guard datagram.count >= 12 else { return }
         received.bytes += datagram.count
+        if !slotSSRCs.isEmpty {
+            let ssrc =
+                UInt32(datagram[8]) << 24 | UInt32(datagram[9]) << 16 | UInt32(datagram[10]) << 8
+                | UInt32(datagram[11])
+            if slotSSRCs.contains(ssrc) {
+                received.forwardedPackets += 1
+                received.forwardedBytes += datagram.count
+                return
+            }
+        }
         let pt = second & 0x7F
         if pt == returnAudioPT {
             received.audioPackets += 1

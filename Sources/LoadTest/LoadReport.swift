@@ -24,6 +24,9 @@ public struct LoadReport: Sendable, Encodable {
         public var returnAudioPacketsPerSecond: Double
         public var returnVideoFps: Double
         public var returnRTCPPerSecond: Double
+        /// Came on the receive slots, per participant: packets a second and kb/s (with --slots).
+        public var forwardedPacketsPerSecond: Double
+        public var forwardedKbps: Double
         /// The room's output: its state and kb/s (room view), and its video fps (metrics).
         public var outputState: String?
         public var outputKbps: Int?
@@ -88,6 +91,9 @@ public struct LoadReport: Sendable, Encodable {
                 returnAudioPacketsPerSecond: Double(members.reduce(0) { $0 + $1.received.audioPackets }) / n / seconds,
                 returnVideoFps: Double(members.reduce(0) { $0 + $1.received.videoFrames }) / n / seconds,
                 returnRTCPPerSecond: Double(members.reduce(0) { $0 + $1.received.rtcpPackets }) / n / seconds,
+                forwardedPacketsPerSecond: Double(members.reduce(0) { $0 + $1.received.forwardedPackets }) / n
+                    / seconds,
+                forwardedKbps: Double(members.reduce(0) { $0 + $1.received.forwardedBytes }) * 8 / 1000 / n / seconds,
                 outputState: output?.state, outputKbps: output?.kbps, outputVideoFps: outputFps, realTime: realTime)
         }
     }
@@ -97,7 +103,7 @@ public struct LoadReport: Sendable, Encodable {
         func f(_ v: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", v) }
         var table = Table([
             "ROOM", "USERS", "JOIN ms (median/max)", "SENT pkt/s", "SERVER video fps (min)", "LOST", "DROPPED",
-            "BACK audio pkt/s", "BACK view fps", "OUTPUT", "REAL TIME",
+            "BACK audio pkt/s", "BACK view fps", "SLOTS pkt/s kb/s", "OUTPUT", "REAL TIME",
         ])
         for room in rooms {
             let output =
@@ -108,6 +114,8 @@ public struct LoadReport: Sendable, Encodable {
                 room.name, "\(room.participants)", "\(f(room.joinMsMedian))/\(f(room.joinMsMax))",
                 f(room.sentPacketsPerSecond), room.serverVideoFpsMin.map(String.init) ?? "-", "\(room.serverLost)",
                 "\(room.serverFramesDropped)", f(room.returnAudioPacketsPerSecond, 1), f(room.returnVideoFps, 1),
+                room.forwardedPacketsPerSecond > 0
+                    ? "\(f(room.forwardedPacketsPerSecond)) \(f(room.forwardedKbps))" : "-",
                 output, room.realTime ? "yes" : "NO",
             ])
         }

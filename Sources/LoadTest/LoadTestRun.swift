@@ -9,6 +9,8 @@ public struct LoadTestPlan: Sendable {
     public var audioOnly = false
     /// Offer `sendrecv`, so the server sends each participant the mix-minus (and the room view in video rooms).
     public var receive = false
+    /// Receive slots per participant (recvonly video lines): Cohost forwards the others' cameras on them.
+    public var slots = 0
     public var video = (width: 640, height: 360, fps: 30, kbps: 800)
     /// Rooms are `<prefix>-1` … `<prefix>-R`; created by the run and closed at its end.
     public var prefix = "load"
@@ -58,7 +60,7 @@ public struct LoadTestRun: Sendable {
                     let participant = try LoadParticipant(
                         room: room, user: "u\(n + 1)",
                         ssrcBase: ssrcBase &+ UInt32((r * plan.participantsPerRoom + n) * 4),
-                        sendsVideo: !plan.audioOnly, receives: plan.receive)
+                        sendsVideo: !plan.audioOnly, receives: plan.receive, slots: plan.audioOnly ? 0 : plan.slots)
                     try await join(participant)
                     participants.append(participant)
                     pacer.add(participant)
@@ -92,6 +94,8 @@ public struct LoadTestRun: Sendable {
     private func createRoom(_ room: String) async throws {
         var body: [String: Any] = ["name": room]
         if plan.audioOnly { body["audioOnly"] = true }
+        // Slots without --receive: no room view to encode, so what forwarding costs is what is measured.
+        if plan.slots > 0 && !plan.receive { body["returnVideo"] = "none" }
         if let output = plan.output {
             body["outputs"] = [["url": output.replacingOccurrences(of: "{room}", with: room)]]
         }

@@ -23,6 +23,11 @@ struct LoadTestCommand: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: "Seconds to hold everyone after the last join.") var seconds = 30.0
     @Flag(help: "Audio-only rooms: participants send Opus only.") var audioOnly = false
     @Flag(help: "Receive the return path: the mix-minus, and the room view in video rooms.") var receive = false
+    @Option(
+        help: ArgumentHelp(
+            "Receive slots per participant: the others' cameras, forwarded (without --receive the rooms send no room view).",
+            valueName: "K"))
+    var slots = 0
     @Option(help: ArgumentHelp("Each participant's picture size.", valueName: "WxH")) var video = CanvasSize(
         width: 640, height: 360)
     @Option(help: "Each participant's frame rate.") var fps = 30
@@ -37,6 +42,7 @@ struct LoadTestCommand: AsyncParsableCommand {
         guard seconds > 0, seconds <= 86_400 else { throw ValidationError("--seconds must be above 0, at most a day") }
         guard (1...60).contains(fps) else { throw ValidationError("--fps must be 1…60") }
         guard (50...20_000).contains(kbps) else { throw ValidationError("--kbps must be 50…20000") }
+        guard (0...16).contains(slots) else { throw ValidationError("--slots must be 0…16") }
         guard video.width % 2 == 0, video.height % 2 == 0, video.width <= 1920, video.height <= 1920 else {
             throw ValidationError("--video must have even sides of at most 1920")
         }
@@ -55,6 +61,7 @@ struct LoadTestCommand: AsyncParsableCommand {
         plan.seconds = seconds
         plan.audioOnly = audioOnly
         plan.receive = receive
+        plan.slots = slots
         plan.video = (video.width, video.height, fps, kbps)
         plan.prefix = prefix
         plan.output = output

@@ -1,7 +1,8 @@
 // The return path's latency on a running cohost, for `make bench`: participant A beeps and sends frames with
 // its capture time burned in; participant B receives the mix-minus and the room view. Prints one JSON line:
 // how long after A sent a beep's first packet B received its onset, and how old each picture of the view was
-// when B received it (p50/p95, ms).
+// when B received it (p50/p95, ms). With --forward the room sends no room view, so B's receive-only video line is a
+// receive slot: the pictures are A's own, forwarded, and the two figures say how far the voice runs behind them.
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -25,6 +26,7 @@ else {
 }
 let seconds = argument("--seconds").flatMap(Double.init) ?? 20
 let room = argument("--room") ?? "probe"
+let forward = CommandLine.arguments.contains("--forward")
 
 func token(_ user: String, admin: Bool = false) -> String {
     TestToken.mint(key: key, secret: secret, room: room, user: user, admin: admin)
@@ -97,7 +99,8 @@ func percentile(_ values: [Double], _ p: Double) -> Double? {
 do {
     let layout =
         #"{"name":"\#(room)","canvas":{"width":1280,"height":720,"fps":30},"#
-        + #""layout":{"mode":"custom","regions":[{"userId":"a","x":0,"y":0,"width":1280,"height":720}]}}"#
+        + #""layout":{"mode":"custom","regions":[{"userId":"a","x":0,"y":0,"width":1280,"height":720}]}"#
+        + (forward ? #","returnVideo":"none"}"# : "}")
     let (created, text) = try post("/v1/rooms", token("probe", admin: true), layout, "application/json")
     guard created == 201 else { throw ConferenceClient.ClientError("create room: \(created) \(text)") }
     let a = try ConferenceClient(serverPort: rtpPort, audioSSRC: 91_000, toneHz: 1000, amplitude: 0.5)

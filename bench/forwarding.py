@@ -1,0 +1,72 @@
+"""Part 8: what forwarding costs. One room of 4 `cohost load-test` participants, each sending 640x360 VP8 at 30 fps
+(800 kb/s) and Opus, with no output: once with no receive slots, once with 3 each (every participant receives the
+three others' cameras, forwarded). The two alternate (A B A B A B) so a burst of the host's steal hits both alike;
+the cheapest window of each counts. Reported: Cohost's cores for each, the difference, and what came back on the
+slots per receiver (packets a second, kb/s), from the load tester's own count."""
+import json
+import os
+import subprocess
+import threading
+import time
+
+from lib import COHOST_BIN, Cohost, Procs, cpu_window, log
+
+PARTICIPANTS = 4
+SLOTS = 3
+#: The added cost forwarding may have (the target: 0.03 cores for a room of 4 receiving 3 each).
+LIMIT_CORES = 0.03
+
+
+def _window(ctx, cohost, slots, prefix):
+    seconds = ctx["warmup"] + ctx["window"] + 2
+    cmd = [COHOST_BIN, "load-test", "--url", cohost.base, "--token", cohost.admin, "--rooms", "1",
+           "--participants", str(PARTICIPANTS), "--seconds", str(seconds), "--slots", str(slots),
+           "--prefix", prefix, "--json"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    holding = threading.Event()
+    err = []
+
+    def read():
+        for line in proc.stderr:
+            err.append(line.rstrip())
+            if line.startswith("holding "):
+                holding.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    if not holding.wait(60):
+        proc.kill()
+        raise RuntimeError(f"load-test did not hold: {err[-5:]}")
+    time.sleep(ctx["warmup"])
+    cores = cpu_window([cohost.pid], ctx["window"])[cohost.pid]
+    out, _ = proc.communicate(timeout=120)
+    reader.join(timeout=5)
+    if proc.returncode != 0:
+        raise RuntimeError(f"load-test exited {proc.returncode}: {err[-5:]}")
+    room = json.loads(out)["rooms"][0]
+    return {"cores": round(cores, 3), "forwarded_pkt_per_s": round(room["forwardedPacketsPerSecond"], 1),
+            "forwarded_kbps": round(room["forwardedKbps"], 1), "real_time": room["realTime"]}
+
+
+def run(ctx):
+    workdir = os.path.join(ctx["workdir"], "forwarding")
+    os.makedirs(workdir, exist_ok=True)
+    procs = Procs(workdir)
+    windows = {0: [], SLOTS: []}
+    try:
+        cohost = Cohost(procs)
+        for i in range(max(1, ctx["repeat"])):
+            for slots in (0, SLOTS):
+                w = _window(ctx, cohost, slots, f"f{slots}x{i}")
+                log(f"  forwarding, {slots} slots each: {w}")
+                windows[slots].append(w)
+    finally:
+        procs.stop()
+    without = min(windows[0], key=lambda w: w["cores"])
+    with_slots = min(windows[SLOTS], key=lambda w: w["cores"])
+    added = round(with_slots["cores"] - without["cores"], 3)
+    return {"participants": PARTICIPANTS, "slots_each": SLOTS, "cores_without_slots": without["cores"],
+            "cores_with_slots": with_slots["cores"], "added_cores": added, "limit_cores": LIMIT_CORES,
+            "forwarded_pkt_per_s_per_receiver": with_slots["forwarded_pkt_per_s"],
+            "forwarded_kbps_per_receiver": with_slots["forwarded_kbps"],
+            "windows": windows}
