@@ -20,6 +20,9 @@ export interface JoinOptions {
   /** Receive slots, 0–16: each shows another participant's own camera, forwarded as they send it (`track`
    *  events). Default 0 (only the room view). */
   slots?: number;
+  /** A screen share to send beside the camera (a track from getDisplayMedia): its own line, marked
+   *  `a=content:slides`; others' slots show it with source "screen". */
+  screen?: MediaStreamTrack | null;
 }
 
 /** A participant's stream as slots name it. */

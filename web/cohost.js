@@ -44,6 +44,7 @@ export async function join({
     audio = true,
     events = true,
     slots = 0,
+    screen = null,
 } = {}) {
     if (!room || !token) throw new CohostError("join() needs a room and a token", { code: "invalid_argument" });
     const base = String(url).replace(/\/+$/, "");
@@ -69,6 +70,9 @@ export async function join({
             const track = tracks[kind];
             pc.addTransceiver(track || kind, { direction: "sendrecv", streams: track ? [localStream] : [] });
         }
+        // A screen share (a track from getDisplayMedia): its own sendonly line, marked a=content:slides in the offer.
+        const screenTransceiver =
+            screen instanceof MediaStreamTrack ? pc.addTransceiver(screen, { direction: "sendonly" }) : null;
         // Receive slots: Cohost forwards another participant's own camera on each (protocol/sdp.md).
         const slotTransceivers = [];
         for (let i = 0; i < Math.min(16, Math.max(0, slots | 0)); i++) {
@@ -80,7 +84,7 @@ export async function join({
         const response = await postOffer(
             `${base}/v1/rooms/${encodeURIComponent(room)}/participants`,
             token,
-            pc.localDescription.sdp,
+            screenTransceiver ? markSlides(pc.localDescription.sdp, screenTransceiver.mid) : pc.localDescription.sdp,
         );
         await pc.setRemoteDescription({ type: "answer", sdp: await response.text() });
     } catch (err) {
@@ -335,6 +339,16 @@ async function capture(kind, constraints) {
             cause: err,
         });
     }
+}
+
+/** The offer with `a=content:slides` (RFC 4796) in the media section of `mid`: Cohost takes that line as the screen
+ *  share. Only the copy sent to Cohost is marked; the browser's own description stays as it made it. */
+function markSlides(sdp, mid) {
+    const sections = sdp.split(/\r\n(?=m=)/);
+    return sections
+        .map((section) => (section.includes(`\r\na=mid:${mid}\r\n`) ? section.replace(`\r\na=mid:${mid}\r\n`,
+            `\r\na=mid:${mid}\r\na=content:slides\r\n`) : section))
+        .join("\r\n");
 }
 
 function gathered(pc, capMs) {

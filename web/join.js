@@ -277,21 +277,28 @@ function renderPeopleTitle() {
 
 // ------------------------------------------------------------------------------------------- co-hosts' tiles
 
-/** The tile of a co-host shown in a slot (made when `create`). */
-function cohostTile(userId, create = true) {
+/** The tile of a co-host's camera (or screen share) shown in a slot (made when `create`). A screen share takes the
+ *  large tile, first. */
+function cohostTile(userId, create = true, source = "camera") {
     const box = $("cohosts");
-    let tile = [...box.children].find((el) => el.dataset.userId === userId);
+    let tile = [...box.children].find((el) => el.dataset.userId === userId && el.dataset.source === source);
     if (tile || !create) return tile || null;
     tile = $("cohost-template").content.firstElementChild.cloneNode(true);
     tile.dataset.userId = userId;
-    tile.querySelector(".name").textContent = userId;
-    box.append(tile);
+    tile.dataset.source = source;
+    tile.querySelector(".name").textContent = source === "screen" ? `${userId}'s screen` : userId;
+    if (source === "screen") {
+        tile.classList.add("screen");
+        box.prepend(tile);
+    } else {
+        box.append(tile);
+    }
     box.hidden = false;
     return tile;
 }
 
-function showCohost(userId, mid, stream) {
-    const tile = cohostTile(userId);
+function showCohost(userId, source, mid, stream) {
+    const tile = cohostTile(userId, true, source);
     tile.dataset.mid = mid;
     const video = tile.querySelector("video");
     if (video.srcObject !== stream) {
@@ -301,8 +308,8 @@ function showCohost(userId, mid, stream) {
     renderCohost(userId);
 }
 
-function hideCohost(userId, mid) {
-    const tile = cohostTile(userId, false);
+function hideCohost(userId, source, mid) {
+    const tile = cohostTile(userId, false, source);
     // The slot may show this co-host again already, or another slot may have them.
     if (!tile || tile.dataset.mid !== mid) return;
     tile.remove();
@@ -355,8 +362,8 @@ async function joinRoom() {
             cohostTile(id, false)?.classList.toggle("speaking", level >= SPEAKING_LEVEL);
         }
     });
-    call.on("track", ({ userId, mid, stream }) => showCohost(userId, mid, stream));
-    call.on("trackEnded", ({ userId, mid }) => hideCohost(userId, mid));
+    call.on("track", ({ userId, source, mid, stream }) => showCohost(userId, source, mid, stream));
+    call.on("trackEnded", ({ userId, source, mid }) => hideCohost(userId, source, mid));
     call.on("updated", ({ userId, camera }) => {
         if (camera) page.cameraOff.delete(userId);
         else page.cameraOff.add(userId);

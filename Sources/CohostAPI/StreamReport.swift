@@ -43,14 +43,17 @@ public struct StreamReport: Sendable, Codable, Equatable {
     public var decodeBudgetExceeded: Int
     /// Video: decoder CPU time spent on this stream in the last whole second.
     public var decodeCpuMs: Int
+    /// Video: `camera`, or `screen` for a screen share; absent for audio.
+    public var source: String?
 
     public init(
         kind: String, codec: String, ssrc: UInt32, packets: Int, bytes: Int, lost: Int, framesDecoded: Int,
         decodeErrors: Int, fps: Int, kbps: Int, jitterMs: Double, nacksSent: Int, keyframeRequests: Int,
         concealedMs: Int, retransmissions: Int, roundTripMs: Int?, lipSyncDelayMs: Int, underruns: Int, trimmedMs: Int,
         pictureBuffersReplaced: Int, voiceMarginMs: Int?, framesTooLarge: Int = 0, framesOverBudget: Int = 0,
-        framesQueueFull: Int = 0, decodeBudgetExceeded: Int = 0, decodeCpuMs: Int = 0
+        framesQueueFull: Int = 0, decodeBudgetExceeded: Int = 0, decodeCpuMs: Int = 0, source: String? = nil
     ) {
+        self.source = source
         self.kind = kind
         self.codec = codec
         self.ssrc = ssrc

@@ -12,7 +12,14 @@ public enum FitMode: String, Codable, Sendable, CaseIterable {
 
 /// Where one participant appears on the canvas, in canvas pixels (`z` higher = on top).
 ///
-/// JSON: `{"userId","x","y","width","height","z","fit","alpha","border":{"color":"#RRGGBB","width":N}}`.
+/// Which of a participant's pictures a region shows: its camera (the default) or its screen share.
+public enum RegionSource: String, Codable, Sendable, CaseIterable {
+    case camera
+    case screen
+}
+
+/// JSON: `{"userId","source","x","y","width","height","z","fit","alpha","border":{"color":"#RRGGBB","width":N}}`;
+/// `source` is written only for a screen.
 /// Encoding always writes `z`, `fit` and `alpha` (their defaults included) and writes `border` only when
 /// there is one, so a decoded region encodes back to JSON that decodes to the same value.
 public struct Region: Codable, Equatable, Sendable {
@@ -29,11 +36,14 @@ public struct Region: Codable, Equatable, Sendable {
     public var alpha: Double
     /// A solid frame drawn inside the tile's edge; default none.
     public var border: RegionBorder?
+    /// The participant's camera (default) or screen share.
+    public var source: RegionSource
 
     public init(
         userId: String, x: Int, y: Int, width: Int, height: Int, z: Int = 0, fit: FitMode = .cover,
-        alpha: Double = 1, border: RegionBorder? = nil
+        alpha: Double = 1, border: RegionBorder? = nil, source: RegionSource = .camera
     ) {
+        self.source = source
         self.userId = userId
         self.x = x
         self.y = y
@@ -52,7 +62,7 @@ public struct Region: Codable, Equatable, Sendable {
     /// which only a region built in code can have and `Layout.validate` refuses).
     public var tileBorder: TileBorder? { border?.tileBorder }
 
-    enum CodingKeys: String, CodingKey { case userId, x, y, width, height, z, fit, alpha, border }
+    enum CodingKeys: String, CodingKey { case userId, x, y, width, height, z, fit, alpha, border, source }
 
     /// Decodes and checks the region's own rules (userId, sizes, ranges, alpha, border); unknown keys are ignored.
     public init(from decoder: any Decoder) throws {
@@ -73,6 +83,14 @@ public struct Region: Codable, Equatable, Sendable {
         }
         alpha = try c.decodeIfPresent(Double.self, forKey: .alpha) ?? 1
         border = try c.decodeIfPresent(RegionBorder.self, forKey: .border)
+        if let name = try c.decodeIfPresent(String.self, forKey: .source) {
+            guard let source = RegionSource(rawValue: name) else {
+                throw LayoutError(.unknownSource, "unknown source \(quoted(name)) (expected camera or screen)")
+            }
+            self.source = source
+        } else {
+            source = .camera
+        }
         try LayoutRules.check(self)
     }
 
@@ -87,6 +105,7 @@ public struct Region: Codable, Equatable, Sendable {
         try c.encode(fit, forKey: .fit)
         try c.encode(alpha, forKey: .alpha)
         try c.encodeIfPresent(border, forKey: .border)
+        if source == .screen { try c.encode(source, forKey: .source) }
     }
 }
 

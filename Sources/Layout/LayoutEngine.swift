@@ -11,8 +11,14 @@ public struct Placement: Equatable, Sendable {
     public var alpha: Double
     /// Frame drawn inside the rect's edge; only custom regions have one.
     public var border: TileBorder?
+    /// The camera, or the screen share (a custom region's choice).
+    public var source: RegionSource
 
-    public init(userId: String, rect: Rect, z: Int, fit: FitMode, alpha: Double = 1, border: TileBorder? = nil) {
+    public init(
+        userId: String, rect: Rect, z: Int, fit: FitMode, alpha: Double = 1, border: TileBorder? = nil,
+        source: RegionSource = .camera
+    ) {
+        self.source = source
         self.userId = userId
         self.rect = rect
         self.z = z
@@ -99,7 +105,7 @@ public enum LayoutEngine {
                     i,
                     Placement(
                         userId: region.userId, rect: rect, z: region.z, fit: region.fit,
-                        alpha: region.alpha, border: region.tileBorder)
+                        alpha: region.alpha, border: region.tileBorder, source: region.source)
                 ))
         }
         // Explicit tie-break on the region index: stable whatever the sort algorithm.

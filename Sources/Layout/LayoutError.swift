@@ -9,6 +9,8 @@ public struct LayoutError: Error, Equatable, Sendable, CustomStringConvertible {
         case unknownMode
         /// `fit` is not one of the known fit modes.
         case unknownFit
+        /// A region's `source` is neither camera nor screen.
+        case unknownSource
         /// A region's width or height is zero or negative.
         case invalidSize
         /// More than `Layout.maxRegions` regions.

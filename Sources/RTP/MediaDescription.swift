@@ -40,6 +40,8 @@ public struct MediaDescription: Equatable, Sendable {
     public var extensions: [String: UInt8] = [:]
     /// `a=rid` lines (RFC 8851): a simulcast or RID-tagged send offer.
     public var rids: [String] = []
+    /// `a=content` (RFC 4796): `slides` marks a screen share beside the camera.
+    public var content: String?
 
     public struct Fingerprint: Equatable, Sendable {
         public var algorithm: String
@@ -143,6 +145,8 @@ public struct MediaDescription: Equatable, Sendable {
                 let primary = UInt32(fields[1]), let repair = UInt32(fields[2])
             else { throw .badSsrc(line: line) }
             retransmissionSSRCs[primary] = repair
+        case "content":
+            content = String(value.prefix(32))
         case "mid":
             mid = String(value)
         case "extmap":

@@ -34,7 +34,7 @@ extension RoomInfo {
                     userId: p.userId, joinedAt: Date.ISO8601FormatStyle().format(p.joinedAt), muted: p.muted,
                     gain: p.gain, admin: p.isAdmin, level: voice.levels[p.userId] ?? 0, streams: p.reports(),
                     returns: p.returnReports(), camera: p.cameraOn, microphone: p.microphoneOn,
-                    sources: p.forwarder.map { [$0.key.source.rawValue] } ?? [],
+                    sources: p.sources.map(\.rawValue),
                     slots: p.slots.map(SlotInfo.init),
                     unforwardable: p.unforwardableStreams.map {
                         StreamRef(userId: $0.userId, source: $0.source.rawValue)

@@ -28,14 +28,23 @@ final class ForwardingPeer: @unchecked Sendable {
     private var running = false
     private var sending = true
     private var thread: Thread?
-    private var keyframeWanted = true
+    private var keyframesWanted: Set<UInt32> = []
     private var sentTails: Set<[UInt8]> = []
+    private var screenTails: Set<[UInt8]> = []
+    /// The screen share's SSRC, when the peer sends one (`a=content:slides`).
+    let screenSSRC: UInt32?
+    /// The screen share's flat grey.
+    static let screenLuma: UInt8 = 200
     private var received: [Received] = []
     private var rtcpIn: [RTCPPacket] = []
     private var sentPackets = 0
 
-    init(serverPort: Int, ssrc: UInt32, width: Int = 320, height: Int = 240, bitrateKbps: Int = 400) throws {
+    init(
+        serverPort: Int, ssrc: UInt32, width: Int = 320, height: Int = 240, bitrateKbps: Int = 400,
+        screenSSRC: UInt32? = nil
+    ) throws {
         self.ssrc = ssrc
+        self.screenSSRC = screenSSRC
         self.width = width
         self.height = height
         self.bitrateKbps = bitrateKbps
@@ -54,6 +63,10 @@ final class ForwardingPeer: @unchecked Sendable {
         var sdp = "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
         sdp += "m=video 9 RTP/AVP 96\r\na=mid:cam\r\na=rtpmap:96 VP8/90000\r\na=rtcp-fb:96 nack pli\r\n"
         sdp += "a=rtcp-fb:96 goog-remb\r\na=ssrc:\(ssrc)\r\na=sendonly\r\n"
+        if let screenSSRC {
+            sdp += "m=video 9 RTP/AVP 96\r\na=mid:screen\r\na=content:slides\r\na=rtpmap:96 VP8/90000\r\n"
+            sdp += "a=rtcp-fb:96 nack pli\r\na=ssrc:\(screenSSRC)\r\na=sendonly\r\n"
+        }
         for i in 0..<slots {
             sdp += "m=video 9 RTP/AVP 96 102\r\na=mid:s\(i + 1)\r\na=rtpmap:96 VP8/90000\r\n"
             sdp += "a=rtpmap:102 H264/90000\r\na=fmtp:102 packetization-mode=1;profile-level-id=42e01f\r\n"
@@ -98,6 +111,12 @@ final class ForwardingPeer: @unchecked Sendable {
         return lock.withLock { sentTails.contains(tail) }
     }
 
+    /// Whether `payload` carries a piece of this peer's screen share.
+    func sentScreen(_ payload: [UInt8]) -> Bool {
+        guard let tail = Self.tail(payload) else { return false }
+        return lock.withLock { screenTails.contains(tail) }
+    }
+
     var packetsSent: Int { lock.withLock { sentPackets } }
 
     /// Sends RTCP (already serialized) to the server from this peer's socket.
@@ -105,15 +124,36 @@ final class ForwardingPeer: @unchecked Sendable {
 
     // MARK: the thread
 
-    private func run() {
-        guard let encoder = try? VP8Encoder(width: width, height: height, fps: 30, bitrateKbps: bitrateKbps) else {
-            return
-        }
-        var packetizer = VP8Packetizer(maxPayloadSize: 1200, firstPictureID: UInt16(ssrc & 0x7FFF))
-        var frame = VideoFrame(width: width, height: height)
-        var random = SystemRandomNumberGenerator()
-        var sequence = UInt16(truncatingIfNeeded: ssrc)
+    /// One stream this peer sends: the camera (moving noise) or the screen share (a flat grey page).
+    private final class Source {
+        let ssrc: UInt32
+        let screen: Bool
+        let encoder: VP8Encoder
+        var packetizer: VP8Packetizer
+        var frame: VideoFrame
+        var sequence: UInt16
         var index: Int64 = 0
+
+        init(ssrc: UInt32, screen: Bool, width: Int, height: Int, kbps: Int) throws {
+            self.ssrc = ssrc
+            self.screen = screen
+            encoder = try VP8Encoder(width: width, height: height, fps: 30, bitrateKbps: kbps)
+            packetizer = VP8Packetizer(maxPayloadSize: 1200, firstPictureID: UInt16(ssrc & 0x7FFF))
+            frame = VideoFrame(width: width, height: height)
+            for j in frame.y.indices { frame.y[j] = screen ? ForwardingPeer.screenLuma : 0 }
+            sequence = UInt16(truncatingIfNeeded: ssrc)
+        }
+    }
+
+    private func run() {
+        var sources: [Source] = []
+        guard let camera = try? Source(ssrc: ssrc, screen: false, width: width, height: height, kbps: bitrateKbps)
+        else { return }
+        sources.append(camera)
+        if let screenSSRC, let screen = try? Source(ssrc: screenSSRC, screen: true, width: 160, height: 96, kbps: 200) {
+            sources.append(screen)
+        }
+        var random = SystemRandomNumberGenerator()
         var buffer = [UInt8](repeating: 0, count: 2048)
         var nextFrameMs = monotonicMs()
         while lock.withLock({ running }) {
@@ -121,40 +161,48 @@ final class ForwardingPeer: @unchecked Sendable {
             if now >= nextFrameMs {
                 nextFrameMs += 33
                 if lock.withLock({ sending }) {
-                    // Noise the encoder cannot compress away: the stream runs near its bitrate.
-                    for j in stride(from: 0, to: frame.y.count, by: 8) {
-                        frame.y[j] = UInt8.random(in: 0...255, using: &random)
-                    }
-                    let key = lock.withLock { () -> Bool in
-                        defer { keyframeWanted = false }
-                        return keyframeWanted
-                    }
-                    let timestamp = UInt32(truncatingIfNeeded: index * 3000)
-                    let encoded = (try? encoder.encode(frame, pts: index, forceKeyframe: key)) ?? []
-                    index += 1
-                    for e in encoded {
-                        e.data.withUnsafeBytes { data in
-                            packetizer.packetize(data) { d, piece, last in
-                                let payload = [d.0, d.1, d.2, d.3] + Array(piece)
-                                var packet: [UInt8] = []
-                                RTPPacket.write(
-                                    payloadType: 96, marker: last, sequenceNumber: sequence, timestamp: timestamp,
-                                    ssrc: ssrc, payload: payload, into: &packet)
-                                sequence &+= 1
-                                lock.withLock {
-                                    if let tail = Self.tail(payload) { sentTails.insert(tail) }
-                                    sentPackets += 1
-                                }
-                                sendDatagram(packet)
-                            }
-                        }
-                    }
+                    for source in sources { sendFrame(source, random: &random) }
                 }
             }
             let n = recv(fd, &buffer, buffer.count, 0)
             guard n > 0 else { continue }
             let bytes = Array(buffer[0..<n])
             handle(bytes, ms: monotonicMs())
+        }
+    }
+
+    private func sendFrame(_ source: Source, random: inout SystemRandomNumberGenerator) {
+        if source.screen {
+            // A page that barely changes: one corner pixel moves, so frames keep coming.
+            source.frame.y[Int(source.index % 8)] = UInt8.random(in: 0...255, using: &random)
+        } else {
+            // Noise the encoder cannot compress away: the stream runs near its bitrate.
+            for j in stride(from: 0, to: source.frame.y.count, by: 8) {
+                source.frame.y[j] = UInt8.random(in: 0...255, using: &random)
+            }
+        }
+        let key = lock.withLock { keyframesWanted.remove(source.ssrc) != nil || source.index == 0 }
+        let timestamp = UInt32(truncatingIfNeeded: source.index * 3000)
+        let encoded = (try? source.encoder.encode(source.frame, pts: source.index, forceKeyframe: key)) ?? []
+        source.index += 1
+        for e in encoded {
+            e.data.withUnsafeBytes { data in
+                source.packetizer.packetize(data) { d, piece, last in
+                    let payload = [d.0, d.1, d.2, d.3] + Array(piece)
+                    var packet: [UInt8] = []
+                    RTPPacket.write(
+                        payloadType: 96, marker: last, sequenceNumber: source.sequence, timestamp: timestamp,
+                        ssrc: source.ssrc, payload: payload, into: &packet)
+                    source.sequence &+= 1
+                    lock.withLock {
+                        if let tail = Self.tail(payload) {
+                            if source.screen { screenTails.insert(tail) } else { sentTails.insert(tail) }
+                        }
+                        sentPackets += 1
+                    }
+                    sendDatagram(packet)
+                }
+            }
         }
     }
 
@@ -166,8 +214,8 @@ final class ForwardingPeer: @unchecked Sendable {
                 rtcpIn += packets
                 for p in packets {
                     switch p {
-                    case .pli(let pli) where pli.mediaSSRC == ssrc: keyframeWanted = true
-                    case .fir(let fir) where fir.entries.contains(where: { $0.ssrc == ssrc }): keyframeWanted = true
+                    case .pli(let pli): keyframesWanted.insert(pli.mediaSSRC)
+                    case .fir(let fir): for entry in fir.entries { keyframesWanted.insert(entry.ssrc) }
                     default: break
                     }
                 }

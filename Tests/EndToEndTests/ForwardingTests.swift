@@ -206,5 +206,93 @@ extension EndToEnd {
             let slots = json(Data(body.utf8))["slots"] as? [[String: Any]]
             #expect(slots?.map { $0["mid"] as? String } == ["s1", "s2"])
         }
+
+        /// A participant's video streams from `GET /v1/rooms/{room}`, by source.
+        func videoStreams(
+            _ cohost: CohostHarness, admin: String, room: String, user: String
+        ) throws
+            -> [String: [String: Any]]
+        {
+            let info = json(try cohost.call("GET", "/v1/rooms/\(room)", token: admin).body)
+            let people = info["participants"] as? [[String: Any]] ?? []
+            let streams = people.first { $0["userId"] as? String == user }?["streams"] as? [[String: Any]] ?? []
+            var out: [String: [String: Any]] = [:]
+            for s in streams where s["kind"] as? String == "video" { out[s["source"] as? String ?? "?"] = s }
+            return out
+        }
+
+        @Test func aScreenShareIsForwardedToSlotsAndDecodedOnlyWhileARegionShowsIt() async throws {
+            let cohost = try CohostHarness()
+            let room = "share"
+            let admin = cohost.token(room: room, user: "host", admin: true)
+            let create = """
+                {"name":"\(room)","returnVideo":"none","canvas":{"width":320,"height":180,"fps":15},
+                 "layout":{"mode":"custom","regions":[{"userId":"ann","x":0,"y":0,"width":160,"height":90}]}}
+                """
+            #expect(try cohost.call("POST", "/v1/rooms", token: admin, body: Data(create.utf8)).status == 201)
+            let ann = try ForwardingPeer(serverPort: cohost.rtpPort, ssrc: 0x5555_0001, screenSSRC: 0x5555_0002)
+            let eve = try ForwardingPeer(serverPort: cohost.rtpPort, ssrc: 0x6666_0001, width: 160, height: 96)
+            defer { [ann, eve].forEach { $0.stop() } }
+            var answers: [String: String] = [:]
+            for (user, peer, slots) in [("ann", ann, 0), ("eve", eve, 2)] {
+                let joined = try cohost.call(
+                    "POST", "/v1/rooms/\(room)/participants", token: cohost.token(room: room, user: user),
+                    body: Data(peer.offer(slots: slots).utf8), contentType: "application/sdp")
+                #expect(joined.status == 201, "\(String(decoding: joined.body, as: UTF8.self))")
+                answers[user] = String(decoding: joined.body, as: UTF8.self)
+                peer.start()
+            }
+            // Ann's slides line is a stream Cohost receives: answered recvonly, nothing sent back on it.
+            let annAnswer = try #require(answers["ann"])
+            let screenLine = try #require(annAnswer.components(separatedBy: "m=video ").last)
+            #expect(screenLine.contains("a=mid:screen\r\n") && screenLine.contains("a=recvonly\r\n"), "\(annAnswer)")
+            let people =
+                json(try cohost.call("GET", "/v1/rooms/\(room)", token: admin).body)["participants"]
+                as? [[String: Any]] ?? []
+            #expect(people.first { $0["userId"] as? String == "ann" }?["sources"] as? [String] == ["camera", "screen"])
+
+            // Eve's two slots get Ann's camera and Ann's screen, as sent.
+            let eveAnswer = try #require(answers["eve"])
+            let slots = [
+                try ForwardingPeer.answerSSRC(eveAnswer, mid: "s1"),
+                try ForwardingPeer.answerSSRC(eveAnswer, mid: "s2"),
+            ]
+            #expect(
+                await eventually(seconds: 10) {
+                    let got = slots.flatMap { eve.packets(on: $0) }
+                    return got.contains { ann.sent($0.payload) } && got.contains { ann.sentScreen($0.payload) }
+                })
+            // The camera is decoded for its region; the screen, shown in none, is not decoded.
+            #expect(
+                await eventually(seconds: 5) {
+                    ((try? videoStreams(cohost, admin: admin, room: room, user: "ann"))?["camera"]?["framesDecoded"]
+                        as? Int ?? 0) > 10
+                })
+            let before = try videoStreams(cohost, admin: admin, room: room, user: "ann")
+            #expect(before["screen"]?["framesDecoded"] as? Int == 0, "\(before)")
+            #expect((before["screen"]?["packets"] as? Int ?? 0) > 10, "\(before)")
+
+            // A region for Ann's screen: decoded from the next keyframe, and on the canvas.
+            let layout = """
+                {"mode":"custom","regions":[{"userId":"ann","x":0,"y":0,"width":160,"height":90},
+                 {"userId":"ann","source":"screen","x":160,"y":0,"width":160,"height":90}]}
+                """
+            #expect(
+                try cohost.call("PUT", "/v1/rooms/\(room)/layout", token: admin, body: Data(layout.utf8)).status == 200)
+            #expect(
+                await eventually(seconds: 5) {
+                    ((try? videoStreams(cohost, admin: admin, room: room, user: "ann"))?["screen"]?["framesDecoded"]
+                        as? Int ?? 0) > 0
+                })
+            #expect(
+                await eventually(seconds: 5) {
+                    guard let png = try? cohost.call("GET", "/v1/rooms/\(room)/snapshot", token: admin).body,
+                        let rgb = try? decodePNGWithFFmpeg([UInt8](png))
+                    else { return false }
+                    let at = (45 * 320 + 240) * 3
+                    // Luma 200 with neutral chroma: a light grey.
+                    return rgb.count > at + 2 && (rgb[at...(at + 2)]).allSatisfy { (180...235).contains($0) }
+                })
+        }
     }
 }

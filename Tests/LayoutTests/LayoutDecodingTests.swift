@@ -62,6 +62,19 @@ struct LayoutDecodingTests {
         #expect(try Layout.decode(from: data) == layout)
     }
 
+    @Test func aRegionShowsTheCameraUnlessItNamesTheScreenAndOnlyAScreenIsWrittenBack() throws {
+        let layout = try decode(
+            #"{"mode":"custom","regions":[{"userId":"ann","x":0,"y":0,"width":8,"height":8,"source":"screen"},"#
+                + #"{"userId":"ann","x":8,"y":0,"width":8,"height":8,"source":null}]}"#)
+        #expect(layout.regions.map(\.source) == [.screen, .camera])
+        let written = String(decoding: try JSONEncoder().encode(layout), as: UTF8.self)
+        #expect(written.components(separatedBy: #""source":"screen""#).count == 2)
+        #expect(!written.contains(#""source":"camera""#))
+        let error = failure(
+            #"{"mode":"custom","regions":[{"userId":"a","x":0,"y":0,"width":2,"height":2,"source":"mic"}]}"#)
+        #expect(error == LayoutError(.unknownSource, #"regions[0]: unknown source "mic" (expected camera or screen)"#))
+    }
+
     @Test func unknownModeIsRefused() {
         #expect(
             failure(#"{"mode":"spotlight"}"#)

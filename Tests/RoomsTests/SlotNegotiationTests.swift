@@ -63,4 +63,21 @@ import Testing
         let dup = Self.slot("s1", extra: "a=ssrc:2001\r\n")
         #expect(throws: RoomError.self) { try negotiate(Self.head + Self.camera + dup) }
     }
+
+    @Test func aSlidesLineIsTheScreenShareReceivedButNeverAnsweredWithAStreamBack() throws {
+        let screen =
+            "m=video 9 RTP/AVP 96\r\na=mid:screen\r\na=content:slides\r\na=rtpmap:96 VP8/90000\r\na=ssrc:2002\r\n"
+            + "a=sendrecv\r\n"
+        let n = try negotiate(Self.head + Self.camera + screen + Self.slot("s1"))
+        #expect(n.video?.ssrc == 2001)
+        #expect(n.screen?.ssrc == 2002)
+        #expect(n.screen?.codec == "VP8")
+        #expect(n.slots.map(\.mid) == ["s1"])
+        let lines = n.answer.components(separatedBy: "m=video ")
+        #expect(lines[2].contains("a=mid:screen\r\n") && lines[2].contains("a=recvonly\r\n"))
+        #expect(!lines[2].contains("a=ssrc:"))
+        // The same SSRC on the camera line is refused.
+        let clash = screen.replacingOccurrences(of: "a=ssrc:2002", with: "a=ssrc:2001")
+        #expect(throws: RoomError.self) { try negotiate(Self.head + Self.camera + clash) }
+    }
 }

@@ -20,7 +20,8 @@ public struct VoiceLevel: Sendable, Equatable {
 
 /// One room event; `json` is the exact text sent on the events WebSocket and to webhooks.
 public enum RoomEvent: Sendable, Equatable {
-    case participantJoined(userId: String)
+    /// `sources`: the streams others' slots can show (camera, screen).
+    case participantJoined(userId: String, sources: [String] = [])
     case participantLeft(userId: String, reason: LeaveReason)
     case participantKicked(userId: String, by: String)
     case firstVideoFrame(userId: String, width: Int, height: Int)
@@ -61,7 +62,9 @@ public enum RoomEvent: Sendable, Equatable {
     public func json(room: String, time: Date) -> String {
         var payload = Payload(type: type, room: room, time: Self.timeStyle.format(time))
         switch self {
-        case let .participantJoined(userId): payload.userId = userId
+        case let .participantJoined(userId, sources):
+            payload.userId = userId
+            payload.sources = sources.isEmpty ? nil : sources
         case let .participantLeft(userId, reason):
             payload.userId = userId
             payload.reason = reason.rawValue
@@ -131,6 +134,7 @@ public enum RoomEvent: Sendable, Equatable {
         var levels: [String: Int]?
         var activeSpeaker: String?
         var slots: [SlotPayload]?
+        var sources: [String]?
         var camera: Bool?
         var microphone: Bool?
     }

@@ -58,14 +58,18 @@ final class SlotDirector {
             }
         }
         for p in present where !ordered.contains(where: { $0 === p }) { ordered.append(p) }
-        return ordered.compactMap { p in
-            guard let forwarder = p.forwarder else { return nil }
-            return (
-                SlotAllocator.Candidate(
-                    key: forwarder.key, codec: forwarder.codec, lastSpokeMs: lastSpoke[p.userId],
-                    available: p.cameraOn),
-                forwarder
-            )
+        // Each participant's camera, then its screen share.
+        return ordered.flatMap { p in
+            [p.forwarder, p.screenForwarder].compactMap { forwarder in
+                forwarder.map {
+                    (
+                        SlotAllocator.Candidate(
+                            key: $0.key, codec: $0.codec, lastSpokeMs: lastSpoke[p.userId],
+                            available: $0.key.source == .screen || p.cameraOn),
+                        $0
+                    )
+                }
+            }
         }
     }
 

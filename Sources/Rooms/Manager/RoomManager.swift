@@ -202,7 +202,7 @@ public final class RoomManager: @unchecked Sendable {
             media.detach(replaced)
             room.events.publish(.participantLeft(userId: replaced.userId, reason: .replaced))
         }
-        room.events.publish(.participantJoined(userId: userId))
+        room.events.publish(.participantJoined(userId: userId, sources: participant.sources.map(\.rawValue)))
         logger.info("participant joined", metadata: ["room": "\(roomName)", "user": "\(userId)"])
         return negotiation.answer
     }
@@ -238,7 +238,7 @@ public final class RoomManager: @unchecked Sendable {
         do {
             let participant = try Participant(
                 userId: userId, sessionID: session, isAdmin: isAdmin, audio: negotiation.audio,
-                video: negotiation.video, decodeChannels: room.config.audio.channels,
+                video: negotiation.video, screen: negotiation.screen, decodeChannels: room.config.audio.channels,
                 videoLimits: VideoLimits(
                     maxWidth: room.config.maxVideoSize.width, maxHeight: room.config.maxVideoSize.height,
                     decodeBudgetMs: settings.decodeBudgetMs),
@@ -256,7 +256,7 @@ public final class RoomManager: @unchecked Sendable {
     /// only receives on (their RTCP, receiver reports about the return, comes from the line's own SSRC).
     private static func routingEntries(_ negotiation: Negotiation) throws -> [StreamRouter.Entry] {
         var entries: [StreamRouter.Entry] = []
-        for stream in [negotiation.audio, negotiation.video].compactMap({ $0 }) {
+        for stream in [negotiation.audio, negotiation.video, negotiation.screen].compactMap({ $0 }) {
             let inbound = try stream.srtp.map {
                 try SRTPSession(profile: $0.profile, masterKeyAndSalt: $0.key, direction: .inbound)
             }

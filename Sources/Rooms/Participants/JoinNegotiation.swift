@@ -60,6 +60,8 @@ struct Negotiation: Sendable {
     var returnVideo: ReturnOffer?
     /// Receive slots: further `recvonly` video lines, filled with other participants' videos.
     var slots: [SlotOffer] = []
+    /// The screen share: a video line the participant sends on, marked `a=content:slides` (RFC 4796).
+    var screen: NegotiatedStream?
     var answer: String
     /// The ICE and DTLS parameters of a WebRTC offer; nil for plain RTP and SDES-SRTP.
     var webRTC: WebRTCParameters?

@@ -60,7 +60,7 @@ extension JoinNegotiator {
             return LineOutcome(answer: rejected)
         }
 
-        private mutating func accept<R: RandomNumberGenerator>(
+        mutating func accept<R: RandomNumberGenerator>(
             _ media: MediaDescription, payloadType pt: UInt8, rtpmap map: RTPMap, roles: Roles,
             using random: inout R
         ) throws(RoomError) -> LineOutcome {

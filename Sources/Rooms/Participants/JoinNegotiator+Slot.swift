@@ -32,6 +32,30 @@ extension JoinNegotiator {
 }
 
 extension JoinNegotiator.Lines {
+    /// Whether `media` is a screen share: a video line the participant sends on, marked `a=content:slides`, in a room
+    /// with video.
+    func isScreen(_ media: MediaDescription) -> Bool {
+        let direction = media.direction ?? "sendrecv"
+        return media.kind == .video && !audioOnly && media.port != 0 && media.content?.lowercased() == "slides"
+            && (direction == "sendonly" || direction == "sendrecv")
+    }
+
+    /// A screen share line: accepted as a stream Cohost receives (VP8, else H.264), answered `recvonly` (nothing goes
+    /// back on it), or rejected when it offers neither.
+    mutating func negotiateScreen<R: RandomNumberGenerator>(
+        _ media: MediaDescription, using random: inout R
+    ) throws(RoomError) -> JoinNegotiator.LineOutcome {
+        guard
+            let pt = JoinNegotiator.codec(in: media, audioTaken: true, videoTaken: false, audioOnly: false),
+            let map = media.rtpmaps[pt]
+        else { return JoinNegotiator.LineOutcome(answer: .rejected(media)) }
+        var roles = JoinNegotiator.Roles(media, sendsRoomView: false)
+        roles.participantReceives = false
+        return try accept(media, payloadType: pt, rtpmap: map, roles: roles, using: &random)
+    }
+}
+
+extension JoinNegotiator.Lines {
     /// Whether `media` is a slot: a `recvonly` video line of a room with video, once the room view has its line
     /// (or when the room sends none).
     func isSlot(_ media: MediaDescription, roomViewTaken: Bool) -> Bool {

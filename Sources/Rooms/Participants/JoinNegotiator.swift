@@ -42,7 +42,14 @@ enum JoinNegotiator {
         var returnAudio: ReturnOffer?
         var returnVideo: ReturnOffer?
         var slots: [SlotOffer] = []
+        var screen: NegotiatedStream?
         for (index, media) in offer.media.enumerated() {
+            if screen == nil, lines.isScreen(media) {
+                let line = try lines.negotiateScreen(media, using: &random)
+                answers.append(line.answer)
+                screen = line.stream
+                continue
+            }
             if lines.isSlot(media, roomViewTaken: returnVideo != nil) {
                 guard slots.count < maxSlots else {
                     answers.append(.rejected(media))
@@ -62,7 +69,9 @@ enum JoinNegotiator {
                 if back.kind == .audio { returnAudio = back } else { returnVideo = back }
             }
         }
-        guard audio != nil || video != nil || returnAudio != nil || returnVideo != nil || !slots.isEmpty else {
+        guard
+            audio != nil || video != nil || returnAudio != nil || returnVideo != nil || !slots.isEmpty || screen != nil
+        else {
             throw RoomError(
                 .unsupported, "unsupported_media",
                 audioOnly
@@ -71,6 +80,16 @@ enum JoinNegotiator {
         }
         try checkSSRCs(audio: audio, video: video, returnAudio: returnAudio, returnVideo: returnVideo)
         try checkSlotSSRCs(slots, audio: audio, video: video, returnAudio: returnAudio, returnVideo: returnVideo)
+        if let screen {
+            let others =
+                [
+                    audio?.ssrc, video?.ssrc, video?.retransmission?.ssrc, returnAudio?.receiverSSRC,
+                    returnVideo?.receiverSSRC,
+                ].compactMap { $0 } + slots.compactMap(\.receiverSSRC)
+            for ssrc in [screen.ssrc, screen.retransmission?.ssrc].compactMap({ $0 }) where others.contains(ssrc) {
+                throw .badRequest("invalid_sdp", "the screen share's SSRC \(ssrc) is also another line's")
+            }
+        }
         let transport = webRTC.map {
             AnswerTransport(
                 iceUfrag: $0.localUfrag, icePassword: $0.localPassword, fingerprint: identity?.fingerprint ?? "",
@@ -79,6 +98,7 @@ enum JoinNegotiator {
         }
         return Negotiation(
             audio: audio, video: video, returnAudio: returnAudio, returnVideo: returnVideo, slots: slots,
+            screen: screen,
             answer: makeAnswer(
                 offer: offer, address: address, port: port, media: answers, sessionId: sessionID,
                 transport: transport),

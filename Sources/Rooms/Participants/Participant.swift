@@ -18,6 +18,8 @@ public final class Participant: @unchecked Sendable {
     public let isAdmin: Bool
     let audio: AudioReceiver?
     let video: VideoReceiver?
+    /// The screen share (`a=content:slides`), decoded only while a region shows it.
+    let screen: VideoReceiver?
     /// What Cohost sends back: the room's mix-minus (nil when the offer's audio is `sendonly`).
     let returnAudio: ReturnAudio?
     /// The room view (nil when the offer's video is `sendonly`, or the room sends none).
@@ -27,6 +29,10 @@ public final class Participant: @unchecked Sendable {
     /// The participant's camera as other participants' slots get it (nil without video, or with a codec that
     /// cannot be forwarded).
     var forwarder: VideoForwarder? { video?.forwarder }
+    /// The screen share as slots get it.
+    var screenForwarder: VideoForwarder? { screen?.forwarder }
+    /// The streams others' slots can show.
+    var sources: [StreamSource] { [forwarder?.key.source, screenForwarder?.key.source].compactMap { $0 } }
     /// The participant's own choices for its slots, by mid (`PUT …/subscriptions`).
     private let choices = Mutex<[String: StreamKey]>([:])
     /// Others' streams no slot of this participant can carry, as of the last allocation.
@@ -50,6 +56,7 @@ public final class Participant: @unchecked Sendable {
     /// `videoLimits`; without a pool, on the thread that delivers its packets.
     init(
         userId: String, sessionID: Int, isAdmin: Bool = false, audio: NegotiatedStream?, video: NegotiatedStream?,
+        screen: NegotiatedStream? = nil,
         decodeChannels: Int = 2, videoLimits: VideoLimits = VideoLimits(), decodePool: DecodePool? = nil,
         returnAudio: ReturnOffer? = nil, returnVideo: ReturnOffer? = nil, slots: [SlotOffer] = [],
         webRTC: WebRTCTransport? = nil,
@@ -72,6 +79,14 @@ public final class Participant: @unchecked Sendable {
             return try VideoReceiver(
                 stream, userId: userId, limits: videoLimits, pool: decodePool, forwarder: forwarder, logger: logger)
         }
+        self.screen = try screen.map { stream in
+            let forwarder = ForwardCodec(name: stream.codec, fmtp: stream.fmtp).map { codec in
+                VideoForwarder(key: StreamKey(userId: userId, source: .screen), ssrc: stream.ssrc, codec: codec)
+            }
+            return try VideoReceiver(
+                stream, userId: userId, limits: videoLimits, pool: decodePool, forwarder: forwarder, source: .screen,
+                decodes: false, logger: logger)
+        }
         self.slots = try slots.map { try ForwardSlot($0, cname: "cohost-\(sessionID)", lateKeys: webRTC?.keys) }
         self.returnAudio = try returnAudio.map {
             try ReturnAudio($0, cname: "cohost-\(sessionID)", lateKeys: webRTC?.keys)
@@ -89,12 +104,15 @@ public final class Participant: @unchecked Sendable {
     var videoSSRC: UInt32? { video?.ssrc }
     var retransmission: (ssrc: UInt32, payloadType: UInt8)? { video?.retransmission }
     /// The SSRCs the participant's media carries on the wire (a stand-in's learnt one; else the same as above).
-    var wireSSRCs: [UInt32] { [audio?.wireSSRC, video?.wireSSRC].compactMap { $0 } }
+    var wireSSRCs: [UInt32] { [audio?.wireSSRC, video?.wireSSRC, screen?.wireSSRC].compactMap { $0 } }
+    /// The screen share's SSRCs (media and retransmissions).
+    var screenSSRCs: [UInt32] { [screen?.ssrc, screen?.retransmission?.ssrc].compactMap { $0 } }
 
     /// A stand-in SSRC's real one, learnt from the MID of the first packet of its line.
     func learn(standIn: UInt32, wireSSRC real: UInt32) {
         if let audio, audio.ssrc == standIn { audio.learn(wireSSRC: real) }
         if let video, video.ssrc == standIn { video.learn(wireSSRC: real) }
+        if let screen, screen.ssrc == standIn { screen.learn(wireSSRC: real) }
     }
     var hasVideo: Bool { video != nil }
     /// SSRCs of lines the participant only receives on: its RTCP about what Cohost sends comes from them.
@@ -218,6 +236,7 @@ public final class Participant: @unchecked Sendable {
         if let audio, packet.ssrc == audio.ssrc {
             return audio.receive(packet, bytes: bytes, nowMs: nowMs)
         }
+        if let screen, screen.owns(packet.ssrc) { return screen.receive(packet, bytes: bytes, nowMs: nowMs) }
         video?.receive(packet, bytes: bytes, nowMs: nowMs)
     }
 
@@ -225,6 +244,7 @@ public final class Participant: @unchecked Sendable {
     /// room every tick.
     func drain(nowMs: Int64) -> Signal? {
         audio?.drain(nowMs: nowMs)
+        _ = screen?.drain(nowMs: nowMs)
         return video?.drain(nowMs: nowMs)
     }
 
@@ -253,7 +273,20 @@ public final class Participant: @unchecked Sendable {
         return cameraOn ? picture : nil
     }
 
-    func reports() -> [StreamReport] { [audio?.report(), video?.report()].compactMap { $0 } }
+    func reports() -> [StreamReport] { [audio?.report(), video?.report(), screen?.report()].compactMap { $0 } }
+
+    /// Decodes the screen share only while a region shows it.
+    func setScreenShown(_ shown: Bool) { screen?.setDecoding(shown) }
+
+    /// The screen share's picture now (no lip-sync: a screen has no voice of its own), nil when there is none or it
+    /// stalled for `holdMs`.
+    func currentScreenFrame(nowMs: Int64, holdMs: Int64) -> Picture? {
+        guard let screen else { return nil }
+        var timing = PictureTiming()
+        return screen.currentFrame(
+            nowMs: nowMs, holdMs: holdMs, leadMs: 0, playout: nil, syncChangePending: false, timing: &timing
+        ).picture
+    }
 
     /// The RTCP this participant's sources should get now, appended to `out` as one compound datagram: a keyframe
     /// request, NACKs, and receiver reports when `reportDue`; nothing when there is nothing to say. `blocks` is the
@@ -266,13 +299,17 @@ public final class Participant: @unchecked Sendable {
         if reportDue {
             if let audio { blocks.append(audio.receptionReport(nowMs: nowMs)) }
             if let video { blocks.append(video.receptionReport(nowMs: nowMs)) }
+            if let screen { blocks.append(screen.receptionReport(nowMs: nowMs)) }
         }
         let (request, nack) = video?.requests(nowMs: nowMs, serverSSRC: serverSSRC) ?? (nil, nil)
-        guard reportDue || request != nil || nack != nil else { return }
+        let (screenRequest, screenNack) = screen?.requests(nowMs: nowMs, serverSSRC: serverSSRC) ?? (nil, nil)
+        guard reportDue || request != nil || nack != nil || screenRequest != nil || screenNack != nil else { return }
         // A compound RTCP packet starts with a report (RFC 3550 §6.1), empty when none is due.
         ReceiverReport(ssrc: serverSSRC, reports: blocks).append(to: &out)
         request?.append(to: &out)
         nack?.append(to: &out)
+        screenRequest?.append(to: &out)
+        screenNack?.append(to: &out)
         if reportDue, var limit = senderLimit {
             let loss = blocks.first { $0.ssrc == video?.ssrc }?.fractionLost ?? 0
             let received = reports().reduce(0) { $0 + $1.kbps * 1000 }
@@ -289,6 +326,7 @@ public final class Participant: @unchecked Sendable {
     func noteSenderReport(_ sr: SenderReport, nowMs: Int64) {
         if let audio, sr.ssrc == audio.ssrc { audio.noteSenderReport(sr, nowMs: nowMs) }
         if let video, sr.ssrc == video.ssrc { video.noteSenderReport(sr, nowMs: nowMs) }
+        if let screen, sr.ssrc == screen.ssrc { screen.noteSenderReport(sr, nowMs: nowMs) }
     }
 
     func idleMilliseconds(nowMs: Int64) -> Int64 { nowMs - lastPacketMs.load(ordering: .relaxed) }

@@ -153,7 +153,9 @@ final class StreamRouter: @unchecked Sendable {
     func unregister(_ participant: Participant) {
         lock.lock()
         defer { lock.unlock() }
-        let own = [participant.audioSSRC, participant.videoSSRC, participant.retransmission?.ssrc].compactMap { $0 }
+        let own =
+            [participant.audioSSRC, participant.videoSSRC, participant.retransmission?.ssrc].compactMap { $0 }
+            + participant.screenSSRCs
         for ssrc in own + participant.wireSSRCs + participant.receiverSSRCs
         where bindings[ssrc]?.participant === participant {
             bindings[ssrc] = nil

@@ -8,6 +8,7 @@ import Playout
 import Logging
 import Clocks
 import CohostAPI
+import Forwarding
 
 /// One participant's camera: its VP8 or H.264 stream (with RFC 4588 retransmissions), the decoder, the pictures
 /// waiting for their sound (`VideoPresenter`) and the lip-sync controller, and the keyframe requests and NACKs the
@@ -38,6 +39,10 @@ final class VideoReceiver: DecodeJob, @unchecked Sendable {
     private let pool: DecodePool?
     /// The stream as other participants' slots get it: every packet goes there as it arrives.
     let forwarder: VideoForwarder?
+    /// The participant's camera or its screen share.
+    let source: StreamSource
+    /// Whether frames go to the decoder: a screen share is decoded only while a region shows it.
+    private let decoding: Atomic<Bool>
     /// Touched only by the decode step, which runs for one receiver on one thread at a time.
     private let decoder: any PictureDecoder
     private let isH264: Bool
@@ -86,9 +91,11 @@ final class VideoReceiver: DecodeJob, @unchecked Sendable {
 
     init(
         _ negotiated: NegotiatedStream, userId: String, limits: VideoLimits = VideoLimits(), pool: DecodePool? = nil,
-        forwarder: VideoForwarder? = nil, logger: Logger
+        forwarder: VideoForwarder? = nil, source: StreamSource = .camera, decodes: Bool = true, logger: Logger
     ) throws {
         self.forwarder = forwarder
+        self.source = source
+        decoding = Atomic(decodes)
         ssrc = negotiated.ssrc
         wire = Atomic(negotiated.ssrc)
         codec = negotiated.codec
@@ -118,6 +125,19 @@ final class VideoReceiver: DecodeJob, @unchecked Sendable {
     /// (stays 0 while the room lets go of its tiles in time).
     var pictures: (decoded: Int, slotsReplaced: Int) {
         lock.withLock { (state.framesDecoded, state.presenter.slotsReplaced) }
+    }
+
+    /// Whether `ssrc` is this stream's or its retransmissions'.
+    func owns(_ ssrc: UInt32) -> Bool { ssrc == self.ssrc || ssrc == retransmission?.ssrc }
+
+    /// Starts or stops decoding (a screen share while a region shows it); decoding starts again at a keyframe,
+    /// which the next feedback round asks for.
+    func setDecoding(_ on: Bool) {
+        guard decoding.exchange(on, ordering: .relaxed) != on, on else { return }
+        withState { s in
+            s.waitingForKeyframe = true
+            s.decoderWantsKeyframe = true
+        }
     }
 
     /// Handles one parsed RTP packet of the stream or of its retransmissions: a frame it completes goes to the
@@ -267,7 +287,7 @@ final class VideoReceiver: DecodeJob, @unchecked Sendable {
                 pictureBuffersReplaced: state.presenter.slotsReplaced, voiceMarginMs: nil,
                 framesTooLarge: state.framesTooLarge, framesOverBudget: state.framesOverBudget,
                 framesQueueFull: state.framesQueueFull, decodeBudgetExceeded: state.budget.exceeded,
-                decodeCpuMs: Int(state.budget.lastWindowMicros / 1000))
+                decodeCpuMs: Int(state.budget.lastWindowMicros / 1000), source: source.rawValue)
         }
     }
 
@@ -284,6 +304,7 @@ final class VideoReceiver: DecodeJob, @unchecked Sendable {
     // MARK: the decode queue (under `lock`)
 
     private func enqueue(_ frame: EncodedFrame, into s: inout State) {
+        guard decoding.load(ordering: .relaxed) else { return }
         // A delta frame before a keyframe, or after a frame was lost, would decode into garbage (missing
         // references): the last good picture stays until the next keyframe instead.
         if s.stream.needsKeyframe && !frame.isKeyframe { return }

@@ -71,6 +71,9 @@ final class CanvasPipeline {
                 anchor: changed.anchor)
             placedVersion = changed.version
             timing.placed(placements.map { ($0.userId, $0.rect) }, nowMs: now)
+            // A screen share is decoded only while a region shows it.
+            let screens = Set(placements.filter { $0.source == .screen }.map(\.userId))
+            for p in roster.participants { p.setScreenShown(screens.contains(p.userId)) }
         }
         tiles.removeAll(keepingCapacity: true)
         let dueAhead = timing.begin(nowMs: now, everyCanvas: programme.currentFps == config.canvas.fps)
@@ -80,7 +83,10 @@ final class CanvasPipeline {
         for (i, placement) in placements.enumerated() {
             guard let p = roster.participant(placement.userId) else { continue }
             var pictureTiming = PictureTiming()
-            let frame = p.currentFrame(nowMs: now, holdMs: holdMs, leadMs: dueAhead, timing: &pictureTiming)
+            let frame =
+                placement.source == .screen
+                ? p.currentScreenFrame(nowMs: now, holdMs: holdMs)
+                : p.currentFrame(nowMs: now, holdMs: holdMs, leadMs: dueAhead, timing: &pictureTiming)
             timing.observe(placement: i, pictureTiming)
             tiles.append(
                 Tile(
