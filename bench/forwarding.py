@@ -2,13 +2,15 @@
 (800 kb/s) and Opus, with no output: once with no receive slots, once with 3 each (every participant receives the
 three others' cameras, forwarded). The two alternate (A B A B A B) so a burst of the host's steal hits both alike;
 the cheapest window of each counts. Reported: Cohost's cores for each, the difference, and what came back on the
-slots per receiver (packets a second, kb/s), from the load tester's own count."""
+slots per receiver (packets a second, kb/s), from the load tester's own count. Then the same two rooms once more
+under the allocation counter of part 5 (malloc_count.c), to show what forwarding allocates per forwarded packet."""
 import json
 import os
 import subprocess
 import threading
 import time
 
+import alloc
 from lib import COHOST_BIN, Cohost, Procs, cpu_window, log
 
 PARTICIPANTS = 4
@@ -17,7 +19,7 @@ SLOTS = 3
 LIMIT_CORES = 0.03
 
 
-def _window(ctx, cohost, slots, prefix):
+def _window(ctx, cohost, slots, prefix, count_file=None):
     seconds = ctx["warmup"] + ctx["window"] + 2
     cmd = [COHOST_BIN, "load-test", "--url", cohost.base, "--token", cohost.admin, "--rooms", "1",
            "--participants", str(PARTICIPANTS), "--seconds", str(seconds), "--slots", str(slots),
@@ -38,14 +40,19 @@ def _window(ctx, cohost, slots, prefix):
         proc.kill()
         raise RuntimeError(f"load-test did not hold: {err[-5:]}")
     time.sleep(ctx["warmup"])
+    allocs0, t0 = (alloc._allocs(count_file), time.monotonic()) if count_file else (0, 0)
     cores = cpu_window([cohost.pid], ctx["window"])[cohost.pid]
+    allocs_per_s = (alloc._allocs(count_file) - allocs0) / (time.monotonic() - t0) if count_file else None
     out, _ = proc.communicate(timeout=120)
     reader.join(timeout=5)
     if proc.returncode != 0:
         raise RuntimeError(f"load-test exited {proc.returncode}: {err[-5:]}")
     room = json.loads(out)["rooms"][0]
-    return {"cores": round(cores, 3), "forwarded_pkt_per_s": round(room["forwardedPacketsPerSecond"], 1),
-            "forwarded_kbps": round(room["forwardedKbps"], 1), "real_time": room["realTime"]}
+    out = {"cores": round(cores, 3), "forwarded_pkt_per_s": round(room["forwardedPacketsPerSecond"], 1),
+           "forwarded_kbps": round(room["forwardedKbps"], 1), "real_time": room["realTime"]}
+    if allocs_per_s is not None:
+        out["allocs_per_s"] = round(allocs_per_s, 1)
+    return out
 
 
 def run(ctx):
@@ -62,6 +69,20 @@ def run(ctx):
                 windows[slots].append(w)
     finally:
         procs.stop()
+    # Allocations: a cohost of its own under the counter (it slows every call a little, so not the CPU windows).
+    counted = {}
+    procs = Procs(workdir)
+    try:
+        shim = alloc.build_shim(workdir)
+        count_file = os.path.join(workdir, "malloc-forwarding.bin")
+        cohost = Cohost(procs, name="cohost-alloc", env={"LD_PRELOAD": shim, "MALLOC_COUNT_FILE": count_file})
+        for slots in (0, SLOTS):
+            counted[slots] = _window(ctx, cohost, slots, f"a{slots}", count_file=count_file)
+            log(f"  forwarding allocations, {slots} slots each: {counted[slots]}")
+    finally:
+        procs.stop()
+    forwarded_total = counted[SLOTS]["forwarded_pkt_per_s"] * PARTICIPANTS
+    extra_allocs = counted[SLOTS]["allocs_per_s"] - counted[0]["allocs_per_s"]
     without = min(windows[0], key=lambda w: w["cores"])
     with_slots = min(windows[SLOTS], key=lambda w: w["cores"])
     added = round(with_slots["cores"] - without["cores"], 3)
@@ -69,4 +90,7 @@ def run(ctx):
             "cores_with_slots": with_slots["cores"], "added_cores": added, "limit_cores": LIMIT_CORES,
             "forwarded_pkt_per_s_per_receiver": with_slots["forwarded_pkt_per_s"],
             "forwarded_kbps_per_receiver": with_slots["forwarded_kbps"],
+            "allocs_per_s_without_slots": counted[0]["allocs_per_s"],
+            "allocs_per_s_with_slots": counted[SLOTS]["allocs_per_s"],
+            "allocs_per_forwarded_packet": round(extra_allocs / forwarded_total, 3) if forwarded_total else None,
             "windows": windows}

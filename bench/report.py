@@ -211,7 +211,10 @@ def table(r):
                   "slots, no output; cheapest of alternating windows)",
                   f"   cohost cores without slots {_f(fw['cores_without_slots'], 3)}, with slots "
                   f"{_f(fw['cores_with_slots'], 3)}: forwarding adds {_f(fw['added_cores'], 3)} cores; each receiver got "
-                  f"{_f(fw['forwarded_pkt_per_s_per_receiver'], 1)} pkt/s, {_f(fw['forwarded_kbps_per_receiver'], 0)} kb/s"]
+                  f"{_f(fw['forwarded_pkt_per_s_per_receiver'], 1)} pkt/s, {_f(fw['forwarded_kbps_per_receiver'], 0)} kb/s",
+                  f"   allocations: {_f(fw.get('allocs_per_s_without_slots'), 1)}/s without slots, "
+                  f"{_f(fw.get('allocs_per_s_with_slots'), 1)}/s with: {_f(fw.get('allocs_per_forwarded_packet'), 3)} "
+                  "per forwarded packet"]
     lines += ["", "targets:"]
     for name, t in r["targets"].items():
         verdict = {True: "met", False: "MISSED", None: "not measured"}[t["met"]]

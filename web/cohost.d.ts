@@ -23,6 +23,9 @@ export interface JoinOptions {
   /** A screen share to send beside the camera (a track from getDisplayMedia): its own line, marked
    *  `a=content:slides`; others' slots show it with source "screen". */
   screen?: MediaStreamTrack | null;
+  /** Join as a monitor (an admin token only): a hidden receiver whose slots show every participant's camera, in no
+   *  layout, mix, participant list or event. Default false. */
+  monitor?: boolean;
 }
 
 /** A participant's stream as slots name it. */

@@ -45,6 +45,7 @@ export async function join({
     events = true,
     slots = 0,
     screen = null,
+    monitor = false,
 } = {}) {
     if (!room || !token) throw new CohostError("join() needs a room and a token", { code: "invalid_argument" });
     const base = String(url).replace(/\/+$/, "");
@@ -82,7 +83,7 @@ export async function join({
         for (const t of slotTransceivers) call.slotStreams.set(t.mid, new MediaStream([t.receiver.track]));
         await gathered(pc, GATHER_CAP_MS); // Cohost is ICE-lite and takes no trickle: the offer carries the candidates
         const response = await postOffer(
-            `${base}/v1/rooms/${encodeURIComponent(room)}/participants`,
+            `${base}/v1/rooms/${encodeURIComponent(room)}/participants${monitor ? "?monitor=true" : ""}`,
             token,
             screenTransceiver ? markSlides(pc.localDescription.sdp, screenTransceiver.mid) : pc.localDescription.sdp,
         );

@@ -157,6 +157,14 @@ function makeParticipant(view, userId) {
     const badges = h("span", { class: "row badges" });
     const joined = h("span", { class: "muted small" });
     const streams = h("div", { class: "streams" });
+    // The participant's own camera, forwarded to the console's monitor (console-room-cameras.js).
+    const camera = h("video", {
+        class: "participant-camera hidden",
+        autoplay: true,
+        playsInline: true,
+        muted: true,
+        dataset: { testid: "participant-camera" },
+    });
     const mute = muteButton(view, person);
     const gain = gainControl(view, person);
     const row = h(
@@ -171,6 +179,7 @@ function makeParticipant(view, userId) {
             h("span", { class: "grow" }),
             joined,
         ),
+        camera,
         meter.el,
         streams,
         h(
@@ -204,7 +213,13 @@ function makeParticipant(view, userId) {
         if (!view.eventsOpen) meter.set(p.level);
     }
 
-    return { row, update, setLevel: meter.set };
+    function setCamera(stream) {
+        if (camera.srcObject !== stream) camera.srcObject = stream;
+        camera.classList.toggle("hidden", !stream);
+        if (stream) camera.play().catch(() => {}); // muted: allowed
+    }
+
+    return { row, update, setLevel: meter.set, setCamera };
 }
 
 // ------------------------------------------------------------------------------------------------ the list
@@ -222,6 +237,7 @@ function render(view, panel) {
             r = makeParticipant(view, p.userId);
             rows.set(p.userId, r);
             if (view.levels.has(p.userId)) r.setLevel(view.levels.get(p.userId));
+            if (panel.cameras.has(p.userId)) r.setCamera(panel.cameras.get(p.userId));
         }
         r.update(p);
         if (list.children[i] !== r.row) list.insertBefore(r.row, list.children[i] || null);
@@ -263,7 +279,8 @@ export function createParticipants(view) {
     const count = h("span", { class: "muted small" }, "");
     const list = h("div", { class: "participants", dataset: { testid: "participants" } });
     const none = h("p", { class: "muted small" }, "Nobody is here yet. Invite someone below.");
-    const panel = { count, list, none, rows: new Map() }; // rows: userId → row
+    // rows: userId → row; cameras: userId → the stream of its camera (it may come before the row)
+    const panel = { count, list, none, rows: new Map(), cameras: new Map() };
     const invite = createInvite(view);
     const el = h(
         "section",
@@ -279,6 +296,11 @@ export function createParticipants(view) {
         el,
         render: () => render(view, panel),
         setSpeaker: (userId) => setSpeaker(view, panel, userId),
+        showCamera(userId, stream) {
+            if (stream) panel.cameras.set(userId, stream);
+            else panel.cameras.delete(userId);
+            panel.rows.get(userId)?.setCamera(stream);
+        },
         showLevels: (levels, activeSpeaker) => showLevels(view, panel, levels, activeSpeaker),
         /** A participant left: its level and, if it was, the active speaker go. */
         forget(userId) {

@@ -13,6 +13,7 @@ import { api, errorSentence, isAbort } from "./api.js";
 import { clear, confirmButton, h, messageLine, setText } from "./console-dom.js";
 import { createEditor } from "./console-editor.js";
 import { createActivity } from "./console-room-activity.js";
+import { createCameras } from "./console-room-cameras.js";
 import { createEvents } from "./console-room-events.js";
 import { createOutputs } from "./console-room-outputs.js";
 import { createParticipants } from "./console-room-participants.js";
@@ -176,6 +177,7 @@ function apply(view, room) {
     setText(view.header.summary, summaryText(room));
     if (!room.audioOnly) view.preview.fit(room.canvas);
     view.participants.render();
+    view.cameras.start();
     view.outputs.render();
     if (view.editor) view.editor.update(room);
     if (!room.audioOnly) view.pictures.update(room);
@@ -273,6 +275,7 @@ export function mountRoom(container, room, ctx) {
     view.header = createHeader(view);
     view.preview = createPreview(view);
     view.participants = createParticipants(view);
+    view.cameras = createCameras(view, (userId, stream) => view.participants.showCamera(userId, stream));
     view.outputs = createOutputs(view);
     view.pictures = createPictures(view);
     view.activityLog = createActivity();
@@ -291,6 +294,7 @@ export function mountRoom(container, room, ctx) {
             controller.abort();
             view.events.close();
             view.preview.destroy();
+            view.cameras.stop();
         },
     };
 }

@@ -1,8 +1,9 @@
 /// An SDP offer (RFC 8866), reduced to what Cohost needs to answer it (RFC 3264) and receive its media.
 public struct SessionDescription: Equatable, Sendable {
-    /// Offers are small; the limits keep a hostile body from costing more than a few kilobytes of work.
+    /// The limits keep a hostile body from costing more than a bounded amount of work. A browser's offer with 16
+    /// receive slots is about 50 KB in 1,800 lines (each Chromium video line lists every codec).
     public static let maxBytes = 64 * 1024
-    public static let maxLines = 1024
+    public static let maxLines = 4096
     public static let maxLineLength = 4096
 
     public var media: [MediaDescription]

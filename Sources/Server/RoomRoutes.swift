@@ -142,9 +142,16 @@ struct RoomRoutes: TokenCheckedRoute, Sendable {
         }
         let buffer = try await collect(request, limit: Self.maxSDPBody)
         let offer = String(decoding: buffer.readableBytesView, as: UTF8.self)
+        let monitor: Bool
+        switch request.uri.queryParameters.get("monitor") {
+        case nil, "false": monitor = false
+        case "true": monitor = true
+        case let other?:
+            throw APIError.badRequest("invalid_parameter", "monitor must be true or false, not '\(other.prefix(32))'")
+        }
         let answer = try manager.join(
             room: name, userId: caller.claims.sub, tokenIssuedAt: caller.claims.iat,
-            isAdmin: caller.claims.admin, offer: offer)
+            isAdmin: caller.claims.admin, monitor: monitor, offer: offer)
         return Response(
             status: .created,
             headers: [

@@ -116,6 +116,19 @@ class PageServer(LoopbackServer):
         return f"{self.origin}/{name}"
 
 
+#: The size of a <video> and the colour at its centre (a canvas read), or null before its first picture.
+PICTURE = """(selector) => {
+  const v = document.querySelector(selector);
+  if (!v || !v.videoWidth) return null;
+  const c = document.createElement("canvas");
+  c.width = v.videoWidth; c.height = v.videoHeight;
+  const g = c.getContext("2d");
+  g.drawImage(v, 0, 0);
+  const d = g.getImageData(c.width >> 1, c.height >> 1, 1, 1).data;
+  return {width: v.videoWidth, height: v.videoHeight, rgb: [d[0], d[1], d[2]]};
+}"""
+
+
 def chromium_args(tone_wav, video_file=None):
     args = ["--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
             f"--use-file-for-fake-audio-capture={tone_wav}", "--allow-loopback-in-peer-connection",

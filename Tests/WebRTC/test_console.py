@@ -1,7 +1,8 @@
 """The producer console (web/console.html) in headless Chromium against a real `cohost serve`.
 
 One walk through the console as a producer uses it: sign in with an admin token in the fragment, create a room from
-the form, see its row, open it, watch a plain-RTP ffmpeg participant's voice meter move, add an RTMP output to a
+the form, see its row, open it, watch a plain-RTP ffmpeg participant's voice meter move and its own camera play in
+its card (the console's monitor join: forwarded, 320x180, orange), add an RTMP output to a
 private nginx-rtmp and see it connect, drag and resize the participant's box in the layout editor, apply it and
 check the room's layout over the API. No errors may appear in the browser console (CSP violations included).
 Screenshots go to docs/screenshots/console-rooms.png, console-room.png and console-editor.png.
@@ -20,6 +21,7 @@ import http.server
 import os
 import random
 import sys
+import time
 import unittest
 import uuid
 
@@ -111,7 +113,11 @@ class ConsoleTests(unittest.IsolatedAsyncioTestCase):
     async def asyncSetUp(self):
         harness.relax_slow_callback_warning()
         self.playwright = await async_playwright().start()
-        self.browser = await self.playwright.chromium.launch(executable_path=browser.CHROMIUM, headless=True)
+        # The console's monitor (its participants' cameras) connects over WebRTC: in this namespace only a loopback
+        # candidate can pair, and a page without camera permission gathers an mDNS name instead unless told not to.
+        self.browser = await self.playwright.chromium.launch(
+            executable_path=browser.CHROMIUM, headless=True,
+            args=["--allow-loopback-in-peer-connection", "--disable-features=WebRtcHideLocalIpsWithMdns"])
         self.context = await self.browser.new_context(viewport={"width": 1440, "height": 1000})
         self.page = await self.context.new_page()
         self.page.set_default_timeout(15000)
@@ -210,6 +216,25 @@ class ConsoleTests(unittest.IsolatedAsyncioTestCase):
         level = page.locator(meter)
         if not await self.until(lambda: self.attr_number(level, "data-level"), 15):
             self.fail(self.diag("the meter never rose above 0"))
+
+        # The console watches as a monitor: the participant's own camera (320x180 orange, forwarded) in its card,
+        # and the participant list still holds the participant alone.
+        camera = f"[data-testid=participant][data-user-id='{guest}'] [data-testid=participant-camera]"
+        picture = None
+        end = time.monotonic() + 15
+        while time.monotonic() < end:
+            picture = await page.evaluate(browser.PICTURE, camera)
+            if picture and (picture["width"], picture["height"]) == (320, 180):
+                break
+            await asyncio.sleep(0.2)
+        if (picture or {}).get("width") != 320:
+            mine = self.cohost.call("GET", f"/v1/rooms/{room}/participants/producer/subscriptions", self.cohost.admin())
+            self.fail(self.diag(f"the card's camera: {picture}; the console's slots: {mine.status} {mine.body[:400]}"))
+
+        red, green, blue = picture["rgb"]
+        self.assertTrue(red > 200 and 120 < green < 210 and blue < 90, self.diag(f"not orange: {picture}"))
+        listed = [p["userId"] for p in (self.cohost.room(room) or {}).get("participants", [])]
+        self.assertEqual(listed, [guest])
 
         # An RTMP output to nginx-rtmp, added from the form, connects.
         await page.fill("[data-testid=output-url]", self.nginx.url(room))

@@ -97,18 +97,6 @@ WAVS = {}
 CAMERAS = {"ann": ("red", 320, 240), "ben": ("lime", 320, 180), "cat": ("blue", 256, 144)}
 CAMERA_FILES = {}
 
-#: The size of a <video> and the colour at its centre (a canvas read), or null before its first picture.
-PICTURE = """(selector) => {
-  const v = document.querySelector(selector);
-  if (!v || !v.videoWidth) return null;
-  const c = document.createElement("canvas");
-  c.width = v.videoWidth; c.height = v.videoHeight;
-  const g = c.getContext("2d");
-  g.drawImage(v, 0, 0);
-  const d = g.getImageData(c.width >> 1, c.height >> 1, 1, 1).data;
-  return {width: v.videoWidth, height: v.videoHeight, rgb: [d[0], d[1], d[2]]};
-}"""
-
 
 def shows(picture, camera):
     """Whether `picture` (PICTURE's result) is `camera` (CAMERAS' entry): its size, and its colour's strong channel."""
@@ -447,7 +435,7 @@ class JoinPageTests(harness.ParticipantChecks, unittest.IsolatedAsyncioTestCase)
         self.assert_no_console_errors()
 
     async def picture_of(self, guest, selector):
-        return await guest.page.evaluate(PICTURE, selector)
+        return await guest.page.evaluate(browser.PICTURE, selector)
 
     async def test_cohosts_see_each_other_in_tiles_then_a_camera_goes_off_and_a_viewer_switches_its_slot(self):
         """Three guests with cameras of their own colour and size join from the join page: within 3 s of being

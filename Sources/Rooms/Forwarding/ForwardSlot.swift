@@ -121,6 +121,10 @@ final class ForwardSlot: @unchecked Sendable {
 
     var isPaused: Bool { lock.withLock { state.paused } }
 
+    /// Whether the slot shows a source and waits for its keyframe (a sender may ignore a request that came too soon
+    /// after its last keyframe, as libwebrtc does within 300 ms: the wish is renewed until one comes).
+    var awaitsKeyframe: Bool { lock.withLock { state.source != nil && !state.paused && !rewriter.started } }
+
     // MARK: the sender's UDP thread (its forwarder's lock held)
 
     /// One packet of the source: rewritten and sent when the slot shows it, and not paused.

@@ -11,6 +11,8 @@ import Synchronization
 final class SlotDirector {
     typealias Transport = @Sendable (Participant, [UInt8]) -> Void
     static let allocationIntervalMs: Int64 = 500
+    /// How often a slot still waiting for its source's keyframe asks again.
+    static let keyframeRetryMs: Int64 = 100
 
     private let events: EventHub
     private let transport: Transport
@@ -18,8 +20,10 @@ final class SlotDirector {
     private var lastSpoke: [String: Int64] = [:]
     private var lastAllocationMs: Int64?
     private var lastSecondMs: Int64?
+    private var lastRetryMs: Int64 = 0
     /// What the last `slots` event of each receiver said.
-    private var announced: [String: [StreamKey?]] = [:]
+    /// By session: a user who joins again is announced afresh.
+    private var announced: [Int: [StreamKey?]] = [:]
 
     init(events: EventHub, transport: @escaping Transport) {
         self.events = events
@@ -33,19 +37,32 @@ final class SlotDirector {
     /// Every audio tick, with the participants present in join order.
     func tick(present: [Participant], roster: Roster, activeSpeaker: String?, nowMs: Int64) {
         if let speaker = activeSpeaker { lastSpoke[speaker] = nowMs }
-        guard present.contains(where: { !$0.slots.isEmpty }) else {
+        guard present.contains(where: { !$0.slots.isEmpty }) || roster.hasMonitors else {
             if !announced.isEmpty { announced.removeAll() }
             return
         }
         let due = lastAllocationMs.map { nowMs - $0 >= Self.allocationIntervalMs } ?? true
-        if changed.exchange(false, ordering: .acquiring) || due {
-            allocate(present: present, layout: roster.currentLayout)
+        if nowMs - lastRetryMs >= Self.keyframeRetryMs {
+            lastRetryMs = nowMs
+            let retry: (Participant) -> Void = { receiver in
+                for slot in receiver.slots where slot.awaitsKeyframe { slot.source?.requestKeyframe() }
+            }
+            for receiver in present { retry(receiver) }
+            roster.forEachMonitor(retry)
+        }
+        let allocation = changed.exchange(false, ordering: .acquiring) || due
+        let second = lastSecondMs.map { nowMs - $0 >= 1000 } ?? true
+        guard allocation || second else { return }
+        // The monitors (hidden receivers) are receivers too, never candidates.
+        let receivers = present + roster.monitorList
+        if allocation {
+            allocate(present: present, receivers: receivers, layout: roster.currentLayout)
             lastAllocationMs = nowMs
         }
-        if lastSecondMs.map({ nowMs - $0 >= 1000 }) ?? true {
+        if second {
             let elapsed = lastSecondMs.map { nowMs - $0 } ?? 1000
             lastSecondMs = nowMs
-            everySecond(present: present, elapsedMs: elapsed, nowMs: nowMs)
+            everySecond(present: present, receivers: receivers, elapsedMs: elapsed, nowMs: nowMs)
         }
     }
 
@@ -73,12 +90,12 @@ final class SlotDirector {
         }
     }
 
-    private func allocate(present: [Participant], layout: Layout) {
+    private func allocate(present: [Participant], receivers: [Participant], layout: Layout) {
         let streams = candidates(present, layout: layout)
         // A camera turned off keeps its slot but sends nothing to it.
         let forwarders = Dictionary(
             streams.filter(\.0.available).map { ($0.0.key, $0.1) }, uniquingKeysWith: { first, _ in first })
-        for receiver in present where !receiver.slots.isEmpty {
+        for receiver in receivers where !receiver.slots.isEmpty {
             let allocation = SlotAllocator.allocate(
                 receiver: receiver.userId,
                 slots: receiver.slots.map { SlotAllocator.Slot(mid: $0.mid, accepts: $0.offer.accepts) },
@@ -90,24 +107,29 @@ final class SlotDirector {
                 slot.show(key, from: source, transport: transport)?.detach(slot)
                 source?.attach(slot)
             }
-            if announced[receiver.userId] != allocation.shown {
-                announced[receiver.userId] = allocation.shown
+            if announced[receiver.sessionID] != allocation.shown {
+                announced[receiver.sessionID] = allocation.shown
                 events.publish(
                     .slots(
                         userId: receiver.userId,
                         slots: zip(receiver.slots, allocation.shown).map { SlotAssignment(mid: $0.mid, shown: $1) }))
             }
         }
-        for user in announced.keys where !present.contains(where: { $0.userId == user }) { announced[user] = nil }
+        for session in announced.keys where !receivers.contains(where: { $0.sessionID == session }) {
+            announced[session] = nil
+        }
     }
 
     /// Loss above this in a receiver's recent reports cuts what it is sent.
     static let lossLimitPercent = 10
 
-    private func everySecond(present: [Participant], elapsedMs: Int64, nowMs: Int64) {
-        for p in present { _ = p.forwarder?.measure(elapsedMs: elapsedMs) }
+    private func everySecond(present: [Participant], receivers: [Participant], elapsedMs: Int64, nowMs: Int64) {
+        for p in present {
+            _ = p.forwarder?.measure(elapsedMs: elapsedMs)
+            _ = p.screenForwarder?.measure(elapsedMs: elapsedMs)
+        }
         let ntp = NTPTime.now()
-        for receiver in present where !receiver.slots.isEmpty {
+        for receiver in receivers where !receiver.slots.isEmpty {
             var estimate = receiver.slots.compactMap { $0.feedback.snapshot.estimatedBitrate }.min()
             let demand = receiver.slots.map { $0.source?.bitrateBps ?? 0 }
             let sending = receiver.slots.map { !$0.isPaused }

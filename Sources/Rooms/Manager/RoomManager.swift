@@ -163,10 +163,15 @@ public final class RoomManager: @unchecked Sendable {
     /// Joins `userId` to `roomName` with an SDP offer; returns the SDP answer.
     /// A room that does not exist is created with the server's defaults.
     /// `isAdmin`: joined with an admin token (the first admin to join anchors a pip layout without an anchor).
+    /// `monitor`: a hidden receiver (admins only): its slots show every participant's camera, and it is in no
+    /// layout, mix, participant list or event (protocol/sdp.md, "Monitors").
     public func join(
-        room roomName: String, userId: String, tokenIssuedAt: Int64?, isAdmin: Bool = false,
+        room roomName: String, userId: String, tokenIssuedAt: Int64?, isAdmin: Bool = false, monitor: Bool = false,
         offer: String
     ) throws(RoomError) -> String {
+        guard !monitor || isAdmin else {
+            throw .forbidden("joining as a monitor needs an admin token")
+        }
         // Kicks outlive their room: checked before a room could be created again for the user.
         if isKicked(room: roomName, userId: userId, tokenIssuedAt: tokenIssuedAt) {
             throw .forbidden(
@@ -183,10 +188,10 @@ public final class RoomManager: @unchecked Sendable {
         let session = sessions.next()
         let (negotiation, transport) = try negotiate(offer, session: session, room: room)
         let (participant, entries) = try makeParticipant(
-            userId: userId, session: session, isAdmin: isAdmin, negotiation: negotiation, transport: transport,
-            room: room)
+            userId: userId, session: session, isAdmin: isAdmin, monitor: monitor, negotiation: negotiation,
+            transport: transport, room: room)
         // The same user joining again replaces the old session: free its SSRCs first.
-        if let old = room.participant(userId) { media.detach(old) }
+        if let old = monitor ? room.monitor(userId) : room.participant(userId) { media.detach(old) }
         if let taken = media.register(entries, room: roomName, participant: participant) {
             throw .conflict("ssrc_conflict", "SSRC \(taken) is already in use on this server")
         }
@@ -200,9 +205,11 @@ public final class RoomManager: @unchecked Sendable {
             // A concurrent join of the same user may have registered its SSRCs after the check above: the session
             // replaced here must not keep them (it would decode forever, in no room).
             media.detach(replaced)
-            room.events.publish(.participantLeft(userId: replaced.userId, reason: .replaced))
+            if !monitor { room.events.publish(.participantLeft(userId: replaced.userId, reason: .replaced)) }
         }
-        room.events.publish(.participantJoined(userId: userId, sources: participant.sources.map(\.rawValue)))
+        if !monitor {
+            room.events.publish(.participantJoined(userId: userId, sources: participant.sources.map(\.rawValue)))
+        }
         logger.info("participant joined", metadata: ["room": "\(roomName)", "user": "\(userId)"])
         return negotiation.answer
     }
@@ -232,12 +239,12 @@ public final class RoomManager: @unchecked Sendable {
 
     /// The participant with its decoders, and the SSRC table's entries for its streams.
     private func makeParticipant(
-        userId: String, session: Int, isAdmin: Bool, negotiation: Negotiation, transport: WebRTCTransport?,
-        room: Room
+        userId: String, session: Int, isAdmin: Bool, monitor: Bool, negotiation: Negotiation,
+        transport: WebRTCTransport?, room: Room
     ) throws(RoomError) -> (Participant, [StreamRouter.Entry]) {
         do {
             let participant = try Participant(
-                userId: userId, sessionID: session, isAdmin: isAdmin, audio: negotiation.audio,
+                userId: userId, sessionID: session, isAdmin: isAdmin, isMonitor: monitor, audio: negotiation.audio,
                 video: negotiation.video, screen: negotiation.screen, decodeChannels: room.config.audio.channels,
                 videoLimits: VideoLimits(
                     maxWidth: room.config.maxVideoSize.width, maxHeight: room.config.maxVideoSize.height,
@@ -295,6 +302,7 @@ public final class RoomManager: @unchecked Sendable {
     ) -> Bool {
         guard let room = room(roomName), let p = room.remove(userId, ifSession: session) else { return false }
         media.detach(p)
+        if p.isMonitor { return true }
         if reason == .kicked {
             let now = Int64(Date().timeIntervalSince1970)
             kicks.record(room: roomName, userId: userId, atSeconds: now)

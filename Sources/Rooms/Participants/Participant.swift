@@ -16,6 +16,9 @@ public final class Participant: @unchecked Sendable {
     public let joinedAt: Date
     /// Joined with an admin token.
     public let isAdmin: Bool
+    /// A hidden receiver (an admin's `?monitor=true` join, the console's previews): in no layout, mix, list or event;
+    /// only its slots are filled, with every participant's camera.
+    public let isMonitor: Bool
     let audio: AudioReceiver?
     let video: VideoReceiver?
     /// The screen share (`a=content:slides`), decoded only while a region shows it.
@@ -55,7 +58,8 @@ public final class Participant: @unchecked Sendable {
     /// stereo senders are downmixed by the decoder; 2 otherwise. Video is decoded on `decodePool`'s threads within
     /// `videoLimits`; without a pool, on the thread that delivers its packets.
     init(
-        userId: String, sessionID: Int, isAdmin: Bool = false, audio: NegotiatedStream?, video: NegotiatedStream?,
+        userId: String, sessionID: Int, isAdmin: Bool = false, isMonitor: Bool = false, audio: NegotiatedStream?,
+        video: NegotiatedStream?,
         screen: NegotiatedStream? = nil,
         decodeChannels: Int = 2, videoLimits: VideoLimits = VideoLimits(), decodePool: DecodePool? = nil,
         returnAudio: ReturnOffer? = nil, returnVideo: ReturnOffer? = nil, slots: [SlotOffer] = [],
@@ -66,6 +70,7 @@ public final class Participant: @unchecked Sendable {
         if webRTC != nil && (audio != nil || video != nil) { senderLimit = SenderBitrateLimit(capKbps: maxIngestKbps) }
         self.userId = userId
         self.isAdmin = isAdmin
+        self.isMonitor = isMonitor
         self.sessionID = sessionID
         self.joinedAt = Date()
         lastPacketMs = Atomic(nowMs)

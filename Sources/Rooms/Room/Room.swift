@@ -94,6 +94,8 @@ public final class Room: @unchecked Sendable {
     }
     public var participantCount: Int { roster.count }
     func participant(_ userId: String) -> Participant? { roster.participant(userId) }
+    /// The hidden receiver of that user id (an admin's monitor join), if any.
+    func monitor(_ userId: String) -> Participant? { roster.monitor(userId) }
 
     /// Every participant's per-stream statistics, in join order (for metrics).
     public func streamReports() -> [(userId: String, streams: [StreamReport])] {
@@ -129,14 +131,18 @@ public final class Room: @unchecked Sendable {
 
     /// What `userId`'s slots show now, and its own choices.
     public func slots(of userId: String) throws(RoomError) -> (slots: [SlotAssignment], chosen: [String: StreamKey]) {
-        guard let p = participant(userId) else { throw .notFound("no participant '\(userId)' in room '\(name)'") }
+        guard let p = roster.memberOrMonitor(userId) else {
+            throw .notFound("no participant '\(userId)' in room '\(name)'")
+        }
         return (p.slots.map { SlotAssignment(mid: $0.mid, shown: $0.shown) }, p.subscriptions)
     }
 
     /// Replaces `userId`'s own choices: the slots named show what they name, the others are filled automatically;
     /// the slots follow at the next tick.
     public func subscribe(_ userId: String, _ changes: [String: StreamKey]) throws(RoomError) {
-        guard let p = participant(userId) else { throw .notFound("no participant '\(userId)' in room '\(name)'") }
+        guard let p = roster.memberOrMonitor(userId) else {
+            throw .notFound("no participant '\(userId)' in room '\(name)'")
+        }
         for mid in changes.keys where !p.slots.contains(where: { $0.mid == mid }) {
             throw .badRequest(
                 "unknown_slot",

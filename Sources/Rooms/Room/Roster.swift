@@ -10,6 +10,9 @@ final class Roster: @unchecked Sendable {
     private let maxParticipants: Int
     private var members: [String: Participant] = [:]
     private var joinOrder: [String] = []
+    /// Hidden receivers (`Participant.isMonitor`, the console's camera previews): never members, so never in the
+    /// layout, the mix, the participant list or the events; only their slots are filled.
+    private var monitors: [String: Participant] = [:]
     private var closed = false
     private var layout: Layout
     private var anchor: String?
@@ -35,6 +38,11 @@ final class Roster: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard !closed else { throw .notFound("room '\(room)' is closed") }
+        if participant.isMonitor {
+            let previous = monitors.updateValue(participant, forKey: participant.userId)
+            whileAdding()
+            return previous
+        }
         let previous = members[participant.userId]
         if previous == nil && members.count >= maxParticipants {
             throw .conflict("room_full", "room '\(room)' is full (\(maxParticipants) participants)")
@@ -49,6 +57,11 @@ final class Roster: @unchecked Sendable {
     /// Removes `userId` (only the session `session` of them, when given).
     func remove(_ userId: String, ifSession session: Int? = nil) -> Participant? {
         lock.withLock {
+            // Sessions are unique; without one, a member of that name goes before a monitor.
+            if let m = monitors[userId], session.map({ $0 == m.sessionID }) ?? (members[userId] == nil) {
+                monitors[userId] = nil
+                return m
+            }
             guard let p = members[userId], session == nil || p.sessionID == session else { return nil }
             members[userId] = nil
             placementVersion &+= 1
@@ -62,9 +75,10 @@ final class Roster: @unchecked Sendable {
     func close() -> [Participant] {
         lock.withLock {
             closed = true
-            let list = joinOrder.compactMap { members[$0] }
+            let list = joinOrder.compactMap { members[$0] } + monitors.values
             members.removeAll()
             joinOrder.removeAll()
+            monitors.removeAll()
             return list
         }
     }
@@ -73,6 +87,13 @@ final class Roster: @unchecked Sendable {
     var count: Int { lock.withLock { members.count } }
     var participants: [Participant] { lock.withLock { joinOrder.compactMap { members[$0] } } }
     func participant(_ userId: String) -> Participant? { lock.withLock { members[userId] } }
+    /// A member, else a monitor of that user id.
+    func memberOrMonitor(_ userId: String) -> Participant? { lock.withLock { members[userId] ?? monitors[userId] } }
+    var hasMonitors: Bool { lock.withLock { !monitors.isEmpty } }
+    func monitor(_ userId: String) -> Participant? { lock.withLock { monitors[userId] } }
+    /// Runs `body` on each monitor under the lock (nothing slow: no allocation on a tick).
+    func forEachMonitor(_ body: (Participant) -> Void) { lock.withLock { for m in monitors.values { body(m) } } }
+    var monitorList: [Participant] { lock.withLock { Array(monitors.values) } }
 
     /// Refills `list` with the members in join order, in place (hot path: every audio tick).
     func fill(_ list: inout [Participant]) {
@@ -90,6 +111,7 @@ final class Roster: @unchecked Sendable {
             for id in joinOrder {
                 if let p = members[id], p.idleMilliseconds(nowMs: nowMs) > ms { idle.append(p) }
             }
+            for m in monitors.values where m.idleMilliseconds(nowMs: nowMs) > ms { idle.append(m) }
             return idle
         }
     }
