@@ -1,6 +1,6 @@
 #!/bin/sh
 # Schemathesis against a real `cohost serve`: every operation of protocol/openapi.yaml, with generated valid and
-# invalid requests, must be answered as the schema says. Two runs, each against a server of its own:
+# invalid requests, must be answered as the schema says. Two runs, side by side, each against a server of its own:
 #
 #   hooked  hooks.py puts real PNGs, offers and consistent numbers into bodies generated as valid; phases
 #           examples, coverage, fuzzing, stateful; every check (schemathesis.toml)
@@ -17,8 +17,8 @@
 # Environment: COHOST_BIN; COHOST_SCHEMATHESIS_SEED (default 20261127, both runs); COHOST_SCHEMATHESIS_EXAMPLES,
 # test cases per operation and phase of the hooked run (default: schemathesis.toml's, 40 and 80 for sequences);
 # COHOST_SCHEMATHESIS_PLAIN_EXAMPLES, the plain run's (default: plain.toml's); COHOST_SCHEMATHESIS_RUNS, which runs
-# and in what order (default "hooked plain"); COHOST_SCHEMATHESIS_KEEP=1 keeps the temporary directory (each run's
-# server log, recordings and data) even when the runs pass.
+# (default "hooked plain"; their output is printed in that order); COHOST_SCHEMATHESIS_KEEP=1 keeps the temporary
+# directory (each run's server log, recordings and data) even when the runs pass.
 #
 # The Makefile's target (after the build, like test-webrtc):
 #
@@ -87,7 +87,7 @@ start_server() {
     dir=$1
     shift
     mkdir -p "$dir"
-    "$bin" serve --http "127.0.0.1:$port" --rtp-port 7882 --keys "$key:$secret" --web-dir "$root/web" \
+    "$bin" serve --http "127.0.0.1:$port" --rtp-port "$((port + 2))" --keys "$key:$secret" --web-dir "$root/web" \
         --recordings-dir "$dir/recordings" --data-dir "$dir/data" "$@" >"$dir/server.log" 2>&1 &
     server=$!
     if ! python3 - "$port" <<'EOF'
@@ -152,8 +152,11 @@ plain() {
         --workers 1
 }
 
-for run in ${COHOST_SCHEMATHESIS_RUNS:-hooked plain}; do
-    case $run in
+# one_run NAME: one run against a server of its own (in a subshell: its own port, server and exit code).
+one_run() {
+    name=$1
+    shift
+    case $name in
     hooked)
         # A participant's join does not create a room (the default with keys; see RoomTokens in hooks.py).
         start_server "$work/hooked" --auto-create-rooms false
@@ -169,11 +172,35 @@ for run in ${COHOST_SCHEMATHESIS_RUNS:-hooked plain}; do
         cd "$work/plain"
         measured plain plain
         ;;
+    esac
+    stop_server
+    return "$worst"
+}
+
+# The runs go side by side, each on ports of its own (7880, 7890, ...): each is one Python process against a
+# mostly idle server, so two share this machine's cores; their output is printed whole, one after the other.
+runs=
+n=0
+for run in ${COHOST_SCHEMATHESIS_RUNS:-hooked plain}; do
+    case $run in
+    hooked | plain) ;;
     *)
         echo "run.sh: COHOST_SCHEMATHESIS_RUNS names '$run'; the runs are hooked and plain" >&2
         exit 2
         ;;
     esac
-    cd "$work"
-    stop_server
+    port=$((7880 + 10 * n))
+    n=$((n + 1))
+    mkdir -p "$work/$run"
+    (
+        trap - EXIT
+        one_run "$run" "$@"
+    ) >"$work/$run.out" 2>&1 &
+    runs="$runs $run:$!"
+done
+for entry in $runs; do
+    code=0
+    wait "${entry#*:}" || code=$?
+    cat "$work/${entry%%:*}.out"
+    [ "$code" -le "$worst" ] || worst=$code
 done
