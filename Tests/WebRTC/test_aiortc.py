@@ -229,6 +229,28 @@ class CohostAiortcTests(harness.ParticipantChecks, unittest.IsolatedAsyncioTestC
         self.assertEqual(streams["audio"]["ssrc"], ssrcs["audio"], streams)
         self.assertEqual(streams["video"]["ssrc"], ssrcs["video"], streams)
 
+    async def test_a_receiver_that_sends_nothing_reports_on_its_slot(self):
+        """A viewer whose offer is one recvonly video line (a receive slot, in a room without a room view) announces no
+        SSRC, as Chromium's do: its receiver reports come from an SSRC Cohost never heard of. Cohost reads them through the transport that
+        proved the address, so the slot shows the viewer's round trip (it echoes the slot's sender reports)."""
+        r = await asyncio.to_thread(self.cohost.create_room, {"name": self.room, "returnVideo": "none"})
+        self.assertEqual(r.status, 201, r)
+        sender = self.peer(audio=False, video=True, direction="sendonly")
+        await self.join(sender, "ann")
+        viewer = self.peer(audio=False, video=True, direction="recvonly")
+        # aiortc lists its receiver SSRC; Chromium's recvonly lines list none, as this offer then does.
+        await self.join(viewer, "viewer", mangle=harness.strip_ssrc_lines)
+        await asyncio.gather(self.connected(sender), self.connected(viewer))
+
+        def slot():
+            info = self.cohost.participant(self.room, "viewer") or {}
+            return (info.get("slots") or [{}])[0]
+
+        reported = await harness.await_until(
+            lambda: slot().get("packets", 0) > 0 and slot().get("roundTripMs") is not None, 15)
+        self.assertTrue(reported, self.diag(f"the viewer's slot: {slot()}"))
+        self.assertEqual(slot().get("userId"), "ann")
+
     async def test_aiortc_as_dtls_server(self):
         """An offer with a=setup:passive: Cohost must be the DTLS client (a=setup:active in the answer), aiortc the
         server. aiortc offers actpass itself; the offer is edited before it is sent, and aiortc takes its role

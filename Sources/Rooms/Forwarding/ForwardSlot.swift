@@ -12,6 +12,9 @@ final class ForwardSlot: @unchecked Sendable {
     let mid: String
     let ssrc: UInt32
     let offer: SlotOffer
+    /// The payload type each sender codec (`ForwardCodec.key`) goes out with, built once: the per-packet lookup
+    /// allocates nothing.
+    private let payloadTypes: [String: UInt8]
     /// What the receiver reports about this slot (loss, round trip, REMB).
     let feedback = ReceiverFeedback(clockRate: 90_000)
     /// The participant this slot sends to; set once when it is made.
@@ -68,6 +71,11 @@ final class ForwardSlot: @unchecked Sendable {
         mid = offer.mid
         ssrc = offer.ssrc
         self.offer = offer
+        var types: [String: UInt8] = [:]
+        for format in offer.formats {
+            for key in format.codec.accepts where types[key] == nil { types[key] = format.payloadType }
+        }
+        payloadTypes = types
         self.lateKeys = lateKeys
         rewriter = SlotRewriter(
             initialSequence: .random(in: 0...UInt16.max), initialTimestamp: .random(in: 0...UInt32.max))
@@ -131,7 +139,7 @@ final class ForwardSlot: @unchecked Sendable {
     func forward(_ packet: RTPPacket, codec: String, keyframe: Bool, vp8: Bool, nowMs: Int64) {
         lock.lock()
         defer { lock.unlock() }
-        guard !state.paused, let pt = offer.payloadType(for: codec) else { return }
+        guard !state.paused, let pt = payloadTypes[codec] else { return }
         let starting = !rewriter.started
         guard
             let out = rewriter.rewrite(
@@ -152,7 +160,7 @@ final class ForwardSlot: @unchecked Sendable {
     func resend(_ entry: ForwardHistory.Entry, as sent: UInt16, codec: String, vp8: Bool) {
         lock.lock()
         defer { lock.unlock() }
-        guard let pt = offer.payloadType(for: codec) else { return }
+        guard let pt = payloadTypes[codec] else { return }
         RTPPacket.write(
             payloadType: pt, marker: entry.marker, sequenceNumber: sent,
             timestamp: rewriter.rewritten(timestamp: entry.timestamp), ssrc: ssrc, payload: entry.payload[...],

@@ -25,6 +25,7 @@ public final class MediaDemux: @unchecked Sendable {
     init(acceptsWebRTC: Bool, logger: Logger) {
         self.acceptsWebRTC = acceptsWebRTC
         self.logger = logger
+        router.transportOwner = { [webRTC] peer in webRTC.entry(for: peer)?.participant }
     }
 
     /// Lets the rooms send through the media socket.

@@ -17,11 +17,6 @@ struct SlotOffer: Sendable {
     var receiverSSRC: UInt32?
     var receiverSRTP: (profile: SRTPProfile, key: [UInt8])?
 
-    /// The payload type a stream of `key` (`ForwardCodec.key`) goes out with, nil when the line does not take it.
-    func payloadType(for key: String) -> UInt8? {
-        formats.first { $0.codec.accepts.contains(key) }?.payloadType
-    }
-
     /// The senders' codecs the line takes.
     var accepts: Set<String> { formats.reduce(into: []) { $0.formUnion($1.codec.accepts) } }
 }

@@ -87,6 +87,11 @@ final class StreamRouter: @unchecked Sendable {
     private var bindings: [UInt32: Binding] = [:]
     /// Stand-in SSRCs still waiting for their first packet (bound under the stand-in too, for unregistering).
     private var pending: [UInt32: Binding] = [:]
+    /// Each WebRTC participant's binding for RTCP from an SSRC it never announced (a browser that only receives
+    /// sends its reports from one of its own), found through the transport that proved the sender's address.
+    private var transportBindings: [ObjectIdentifier: Binding] = [:]
+    /// The participant whose WebRTC transport proved `peer`, if any (the WebRTC table; set once by the demux).
+    var transportOwner: (@Sendable (PeerAddress) -> Participant?)?
     private(set) var counters = IngestCounters()
 
     var snapshot: IngestCounters { lock.withLock { counters } }
@@ -122,6 +127,10 @@ final class StreamRouter: @unchecked Sendable {
                 receiveOnly: e.receiveOnly, learnFromMID: e.learnFromMID)
             bindings[e.ssrc] = binding
             if e.learnFromMID != nil { pending[e.ssrc] = binding }
+        }
+        if participant.webRTC != nil {
+            transportBindings[ObjectIdentifier(participant)] = Binding(
+                ssrc: 0, room: room, participant: participant, srtp: nil, outbound: nil, receiveOnly: true)
         }
         return nil
     }
@@ -161,6 +170,7 @@ final class StreamRouter: @unchecked Sendable {
             bindings[ssrc] = nil
         }
         for ssrc in own where pending[ssrc]?.participant === participant { pending[ssrc] = nil }
+        transportBindings[ObjectIdentifier(participant)] = nil
     }
 
     /// Where a participant's return stream of `kind` goes (symmetric RTP, RFC 4961): the address the RTP of the
@@ -217,7 +227,7 @@ final class StreamRouter: @unchecked Sendable {
                 return .dropped
             }
             let ssrc = Self.readUInt32(bytes, at: 4)
-            guard let binding = bindings[ssrc] else {
+            guard let binding = bindings[ssrc] ?? transportBinding(for: peer) else {
                 counters.unknownSSRC += 1
                 return .dropped
             }
@@ -309,6 +319,12 @@ final class StreamRouter: @unchecked Sendable {
             return standIn
         }
         return nil
+    }
+
+    /// The binding of the WebRTC participant whose transport proved `peer` (lock held).
+    private func transportBinding(for peer: PeerAddress) -> Binding? {
+        guard !transportBindings.isEmpty, let owner = transportOwner?(peer) else { return nil }
+        return transportBindings[ObjectIdentifier(owner)]
     }
 
     private func unlearn(_ ssrc: UInt32, standIn: UInt32) {
