@@ -5,14 +5,21 @@ public enum SlotBudget {
     /// `estimateBps` nil: no estimate yet, every slot is sent. `demandBps[i]`: what slot i's source sends now;
     /// `sending[i]`: whether slot i is sent now.
     public static func admit(estimateBps: Int?, demandBps: [Int], sending: [Bool]) -> [Bool] {
-        guard let estimate = estimateBps else { return demandBps.map { _ in true } }
-        var left = estimate
-        return demandBps.indices.map { i in
+        var verdicts: [Bool] = []
+        admit(estimateBps: estimateBps, demandBps: demandBps, sending: sending, into: &verdicts)
+        return verdicts
+    }
+
+    /// The same, into `verdicts` (emptied first, its capacity kept: a caller reusing it allocates nothing).
+    public static func admit(estimateBps: Int?, demandBps: [Int], sending: [Bool], into verdicts: inout [Bool]) {
+        verdicts.removeAll(keepingCapacity: true)
+        var left = estimateBps ?? .max
+        for i in demandBps.indices {
             let demand = demandBps[i]
             let was = i < sending.count && sending[i]
-            let fits = was ? demand <= left : demand + demand * 15 / 100 <= left
-            if fits { left -= demand }
-            return fits
+            let fits = estimateBps == nil || (was ? demand <= left : demand + demand * 15 / 100 <= left)
+            if fits, estimateBps != nil { left -= demand }
+            verdicts.append(fits)
         }
     }
 }

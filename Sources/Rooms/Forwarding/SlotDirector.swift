@@ -10,6 +10,7 @@ import Synchronization
 /// Confined to the room's queue; `invalidate` may be called from anywhere.
 final class SlotDirector {
     typealias Transport = @Sendable (Participant, [UInt8]) -> Void
+    /// A new active speaker reallocates at most this often (last-N); other changes at the next tick.
     static let allocationIntervalMs: Int64 = 500
     /// How often a slot still waiting for its source's keyframe asks again.
     static let keyframeRetryMs: Int64 = 100
@@ -21,6 +22,13 @@ final class SlotDirector {
     private var lastAllocationMs: Int64?
     private var lastSecondMs: Int64?
     private var lastRetryMs: Int64 = 0
+    /// The active speaker when the slots were last allocated: last-N follows a new one.
+    private var allocatedSpeaker: String?
+    /// Reused every second: the receivers, and one receiver's demands, states and verdicts (no allocation a second).
+    private var receivers: [Participant] = []
+    private var demand: [Int] = []
+    private var sending: [Bool] = []
+    private var admitted: [Bool] = []
     /// What the last `slots` event of each receiver said.
     /// By session: a user who joins again is announced afresh.
     private var announced: [Int: [StreamKey?]] = [:]
@@ -41,7 +49,9 @@ final class SlotDirector {
             if !announced.isEmpty { announced.removeAll() }
             return
         }
-        let due = lastAllocationMs.map { nowMs - $0 >= Self.allocationIntervalMs } ?? true
+        let due =
+            lastAllocationMs.map { nowMs - $0 >= Self.allocationIntervalMs && activeSpeaker != allocatedSpeaker }
+            ?? true
         if nowMs - lastRetryMs >= Self.keyframeRetryMs {
             lastRetryMs = nowMs
             let retry: (Participant) -> Void = { receiver in
@@ -54,16 +64,20 @@ final class SlotDirector {
         let second = lastSecondMs.map { nowMs - $0 >= 1000 } ?? true
         guard allocation || second else { return }
         // The monitors (hidden receivers) are receivers too, never candidates.
-        let receivers = present + roster.monitorList
+        receivers.removeAll(keepingCapacity: true)
+        receivers.append(contentsOf: present)
+        roster.forEachMonitor { receivers.append($0) }
         if allocation {
             allocate(present: present, receivers: receivers, layout: roster.currentLayout)
             lastAllocationMs = nowMs
+            allocatedSpeaker = activeSpeaker
         }
         if second {
             let elapsed = lastSecondMs.map { nowMs - $0 } ?? 1000
             lastSecondMs = nowMs
-            everySecond(present: present, receivers: receivers, elapsedMs: elapsed, nowMs: nowMs)
+            everySecond(present: present, elapsedMs: elapsed, nowMs: nowMs)
         }
+        receivers.removeAll(keepingCapacity: true)
     }
 
     /// The streams that can be forwarded, in the layout's order (its regions' users first, then join order).
@@ -123,22 +137,27 @@ final class SlotDirector {
     /// Loss above this in a receiver's recent reports cuts what it is sent.
     static let lossLimitPercent = 10
 
-    private func everySecond(present: [Participant], receivers: [Participant], elapsedMs: Int64, nowMs: Int64) {
+    private func everySecond(present: [Participant], elapsedMs: Int64, nowMs: Int64) {
         for p in present {
             _ = p.forwarder?.measure(elapsedMs: elapsedMs)
             _ = p.screenForwarder?.measure(elapsedMs: elapsedMs)
         }
         let ntp = NTPTime.now()
         for receiver in receivers where !receiver.slots.isEmpty {
-            var estimate = receiver.slots.compactMap { $0.feedback.snapshot.estimatedBitrate }.min()
-            let demand = receiver.slots.map { $0.source?.bitrateBps ?? 0 }
-            let sending = receiver.slots.map { !$0.isPaused }
-            let loss = receiver.slots.map { $0.feedback.recentLossPercent(nowMs: nowMs) }.max() ?? 0
-            if loss > Self.lossLimitPercent {
-                let sent = zip(demand, sending).reduce(0) { $0 + ($1.1 ? $1.0 : 0) }
-                estimate = min(estimate ?? .max, sent * (100 - loss) / 100)
+            var estimate: Int?
+            var loss = 0
+            var sent = 0
+            demand.removeAll(keepingCapacity: true)
+            sending.removeAll(keepingCapacity: true)
+            for slot in receiver.slots {
+                if let remb = slot.feedback.snapshot.estimatedBitrate { estimate = min(estimate ?? remb, remb) }
+                loss = max(loss, slot.feedback.recentLossPercent(nowMs: nowMs))
+                demand.append(slot.source?.bitrateBps ?? 0)
+                sending.append(!slot.isPaused)
+                if !slot.isPaused { sent += demand[demand.count - 1] }
             }
-            let admitted = SlotBudget.admit(estimateBps: estimate, demandBps: demand, sending: sending)
+            if loss > Self.lossLimitPercent { estimate = min(estimate ?? .max, sent * (100 - loss) / 100) }
+            SlotBudget.admit(estimateBps: estimate, demandBps: demand, sending: sending, into: &admitted)
             for (slot, on) in zip(receiver.slots, admitted) where slot.setPaused(!on) && on {
                 slot.source?.requestKeyframe()
             }

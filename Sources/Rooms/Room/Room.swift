@@ -179,6 +179,8 @@ public final class Room: @unchecked Sendable {
             throw .badRequest("invalid_layout", error.message)
         }
         roster.setLayout(newLayout)
+        // The slots follow the layout's order.
+        director?.invalidate()
         onDefinitionChange?(self)
     }
 
