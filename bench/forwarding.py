@@ -4,14 +4,11 @@ three others' cameras, forwarded). The two alternate (A B A B A B) so a burst of
 the cheapest window of each counts. Reported: Cohost's cores for each, the difference, and what came back on the
 slots per receiver (packets a second, kb/s), from the load tester's own count. Then the same two rooms once more
 under the allocation counter of part 5 (malloc_count.c), to show what forwarding allocates per forwarded packet."""
-import json
 import os
-import subprocess
-import threading
 import time
 
 import alloc
-from lib import COHOST_BIN, Cohost, Procs, cpu_window, log
+from lib import Cohost, Procs, cpu_window, hold_load_test, log
 
 PARTICIPANTS = 4
 SLOTS = 3
@@ -20,34 +17,16 @@ LIMIT_CORES = 0.03
 
 
 def _window(ctx, cohost, slots, prefix, count_file=None):
-    seconds = ctx["warmup"] + ctx["window"] + 2
-    cmd = [COHOST_BIN, "load-test", "--url", cohost.base, "--token", cohost.admin, "--rooms", "1",
-           "--participants", str(PARTICIPANTS), "--seconds", str(seconds), "--slots", str(slots),
-           "--prefix", prefix, "--json"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    holding = threading.Event()
-    err = []
+    args = ["--rooms", "1", "--participants", str(PARTICIPANTS), "--slots", str(slots), "--prefix", prefix]
 
-    def read():
-        for line in proc.stderr:
-            err.append(line.rstrip())
-            if line.startswith("holding "):
-                holding.set()
+    def measure(proc):
+        allocs0, t0 = (alloc._allocs(count_file), time.monotonic()) if count_file else (0, 0)
+        cores = cpu_window([cohost.pid], ctx["window"])[cohost.pid]
+        allocs = (alloc._allocs(count_file) - allocs0) / (time.monotonic() - t0) if count_file else None
+        return cores, allocs
 
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    if not holding.wait(60):
-        proc.kill()
-        raise RuntimeError(f"load-test did not hold: {err[-5:]}")
-    time.sleep(ctx["warmup"])
-    allocs0, t0 = (alloc._allocs(count_file), time.monotonic()) if count_file else (0, 0)
-    cores = cpu_window([cohost.pid], ctx["window"])[cohost.pid]
-    allocs_per_s = (alloc._allocs(count_file) - allocs0) / (time.monotonic() - t0) if count_file else None
-    out, _ = proc.communicate(timeout=120)
-    reader.join(timeout=5)
-    if proc.returncode != 0:
-        raise RuntimeError(f"load-test exited {proc.returncode}: {err[-5:]}")
-    room = json.loads(out)["rooms"][0]
+    report, (cores, allocs_per_s) = hold_load_test(ctx, cohost, args, measure)
+    room = report["rooms"][0]
     out = {"cores": round(cores, 3), "forwarded_pkt_per_s": round(room["forwardedPacketsPerSecond"], 1),
            "forwarded_kbps": round(room["forwardedKbps"], 1), "real_time": room["realTime"]}
     if allocs_per_s is not None:

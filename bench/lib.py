@@ -336,3 +336,37 @@ def grid_regions(n, width=1280, height=720):
         w, h = (cw, even(cw * 9 / 16)) if cw * 9 <= ch * 16 else (even(ch * 16 / 9), ch)
         out.append((x0 + even((cw - w) / 2), y0 + even((ch - h) / 2), w, h))
     return out
+
+
+def hold_load_test(ctx, cohost, args, measure, hold_timeout=60):
+    """Runs `cohost load-test` against `cohost` with `args` (and --json, --seconds covering the warm-up and the
+    window); once it holds its participants and the warm-up passed, calls `measure(proc)` (the window's
+    measurement), then waits for the report. Returns (report, what `measure` returned)."""
+    import threading
+
+    seconds = ctx["warmup"] + ctx["window"] + 2
+    cmd = [COHOST_BIN, "load-test", "--url", cohost.base, "--token", cohost.admin, "--seconds", str(seconds),
+           "--json"] + list(args)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    holding = threading.Event()
+    err_lines = []
+
+    def read_stderr():
+        for line in proc.stderr:
+            err_lines.append(line.rstrip())
+            if line.startswith("holding "):
+                holding.set()
+
+    reader = threading.Thread(target=read_stderr, daemon=True)
+    reader.start()
+    if not holding.wait(hold_timeout):
+        proc.kill()
+        raise RuntimeError(f"load-test did not hold its participants: {err_lines[-5:]}")
+    time.sleep(ctx["warmup"])
+    measured = measure(proc)
+    out, _ = proc.communicate(timeout=120)
+    reader.join(timeout=5)
+    if proc.returncode != 0:
+        raise RuntimeError(f"load-test exited {proc.returncode}: {err_lines[-5:]}")
+    return json.loads(out), measured
+

@@ -5,13 +5,10 @@ fresh rooms; after the warm-up, Cohost's cores are measured over the window whil
 held when the load tester finds every room in real time (each sender decoded at >= 90 % of its rate, no frame dropped
 to keep up, the output connected at >= 90 % of 30 fps) and Cohost stays under CPU_LIMIT cores; a step that fails is
 measured again once (one window can be a burst of the host's steal)."""
-import json
 import os
-import subprocess
-import threading
 import time
 
-from lib import COHOST_BIN, Cohost, Nginx, Procs, cpu_window, log, machine_load_window, rss_mib
+from lib import COHOST_BIN, Cohost, Nginx, Procs, cpu_window, hold_load_test, log, machine_load_window, rss_mib
 
 PARTICIPANTS = 4
 CPU_LIMIT = 1.6
@@ -20,32 +17,14 @@ CPU_LIMIT = 1.6
 def _load_test(ctx, cohost, nginx, rooms, prefix):
     """Runs one load test; returns (report, Cohost's cores, the load tester's cores, the machine's load), the cores
     measured while it held everyone."""
-    seconds = ctx["warmup"] + ctx["window"] + 2
-    cmd = [COHOST_BIN, "load-test", "--url", cohost.base, "--token", cohost.admin, "--rooms", str(rooms),
-           "--participants", str(PARTICIPANTS), "--seconds", str(seconds), "--receive", "--prefix", prefix,
-           "--output", nginx.url("{room}"), "--json"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    holding = threading.Event()
-    err_lines = []
+    args = ["--rooms", str(rooms), "--participants", str(PARTICIPANTS), "--receive", "--prefix", prefix,
+            "--output", nginx.url("{room}")]
 
-    def read_stderr():
-        for line in proc.stderr:
-            err_lines.append(line.rstrip())
-            if line.startswith("holding "):
-                holding.set()
+    def measure(proc):
+        return proc.pid, machine_load_window(lambda: cpu_window([cohost.pid, proc.pid], ctx["window"]))
 
-    reader = threading.Thread(target=read_stderr, daemon=True)
-    reader.start()
-    if not holding.wait(60 + 5 * rooms * PARTICIPANTS):
-        proc.kill()
-        raise RuntimeError(f"load-test did not hold its participants: {err_lines[-5:]}")
-    time.sleep(ctx["warmup"])
-    cores, load = machine_load_window(lambda: cpu_window([cohost.pid, proc.pid], ctx["window"]))
-    out, _ = proc.communicate(timeout=120)
-    reader.join(timeout=5)
-    if proc.returncode != 0:
-        raise RuntimeError(f"load-test exited {proc.returncode}: {err_lines[-5:]}")
-    return json.loads(out), cores[cohost.pid], cores[proc.pid], load
+    report, (tester, (cores, load)) = hold_load_test(ctx, cohost, args, measure, 60 + 5 * rooms * PARTICIPANTS)
+    return report, cores[cohost.pid], cores[tester], load
 
 
 def _step(ctx, cohost, nginx, rooms, attempt):

@@ -211,13 +211,7 @@ struct RoomRoutes: TokenCheckedRoute, Sendable {
 
     /// An admin sets the mix (mute, gain) and the devices; a participant its own camera and microphone only.
     func patchParticipant(_ request: Request, context: some RequestContext) async throws -> Response {
-        let name = try roomName(context)
-        let user = try context.parameters.require("user")
-        let caller = try self.caller(request)
-        try caller.requireMember(of: name)
-        guard caller.claims.admin || caller.claims.sub == user else {
-            throw APIError.forbidden("only '\(user)' or an admin may change '\(user)'")
-        }
+        let (name, user, caller) = try selfOrAdmin(request, context: context, doing: "change")
         let body: ParticipantPatch = try await decodeJSON(request, context: context)
         if !caller.claims.admin, body.muted != nil || body.gain != nil {
             throw APIError.forbidden("muting and gain need an admin token")
@@ -236,12 +230,12 @@ struct RoomRoutes: TokenCheckedRoute, Sendable {
 
     /// What a participant's slots show and its own choices: the participant itself or an admin.
     func getSubscriptions(_ request: Request, context: some RequestContext) async throws -> Response {
-        let (name, user) = try await subscriber(request, context: context)
+        let (name, user, _) = try selfOrAdmin(request, context: context, doing: "see what is sent to")
         return try json(try manager.subscriptions(room: name, userId: user))
     }
 
     func putSubscriptions(_ request: Request, context: some RequestContext) async throws -> Response {
-        let (name, user) = try await subscriber(request, context: context)
+        let (name, user, _) = try selfOrAdmin(request, context: context, doing: "choose what is sent to")
         let body: SubscriptionsRequest = try await decodeJSON(request, context: context)
         guard body.slots.count <= 64 else {
             throw APIError.badRequest("invalid_subscription", "at most 64 slots may be named")
@@ -249,15 +243,19 @@ struct RoomRoutes: TokenCheckedRoute, Sendable {
         return try json(try manager.subscribe(room: name, userId: user, chosen: body.slots))
     }
 
-    private func subscriber(_ request: Request, context: some RequestContext) async throws -> (String, String) {
+    /// The room, the participant named in the path and the caller, when the caller is that participant or an admin
+    /// of the room (403 saying who may `doing` them otherwise).
+    private func selfOrAdmin(
+        _ request: Request, context: some RequestContext, doing: String
+    ) throws -> (room: String, user: String, caller: Caller) {
         let name = try roomName(context)
         let user = try context.parameters.require("user")
         let caller = try self.caller(request)
         try caller.requireMember(of: name)
         guard caller.claims.admin || caller.claims.sub == user else {
-            throw APIError.forbidden("only '\(user)' or an admin may see or choose what '\(user)' receives")
+            throw APIError.forbidden("only '\(user)' or an admin may \(doing) '\(user)'")
         }
-        return (name, user)
+        return (name, user, caller)
     }
 
     /// Reached only when the WebSocket upgrade was declined: say why.

@@ -18,6 +18,24 @@ extension EndToEnd {
             (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
         }
 
+        /// Joins each peer with its own token and `slots` receive slots, and starts it; the answers by user.
+        func join(
+            _ cohost: CohostHarness, room: String, _ peers: [(String, ForwardingPeer, Int)]
+        ) throws
+            -> [String: String]
+        {
+            var answers: [String: String] = [:]
+            for (user, peer, slots) in peers {
+                let joined = try cohost.call(
+                    "POST", "/v1/rooms/\(room)/participants", token: cohost.token(room: room, user: user),
+                    body: Data(peer.offer(slots: slots).utf8), contentType: "application/sdp")
+                #expect(joined.status == 201, "\(String(decoding: joined.body, as: UTF8.self))")
+                answers[user] = String(decoding: joined.body, as: UTF8.self)
+                peer.start()
+            }
+            return answers
+        }
+
         func slotInfo(_ cohost: CohostHarness, admin: String, room: String, user: String) throws -> [String: Any] {
             let info = json(try cohost.call("GET", "/v1/rooms/\(room)", token: admin).body)
             let people = info["participants"] as? [[String: Any]] ?? []
@@ -52,15 +70,7 @@ extension EndToEnd {
             let bob = try ForwardingPeer(serverPort: cohost.rtpPort, ssrc: 0x2222_0002, bitrateKbps: 1500)
             let eve = try ForwardingPeer(serverPort: cohost.rtpPort, ssrc: 0x3333_0003, width: 160, height: 96)
             defer { [ann, bob, eve].forEach { $0.stop() } }
-            var answers: [String: String] = [:]
-            for (user, peer, slots) in [("ann", ann, 0), ("bob", bob, 0), ("eve", eve, 1)] {
-                let joined = try cohost.call(
-                    "POST", "/v1/rooms/\(room)/participants", token: cohost.token(room: room, user: user),
-                    body: Data(peer.offer(slots: slots).utf8), contentType: "application/sdp")
-                #expect(joined.status == 201, "\(String(decoding: joined.body, as: UTF8.self))")
-                answers[user] = String(decoding: joined.body, as: UTF8.self)
-                peer.start()
-            }
+            let answers = try join(cohost, room: room, [("ann", ann, 0), ("bob", bob, 0), ("eve", eve, 1)])
             let eveAnswer = try #require(answers["eve"])
             #expect(eveAnswer.contains("a=sendonly"), "\(eveAnswer)")
             let slot = try ForwardingPeer.answerSSRC(eveAnswer, mid: "s1")
@@ -233,15 +243,7 @@ extension EndToEnd {
             let ann = try ForwardingPeer(serverPort: cohost.rtpPort, ssrc: 0x5555_0001, screenSSRC: 0x5555_0002)
             let eve = try ForwardingPeer(serverPort: cohost.rtpPort, ssrc: 0x6666_0001, width: 160, height: 96)
             defer { [ann, eve].forEach { $0.stop() } }
-            var answers: [String: String] = [:]
-            for (user, peer, slots) in [("ann", ann, 0), ("eve", eve, 2)] {
-                let joined = try cohost.call(
-                    "POST", "/v1/rooms/\(room)/participants", token: cohost.token(room: room, user: user),
-                    body: Data(peer.offer(slots: slots).utf8), contentType: "application/sdp")
-                #expect(joined.status == 201, "\(String(decoding: joined.body, as: UTF8.self))")
-                answers[user] = String(decoding: joined.body, as: UTF8.self)
-                peer.start()
-            }
+            let answers = try join(cohost, room: room, [("ann", ann, 0), ("eve", eve, 2)])
             // Ann's slides line is a stream Cohost receives: answered recvonly, nothing sent back on it.
             let annAnswer = try #require(answers["ann"])
             let screenLine = try #require(annAnswer.components(separatedBy: "m=video ").last)
@@ -305,13 +307,7 @@ extension EndToEnd {
             let bob = try ForwardingPeer(serverPort: cohost.rtpPort, ssrc: 0x7777_0002, bitrateKbps: 200)
             let console = try ForwardingPeer(serverPort: cohost.rtpPort, ssrc: 0x7777_0003, width: 160, height: 96)
             defer { [ann, bob, console].forEach { $0.stop() } }
-            for (user, peer) in [("ann", ann), ("bob", bob)] {
-                let joined = try cohost.call(
-                    "POST", "/v1/rooms/\(room)/participants", token: cohost.token(room: room, user: user),
-                    body: Data(peer.offer(slots: 0).utf8), contentType: "application/sdp")
-                #expect(joined.status == 201)
-                peer.start()
-            }
+            _ = try join(cohost, room: room, [("ann", ann, 0), ("bob", bob, 0)])
             // Only an admin may watch unseen.
             let refused = try cohost.call(
                 "POST", "/v1/rooms/\(room)/participants?monitor=true", token: cohost.token(room: room, user: "eve"),
