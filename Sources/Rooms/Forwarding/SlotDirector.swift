@@ -5,8 +5,8 @@ import Synchronization
 
 /// Fills every participant's receive slots in one room (docs/forwarding.md): what each slot shows (the
 /// `SlotAllocator` over the layout's order, the recent speakers and the receivers' own choices) whenever something
-/// changed and twice a second, and once a second which slots each receiver can take (`SlotBudget` over its REMB and
-/// loss) and the slots' sender reports. Announces each receiver's slots with a `slots` event when they change.
+/// changed (a new active speaker at most twice a second), and once a second which slots each receiver can take
+/// (`SlotBudget` over its REMB and loss) and the slots' sender reports. Announces each receiver's slots with a `slots` event when they change.
 /// Confined to the room's queue; `invalidate` may be called from anywhere.
 final class SlotDirector {
     typealias Transport = @Sendable (Participant, [UInt8]) -> Void
@@ -18,6 +18,8 @@ final class SlotDirector {
     private let events: EventHub
     private let transport: Transport
     private let changed = Atomic<Bool>(true)
+    /// A change taken before this tick's participants were gathered (`takeChanges`): allocate with them.
+    private var pending = false
     private var lastSpoke: [String: Int64] = [:]
     private var lastAllocationMs: Int64?
     private var lastSecondMs: Int64?
@@ -42,6 +44,12 @@ final class SlotDirector {
     /// tick.
     func invalidate() { changed.store(true, ordering: .releasing) }
 
+    /// Takes the changes announced so far; called at the start of the tick, before the room gathers its participants,
+    /// so a join announced here is among those the allocation sees (taken after the gathering, it would be lost).
+    func takeChanges() {
+        if changed.exchange(false, ordering: .acquiring) { pending = true }
+    }
+
     /// Every audio tick, with the participants present in join order.
     func tick(present: [Participant], roster: Roster, activeSpeaker: String?, nowMs: Int64) {
         if let speaker = activeSpeaker { lastSpoke[speaker] = nowMs }
@@ -60,7 +68,8 @@ final class SlotDirector {
             for receiver in present { retry(receiver) }
             roster.forEachMonitor(retry)
         }
-        let allocation = changed.exchange(false, ordering: .acquiring) || due
+        let allocation = pending || due
+        pending = false
         let second = lastSecondMs.map { nowMs - $0 >= 1000 } ?? true
         guard allocation || second else { return }
         // The monitors (hidden receivers) are receivers too, never candidates.

@@ -248,6 +248,7 @@ public final class Room: @unchecked Sendable {
     /// (and of ticks the clock skipped) is mixed, meters and outputs advance, and a room left with nobody and no
     /// output parks its schedules. `now` is injected by tests.
     func audioTick(_ index: Int64, nowMs now: Int64 = MonotonicClock.nowMs()) {
+        director?.takeChanges()
         audio.gather(from: roster)
         for p in audio.present {
             if case .firstVideoFrame(let w, let h)? = p.drain(nowMs: now) {
