@@ -3,6 +3,7 @@
 // (receive slots), the room view and the room's sound, voice meters, mute toggles, Leave, and a clear message when the
 // call ends.
 import { join, tokenClaims } from "./cohost.js";
+import { createCohostTiles } from "./join-cohosts.js";
 import { ENDINGS, mediaSentence, sentence, STATES } from "./join-text.js";
 
 const $ = (id) => document.getElementById(id);
@@ -18,13 +19,11 @@ const page = {
     devicesReady: false, // Join waits for the camera and microphone (or for knowing there are none)
     call: null,
     meter: null, // the local voice meter (WebAudio)
-    cameraOff: new Set(), // co-hosts who said their camera is off
 };
 
 /** Co-hosts shown in tiles of their own at most (the receive slots the page asks for). */
 const SLOTS = 3;
-/** A tile's ring lights at or above this voice level (0–100). */
-const SPEAKING_LEVEL = 20;
+const cohosts = createCohostTiles($("cohosts"), $("cohost-template"));
 
 // ------------------------------------------------------------------------------------------- link and token
 
@@ -275,61 +274,6 @@ function renderPeopleTitle() {
     $("people-title").textContent = app.dataset.phase === "call" ? `In the room (${n})` : "Your microphone";
 }
 
-// ------------------------------------------------------------------------------------------- co-hosts' tiles
-
-/** The tile of a co-host's camera (or screen share) shown in a slot (made when `create`). A screen share takes the
- *  large tile, first. */
-function cohostTile(userId, create = true, source = "camera") {
-    const box = $("cohosts");
-    let tile = [...box.children].find((el) => el.dataset.userId === userId && el.dataset.source === source);
-    if (tile || !create) return tile || null;
-    tile = $("cohost-template").content.firstElementChild.cloneNode(true);
-    tile.dataset.userId = userId;
-    tile.dataset.source = source;
-    tile.querySelector(".name").textContent = source === "screen" ? `${userId}'s screen` : userId;
-    if (source === "screen") {
-        tile.classList.add("screen");
-        box.prepend(tile);
-    } else {
-        box.append(tile);
-    }
-    box.hidden = false;
-    return tile;
-}
-
-function showCohost(userId, source, mid, stream) {
-    const tile = cohostTile(userId, true, source);
-    tile.dataset.mid = mid;
-    const video = tile.querySelector("video");
-    if (video.srcObject !== stream) {
-        video.srcObject = stream;
-        video.play().catch(() => {}); // muted: allowed
-    }
-    renderCohost(userId);
-}
-
-function hideCohost(userId, source, mid) {
-    const tile = cohostTile(userId, false, source);
-    // The slot may show this co-host again already, or another slot may have them.
-    if (!tile || tile.dataset.mid !== mid) return;
-    tile.remove();
-    $("cohosts").hidden = $("cohosts").children.length === 0;
-}
-
-function renderCohost(userId) {
-    const tile = cohostTile(userId, false);
-    if (!tile) return;
-    const off = page.cameraOff.has(userId);
-    tile.querySelector(".card").hidden = !off;
-    tile.classList.toggle("camera-off", off);
-}
-
-function clearCohosts() {
-    $("cohosts").replaceChildren();
-    $("cohosts").hidden = true;
-    page.cameraOff.clear();
-}
-
 // ------------------------------------------------------------------------------------------- the call
 
 async function joinRoom() {
@@ -357,18 +301,7 @@ async function joinRoom() {
     call.on("levels", (levels) => {
         for (const [id, level] of Object.entries(levels)) if (id !== page.userId) setLevel(id, level);
     });
-    call.on("levels", (levels) => {
-        for (const [id, level] of Object.entries(levels)) {
-            cohostTile(id, false)?.classList.toggle("speaking", level >= SPEAKING_LEVEL);
-        }
-    });
-    call.on("track", ({ userId, source, mid, stream }) => showCohost(userId, source, mid, stream));
-    call.on("trackEnded", ({ userId, source, mid }) => hideCohost(userId, source, mid));
-    call.on("updated", ({ userId, camera }) => {
-        if (camera) page.cameraOff.delete(userId);
-        else page.cameraOff.add(userId);
-        renderCohost(userId);
-    });
+    cohosts.attach(call);
     call.on("activeSpeaker", (id) => {
         for (const li of $("participants").children) li.classList.toggle("speaking", li.dataset.userId === id);
     });
@@ -412,7 +345,7 @@ function ended(reason) {
     $("rejoin").hidden = !canRejoin;
     if (reason === "kicked") showKicked(true);
     for (const el of [$("room-view"), $("room-audio")]) el.srcObject = null;
-    clearCohosts();
+    cohosts.clear();
     for (const li of [...$("participants").children]) if (li.dataset.userId !== page.userId) li.remove();
     stopDevices(); // the camera light goes off
     setCallState("closed");

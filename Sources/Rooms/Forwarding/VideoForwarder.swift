@@ -2,8 +2,8 @@ import Forwarding
 import Foundation
 import RTP
 
-/// One sender's video as the forwarding sees it: every packet (after RTX is unwrapped) goes into a history for
-/// receivers' NACKs and to the slots that show this stream, as it arrives, before any jitter buffer. Keyframe
+/// One sender's video as the forwarding sees it: while slots show it, every packet (after RTX is unwrapped) goes into
+/// a history for receivers' NACKs and to those slots, as it arrives, before any jitter buffer. Keyframe
 /// wishes of all those slots are coalesced here into at most one request per 300 ms, which the sender's feedback
 /// takes. Packets come on the UDP thread; slots attach and detach from the room's queue: behind `lock`, taken
 /// before a slot's own.
@@ -35,10 +35,11 @@ final class VideoForwarder: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         bytesIn += packet.payload.count
+        // Nobody watching: no copy. A slot that attaches starts at a keyframe, so it never NACKs what came before.
+        guard !slots.isEmpty else { return }
         history.record(
             sequence: packet.sequenceNumber, timestamp: packet.timestamp, marker: packet.marker,
             payloadType: packet.payloadType, payload: packet.payload[...])
-        guard !slots.isEmpty else { return }
         let keyframe = isVP8 ? ForwardedKeyframe.vp8(packet.payload[...]) : ForwardedKeyframe.h264(packet.payload[...])
         for slot in slots { slot.forward(packet, codec: codec, keyframe: keyframe, vp8: isVP8, nowMs: nowMs) }
     }
