@@ -26,6 +26,10 @@ export interface JoinOptions {
   /** Join as a monitor (an admin token only): a hidden receiver whose slots show every participant's camera, in no
    *  layout, mix, participant list or event. Default false. */
   monitor?: boolean;
+  /** Send the camera as three simulcast layers (rids q, h, f: quarter, half and full size; libwebrtc sends three
+   *  from a 960×540 capture up). Cohost gives each receiver and the mixer the layer it needs, and pauses layers
+   *  no one takes (`layers` events, applied here with RTCRtpSender.setParameters). Default false. */
+  simulcast?: boolean;
 }
 
 /** A participant's stream as slots name it. */
@@ -54,6 +58,8 @@ export interface CallEvents {
   trackEnded: { userId: string; source: StreamSource; mid: string };
   /** Someone said their camera or microphone is on or off. */
   updated: { userId: string; camera: boolean; microphone: boolean };
+  /** Cohost asked to stop (or start again) simulcast layers of your camera, and they were: the RIDs paused now. */
+  layers: { paused: string[] };
 }
 
 export declare class Call extends EventTarget {
@@ -88,6 +94,14 @@ export declare class Call extends EventTarget {
   setMuted(kind: "audio" | "video", muted: boolean): void;
   /** Chooses what slots show, `{ [mid]: userId }`; the slots not named stay automatic. */
   subscribe(choices: Record<string, string>): Promise<{ slots: object[]; chosen: object[] }>;
+  /** The largest picture wanted in a slot (its tile's size in device pixels; null: no limit): of a simulcast
+   *  sender, the layer covering it is sent. Resolves to the server's answer, or undefined when nothing changed. */
+  setSlotSize(
+    mid: string,
+    size: { width: number; height: number } | null,
+  ): Promise<{ slots: object[]; chosen: object[] } | undefined>;
+  /** The camera's simulcast layers Cohost asked to pause (their RIDs). */
+  readonly pausedLayers: string[];
   /** Applies a `slots` event about this call: `trackEnded` and `track` for what changed. */
   updateSlots(slots: { mid: string; userId?: string; source?: StreamSource }[]): void;
   /** Reads what the slots show now (once the events socket is open). */

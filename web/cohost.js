@@ -35,6 +35,14 @@ export function tokenClaims(token) {
 
 const GATHER_CAP_MS = 2000; // Chromium may never report "complete"; host candidates come at once.
 
+/** The camera's simulcast layers, smallest first: quarter, half and full size (libwebrtc sends three from a
+ *  960×540 capture up, two from 640×360). */
+const SIMULCAST_ENCODINGS = [
+    { rid: "q", scaleResolutionDownBy: 4, maxBitrate: 150_000 },
+    { rid: "h", scaleResolutionDownBy: 2, maxBitrate: 500_000 },
+    { rid: "f", maxBitrate: 1_700_000 },
+];
+
 /** Joins `room` with a participant (or admin) `token`. Resolves to a Call once the answer is applied. */
 export async function join({
     room,
@@ -46,6 +54,7 @@ export async function join({
     slots = 0,
     screen = null,
     monitor = false,
+    simulcast = false,
 } = {}) {
     if (!room || !token) throw new CohostError("join() needs a room and a token", { code: "invalid_argument" });
     const base = String(url).replace(/\/+$/, "");
@@ -69,7 +78,11 @@ export async function join({
         // put in later with replaceTrack() without a new offer.
         for (const kind of ["audio", "video"]) {
             const track = tracks[kind];
-            pc.addTransceiver(track || kind, { direction: "sendrecv", streams: track ? [localStream] : [] });
+            const init = { direction: "sendrecv", streams: track ? [localStream] : [] };
+            // Simulcast: the camera three times (RFC 8853); Cohost gives each receiver and the mixer the layer it needs
+            // and asks for the unneeded ones to be paused ("layers" events).
+            if (kind === "video" && track && simulcast) init.sendEncodings = SIMULCAST_ENCODINGS.map((e) => ({ ...e }));
+            pc.addTransceiver(track || kind, init);
         }
         // A screen share (a track from getDisplayMedia): its own sendonly line, marked a=content:slides in the offer.
         const screenTransceiver =
@@ -109,6 +122,9 @@ export class Call extends EventTarget {
         Object.assign(this, { pc, room, userId, localStream, remoteStream: new MediaStream() });
         this.slotStreams = new Map(); // mid → the MediaStream of that receive slot
         this.slots = new Map(); // mid → { userId, source } it shows now, as the "slots" events tell
+        this.choices = {}; // mid → userId: the slots chosen with subscribe()
+        this.slotSizes = {}; // mid → { width, height }: the largest picture wanted in each slot (setSlotSize)
+        this.pausedLayers = []; // the camera's simulcast layers Cohost asked to stop ("layers" events)
         this.ended = false;
         this.participants = new Set(); // others present, as the events tell
         this.muted = { audio: false, video: false };
@@ -169,11 +185,35 @@ export class Call extends EventTarget {
         }
     }
 
-    /** Chooses what a slot shows: `{ [mid]: userId }` (the others stay automatic). Resolves to the server's
-     *  answer ({ slots, chosen }). */
+    /** Chooses what a slot shows: `{ [mid]: userId }` (the others stay automatic); the sizes set with setSlotSize
+     *  stay. Resolves to the server's answer ({ slots, chosen }). */
     async subscribe(choices) {
+        this.choices = { ...choices };
+        return this.putSubscriptions();
+    }
+
+    /** The largest picture wanted in a slot (its tile's size in device pixels): of a simulcast sender, Cohost sends
+     *  the layer that covers it, not a larger one (adaptive stream). null: no limit. */
+    async setSlotSize(mid, size) {
+        const now = this.slotSizes[mid];
+        const next = size ? { width: Math.round(size.width), height: Math.round(size.height) } : null;
+        if ((now?.width ?? null) === (next?.width ?? null) && (now?.height ?? null) === (next?.height ?? null)) return;
+        if (next) this.slotSizes[mid] = next;
+        else delete this.slotSizes[mid];
+        return this.putSubscriptions();
+    }
+
+    async putSubscriptions() {
         const room = encodeURIComponent(this.room);
-        const slots = Object.entries(choices).map(([mid, userId]) => ({ mid, userId, source: "camera" }));
+        const clamp = (v) => Math.min(7680, Math.max(16, v | 0));
+        const mids = new Set([...Object.keys(this.choices), ...Object.keys(this.slotSizes)]);
+        const slots = [...mids].map((mid) => {
+            const entry = { mid };
+            if (this.choices[mid]) Object.assign(entry, { userId: this.choices[mid], source: "camera" });
+            const size = this.slotSizes[mid];
+            if (size) Object.assign(entry, { maxWidth: clamp(size.width), maxHeight: clamp(size.height) });
+            return entry;
+        });
         const response = await fetch(
             `${this.#base}/v1/rooms/${room}/participants/${encodeURIComponent(this.userId)}/subscriptions`,
             {
@@ -206,6 +246,30 @@ export class Call extends EventTarget {
                 this.slots.delete(mid);
             }
         }
+    }
+
+    /** Stops sending the camera's simulcast layers `paused` and sends the others (RTCRtpSender.setParameters). */
+    async applyLayers(paused) {
+        this.pausedLayers = paused;
+        const sender = this.sender("video");
+        if (!sender) return;
+        const params = sender.getParameters();
+        if (!params.encodings?.some((e) => e.rid)) return;
+        let changed = false;
+        for (const e of params.encodings) {
+            const active = !paused.includes(e.rid);
+            if (e.active !== active) {
+                e.active = active;
+                changed = true;
+            }
+        }
+        if (!changed) return;
+        try {
+            await sender.setParameters(params);
+        } catch {
+            /* a later "layers" event tries again */
+        }
+        this.emit("layers", { paused });
     }
 
     /** Sends `track` instead of the current track of its kind (another camera or microphone), without a new offer.
@@ -282,6 +346,9 @@ export class Call extends EventTarget {
                 break;
             case "slots":
                 if (event.userId === me) this.updateSlots(event.slots || []);
+                break;
+            case "layers":
+                if (event.userId === me && event.source === "camera") this.applyLayers(event.paused || []);
                 break;
             case "participant_updated":
                 this.emit("updated", { userId: event.userId, camera: event.camera, microphone: event.microphone });

@@ -16,6 +16,7 @@ export function createCohostTiles(box, template) {
         el = template.content.firstElementChild.cloneNode(true);
         el.dataset.userId = userId;
         el.dataset.source = source;
+        resized.observe(el.querySelector("video"));
         el.querySelector(".name").textContent = source === "screen" ? `${userId}'s screen` : userId;
         if (source === "screen") {
             el.classList.add("screen");
@@ -44,7 +45,23 @@ export function createCohostTiles(box, template) {
             video.play().catch(() => {}); // muted: allowed
         }
         paintCamera(userId);
+        sizeSlot(el);
     }
+
+    let call = null;
+    /** Tells Cohost the tile's size (device pixels): a simulcast sender's layer that covers it is sent. */
+    function sizeSlot(el) {
+        const video = el.querySelector("video");
+        if (!call || !el.dataset.mid || !video.clientWidth) return;
+        const scale = devicePixelRatio || 1;
+        call.setSlotSize(el.dataset.mid, {
+            width: video.clientWidth * scale,
+            height: video.clientHeight * scale,
+        }).catch(() => {}); // the slot stays at the size it had
+    }
+    const resized = new ResizeObserver((entries) => {
+        for (const entry of entries) sizeSlot(entry.target.closest("[data-mid]") || entry.target);
+    });
 
     function hide({ userId, source, mid }) {
         const el = tile(userId, false, source);
@@ -56,7 +73,8 @@ export function createCohostTiles(box, template) {
 
     return {
         /** Follows a call's slots, levels and camera states. */
-        attach(call) {
+        attach(joined) {
+            call = joined;
             call.on("track", show);
             call.on("trackEnded", hide);
             call.on("levels", (levels) => {

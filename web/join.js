@@ -19,6 +19,7 @@ const page = {
     devicesReady: false, // Join waits for the camera and microphone (or for knowing there are none)
     call: null,
     meter: null, // the local voice meter (WebAudio)
+    simulcast: true, // the camera in three layers (?simulcast=0: one)
 };
 
 /** Co-hosts shown in tiles of their own at most (the receive slots the page asks for). */
@@ -34,6 +35,7 @@ function readLink() {
     // A development page on another origin than the API may name it: ?api=http://127.0.0.1:7880 (the server's
     // Content-Security-Policy keeps a page it serves to its own origin anyway).
     if (query.get("api")) page.api = query.get("api").replace(/\/+$/, "");
+    page.simulcast = query.get("simulcast") !== "0";
 
     // The token: from the link's fragment into this tab's sessionStorage (a reload keeps working), and out of the
     // address bar (a screenshot or a copied address does not leak it).
@@ -288,6 +290,7 @@ async function joinRoom() {
             audio: page.tracks.audio || false,
             video: page.tracks.video || false,
             slots: SLOTS,
+            simulcast: page.simulcast,
         });
     } catch (err) {
         setPhase("setup");

@@ -31,6 +31,9 @@ public struct SlotInfo: Codable, Sendable, Equatable {
     public var roundTripMs: Int?
     public var lossPercent: Int
     public var estimatedBitrate: Int?
+    /// Of a simulcast stream: the layer (RID) sent now, and the one the slot moves to at its next keyframe.
+    public var rid: String?
+    public var nextRid: String?
 
     public init(
         mid: String, userId: String?, source: String?, codecs: [String], paused: Bool, packets: Int, bytes: Int,
@@ -62,11 +65,17 @@ public struct Subscriptions: Codable, Sendable, Equatable {
         public var mid: String
         public var userId: String?
         public var source: String?
+        /// The largest picture the receiver wants in this slot (its tile's size): a simulcast sender's layer that
+        /// covers it is sent, not a larger one.
+        public var maxWidth: Int?
+        public var maxHeight: Int?
 
-        public init(mid: String, userId: String?, source: String?) {
+        public init(mid: String, userId: String?, source: String?, maxWidth: Int? = nil, maxHeight: Int? = nil) {
             self.mid = mid
             self.userId = userId
             self.source = source
+            self.maxWidth = maxWidth
+            self.maxHeight = maxHeight
         }
     }
 

@@ -45,15 +45,25 @@ public struct StreamReport: Sendable, Codable, Equatable {
     public var decodeCpuMs: Int
     /// Video: `camera`, or `screen` for a screen share; absent for audio.
     public var source: String?
+    /// A simulcast layer: its RID, the picture size its last keyframe declared, `live` (packets arriving),
+    /// `paused` (Cohost asked the sender to stop it: nobody needs it) or `stopped` (the sender stopped it), and
+    /// whether the mixer decodes it now. Absent for a single stream.
+    public var rid: String?
+    public var width: Int?
+    public var height: Int?
+    public var state: String?
+    public var mixed: Bool?
 
     public init(
         kind: String, codec: String, ssrc: UInt32, packets: Int, bytes: Int, lost: Int, framesDecoded: Int,
         decodeErrors: Int, fps: Int, kbps: Int, jitterMs: Double, nacksSent: Int, keyframeRequests: Int,
         concealedMs: Int, retransmissions: Int, roundTripMs: Int?, lipSyncDelayMs: Int, underruns: Int, trimmedMs: Int,
         pictureBuffersReplaced: Int, voiceMarginMs: Int?, framesTooLarge: Int = 0, framesOverBudget: Int = 0,
-        framesQueueFull: Int = 0, decodeBudgetExceeded: Int = 0, decodeCpuMs: Int = 0, source: String? = nil
+        framesQueueFull: Int = 0, decodeBudgetExceeded: Int = 0, decodeCpuMs: Int = 0, source: String? = nil,
+        rid: String? = nil
     ) {
         self.source = source
+        self.rid = rid
         self.kind = kind
         self.codec = codec
         self.ssrc = ssrc

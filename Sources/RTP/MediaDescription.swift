@@ -40,6 +40,11 @@ public struct MediaDescription: Equatable, Sendable {
     public var extensions: [String: UInt8] = [:]
     /// `a=rid` lines (RFC 8851): a simulcast or RID-tagged send offer.
     public var rids: [String] = []
+    /// The RIDs an `a=rid` line says are sent (`a=rid:<id> send`).
+    public var sendRids: [String] = []
+    /// `a=simulcast:send …` (RFC 8853 §5.1): the streams sent, in order, each its first alternative (a paused one's
+    /// `~` dropped).
+    public var simulcastSend: [String] = []
     /// `a=content` (RFC 4796): `slides` marks a screen share beside the camera.
     public var content: String?
 
@@ -157,12 +162,37 @@ public struct MediaDescription: Equatable, Sendable {
             else { throw .malformedLine(line: line) }
             if extensions.count < 16 { extensions[String(fields[1])] = id }
         case "rid":
-            if rids.count < 8 { rids.append(String(value.prefix { $0 != " " }.prefix(32))) }
+            let fields = value.split(separator: " ", maxSplits: 2)
+            if rids.count < 8, let id = fields.first {
+                rids.append(String(id.prefix(32)))
+                if fields.count > 1, fields[1] == "send" { sendRids.append(String(id.prefix(32))) }
+            }
+        case "simulcast":
+            simulcastSend = Self.simulcastStreams(value, direction: "send")
         case "ice-ufrag", "ice-pwd", "fingerprint", "setup":
             try applyTransport(name: name, value: value, line: line)
         default:
             if Self.directions.contains(attribute) { direction = attribute }
         }
+    }
+
+    /// The streams of one direction of an `a=simulcast` value (`send 1;2,3;~4 recv 5`): at most 8, each the first of
+    /// its alternatives, without the paused mark.
+    static func simulcastStreams(_ value: Substring, direction: String) -> [String] {
+        let fields = value.split(separator: " ", omittingEmptySubsequences: true)
+        var streams: [String] = []
+        var index = 0
+        while index + 1 < fields.count {
+            if fields[index] == direction {
+                for stream in fields[index + 1].split(separator: ";") where streams.count < 8 {
+                    guard let first = stream.split(separator: ",").first else { continue }
+                    let id = first.hasPrefix("~") ? first.dropFirst() : first[...]
+                    if !id.isEmpty { streams.append(String(id.prefix(32))) }
+                }
+            }
+            index += 2
+        }
+        return streams
     }
 
     /// A transport attribute, at either level (`SessionDescription.parse` copies session-level ones into the

@@ -25,6 +25,11 @@ public struct AnswerMedia: Equatable, Sendable {
     /// The `a=msid` stream id of what the server sends on this line, when not the participant's shared one (each
     /// forwarding slot is a stream of its own).
     public var msidStream: String?
+    /// The simulcast streams received on this line (answered `a=rid:<id> recv` and `a=simulcast:recv …`), with the
+    /// offer's ids of the header extensions naming them (RFC 8852).
+    public var receivedRids: [String] = []
+    public var ridExtension: UInt8?
+    public var repairedRidExtension: UInt8?
 
     public static func == (a: Self, b: Self) -> Bool {
         a.kind == b.kind && a.rawKind == b.rawKind && a.accepted == b.accepted && a.payloadType == b.payloadType
@@ -32,7 +37,8 @@ public struct AnswerMedia: Equatable, Sendable {
             && a.retransmission?.payloadType == b.retransmission?.payloadType
             && a.retransmission?.clockRate == b.retransmission?.clockRate && a.direction == b.direction
             && a.sendSSRC?.ssrc == b.sendSSRC?.ssrc && a.sendSSRC?.cname == b.sendSSRC?.cname
-            && a.midExtension == b.midExtension && a.msidStream == b.msidStream
+            && a.midExtension == b.midExtension && a.msidStream == b.msidStream && a.receivedRids == b.receivedRids
+            && a.ridExtension == b.ridExtension && a.repairedRidExtension == b.repairedRidExtension
             && a.moreFormats.map(\.payloadType) == b.moreFormats.map(\.payloadType)
             && a.moreFormats.map(\.rtpmap) == b.moreFormats.map(\.rtpmap)
             && a.moreFormats.map(\.fmtp) == b.moreFormats.map(\.fmtp)
@@ -148,6 +154,8 @@ public func makeAnswer(
             lines.append("a=end-of-candidates")
             if let id = answer.midExtension { lines.append("a=extmap:\(id) \(midExtensionURI)") }
         }
+        if let id = answer.ridExtension { lines.append("a=extmap:\(id) \(ridExtensionURI)") }
+        if let id = answer.repairedRidExtension { lines.append("a=extmap:\(id) \(repairedRidExtensionURI)") }
         if let rtpmap = answer.rtpmap { lines.append("a=rtpmap:\(pt) \(rtpmap.attributeValue)") }
         if let fmtp = answer.fmtp { lines.append("a=fmtp:\(pt) \(fmtp)") }
         for feedback in answer.rtcpFeedback { lines.append("a=rtcp-fb:\(pt) \(feedback)") }
@@ -163,6 +171,10 @@ public func makeAnswer(
         lines.append("a=rtcp-mux")
         if transport != nil { lines.append("a=rtcp-rsize") }
         lines.append("a=\(answer.direction)")
+        if !answer.receivedRids.isEmpty {
+            for rid in answer.receivedRids { lines.append("a=rid:\(rid) recv") }
+            lines.append("a=simulcast:recv " + answer.receivedRids.joined(separator: ";"))
+        }
         if let send = answer.sendSSRC {
             if transport != nil {
                 lines.append(
@@ -178,3 +190,6 @@ public func makeAnswer(
 
 /// The RTP header extension carrying a packet's `a=mid` (RFC 9143 §15.1).
 public let midExtensionURI = "urn:ietf:params:rtp-hdrext:sdes:mid"
+/// The header extensions naming a simulcast stream and the stream a retransmission repairs (RFC 8852 §3).
+public let ridExtensionURI = "urn:ietf:params:rtp-hdrext:sdes:rtp-stream-id"
+public let repairedRidExtensionURI = "urn:ietf:params:rtp-hdrext:sdes:repaired-rtp-stream-id"

@@ -96,5 +96,7 @@ extension SlotInfo {
             bitrate: r.bitrateBps, retransmitted: r.retransmitted, nacksReceived: r.nacksReceived,
             keyframeRequests: r.keyframeRequests, switches: r.switches, roundTripMs: heard.roundTripMs,
             lossPercent: heard.lossPercent, estimatedBitrate: heard.estimatedBitrate)
+        rid = r.paused ? nil : slot.source?.rid
+        nextRid = slot.nextLayer?.rid
     }
 }

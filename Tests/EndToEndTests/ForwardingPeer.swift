@@ -35,14 +35,29 @@ final class ForwardingPeer: @unchecked Sendable {
     let screenSSRC: UInt32?
     /// The screen share's flat grey.
     static let screenLuma: UInt8 = 200
+    /// Simulcast: the camera sent as these layers instead (RIDs named in the first packets of each, as libwebrtc
+    /// does), each with what it sent.
+    struct Layer {
+        var rid: String
+        var ssrc: UInt32
+        var width: Int
+        var height: Int
+        var kbps: Int
+    }
+    let layers: [Layer]
+    private var layerTails: [String: Set<[UInt8]>] = [:]
+    private var pausedLayers: Set<String> = []
+    /// The RID header extension's id in the offer.
+    static let ridExtensionID: UInt8 = 10
     private var received: [Received] = []
     private var rtcpIn: [RTCPPacket] = []
     private var sentPackets = 0
 
     init(
         serverPort: Int, ssrc: UInt32, width: Int = 320, height: Int = 240, bitrateKbps: Int = 400,
-        screenSSRC: UInt32? = nil
+        screenSSRC: UInt32? = nil, layers: [Layer] = []
     ) throws {
+        self.layers = layers
         self.ssrc = ssrc
         self.screenSSRC = screenSSRC
         self.width = width
@@ -62,7 +77,13 @@ final class ForwardingPeer: @unchecked Sendable {
     func offer(slots: Int) -> String {
         var sdp = "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
         sdp += "m=video 9 RTP/AVP 96\r\na=mid:cam\r\na=rtpmap:96 VP8/90000\r\na=rtcp-fb:96 nack pli\r\n"
-        sdp += "a=rtcp-fb:96 goog-remb\r\na=ssrc:\(ssrc)\r\na=sendonly\r\n"
+        if layers.isEmpty {
+            sdp += "a=rtcp-fb:96 goog-remb\r\na=ssrc:\(ssrc)\r\na=sendonly\r\n"
+        } else {
+            sdp += "a=rtcp-fb:96 goog-remb\r\na=extmap:\(Self.ridExtensionID) \(ridExtensionURI)\r\n"
+            for layer in layers { sdp += "a=rid:\(layer.rid) send\r\n" }
+            sdp += "a=simulcast:send \(layers.map(\.rid).joined(separator: ";"))\r\na=sendonly\r\n"
+        }
         if let screenSSRC {
             sdp += "m=video 9 RTP/AVP 96\r\na=mid:screen\r\na=content:slides\r\na=rtpmap:96 VP8/90000\r\n"
             sdp += "a=rtcp-fb:96 nack pli\r\na=ssrc:\(screenSSRC)\r\na=sendonly\r\n"
@@ -99,6 +120,19 @@ final class ForwardingPeer: @unchecked Sendable {
 
     func setSending(_ on: Bool) { lock.withLock { sending = on } }
 
+    /// Stops or starts sending one simulcast layer (what a browser does on a `layers` event).
+    func setLayer(_ rid: String, active: Bool) {
+        lock.withLock {
+            if active { pausedLayers.remove(rid) } else { pausedLayers.insert(rid) }
+        }
+    }
+
+    /// The simulcast layer whose frame piece `payload` carries, if this peer sent it.
+    func sentLayer(_ payload: [UInt8]) -> String? {
+        guard let tail = Self.tail(payload) else { return nil }
+        return lock.withLock { layerTails.first { $0.value.contains(tail) }?.key }
+    }
+
     /// Packets received on `ssrc`, in arrival order.
     func packets(on ssrc: UInt32) -> [Received] { lock.withLock { received.filter { $0.ssrc == ssrc } } }
 
@@ -128,6 +162,7 @@ final class ForwardingPeer: @unchecked Sendable {
     private final class Source {
         let ssrc: UInt32
         let screen: Bool
+        var rid: String?
         let encoder: VP8Encoder
         var packetizer: VP8Packetizer
         var frame: VideoFrame
@@ -147,9 +182,19 @@ final class ForwardingPeer: @unchecked Sendable {
 
     private func run() {
         var sources: [Source] = []
-        guard let camera = try? Source(ssrc: ssrc, screen: false, width: width, height: height, kbps: bitrateKbps)
-        else { return }
-        sources.append(camera)
+        if layers.isEmpty {
+            guard let camera = try? Source(ssrc: ssrc, screen: false, width: width, height: height, kbps: bitrateKbps)
+            else { return }
+            sources.append(camera)
+        }
+        for layer in layers {
+            guard
+                let source = try? Source(
+                    ssrc: layer.ssrc, screen: false, width: layer.width, height: layer.height, kbps: layer.kbps)
+            else { return }
+            source.rid = layer.rid
+            sources.append(source)
+        }
         if let screenSSRC, let screen = try? Source(ssrc: screenSSRC, screen: true, width: 160, height: 96, kbps: 200) {
             sources.append(screen)
         }
@@ -161,7 +206,9 @@ final class ForwardingPeer: @unchecked Sendable {
             if now >= nextFrameMs {
                 nextFrameMs += 33
                 if lock.withLock({ sending }) {
-                    for source in sources { sendFrame(source, random: &random) }
+                    for source in sources where !lock.withLock({ source.rid.map(pausedLayers.contains) ?? false }) {
+                        sendFrame(source, random: &random)
+                    }
                 }
             }
             let n = recv(fd, &buffer, buffer.count, 0)
@@ -193,10 +240,18 @@ final class ForwardingPeer: @unchecked Sendable {
                     RTPPacket.write(
                         payloadType: 96, marker: last, sequenceNumber: source.sequence, timestamp: timestamp,
                         ssrc: source.ssrc, payload: payload, into: &packet)
+                    // libwebrtc names a layer in its first packets only.
+                    if let rid = source.rid, source.index <= 3 { packet = Self.withRid(packet, rid) }
                     source.sequence &+= 1
                     lock.withLock {
                         if let tail = Self.tail(payload) {
-                            if source.screen { screenTails.insert(tail) } else { sentTails.insert(tail) }
+                            if let rid = source.rid {
+                                layerTails[rid, default: []].insert(tail)
+                            } else if source.screen {
+                                screenTails.insert(tail)
+                            } else {
+                                sentTails.insert(tail)
+                            }
                         }
                         sentPackets += 1
                     }
@@ -236,6 +291,16 @@ final class ForwardingPeer: @unchecked Sendable {
         _ = Loopback.withSockaddr(port: serverPort) { address, length in
             bytes.withUnsafeBytes { sendto(fd, $0.baseAddress, $0.count, 0, address, length) }
         }
+    }
+
+    /// `packet` with a one-byte header extension (RFC 8285) carrying the RID.
+    static func withRid(_ packet: [UInt8], _ rid: String) -> [UInt8] {
+        var element = [UInt8(ridExtensionID << 4 | UInt8(rid.utf8.count - 1))] + Array(rid.utf8)
+        while element.count % 4 != 0 { element.append(0) }
+        var out = Array(packet[0..<12])
+        out[0] |= 0x10
+        out += [0xBE, 0xDE, 0, UInt8(element.count / 4)] + element
+        return out + packet[12...]
     }
 
     /// A VP8 payload without its 4-byte descriptor (the picture id is rewritten on the way).

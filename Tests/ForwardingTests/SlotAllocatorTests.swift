@@ -97,22 +97,84 @@ import Testing
     }
 }
 
-@Suite struct SlotBudgetTests {
-    @Test func aReceiverAt100kbpsIsNotSentA1500kbpsStream() {
-        #expect(SlotBudget.admit(estimateBps: 100_000, demandBps: [1_500_000], sending: [true]) == [false])
+@Suite struct LayerSelectorTests {
+    typealias L = LayerSelector.Layer
+    /// A sender's three layers as libwebrtc sends a 1280×720 camera: quarter, half and full size.
+    static let three = [
+        L(width: 320, height: 180, bitrateBps: 150_000, available: true),
+        L(width: 640, height: 360, bitrateBps: 500_000, available: true),
+        L(width: 1280, height: 720, bitrateBps: 1_700_000, available: true),
+    ]
+
+    static func single(_ bps: Int) -> [L] { [L(width: 640, height: 360, bitrateBps: bps, available: true)] }
+
+    static func pick(_ slots: [LayerSelector.SlotDemand], budget: Int?) -> [Int?] {
+        var chosen: [Int?] = []
+        LayerSelector.forSlots(slots, budgetBps: budget, into: &chosen)
+        return chosen
     }
 
-    @Test func slotsAreAdmittedInOrderWithinTheEstimate() {
-        let on = SlotBudget.admit(
-            estimateBps: 1_000_000, demandBps: [400_000, 700_000, 300_000], sending: [true, true, true])
-        #expect(on == [true, false, true])
+    @Test func aReceiverAt100kbpsIsNotSentA1500kbpsStream() {
+        #expect(Self.pick([.init(layers: Self.single(1_500_000), current: 0)], budget: 100_000) == [nil])
+    }
+
+    @Test func slotsAreServedInOrderWithinTheEstimate() {
+        let slots = [400_000, 700_000, 300_000].map { LayerSelector.SlotDemand(layers: Self.single($0), current: 0) }
+        #expect(Self.pick(slots, budget: 1_000_000) == [0, nil, 0])
     }
 
     @Test func aPausedSlotComesBackOnlyWithRoomToSpare() {
-        #expect(SlotBudget.admit(estimateBps: 1_100_000, demandBps: [1_000_000], sending: [false]) == [false])
-        #expect(SlotBudget.admit(estimateBps: 1_150_000, demandBps: [1_000_000], sending: [false]) == [true])
-        #expect(SlotBudget.admit(estimateBps: 1_000_000, demandBps: [1_000_000], sending: [true]) == [true])
-        #expect(SlotBudget.admit(estimateBps: nil, demandBps: [9_000_000], sending: [false]) == [true])
+        let paused = LayerSelector.SlotDemand(layers: Self.single(1_000_000), current: nil)
+        let sending = LayerSelector.SlotDemand(layers: Self.single(1_000_000), current: 0)
+        #expect(Self.pick([paused], budget: 1_100_000) == [nil])
+        #expect(Self.pick([paused], budget: 1_150_000) == [0])
+        #expect(Self.pick([sending], budget: 1_000_000) == [0])
+        #expect(Self.pick([LayerSelector.SlotDemand(layers: Self.single(9_000_000), current: nil)], budget: nil) == [0])
+    }
+
+    @Test func aLowEstimateGetsTheLowLayerAndNoEstimateTheHighest() {
+        #expect(Self.pick([.init(layers: Self.three, current: 2)], budget: 300_000) == [0])
+        #expect(Self.pick([.init(layers: Self.three, current: 2)], budget: 1_000_000) == [1])
+        #expect(Self.pick([.init(layers: Self.three, current: 0)], budget: nil) == [2])
+        #expect(Self.pick([.init(layers: Self.three, current: 2)], budget: 100_000) == [nil])
+    }
+
+    @Test func switchingUpNeedsMarginButStayingDoesNot() {
+        // 1.7 Mbps fits 1.8 Mbps for the layer already sent, but not as an upswitch (needs 1.955 Mbps).
+        #expect(Self.pick([.init(layers: Self.three, current: 2)], budget: 1_800_000) == [2])
+        #expect(Self.pick([.init(layers: Self.three, current: 1)], budget: 1_800_000) == [1])
+        #expect(Self.pick([.init(layers: Self.three, current: 1)], budget: 1_955_000) == [2])
+    }
+
+    @Test func aSmallTileWantsNoMoreThanTheLayerCoveringIt() {
+        #expect(Self.pick([.init(layers: Self.three, current: nil, maxWidth: 320, maxHeight: 180)], budget: nil) == [0])
+        #expect(Self.pick([.init(layers: Self.three, current: nil, maxWidth: 400, maxHeight: 200)], budget: nil) == [1])
+        #expect(
+            Self.pick([.init(layers: Self.three, current: nil, maxWidth: 4000, maxHeight: nil)], budget: nil) == [2])
+    }
+
+    @Test func aStoppedLayerIsNotChosen() {
+        var layers = Self.three
+        layers[2].available = false
+        #expect(Self.pick([.init(layers: layers, current: 2)], budget: nil) == [1])
+    }
+
+    @Test func theMixerDecodesTheSmallestLayerCoveringItsTile() {
+        #expect(LayerSelector.forTile(Self.three, width: 320, height: 180, bothDimensions: true) == 0)
+        #expect(LayerSelector.forTile(Self.three, width: 426, height: 240, bothDimensions: true) == 1)
+        #expect(LayerSelector.forTile(Self.three, width: 640, height: 480, bothDimensions: true) == 2)
+        // Contained, a 640×480 tile shows a 16:9 picture 640 wide: the half-size layer covers it.
+        #expect(LayerSelector.forTile(Self.three, width: 640, height: 480, bothDimensions: false) == 1)
+        #expect(LayerSelector.forTile(Self.three, width: 1920, height: 1080, bothDimensions: true) == 2)
+    }
+
+    @Test func beforeAnySizeIsKnownTheMixerTakesTheFirstAvailableLayer() {
+        let unknown = [
+            L(width: 0, height: 0, bitrateBps: 0, available: false),
+            L(width: 0, height: 0, bitrateBps: 0, available: true),
+        ]
+        #expect(LayerSelector.forTile(unknown, width: 320, height: 180, bothDimensions: true) == 1)
+        #expect(LayerSelector.forTile([], width: 320, height: 180, bothDimensions: true) == nil)
     }
 }
 

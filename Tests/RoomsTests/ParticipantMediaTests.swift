@@ -201,7 +201,7 @@ import Playout
                 held.append(picture)
             }
         }
-        #expect(p.video?.pictures.decoded == 20 && held.count == 20)
+        #expect(p.video?.primary.pictures.decoded == 20 && held.count == 20)
         let video = try #require(p.reports().first { $0.kind == "video" })
         #expect(video.pictureBuffersReplaced == 20 - 8)  // 8 slots (VideoPresenter.slotCount)
         #expect(video.underruns == 0 && video.trimmedMs == 0)
@@ -239,8 +239,8 @@ import Playout
                 if drawn.count > 3 { drawn.removeFirst() }
             }
         }
-        #expect((p.video?.pictures.decoded ?? 0) >= 25)
+        #expect((p.video?.primary.pictures.decoded ?? 0) >= 25)
         #expect(checked >= 70)
-        #expect(p.video?.pictures.slotsReplaced == 0)
+        #expect(p.video?.primary.pictures.slotsReplaced == 0)
     }
 }

@@ -239,7 +239,7 @@ extension WebRTCTransportTests {
             userId: "web", sessionID: 1, audio: audio, video: nil, webRTC: transport, nowMs: 0,
             logger: Logger(label: "t"))
         let router = StreamRouter()
-        #expect(router.register([.init(ssrc: 0x5151, learnFromMID: "0")], room: "r", participant: participant) == nil)
+        #expect(router.register([.init(ssrc: 0x5151, learning: .mid("0"))], room: "r", participant: participant) == nil)
         _ = transport.handleSTUN(Self.check(), from: Self.browser, nowMs: 10)
         let (client, _) = try handshake(transport)
         let keys = try #require(client.keys)

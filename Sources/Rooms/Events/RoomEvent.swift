@@ -38,6 +38,9 @@ public enum RoomEvent: Sendable, Equatable {
     case slots(userId: String, slots: [SlotAssignment])
     /// A participant said its camera or microphone is on or off.
     case participantUpdated(userId: String, camera: Bool, microphone: Bool)
+    /// Which simulcast layers of a participant's camera or screen share are needed (`active`) and which it should
+    /// stop sending (`paused`): applied by the sender (web/cohost.js) with `RTCRtpSender.setParameters`.
+    case layers(userId: String, source: String, active: [String], paused: [String])
 
     /// Events too frequent for webhooks (5 a second per room): they go to the events WebSocket only.
     public var isHighRate: Bool { if case .voiceLevels = self { true } else { false } }
@@ -55,6 +58,7 @@ public enum RoomEvent: Sendable, Equatable {
         case .activeSpeaker: "active_speaker"
         case .slots: "slots"
         case .participantUpdated: "participant_updated"
+        case .layers: "layers"
         }
     }
 
@@ -105,6 +109,11 @@ public enum RoomEvent: Sendable, Equatable {
             payload.userId = userId
             payload.camera = camera
             payload.microphone = microphone
+        case let .layers(userId, source, active, paused):
+            payload.userId = userId
+            payload.source = source
+            payload.active = active
+            payload.paused = paused
         }
         // Encoding a struct of strings and numbers (all finite) cannot fail.
         return (try? String(decoding: Self.encoder.encode(payload), as: UTF8.self)) ?? "{}"
@@ -137,6 +146,9 @@ public enum RoomEvent: Sendable, Equatable {
         var sources: [String]?
         var camera: Bool?
         var microphone: Bool?
+        var source: String?
+        var active: [String]?
+        var paused: [String]?
     }
 
     /// A slot showing nobody has neither `userId` nor `source`.

@@ -52,6 +52,11 @@ final class ForwardSlot: @unchecked Sendable {
         var srtp: SRTPSession?
         var shown: StreamKey?
         weak var source: VideoForwarder?
+        /// Another layer of the same stream, taken over at its next keyframe; until then `source` goes on.
+        weak var next: VideoForwarder?
+        /// Layers this slot no longer takes, for the director to detach it from (not from here: a forwarder calls
+        /// in with its own lock held).
+        var retired: [VideoForwarder] = []
         var transport: (@Sendable (Participant, [UInt8]) -> Void)?
         var paused = false
         var lastTimestamp: UInt32?
@@ -106,6 +111,8 @@ final class ForwardSlot: @unchecked Sendable {
     {
         lock.withLock {
             let previous = state.source
+            if let next = state.next { state.retired.append(next) }
+            state.next = nil
             state.shown = key
             state.source = source
             state.transport = transport
@@ -115,6 +122,43 @@ final class ForwardSlot: @unchecked Sendable {
     }
 
     var source: VideoForwarder? { lock.withLock { state.source } }
+    /// The layer the slot moves to at its next keyframe.
+    var nextLayer: VideoForwarder? { lock.withLock { state.next } }
+
+    /// Takes another layer of the stream shown: from its next keyframe on when the slot is sending (the current
+    /// layer goes on until then), at once otherwise. Room's queue. True when the caller should attach the slot to
+    /// `layer`.
+    func switchLayer(to layer: VideoForwarder) -> Bool {
+        lock.withLock {
+            if state.source === layer {
+                if let next = state.next { state.retired.append(next) }
+                state.next = nil
+                return false
+            }
+            guard state.next !== layer else { return false }
+            if let next = state.next { state.retired.append(next) }
+            if rewriter.started && !state.paused {
+                state.next = layer
+            } else {
+                if let source = state.source { state.retired.append(source) }
+                state.next = nil
+                state.source = layer
+                rewriter.show(layer.ssrc)
+            }
+            return true
+        }
+    }
+
+    /// The layers to detach this slot from: no longer its source or its next one.
+    func takeRetired() -> [VideoForwarder] {
+        lock.withLock {
+            guard !state.retired.isEmpty else { return [] }
+            let keep = [state.source, state.next]
+            let retired = state.retired.filter { r in !keep.contains { $0 === r } }
+            state.retired.removeAll()
+            return retired
+        }
+    }
 
     /// Stops sending (the receiver cannot take it) or starts again from the source's next keyframe. Says whether
     /// it changed.
@@ -140,6 +184,14 @@ final class ForwardSlot: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard !state.paused, let pt = payloadTypes[codec] else { return }
+        if let next = state.next, packet.ssrc == next.ssrc {
+            // The layer switched to begins at its keyframe; the one before it stops there.
+            guard keyframe else { return }
+            if let source = state.source { state.retired.append(source) }
+            state.source = next
+            state.next = nil
+            rewriter.show(next.ssrc)
+        }
         let starting = !rewriter.started
         guard
             let out = rewriter.rewrite(

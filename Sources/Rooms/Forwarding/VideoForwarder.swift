@@ -14,6 +14,8 @@ final class VideoForwarder: @unchecked Sendable {
     /// `ForwardCodec.key` of what the sender sends.
     let codec: String
     let isVP8: Bool
+    /// The simulcast layer this forwards (nil for a single stream).
+    let rid: String?
 
     private let lock = NSLock()
     private var history = ForwardHistory()
@@ -23,7 +25,8 @@ final class VideoForwarder: @unchecked Sendable {
     private var bytesAtLastRate = 0
     private var rateBps = 0
 
-    init(key: StreamKey, ssrc: UInt32, codec: ForwardCodec) {
+    init(key: StreamKey, ssrc: UInt32, codec: ForwardCodec, rid: String? = nil) {
+        self.rid = rid
         self.key = key
         self.ssrc = ssrc
         self.codec = codec.key

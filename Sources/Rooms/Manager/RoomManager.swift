@@ -272,8 +272,29 @@ public final class RoomManager: @unchecked Sendable {
                     try SRTPSession(profile: srtp.profile, masterKeyAndSalt: $0, direction: .outbound)
                 }
             }
+            if let ridID = stream.ridExtension {
+                // Simulcast: every layer's SSRCs are stand-ins, learnt from the RID of their first packets.
+                for layer in stream.layers {
+                    entries.append(
+                        .init(
+                            ssrc: layer.ssrc, inbound: inbound, outbound: outbound,
+                            learning: .rid(
+                                layer.rid, extensionID: ridID, mid: stream.mid, midExtensionID: stream.midExtension)))
+                    if let repair = layer.repairSSRC, let repairedID = stream.repairedRidExtension {
+                        entries.append(
+                            .init(
+                                ssrc: repair, inbound: inbound, outbound: nil,
+                                learning: .rid(
+                                    layer.rid, extensionID: repairedID, mid: stream.mid,
+                                    midExtensionID: stream.midExtension)))
+                    }
+                }
+                continue
+            }
             entries.append(
-                .init(ssrc: stream.ssrc, inbound: inbound, outbound: outbound, learnFromMID: stream.learnFromMID))
+                .init(
+                    ssrc: stream.ssrc, inbound: inbound, outbound: outbound,
+                    learning: stream.learnFromMID.map { .mid($0) }))
             // Retransmissions come on their own SSRC under the same m= line's key (libsrtp keys any SSRC).
             if let rtx = stream.retransmission {
                 entries.append(.init(ssrc: rtx.ssrc, inbound: inbound, outbound: nil))
@@ -366,16 +387,22 @@ public final class RoomManager: @unchecked Sendable {
     /// What a participant's slots show, and its own choices.
     public func subscriptions(room roomName: String, userId: String) throws(RoomError) -> Subscriptions {
         guard let room = room(roomName) else { throw .notFound("no room '\(roomName)'") }
-        let (slots, chosen) = try room.slots(of: userId)
+        let (slots, chosen, sizes) = try room.slots(of: userId)
+        let mids = Set(chosen.keys).union(sizes.keys).sorted()
         return Subscriptions(
             slots: slots.map { .init(mid: $0.mid, userId: $0.shown?.userId, source: $0.shown?.source.rawValue) },
-            chosen: chosen.sorted { $0.key < $1.key }.map {
-                .init(mid: $0.key, userId: $0.value.userId, source: $0.value.source.rawValue)
+            chosen: mids.map { mid in
+                .init(
+                    mid: mid, userId: chosen[mid]?.userId, source: chosen[mid]?.source.rawValue,
+                    maxWidth: sizes[mid]?.width, maxHeight: sizes[mid]?.height)
             })
     }
 
+    /// The picture sizes a slot may ask for.
+    static let slotSizeRange = 16...7680
+
     /// Replaces a participant's own choices for its slots (`PUT …/subscriptions`); a slot named twice takes the
-    /// last.
+    /// last. An entry may name only a size: the slot stays filled automatically, within that size.
     public func subscribe(
         room roomName: String, userId: String, chosen: [Subscriptions.Slot]
     ) throws(RoomError)
@@ -383,8 +410,19 @@ public final class RoomManager: @unchecked Sendable {
     {
         guard let room = room(roomName) else { throw .notFound("no room '\(roomName)'") }
         var choices: [String: StreamKey] = [:]
+        var sizes: [String: SlotSize] = [:]
         for slot in chosen {
+            for (name, value) in [("maxWidth", slot.maxWidth), ("maxHeight", slot.maxHeight)] {
+                guard let value, !Self.slotSizeRange.contains(value) else { continue }
+                throw .badRequest(
+                    "invalid_subscription",
+                    "slot '\(slot.mid)': \(name) must be within \(Self.slotSizeRange.lowerBound)...\(Self.slotSizeRange.upperBound), not \(value)"
+                )
+            }
+            let sized = slot.maxWidth != nil || slot.maxHeight != nil
+            if sized { sizes[slot.mid] = SlotSize(width: slot.maxWidth, height: slot.maxHeight) }
             guard let user = slot.userId, !user.isEmpty else {
+                if sized && slot.userId == nil && slot.source == nil { continue }
                 throw .badRequest("invalid_subscription", "slot '\(slot.mid)': userId is required")
             }
             guard let source = StreamSource(rawValue: slot.source ?? "camera") else {
@@ -395,7 +433,7 @@ public final class RoomManager: @unchecked Sendable {
             // A slot named twice shows what it is named last.
             choices[slot.mid] = StreamKey(userId: user, source: source)
         }
-        try room.subscribe(userId, choices)
+        try room.subscribe(userId, choices, sizes: sizes)
         return try subscriptions(room: roomName, userId: userId)
     }
 

@@ -22,11 +22,29 @@ struct NegotiatedStream: Sendable, Equatable {
     var learnFromMID: String?
     /// The offer's `a=fmtp` for the chosen payload type (what forwarding matches H.264 profiles on).
     var fmtp: String?
+    /// Simulcast (RFC 8853): the layers in the offer's order, each on SSRCs learnt from the RID header extension of
+    /// its first packets; `ssrc` is then the first layer's stand-in. Empty for a single stream.
+    var layers: [SimulcastLayer] = []
+    /// The offer's ids of the RID and repaired-RID header extensions (RFC 8852), for a simulcast stream.
+    var ridExtension: UInt8?
+    var repairedRidExtension: UInt8?
+    /// The line's `a=mid` and the offer's MID extension id, when it has both: a layer's packets are told from
+    /// another line's layer of the same RID by it.
+    var mid: String?
+    var midExtension: UInt8?
 
     static func == (a: Self, b: Self) -> Bool {
         a.kind == b.kind && a.ssrc == b.ssrc && a.payloadType == b.payloadType && a.codec == b.codec
-            && a.srtp?.profile == b.srtp?.profile && a.srtp?.key == b.srtp?.key
+            && a.srtp?.profile == b.srtp?.profile && a.srtp?.key == b.srtp?.key && a.layers == b.layers
     }
+}
+
+/// One simulcast layer as negotiated: its RID and the stand-in SSRCs of its media and retransmissions, which never
+/// appear on the wire (the real ones are learnt).
+struct SimulcastLayer: Sendable, Equatable {
+    var rid: String
+    var ssrc: UInt32
+    var repairSSRC: UInt32?
 }
 
 /// The RTCP message that asks a sender for a keyframe.

@@ -80,6 +80,9 @@ extension JoinNegotiator {
                     srtp: keys?.offered, serverKey: keys?.server)
                 stream.learnFromMID = learnFromMID
                 stream.fmtp = media.fmtps[pt]
+                if media.kind == .video, let rids = JoinNegotiator.simulcastRids(media) {
+                    try addLayers(rids, to: &stream, answer: &outcome.answer, media: media, pt: pt, using: &random)
+                }
                 if media.kind == .video {
                     let offered = media.rtcpFeedback[pt] ?? []
                     if offered.contains("ccm fir") && !offered.contains("nack pli") { stream.keyframeRequest = .fir }
@@ -114,6 +117,41 @@ extension JoinNegotiator {
             return outcome
         }
 
+        /// A simulcast line's layers: a stand-in SSRC per RID (and per RID's retransmissions, when the offer has RTX
+        /// and the repaired-RID extension), answered with the same RIDs received.
+        private mutating func addLayers<R: RandomNumberGenerator>(
+            _ rids: [String], to stream: inout NegotiatedStream, answer: inout AnswerMedia, media: MediaDescription,
+            pt: UInt8, using random: inout R
+        ) throws(RoomError) {
+            guard let ridID = media.extensions[ridExtensionURI] else {
+                throw .badRequest(
+                    "invalid_sdp",
+                    "m=\(media.rawKind) offers simulcast (a=rid) without the \(ridExtensionURI) header extension, which names each layer's packets"
+                )
+            }
+            let rtxPT = JoinNegotiator.retransmissionPayloadType(in: media, for: pt, clockRate: stream.clockRate)
+            let repairedID = rtxPT == nil ? nil : media.extensions[repairedRidExtensionURI]
+            var layers: [SimulcastLayer] = []
+            for (index, rid) in rids.enumerated() {
+                let ssrc = index == 0 ? stream.ssrc : pickSSRC(using: &random)
+                layers.append(
+                    SimulcastLayer(rid: rid, ssrc: ssrc, repairSSRC: repairedID.map { _ in pickSSRC(using: &random) }))
+            }
+            stream.layers = layers
+            stream.ridExtension = ridID
+            stream.repairedRidExtension = repairedID
+            stream.learnFromMID = nil
+            stream.mid = media.mid
+            stream.midExtension = media.extensions[midExtensionURI]
+            if let rtxPT, let repair = layers[0].repairSSRC {
+                stream.retransmission = (repair, rtxPT)
+                answer.retransmission = (rtxPT, stream.clockRate)
+            }
+            answer.receivedRids = rids
+            answer.ridExtension = ridID
+            answer.repairedRidExtension = repairedID
+        }
+
         /// The SSRC the participant sends from on this line (not its RTX one). A WebRTC sender that lists none tags
         /// its packets with the line's MID (RFC 9143 §15.1): a stand-in SSRC is picked and the real one learnt.
         private mutating func senderSSRC<R: RandomNumberGenerator>(
@@ -121,6 +159,12 @@ extension JoinNegotiator {
         ) throws(RoomError) -> (ssrc: UInt32?, learnFromMID: String?) {
             let repairSSRCs = Set(media.retransmissionSSRCs.values)
             let listed = media.ssrcs.first(where: { !repairSSRCs.contains($0) })
+            if roles.participantSends && listed == nil && media.kind == .video
+                && JoinNegotiator.simulcastRids(media) != nil
+            {
+                // Every layer's SSRC is learnt from its RID; this is the first layer's stand-in.
+                return (pickSSRC(using: &random), nil)
+            }
             if roles.participantSends && listed == nil && media.rids.isEmpty, let mid = media.mid,
                 webRTC?.midExtension != nil, media.extensions[midExtensionURI] != nil
             {
@@ -131,7 +175,7 @@ extension JoinNegotiator {
                     "ssrc_missing",
                     media.rids.isEmpty
                         ? "m=\(media.rawKind) needs an a=ssrc line: Cohost demultiplexes by SSRC"
-                        : "m=\(media.rawKind) offers simulcast or RIDs (a=rid), which Cohost does not receive: send one encoding, with a=ssrc"
+                        : "m=\(media.rawKind) offers RIDs (a=rid) Cohost cannot receive: simulcast is received on video lines only, with RIDs sent (a=rid:<id> send)"
                 )
             }
             return (listed, nil)
@@ -144,6 +188,29 @@ extension JoinNegotiator {
             taken.insert(ssrc)
             return ssrc
         }
+    }
+
+    /// At most this many simulcast layers per line (libwebrtc sends up to three).
+    static let maxLayers = 4
+
+    /// The RIDs of a simulcast (or RID-tagged) send offer, in the order `a=simulcast` lists them (else the `a=rid`
+    /// order), those with an `a=rid:<id> send` line only; nil when the line names none. A layer an offer names that
+    /// does not fit (more than `maxLayers`) is not answered, so the sender does not send it.
+    static func simulcastRids(_ media: MediaDescription) -> [String]? {
+        let listed = media.simulcastSend.isEmpty ? media.sendRids : media.simulcastSend.filter(media.sendRids.contains)
+        var rids: [String] = []
+        for rid in listed where !rids.contains(rid) && rids.count < maxLayers && isValidRid(rid) { rids.append(rid) }
+        return rids.isEmpty ? nil : rids
+    }
+
+    /// rid-id (RFC 8851 §10): letters, digits, `-` and `_`; at most 16 characters here (an RTP header extension
+    /// carries it).
+    static func isValidRid(_ rid: String) -> Bool {
+        rid.utf8.count <= 16
+            && rid.utf8.allSatisfy { c in
+                (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2D
+                    || c == 0x5F
+            }
     }
 
     /// The payload type of the codec Cohost takes on this line: Opus on the first audio line; VP8, else H.264 (not

@@ -5,7 +5,15 @@ import Playout
 import Logging
 import Synchronization
 import CohostAPI
+import Clocks
+import Layout
 import Forwarding
+
+/// The largest picture a receiver wants in one slot (`maxWidth`/`maxHeight` of its subscription).
+public struct SlotSize: Sendable, Equatable {
+    public var width: Int?
+    public var height: Int?
+}
 
 /// One user in a room: who they are (user id, session, admin), how the mix takes their voice (mute, gain), and
 /// their media: an `AudioReceiver` and a `VideoReceiver`, each behind its own lock, so the video path never holds
@@ -20,24 +28,24 @@ public final class Participant: @unchecked Sendable {
     /// only its slots are filled, with every participant's camera.
     public let isMonitor: Bool
     let audio: AudioReceiver?
-    let video: VideoReceiver?
+    /// The camera: one stream, or simulcast layers.
+    let video: LayeredVideo?
     /// The screen share (`a=content:slides`), decoded only while a region shows it.
-    let screen: VideoReceiver?
+    let screen: LayeredVideo?
     /// What Cohost sends back: the room's mix-minus (nil when the offer's audio is `sendonly`).
     let returnAudio: ReturnAudio?
     /// The room view (nil when the offer's video is `sendonly`, or the room sends none).
     let returnVideo: ReturnVideo?
     /// Receive slots: other participants' videos, forwarded (Sources/Rooms/Forwarding), in the offer's order.
     let slots: [ForwardSlot]
-    /// The participant's camera as other participants' slots get it (nil without video, or with a codec that
-    /// cannot be forwarded).
-    var forwarder: VideoForwarder? { video?.forwarder }
-    /// The screen share as slots get it.
-    var screenForwarder: VideoForwarder? { screen?.forwarder }
-    /// The streams others' slots can show.
-    var sources: [StreamSource] { [forwarder?.key.source, screenForwarder?.key.source].compactMap { $0 } }
+    /// The streams others' slots can show: the camera and the screen share, when their codec can be forwarded.
+    var forwardable: [LayeredVideo] {
+        [video, screen].compactMap { $0 }.filter { !$0.forwarders.isEmpty }
+    }
+    var sources: [StreamSource] { forwardable.map(\.source) }
     /// The participant's own choices for its slots, by mid (`PUT …/subscriptions`).
     private let choices = Mutex<[String: StreamKey]>([:])
+    private let sizes = Mutex<[String: SlotSize]>([:])
     /// Others' streams no slot of this participant can carry, as of the last allocation.
     private let unforwardable = Mutex<[StreamKey]>([])
     /// Camera and microphone as the participant says they are (`PATCH`): off shows the placeholder and stops the
@@ -77,21 +85,32 @@ public final class Participant: @unchecked Sendable {
         self.audio = try audio.map {
             try AudioReceiver($0, decodeChannels: decodeChannels, userId: userId, logger: logger)
         }
-        self.video = try video.map { stream in
-            let forwarder = ForwardCodec(name: stream.codec, fmtp: stream.fmtp).map { codec in
-                VideoForwarder(key: StreamKey(userId: userId, source: .camera), ssrc: stream.ssrc, codec: codec)
+        func layered(_ stream: NegotiatedStream, source: StreamSource) throws -> LayeredVideo {
+            // A simulcast stream is a receiver per layer, each on its own stand-in SSRCs.
+            var streams: [(NegotiatedStream, rid: String?)] = [(stream, nil)]
+            if !stream.layers.isEmpty {
+                streams = stream.layers.map { layer in
+                    var one = stream
+                    one.ssrc = layer.ssrc
+                    one.retransmission = layer.repairSSRC.flatMap { ssrc in
+                        stream.retransmission.map { (ssrc, $0.payloadType) }
+                    }
+                    return (one, layer.rid)
+                }
             }
-            return try VideoReceiver(
-                stream, userId: userId, limits: videoLimits, pool: decodePool, forwarder: forwarder, logger: logger)
-        }
-        self.screen = try screen.map { stream in
-            let forwarder = ForwardCodec(name: stream.codec, fmtp: stream.fmtp).map { codec in
-                VideoForwarder(key: StreamKey(userId: userId, source: .screen), ssrc: stream.ssrc, codec: codec)
+            let receivers = try streams.map { one, rid in
+                let forwarder = ForwardCodec(name: one.codec, fmtp: one.fmtp).map { codec in
+                    VideoForwarder(
+                        key: StreamKey(userId: userId, source: source), ssrc: one.ssrc, codec: codec, rid: rid)
+                }
+                return try VideoReceiver(
+                    one, userId: userId, limits: videoLimits, pool: decodePool, forwarder: forwarder, source: source,
+                    rid: rid, decodes: rid == nil && source == .camera, logger: logger)
             }
-            return try VideoReceiver(
-                stream, userId: userId, limits: videoLimits, pool: decodePool, forwarder: forwarder, source: .screen,
-                decodes: false, logger: logger)
+            return LayeredVideo(layers: receivers, source: source)
         }
+        self.video = try video.map { try layered($0, source: .camera) }
+        self.screen = try screen.map { try layered($0, source: .screen) }
         self.slots = try slots.map { try ForwardSlot($0, cname: "cohost-\(sessionID)", lateKeys: webRTC?.keys) }
         self.returnAudio = try returnAudio.map {
             try ReturnAudio($0, cname: "cohost-\(sessionID)", lateKeys: webRTC?.keys)
@@ -106,18 +125,19 @@ public final class Participant: @unchecked Sendable {
     }
 
     var audioSSRC: UInt32? { audio?.ssrc }
-    var videoSSRC: UInt32? { video?.ssrc }
-    var retransmission: (ssrc: UInt32, payloadType: UInt8)? { video?.retransmission }
+    /// The camera's SSRC (a simulcast camera's first layer).
+    var videoSSRC: UInt32? { video?.primary.ssrc }
+    /// Every video receiver: the camera's layers, then the screen share's.
+    var videoReceivers: [VideoReceiver] { (video?.layers ?? []) + (screen?.layers ?? []) }
     /// The SSRCs the participant's media carries on the wire (a stand-in's learnt one; else the same as above).
-    var wireSSRCs: [UInt32] { [audio?.wireSSRC, video?.wireSSRC, screen?.wireSSRC].compactMap { $0 } }
-    /// The screen share's SSRCs (media and retransmissions).
-    var screenSSRCs: [UInt32] { [screen?.ssrc, screen?.retransmission?.ssrc].compactMap { $0 } }
+    var wireSSRCs: [UInt32] { [audio?.wireSSRC].compactMap { $0 } + videoReceivers.map(\.wireSSRC) }
+    /// The video's SSRCs as registered (media and retransmissions of every layer).
+    var videoSSRCs: [UInt32] { videoReceivers.flatMap { [$0.ssrc, $0.retransmission?.ssrc].compactMap { $0 } } }
 
-    /// A stand-in SSRC's real one, learnt from the MID of the first packet of its line.
+    /// A stand-in SSRC's real one, learnt from the MID or RID of the first packet of its line or layer.
     func learn(standIn: UInt32, wireSSRC real: UInt32) {
         if let audio, audio.ssrc == standIn { audio.learn(wireSSRC: real) }
-        if let video, video.ssrc == standIn { video.learn(wireSSRC: real) }
-        if let screen, screen.ssrc == standIn { screen.learn(wireSSRC: real) }
+        for receiver in videoReceivers where receiver.ssrc == standIn { receiver.learn(wireSSRC: real) }
     }
     var hasVideo: Bool { video != nil }
     /// SSRCs of lines the participant only receives on: its RTCP about what Cohost sends comes from them.
@@ -131,8 +151,15 @@ public final class Participant: @unchecked Sendable {
     /// The participant's own choices for its slots, by mid.
     var subscriptions: [String: StreamKey] { choices.withLock { $0 } }
 
-    /// Replaces the choices: the slots named show what they name, the others are filled automatically.
-    func choose(_ chosen: [String: StreamKey]) { choices.withLock { $0 = chosen } }
+    /// The largest picture the participant wants in each slot, by mid.
+    var slotSizes: [String: SlotSize] { sizes.withLock { $0 } }
+
+    /// Replaces the choices: the slots named show what they name, the others are filled automatically; `sizes`
+    /// bound the layer each slot is sent.
+    func choose(_ chosen: [String: StreamKey], sizes: [String: SlotSize] = [:]) {
+        choices.withLock { $0 = chosen }
+        self.sizes.withLock { $0 = sizes }
+    }
 
     var unforwardableStreams: [StreamKey] {
         get { unforwardable.withLock { $0 } }
@@ -241,7 +268,9 @@ public final class Participant: @unchecked Sendable {
         if let audio, packet.ssrc == audio.ssrc {
             return audio.receive(packet, bytes: bytes, nowMs: nowMs)
         }
-        if let screen, screen.owns(packet.ssrc) { return screen.receive(packet, bytes: bytes, nowMs: nowMs) }
+        if let screen, let layer = screen.layer(owning: packet.ssrc) {
+            return layer.receive(packet, bytes: bytes, nowMs: nowMs)
+        }
         video?.receive(packet, bytes: bytes, nowMs: nowMs)
     }
 
@@ -270,7 +299,7 @@ public final class Participant: @unchecked Sendable {
             return nil
         }
         let (playout, pending) = audio?.playout(nowMs: nowMs) ?? (nil, false)
-        let (picture, delay) = video.currentFrame(
+        let (picture, delay) = video.mixerLayer(nowMs: nowMs).currentFrame(
             nowMs: nowMs, holdMs: holdMs, leadMs: leadMs, playout: playout,
             syncChangePending: pending, timing: &timing)
         if let delay { audio?.setSyncDelay(frames: delay) }
@@ -278,17 +307,49 @@ public final class Participant: @unchecked Sendable {
         return cameraOn ? picture : nil
     }
 
-    func reports() -> [StreamReport] { [audio?.report(), video?.report(), screen?.report()].compactMap { $0 } }
+    func reports(nowMs: Int64 = MonotonicClock.nowMs()) -> [StreamReport] {
+        [audio?.report()].compactMap { $0 } + (video?.reports(nowMs: nowMs) ?? [])
+            + (screen?.reports(nowMs: nowMs) ?? [])
+    }
+
+    /// Tells a simulcast camera and screen share the size of the largest tile each is painted into (the layer the
+    /// mixer decodes follows it).
+    func placeTiles(_ placements: [Placement]) {
+        for stream in [video, screen] {
+            guard let stream, stream.isSimulcast else { continue }
+            let source: RegionSource = stream.source == .screen ? .screen : .camera
+            var largest: Placement?
+            for placement in placements where placement.userId == userId && placement.source == source {
+                if largest.map({ $0.rect.width * $0.rect.height < placement.rect.width * placement.rect.height })
+                    ?? true
+                {
+                    largest = placement
+                }
+            }
+            if let largest {
+                stream.setTile(width: largest.rect.width, height: largest.rect.height, fit: largest.fit)
+            } else {
+                stream.clearTile()
+            }
+        }
+    }
 
     /// Decodes the screen share only while a region shows it.
-    func setScreenShown(_ shown: Bool) { screen?.setDecoding(shown) }
+    func setScreenShown(_ shown: Bool) {
+        guard let screen else { return }
+        if screen.isSimulcast {
+            if !shown { screen.stopDecoding() }
+        } else {
+            screen.primary.setDecoding(shown)
+        }
+    }
 
     /// The screen share's picture now (no lip-sync: a screen has no voice of its own), nil when there is none or it
     /// stalled for `holdMs`.
     func currentScreenFrame(nowMs: Int64, holdMs: Int64) -> Picture? {
         guard let screen else { return nil }
         var timing = PictureTiming()
-        return screen.currentFrame(
+        return screen.mixerLayer(nowMs: nowMs).currentFrame(
             nowMs: nowMs, holdMs: holdMs, leadMs: 0, playout: nil, syncChangePending: false, timing: &timing
         ).picture
     }
@@ -303,35 +364,52 @@ public final class Participant: @unchecked Sendable {
         blocks.removeAll(keepingCapacity: true)
         if reportDue {
             if let audio { blocks.append(audio.receptionReport(nowMs: nowMs)) }
-            if let video { blocks.append(video.receptionReport(nowMs: nowMs)) }
-            if let screen { blocks.append(screen.receptionReport(nowMs: nowMs)) }
+            // Layer by layer, not through `videoReceivers`: this runs for every feedback round.
+            for receiver in video?.layers ?? [] { blocks.append(receiver.receptionReport(nowMs: nowMs)) }
+            for receiver in screen?.layers ?? [] { blocks.append(receiver.receptionReport(nowMs: nowMs)) }
         }
-        let (request, nack) = video?.requests(nowMs: nowMs, serverSSRC: serverSSRC) ?? (nil, nil)
-        let (screenRequest, screenNack) = screen?.requests(nowMs: nowMs, serverSSRC: serverSSRC) ?? (nil, nil)
-        guard reportDue || request != nil || nack != nil || screenRequest != nil || screenNack != nil else { return }
+        let start = out.count
         // A compound RTCP packet starts with a report (RFC 3550 §6.1), empty when none is due.
         ReceiverReport(ssrc: serverSSRC, reports: blocks).append(to: &out)
-        request?.append(to: &out)
-        nack?.append(to: &out)
-        screenRequest?.append(to: &out)
-        screenNack?.append(to: &out)
+        let reportEnd = out.count
+        if let video { Self.appendRequests(of: video.layers, nowMs: nowMs, serverSSRC: serverSSRC, to: &out) }
+        if let screen { Self.appendRequests(of: screen.layers, nowMs: nowMs, serverSSRC: serverSSRC, to: &out) }
+        guard reportDue || out.count > reportEnd else {
+            out.removeSubrange(start...)
+            return
+        }
         if reportDue, var limit = senderLimit {
-            let loss = blocks.first { $0.ssrc == video?.ssrc }?.fractionLost ?? 0
+            let loss = blocks.first { $0.ssrc == video?.primary.wireSSRC }?.fractionLost ?? 0
             let received = reports().reduce(0) { $0 + $1.kbps * 1000 }
             limit.update(fractionLost: loss, receivedBps: received)
             senderLimit = limit
             ReceiverEstimatedMaximumBitrate(
                 senderSSRC: serverSSRC, bitrate: UInt64(limit.current),
-                ssrcs: [video?.wireSSRC, audio?.wireSSRC].compactMap { $0 }
+                ssrcs: [video?.primary.wireSSRC, audio?.wireSSRC].compactMap { $0 }
             ).append(to: &out)
+        }
+    }
+
+    /// Each stream's keyframe request and NACK, appended to a compound.
+    private static func appendRequests(
+        of receivers: [VideoReceiver], nowMs: Int64, serverSSRC: UInt32, to out: inout [UInt8]
+    ) {
+        for receiver in receivers {
+            let (request, nack) = receiver.requests(nowMs: nowMs, serverSSRC: serverSSRC)
+            request?.append(to: &out)
+            nack?.append(to: &out)
         }
     }
 
     /// A sender report from one of this participant's sources: for LSR/DLSR and the media clock.
     func noteSenderReport(_ sr: SenderReport, nowMs: Int64) {
         if let audio, sr.ssrc == audio.ssrc { audio.noteSenderReport(sr, nowMs: nowMs) }
-        if let video, sr.ssrc == video.ssrc { video.noteSenderReport(sr, nowMs: nowMs) }
-        if let screen, sr.ssrc == screen.ssrc { screen.noteSenderReport(sr, nowMs: nowMs) }
+        for receiver in video?.layers ?? [] where sr.ssrc == receiver.ssrc {
+            receiver.noteSenderReport(sr, nowMs: nowMs)
+        }
+        for receiver in screen?.layers ?? [] where sr.ssrc == receiver.ssrc {
+            receiver.noteSenderReport(sr, nowMs: nowMs)
+        }
     }
 
     func idleMilliseconds(nowMs: Int64) -> Int64 { nowMs - lastPacketMs.load(ordering: .relaxed) }

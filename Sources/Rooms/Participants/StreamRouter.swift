@@ -47,16 +47,16 @@ final class StreamRouter: @unchecked Sendable {
         let webRTC: WebRTCTransport?
         /// The SSRC of a line the participant only receives on: it sends RTCP from it, never media.
         let receiveOnly: Bool
-        /// For a stand-in SSRC: the `a=mid` whose packets carry the real one.
-        let learnFromMID: String?
+        /// For a stand-in SSRC: how the packets carrying the real one are known.
+        let learning: Learning?
         var latched: PeerAddress?
         /// Where this source's RTCP came from, when not multiplexed: feedback goes back there.
         var rtcpPeer: PeerAddress?
         init(
             ssrc: UInt32, room: String, participant: Participant, srtp: SRTPSession?, outbound: SRTPSession?,
-            receiveOnly: Bool, learnFromMID: String? = nil
+            receiveOnly: Bool, learning: Learning? = nil
         ) {
-            self.learnFromMID = learnFromMID
+            self.learning = learning
             self.ssrc = ssrc
             self.room = room
             self.participant = participant
@@ -114,7 +114,17 @@ final class StreamRouter: @unchecked Sendable {
         var inbound: SRTPSession?
         var outbound: SRTPSession?
         var receiveOnly = false
-        var learnFromMID: String?
+        var learning: Learning?
+    }
+
+    /// How a stand-in SSRC's real one is recognised in the first packets that carry it (header extensions are
+    /// readable before SRTP is removed).
+    enum Learning: Equatable {
+        /// The line's `a=mid` in the MID extension (a WebRTC line that listed no `a=ssrc`).
+        case mid(String)
+        /// A simulcast layer's RID in the RID extension (or, for its retransmissions, the repaired-RID one) with
+        /// the offer's id, and the line's `a=mid` when the packets carry one.
+        case rid(String, extensionID: UInt8, mid: String?, midExtensionID: UInt8?)
     }
 
     func register(_ entries: [Entry], room: String, participant: Participant) -> UInt32? {
@@ -124,9 +134,9 @@ final class StreamRouter: @unchecked Sendable {
         for e in entries {
             let binding = Binding(
                 ssrc: e.ssrc, room: room, participant: participant, srtp: e.inbound, outbound: e.outbound,
-                receiveOnly: e.receiveOnly, learnFromMID: e.learnFromMID)
+                receiveOnly: e.receiveOnly, learning: e.learning)
             bindings[e.ssrc] = binding
-            if e.learnFromMID != nil { pending[e.ssrc] = binding }
+            if e.learning != nil { pending[e.ssrc] = binding }
         }
         if participant.webRTC != nil {
             transportBindings[ObjectIdentifier(participant)] = Binding(
@@ -162,9 +172,7 @@ final class StreamRouter: @unchecked Sendable {
     func unregister(_ participant: Participant) {
         lock.lock()
         defer { lock.unlock() }
-        let own =
-            [participant.audioSSRC, participant.videoSSRC, participant.retransmission?.ssrc].compactMap { $0 }
-            + participant.screenSSRCs
+        let own = [participant.audioSSRC].compactMap { $0 } + participant.videoSSRCs
         for ssrc in own + participant.wireSSRCs + participant.receiverSSRCs
         where bindings[ssrc]?.participant === participant {
             bindings[ssrc] = nil
@@ -304,21 +312,50 @@ final class StreamRouter: @unchecked Sendable {
         }
     }
 
-    /// Binds `ssrc` to the waiting stand-in whose line's MID the packet carries in its header extension (readable
-    /// before decryption), when it comes from an address that transport's ICE proved. Returns the stand-in; the
-    /// caller unbinds it again when the packet then fails to authenticate.
+    /// Binds `ssrc` to the waiting stand-in whose line's MID (or layer's RID) the packet carries in its header
+    /// extension (readable before decryption), when it comes from an address that transport's ICE proved (for
+    /// plain RTP, the address the participant's voice latched). Returns the stand-in; the caller unbinds it again
+    /// when the packet then fails to authenticate. A stand-in's SSRC, once learnt, stays: libwebrtc names a layer
+    /// only in its first packets.
     private func learn(_ ssrc: UInt32, from bytes: [UInt8], peer: PeerAddress) -> UInt32? {
         guard !pending.isEmpty else { return nil }
         for (standIn, binding) in pending {
-            guard let mid = binding.learnFromMID, let webRTC = binding.webRTC,
-                let id = webRTC.parameters.midExtension, webRTC.accepts(peer),
-                let value = RTPHeaderExtension.element(id, in: bytes), value.elementsEqual(mid.utf8)
-            else { continue }
+            guard let learning = binding.learning, fromParticipant(binding, peer) else { continue }
+            switch learning {
+            case .mid(let mid):
+                guard let id = binding.webRTC?.parameters.midExtension,
+                    let value = RTPHeaderExtension.element(id, in: bytes), value.elementsEqual(mid.utf8)
+                else { continue }
+            case .rid(let rid, let id, let mid, let midID):
+                guard let value = RTPHeaderExtension.element(id, in: bytes), value.elementsEqual(rid.utf8) else {
+                    continue
+                }
+                // Two lines may use the same RIDs; the MID, where packets carry it, says whose they are.
+                if let mid, let midID, let value = RTPHeaderExtension.element(midID, in: bytes),
+                    !value.elementsEqual(mid.utf8)
+                {
+                    continue
+                }
+            }
             pending[standIn] = nil
             bindings[ssrc] = binding
             return standIn
         }
         return nil
+    }
+
+    /// Whether `peer` may speak for the binding's participant: its WebRTC transport proved it, or (plain RTP, where
+    /// the first packet latches as everywhere) the participant's media latched exactly there, if any did (lock
+    /// held).
+    private func fromParticipant(_ binding: Binding, _ peer: PeerAddress) -> Bool {
+        if let webRTC = binding.webRTC { return webRTC.accepts(peer) }
+        let participant = binding.participant
+        for ssrc in [participant.audioSSRC].compactMap({ $0 }) + participant.videoSSRCs {
+            if let other = bindings[ssrc], other.participant === participant, let latched = other.latched {
+                return latched == peer
+            }
+        }
+        return true
     }
 
     /// The binding of the WebRTC participant whose transport proved `peer` (lock held).

@@ -41,6 +41,8 @@ final class VideoReceiver: DecodeJob, @unchecked Sendable {
     let forwarder: VideoForwarder?
     /// The participant's camera or its screen share.
     let source: StreamSource
+    /// The simulcast layer this is (its RID), nil for a single stream.
+    let rid: String?
     /// Whether frames go to the decoder: a screen share is decoded only while a region shows it.
     private let decoding: Atomic<Bool>
     /// Touched only by the decode step, which runs for one receiver on one thread at a time.
@@ -87,14 +89,21 @@ final class VideoReceiver: DecodeJob, @unchecked Sendable {
         var aheadReportedForMs: Int64 = -1
         /// The FIR command sequence number (RFC 5104 §4.3.1.1): one more for every new request.
         var firSequence: UInt8 = 0
+        /// The picture size the last keyframe declared, decoded or not (0 until one came): how simulcast layers
+        /// are told apart.
+        var keyframeWidth = 0
+        var keyframeHeight = 0
+        var lastPacketMs: Int64?
     }
 
     init(
         _ negotiated: NegotiatedStream, userId: String, limits: VideoLimits = VideoLimits(), pool: DecodePool? = nil,
-        forwarder: VideoForwarder? = nil, source: StreamSource = .camera, decodes: Bool = true, logger: Logger
+        forwarder: VideoForwarder? = nil, source: StreamSource = .camera, rid: String? = nil, decodes: Bool = true,
+        logger: Logger
     ) throws {
         self.forwarder = forwarder
         self.source = source
+        self.rid = rid
         decoding = Atomic(decodes)
         ssrc = negotiated.ssrc
         wire = Atomic(negotiated.ssrc)
@@ -130,6 +139,27 @@ final class VideoReceiver: DecodeJob, @unchecked Sendable {
     /// Whether `ssrc` is this stream's or its retransmissions'.
     func owns(_ ssrc: UInt32) -> Bool { ssrc == self.ssrc || ssrc == retransmission?.ssrc }
 
+    /// What a simulcast layer's selection reads: the size its last keyframe declared (0 before one), when its last
+    /// packet came, its rates, and whether it is decoded and how many pictures it decoded.
+    struct LayerStatus {
+        var width: Int
+        var height: Int
+        var lastPacketMs: Int64?
+        var fps: Int
+        var kbps: Int
+        var decoding: Bool
+        var framesDecoded: Int
+    }
+
+    var layerStatus: LayerStatus {
+        lock.withLock {
+            LayerStatus(
+                width: state.keyframeWidth, height: state.keyframeHeight, lastPacketMs: state.lastPacketMs,
+                fps: state.rates.fps, kbps: state.rates.kbps, decoding: decoding.load(ordering: .relaxed),
+                framesDecoded: state.framesDecoded)
+        }
+    }
+
     /// Starts or stops decoding (a screen share while a region shows it); decoding starts again at a keyframe,
     /// which the next feedback round asks for.
     func setDecoding(_ on: Bool) {
@@ -157,6 +187,7 @@ final class VideoReceiver: DecodeJob, @unchecked Sendable {
         guard packet.ssrc == ssrc else { return }
         forwarder?.forward(packet, nowMs: nowMs)
         let schedule = withState { s in
+            s.lastPacketMs = nowMs
             let stream = s.stream
             stream.receive(packet, bytes: bytes, nowMs: nowMs, isRetransmission: isRetransmission) { frame in
                 enqueue(frame, into: &s)
@@ -287,7 +318,7 @@ final class VideoReceiver: DecodeJob, @unchecked Sendable {
                 pictureBuffersReplaced: state.presenter.slotsReplaced, voiceMarginMs: nil,
                 framesTooLarge: state.framesTooLarge, framesOverBudget: state.framesOverBudget,
                 framesQueueFull: state.framesQueueFull, decodeBudgetExceeded: state.budget.exceeded,
-                decodeCpuMs: Int(state.budget.lastWindowMicros / 1000), source: source.rawValue)
+                decodeCpuMs: Int(state.budget.lastWindowMicros / 1000), source: source.rawValue, rid: rid)
         }
     }
 
@@ -304,6 +335,12 @@ final class VideoReceiver: DecodeJob, @unchecked Sendable {
     // MARK: the decode queue (under `lock`)
 
     private func enqueue(_ frame: EncodedFrame, into s: inout State) {
+        if rid != nil, frame.isKeyframe,
+            let size = isH264 ? KeyframeSize.h264(frame.data) : KeyframeSize.vp8(frame.data)
+        {
+            s.keyframeWidth = size.width
+            s.keyframeHeight = size.height
+        }
         guard decoding.load(ordering: .relaxed) else { return }
         // A delta frame before a keyframe, or after a frame was lost, would decode into garbage (missing
         // references): the last good picture stays until the next keyframe instead.

@@ -71,9 +71,13 @@ final class CanvasPipeline {
                 anchor: changed.anchor)
             placedVersion = changed.version
             timing.placed(placements.map { ($0.userId, $0.rect) }, nowMs: now)
-            // A screen share is decoded only while a region shows it.
+            // A screen share is decoded only while a region shows it; a simulcast stream in the layer that covers
+            // its tile.
             let screens = Set(placements.filter { $0.source == .screen }.map(\.userId))
-            for p in roster.participants { p.setScreenShown(screens.contains(p.userId)) }
+            for p in roster.participants {
+                p.setScreenShown(screens.contains(p.userId))
+                p.placeTiles(placements)
+            }
         }
         tiles.removeAll(keepingCapacity: true)
         let dueAhead = timing.begin(nowMs: now, everyCanvas: programme.currentFps == config.canvas.fps)

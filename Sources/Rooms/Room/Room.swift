@@ -130,20 +130,26 @@ public final class Room: @unchecked Sendable {
     // MARK: forwarding
 
     /// What `userId`'s slots show now, and its own choices.
-    public func slots(of userId: String) throws(RoomError) -> (slots: [SlotAssignment], chosen: [String: StreamKey]) {
+    public func slots(
+        of userId: String
+    ) throws(RoomError) -> (
+        slots: [SlotAssignment], chosen: [String: StreamKey], sizes: [String: SlotSize]
+    ) {
         guard let p = roster.memberOrMonitor(userId) else {
             throw .notFound("no participant '\(userId)' in room '\(name)'")
         }
-        return (p.slots.map { SlotAssignment(mid: $0.mid, shown: $0.shown) }, p.subscriptions)
+        return (p.slots.map { SlotAssignment(mid: $0.mid, shown: $0.shown) }, p.subscriptions, p.slotSizes)
     }
 
     /// Replaces `userId`'s own choices: the slots named show what they name, the others are filled automatically;
     /// the slots follow at the next tick.
-    public func subscribe(_ userId: String, _ changes: [String: StreamKey]) throws(RoomError) {
+    public func subscribe(
+        _ userId: String, _ changes: [String: StreamKey], sizes: [String: SlotSize] = [:]
+    ) throws(RoomError) {
         guard let p = roster.memberOrMonitor(userId) else {
             throw .notFound("no participant '\(userId)' in room '\(name)'")
         }
-        for mid in changes.keys where !p.slots.contains(where: { $0.mid == mid }) {
+        for mid in Set(changes.keys).union(sizes.keys) where !p.slots.contains(where: { $0.mid == mid }) {
             throw .badRequest(
                 "unknown_slot",
                 p.slots.isEmpty
@@ -151,7 +157,7 @@ public final class Room: @unchecked Sendable {
                     : "'\(userId)' has no slot with mid '\(mid)' (its slots: \(p.slots.map(\.mid).joined(separator: ", ")))"
             )
         }
-        p.choose(changes)
+        p.choose(changes, sizes: sizes)
         director?.invalidate()
     }
 
