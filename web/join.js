@@ -19,7 +19,7 @@ const page = {
     devicesReady: false, // Join waits for the camera and microphone (or for knowing there are none)
     call: null,
     meter: null, // the local voice meter (WebAudio)
-    simulcast: true, // the camera in three layers (?simulcast=0: one)
+    simulcast: true, // a camera of 960×540 or more in three layers (?simulcast=0: one)
 };
 
 /** Co-hosts shown in tiles of their own at most (the receive slots the page asks for). */
@@ -290,7 +290,8 @@ async function joinRoom() {
             audio: page.tracks.audio || false,
             video: page.tracks.video || false,
             slots: SLOTS,
-            simulcast: page.simulcast,
+            // libwebrtc sends three layers from a 960×540 capture up; a smaller camera goes as one stream.
+            simulcast: page.simulcast && (page.tracks.video?.getSettings().width ?? 0) >= 960,
         });
     } catch (err) {
         setPhase("setup");

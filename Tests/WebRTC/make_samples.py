@@ -8,6 +8,7 @@
   chromium-offer.sdp             Chromium's offer as test_chromium.py sends it (fake camera and microphone,
                                  sendrecv, `new RTCPeerConnection()` defaults)
   chromium-offer-sendonly.sdp    Chromium's sendonly offer (what a browser WHIP client sends)
+  chromium-offer-simulcast.sdp   Chromium's offer with the camera as three simulcast encodings (rids q, h, f)
   cohost-answer-to-*.sdp         what the cohost binary (COHOST_BIN) answers to each of those offers (skipped when
                                  it refuses one: the status and error are printed instead)
 
@@ -60,9 +61,11 @@ async def chromium_samples(workdir):
     try:
         async with async_playwright() as p:
             b = await browser.launch(p, wav)
-            for name, direction in (("chromium-offer.sdp", "sendrecv"), ("chromium-offer-sendonly.sdp", "sendonly")):
+            for name, direction, simulcast in (("chromium-offer.sdp", "sendrecv", False),
+                                               ("chromium-offer-sendonly.sdp", "sendonly", False),
+                                               ("chromium-offer-simulcast.sdp", "sendrecv", True)):
                 peer = await browser.BrowserPeer.open(b, server)
-                offer = await peer.offer(direction=direction)
+                offer = await peer.offer(direction=direction, simulcast=simulcast)
                 if not offer["gatheringComplete"]:
                     print("warning: Chromium's ICE gathering did not complete within 5 s", file=sys.stderr)
                 write(name, offer["sdp"])

@@ -389,6 +389,25 @@ class ChromiumCohostTests(harness.ParticipantChecks, ChromiumCase):
         self.assertIn(deleted["status"], (200, 204), deleted)
         self.assertIsNotNone(await self.gone("whipper", 1.0), self.diag("WHIP session still there after DELETE"))
 
+    async def test_whip_simulcast_from_the_page(self):
+        """A browser WHIP client sending its 960×540 camera as three simulcast encodings: each layer's SSRC is learnt
+        from its RID and all three arrive at their sizes."""
+        page = await self.open_page(self.server)
+        await self.join(page, "layered", path=f"/whip/{self.room}", direction="sendonly", simulcast=True,
+                        media={"video": {"width": 960, "height": 540}})
+        await self.connected(page)
+        layers = {}
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            p = await asyncio.to_thread(self.cohost.participant, self.room, "layered") or {}
+            layers = {s["rid"]: s for s in p.get("streams", []) if s.get("rid")}
+            if sorted(layers) == ["f", "h", "q"] and all(s["state"] == "live" and s["width"] for s in layers.values()):
+                break
+            await asyncio.sleep(0.1)
+        sizes = {rid: (s["width"], s["height"]) for rid, s in layers.items()}
+        harness.note(f"WHIP simulcast layers: {sizes}")
+        self.assertEqual(sizes, {"q": (240, 135), "h": (480, 270), "f": (960, 540)}, self.diag(layers))
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -67,6 +67,20 @@ STATS = """() => {
   });
 }"""
 
+#: The page's simulcast layers as its browser sends them: each video outbound-rtp with a rid, by rid.
+SENT_LAYERS = """() => {
+  const pc = window.__pcs[window.__pcs.length - 1];
+  return pc.getStats().then((report) => {
+    const out = {};
+    report.forEach((s) => {
+      if (s.type === "outbound-rtp" && s.kind === "video" && s.rid) {
+        out[s.rid] = {bytesSent: s.bytesSent, active: s.active, width: s.frameWidth || 0};
+      }
+    });
+    return out;
+  });
+}"""
+
 #: dB (AnalyserNode, full scale) of the strongest bin near each frequency in the page's received audio, the most of
 #: `frames` reads 100 ms apart: which tone a page hears.
 TONES = """async ([freqs, frames]) => {
@@ -96,6 +110,8 @@ WAVS = {}
 #: Each co-host's fake camera: a solid colour at a size of its own (test_cohosts_…).
 CAMERAS = {"ann": ("red", 320, 240), "ben": ("lime", 320, 180), "cat": ("blue", 256, 144)}
 CAMERA_FILES = {}
+#: The simulcast sender's camera: 960×540, the smallest capture libwebrtc sends three layers of.
+SIMULCAST_CAMERA = ("yellow", 960, 540)
 
 
 def shows(picture, camera):
@@ -115,7 +131,7 @@ def setUpModule():
     for user, hz in (("ann", ANN_TONE), ("ben", BEN_TONE)):
         WAVS[user] = harness.write_tone_wav(os.path.join(_workdir, f"{user}.wav"), hz, seconds=10, gate=GATE)
     import subprocess
-    for user, (colour, width, height) in CAMERAS.items():
+    for user, (colour, width, height) in list(CAMERAS.items()) + [("simulcast", SIMULCAST_CAMERA)]:
         path = os.path.join(_workdir, f"{user}.y4m")
         subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
                         f"color=c={colour}:s={width}x{height}:r=30", "-t", "2", "-pix_fmt", "yuv420p", path],
@@ -498,6 +514,102 @@ class JoinPageTests(harness.ParticipantChecks, unittest.IsolatedAsyncioTestCase)
         harness.note(f"dan's slot shows {target} (after {first}) {took} s after the subscription")
         self.assertTrue(shows(picture, CAMERAS[target]), self.diag(f"dan's slot after subscribing: {picture}"))
         self.assertLess(took, 1.0)
+        self.assert_no_console_errors()
+
+    async def test_a_simulcast_sender_sends_three_layers_each_receiver_and_the_mixer_take_the_one_they_need(self):
+        """Ann's 960×540 camera goes from the join page as three layers (rids q, h, f): all three arrive. Ben's tile
+        for her (the join page sends its size) gets the smallest layer covering it. The layout makes her tile small:
+        the mixer decodes her quarter-size layer, and once no one needs her full layer her browser stops sending it
+        (getStats: that outbound-rtp inactive) within 2 s."""
+        r = self.cohost.create_room({"name": self.room, "canvas": {"width": 640, "height": 360, "fps": 15},
+                                     "layout": {"mode": "custom", "regions": [
+                                         {"userId": "ann", "x": 0, "y": 0, "width": 640, "height": 360}]}})
+        self.assertEqual(r.status, 201, r)
+        ann = await self.open("ann", self.join_url(self.cohost.token(self.room, "ann")), camera_of="simulcast")
+        await self.join(ann)
+        await self.connected(ann)
+
+        async def outbound():
+            return await ann.page.evaluate(SENT_LAYERS)
+
+        def layers():
+            p = self.cohost.participant(self.room, "ann") or {}
+            return {s["rid"]: s for s in p.get("streams", []) if s.get("rid")}
+
+        deadline = time.monotonic() + 15
+        seen = {}
+        while time.monotonic() < deadline:
+            seen = await asyncio.to_thread(layers)
+            if sorted(seen) == ["f", "h", "q"] and all(s["state"] == "live" and s["width"] for s in seen.values()):
+                break
+            await asyncio.sleep(0.1)
+        sizes = {rid: (s["width"], s["height"]) for rid, s in seen.items()}
+        harness.note(f"ann's layers as Cohost sees them: {sizes}")
+        self.assertEqual({rid: w for rid, (w, _) in sizes.items()}, {"q": 240, "h": 480, "f": 960}, self.diag(seen))
+        first = await outbound()
+        await asyncio.sleep(1)
+        second = await outbound()
+        self.assertEqual(sorted(first), ["f", "h", "q"], first)
+        for rid in "qhf":
+            self.assertGreater(second[rid]["bytesSent"], first[rid]["bytesSent"], (first, second))
+
+        # Ben's tile for Ann: the smallest of her layers covering it.
+        ben = await self.open("ben", self.join_url(self.cohost.token(self.room, "ben")), camera_of="ben")
+        await self.join(ben)
+        await self.connected(ben)
+        tile = '.cohost[data-user-id="ann"] video'
+        deadline = time.monotonic() + 10
+        picture, box = None, None
+        while time.monotonic() < deadline:
+            picture = await self.picture_of(ben, tile)
+            box = await ben.page.evaluate(
+                "(s) => { const v = document.querySelector(s); return v && [v.clientWidth * devicePixelRatio,"
+                " v.clientHeight * devicePixelRatio]; }", tile)
+            if picture and box:
+                covering = [(w, h) for w, h in sorted(sizes.values()) if w >= box[0] and h >= box[1]]
+                want = covering[0] if covering else max(sizes.values())
+                if (picture["width"], picture["height"]) == want:
+                    break
+            await asyncio.sleep(0.1)
+        harness.note(f"ben's tile for ann is {box}: it shows {picture}")
+        self.assertIsNotNone(picture, self.diag("ben shows no picture of ann"))
+        self.assertEqual((picture["width"], picture["height"]), want, self.diag(box, picture))
+        # Chromium estimates what it can take of the slot and says so (REMB: the answer offers goog-remb, not
+        # transport-cc): what Cohost fits the layers in.
+        deadline = time.monotonic() + 5
+        estimate = None
+        while time.monotonic() < deadline and not estimate:
+            p = await asyncio.to_thread(self.cohost.participant, self.room, "ben") or {}
+            estimate = next((s.get("estimatedBitrate") for s in p.get("slots", []) if s.get("userId") == "ann"), None)
+            await asyncio.sleep(0.1)
+        harness.note(f"ben's REMB for his slot of ann: {estimate} bit/s")
+        self.assertIsNotNone(estimate, self.diag("ben sent no REMB"))
+
+        # A small tile on the canvas: the mixer decodes the quarter layer; the full one is needed by no one.
+        small = {"mode": "custom", "regions": [{"userId": "ann", "x": 0, "y": 0, "width": 160, "height": 90}]}
+        r = self.cohost.call("PUT", f"/v1/rooms/{self.room}/layout", self.cohost.admin(self.room), small)
+        self.assertEqual(r.status, 200, r)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            seen = await asyncio.to_thread(layers)
+            if seen.get("q", {}).get("mixed"):
+                break
+            await asyncio.sleep(0.1)
+        self.assertTrue(seen.get("q", {}).get("mixed"), self.diag(seen))
+        switched = time.monotonic()
+        needed = {s["rid"] for p in [await asyncio.to_thread(self.cohost.participant, self.room, "ben")]
+                  for s in p.get("slots", []) if s.get("rid")}
+        self.assertNotIn("f", needed, self.diag(needed))
+        sent = {}
+        while time.monotonic() - switched < 5:
+            sent = await outbound()
+            if sent.get("f", {}).get("active") is False:
+                break
+            await asyncio.sleep(0.05)
+        took = round(time.monotonic() - switched, 2)
+        harness.note(f"ann's full layer inactive {took} s after the mixer took the quarter one: {sent}")
+        self.assertIs(sent.get("f", {}).get("active"), False, self.diag(sent))
+        self.assertLess(took, 2.0)
         self.assert_no_console_errors()
 
 

@@ -80,7 +80,8 @@ extension JoinNegotiator {
                     srtp: keys?.offered, serverKey: keys?.server)
                 stream.learnFromMID = learnFromMID
                 stream.fmtp = media.fmtps[pt]
-                if media.kind == .video, let rids = JoinNegotiator.simulcastRids(media) {
+                // Layers only where no SSRC is listed: an offer naming its SSRCs sends one stream.
+                if media.kind == .video, media.ssrcs.isEmpty, let rids = JoinNegotiator.simulcastRids(media) {
                     try addLayers(rids, to: &stream, answer: &outcome.answer, media: media, pt: pt, using: &random)
                 }
                 if media.kind == .video {
