@@ -33,6 +33,9 @@ final class SlotDirector {
     private var receivers: [Participant] = []
     private var demands: [LayerSelector.SlotDemand] = []
     private var chosen: [Int?] = []
+    private var unlimited: [Int?] = []
+    /// Each receiver's upswitch probe, by session.
+    private var probes: [Int: UpswitchProbe] = [:]
     /// The streams slots can show, by key, as of the last allocation.
     private var streams: [StreamKey: LayeredVideo] = [:]
     /// What the last `slots` event of each receiver said.
@@ -174,14 +177,17 @@ final class SlotDirector {
         }
         let ntp = NTPTime.now()
         for receiver in receivers where !receiver.slots.isEmpty {
-            chooseLayers(of: receiver, nowMs: nowMs)
+            chooseLayers(of: receiver, nowMs: nowMs, probe: true)
             for slot in receiver.slots { slot.secondPassed(ntp: ntp, nowMs: nowMs, elapsedMs: elapsedMs) }
+        }
+        for session in probes.keys where !receivers.contains(where: { $0.sessionID == session }) {
+            probes[session] = nil
         }
     }
 
     /// What the receiver can take: the smallest of its slots' REMBs, cut to what arrives when its reports say more
-    /// than `lossLimitPercent` is lost; nil before it said anything.
-    private func estimate(of receiver: Participant, nowMs: Int64) -> Int? {
+    /// than `lossLimitPercent` is lost (nil before it said anything); what it is sent now, and its loss.
+    private func estimate(of receiver: Participant, nowMs: Int64) -> (bps: Int?, sent: Int, loss: Int) {
         var estimate: Int?
         var loss = 0
         var sent = 0
@@ -191,13 +197,15 @@ final class SlotDirector {
             if !slot.isPaused { sent += slot.source?.bitrateBps ?? 0 }
         }
         if loss > Self.lossLimitPercent { estimate = min(estimate ?? .max, sent * (100 - loss) / 100) }
-        return estimate
+        return (estimate, sent, loss)
     }
 
     /// Each slot's layer of the stream it shows (`LayerSelector.forSlots`), or the slot paused when not even the
-    /// smallest fits; a slot coming back or moving to another layer starts at that layer's keyframe.
-    private func chooseLayers(of receiver: Participant, nowMs: Int64) {
-        let budget = estimate(of: receiver, nowMs: nowMs)
+    /// smallest fits; a slot coming back or moving to another layer starts at that layer's keyframe. The budget is
+    /// the receiver's estimate, lifted now and then by its `UpswitchProbe` when a slot wants more (`probe`: once a
+    /// second; between the seconds the lift in force holds).
+    private func chooseLayers(of receiver: Participant, nowMs: Int64, probe: Bool = false) {
+        let heard = estimate(of: receiver, nowMs: nowMs)
         let sizes = receiver.slotSizes
         demands.removeAll(keepingCapacity: true)
         for slot in receiver.slots {
@@ -212,7 +220,24 @@ final class SlotDirector {
             }
             demands.append(demand)
         }
-        LayerSelector.forSlots(demands, budgetBps: budget, into: &chosen)
+        LayerSelector.forSlots(demands, budgetBps: heard.bps, into: &chosen)
+        if let bps = heard.bps {
+            var wantsMore = false
+            if probe {
+                LayerSelector.forSlots(demands, budgetBps: nil, into: &unlimited)
+                for (i, demand) in demands.enumerated() {
+                    let rate = { (pick: Int?) in pick.map { demand.layers[$0].bitrateBps } ?? -1 }
+                    if rate(unlimited[i]) > rate(chosen[i]) { wantsMore = true }
+                }
+            }
+            var state = probes[receiver.sessionID] ?? UpswitchProbe()
+            if probe || state.lifting {
+                let budget = state.budget(
+                    estimate: bps, sentBps: heard.sent, lossPercent: heard.loss, wantsMore: wantsMore, nowMs: nowMs)
+                if probe { probes[receiver.sessionID] = state }
+                if budget != bps { LayerSelector.forSlots(demands, budgetBps: budget, into: &chosen) }
+            }
+        }
         for (index, slot) in receiver.slots.enumerated() {
             guard let key = slot.shown, let stream = streams[key] else { continue }
             guard let layer = chosen[index] else {
