@@ -270,9 +270,10 @@ class Cohost:
         if status != 201:
             raise RuntimeError(f"create room: {status} {text}")
 
-    def join(self, room, user, audio_ssrc, video_ssrc=None, direction="sendonly"):
-        """`direction` "sendrecv": the participant also receives the return path (mix-minus, room view)."""
-        sdp = offer(audio_ssrc, video_ssrc, direction)
+    def join(self, room, user, audio_ssrc, video_ssrc=None, direction="sendonly", rids=None):
+        """`direction` "sendrecv": the participant also receives the return path (mix-minus, room view). `rids`:
+        the video is sent as these simulcast layers instead of on `video_ssrc`."""
+        sdp = simulcast_offer(audio_ssrc, rids, direction) if rids else offer(audio_ssrc, video_ssrc, direction)
         token = make_token(self.key, self.secret, room, user)
         status, text = http("POST", f"{self.base}/v1/rooms/{room}/participants", token, sdp, "application/sdp")
         if status != 201:
@@ -285,6 +286,18 @@ class Cohost:
 
     def metrics(self):
         return http("GET", self.base + "/metrics")[1]
+
+
+def simulcast_offer(audio_ssrc, rids, direction="sendonly"):
+    """A plain-RTP offer whose video is sent as simulcast layers `rids` (no a=ssrc: each layer's SSRC is learnt from
+    the RID its first packets carry, header extension id 10)."""
+    lines = ["v=0", "o=- 1 1 IN IP4 127.0.0.1", "s=-", "c=IN IP4 127.0.0.1", "t=0 0",
+             "m=audio 9 RTP/AVP 111", "a=rtpmap:111 opus/48000/2", f"a=ssrc:{audio_ssrc}", f"a={direction}",
+             "m=video 9 RTP/AVP 96", "a=rtpmap:96 VP8/90000", "a=rtcp-fb:96 nack pli",
+             "a=extmap:10 urn:ietf:params:rtp-hdrext:sdes:rtp-stream-id"]
+    lines += [f"a=rid:{rid} send" for rid in rids]
+    lines += ["a=simulcast:send " + ";".join(rids), f"a={direction}"]
+    return "\r\n".join(lines) + "\r\n"
 
 
 def offer(audio_ssrc, video_ssrc=None, direction="sendonly"):

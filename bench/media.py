@@ -1,7 +1,8 @@
 """Pre-encoded sender media, made once per run so senders cost (almost) nothing while Cohost is measured.
 
 - video: 10 s of testsrc2 640x360@30 VP8 (libvpx realtime, 800 kb/s, keyframe every 60 frames) in an IVF file,
-  made by ffmpeg; the same file feeds the VP8 decode floor.
+  made by ffmpeg; the same file feeds the VP8 decode floor. For simulcast, the same picture at 320x180, 640x360
+  and 1280x720 (150, 500 and 1700 kb/s: libwebrtc's layers of a 720p camera).
 - opus: 20 ms Opus packets made with libopus through ctypes (ffmpeg 5.1's libopus wrapper has no DTX option):
   `tone` (stereo 64 kb/s, a steady tone: the video participants' voices), `voice` and `voice_dtx`
   (mono 24 kb/s VOIP, speech-like talk spurts with pauses; the second with DTX on: its 1-2 byte
@@ -28,15 +29,30 @@ def sender_report(ssrc, wall, rtp, packets, octets):
                        packets & 0xFFFFFFFF, octets & 0xFFFFFFFF)
 
 
-def make_video(path):
+def make_video(path, size="640x360", kbps=800):
     if os.path.exists(path):
         return
     subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-y",
-                    "-f", "lavfi", "-i", f"testsrc2=s=640x360:r=30,format=yuv420p",
+                    "-f", "lavfi", "-i", f"testsrc2=s={size}:r=30,format=yuv420p",
                     "-t", str(VIDEO_SECONDS), "-c:v", "libvpx", "-deadline", "realtime", "-cpu-used", "8",
-                    "-b:v", "800k", "-g", "60", "-keyint_min", "60", "-auto-alt-ref", "0", "-lag-in-frames", "0",
+                    "-b:v", f"{kbps}k", "-g", "60", "-keyint_min", "60", "-auto-alt-ref", "0", "-lag-in-frames", "0",
                     "-threads", "1", "-f", "ivf", path + ".tmp"], check=True)
     os.rename(path + ".tmp", path)
+
+
+#: A simulcast sender's three layers, as libwebrtc sends a 1280x720 camera: (rid, size, kb/s).
+SIMULCAST_LAYERS = [("q", "320x180", 150), ("h", "640x360", 500), ("f", "1280x720", 1700)]
+
+
+def prepare_simulcast(cache_dir):
+    """{rid: IVF path} of the same testsrc2 picture at the three layers' sizes (keyframes every 60 frames in all)."""
+    os.makedirs(cache_dir, exist_ok=True)
+    out = {}
+    for rid, size, kbps in SIMULCAST_LAYERS:
+        path = os.path.join(cache_dir, f"sender-{size}.ivf")
+        make_video(path, size, kbps)
+        out[rid] = path
+    return out
 
 
 def read_ivf(path):
@@ -135,9 +151,20 @@ def read_opus(path):
     return {k: [bytes.fromhex(p) for p in v] for k, v in json.load(open(path)).items()}
 
 
+def make_opus_file(path):
+    """An Ogg Opus file of the participants' tone (stereo 64 kb/s, 20 ms frames) for the Opus decode floor."""
+    if os.path.exists(path):
+        return
+    subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi",
+                    "-i", "sine=frequency=440:sample_rate=48000", "-t", str(VIDEO_SECONDS), "-ac", "2",
+                    "-c:a", "libopus", "-b:a", "64k", "-frame_duration", "20", "-f", "ogg", path + ".tmp"], check=True)
+    os.rename(path + ".tmp", path)
+
+
 def prepare(cache_dir):
     os.makedirs(cache_dir, exist_ok=True)
     video, opus = os.path.join(cache_dir, "sender.ivf"), os.path.join(cache_dir, "opus.json")
     make_video(video)
     make_opus(opus)
+    make_opus_file(os.path.join(cache_dir, "tone.ogg"))
     return video, opus

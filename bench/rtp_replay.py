@@ -13,8 +13,10 @@ sound by the least any participant's pictures are (VideoLead), then held the liv
 
 CONFIG: {"ivf": path, "opus": path, "streams": [{"kind": "video"|"audio", "ssrc": int, "pt": int,
          "dest": [host, port], "rtcp": [host, port] (optional, default dest), "track": "tone"|"voice"|"voice_dtx"
-         (audio), "start": frame offset}], "bind": [host, port] (optional: send from this address, and count what
-         comes back to it, for a server that answers each sender with media as Janus's AudioBridge does)}
+         (audio), "start": frame offset, "ivf": path (video, optional: this stream's own clip), "rid": a simulcast
+         layer's RID (video, optional: named in its first packets' header extension, id "rid_ext", as libwebrtc
+         does)}], "bind": [host, port] (optional: send from this address, and count what comes back to it, for a
+         server that answers each sender with media as Janus's AudioBridge does)}
 Opus packets of at most 2 bytes are DTX frames: they are not sent (timestamps still advance, sequence
 numbers do not), as WebRTC senders do.
 """
@@ -47,11 +49,28 @@ class Stream:
         self.ticks = 0
         self.packets = 0
         self.octets = 0
+        self.ivf = spec.get("ivf")
+        self.rid = spec.get("rid")
+        self.rid_ext = spec.get("rid_ext", 10)
+
+
+def rid_extension(rid, ext_id):
+    """A one-byte RTP header extension block (RFC 8285) carrying `rid`."""
+    element = bytes([ext_id << 4 | (len(rid) - 1)]) + rid.encode()
+    element += b"\0" * (-len(element) % 4)
+    return struct.pack("!HH", 0xBEDE, len(element) // 4) + element
 
 
 def main():
     cfg = json.load(open(sys.argv[1]))
-    frames = [(media.vp8_packets(f), key) for f, key in media.read_ivf(cfg["ivf"])] if cfg.get("ivf") else []
+    clips = {}
+
+    def clip(path):
+        if path not in clips:
+            clips[path] = [(media.vp8_packets(f), key) for f, key in media.read_ivf(path)]
+        return clips[path]
+
+    frames = clip(cfg["ivf"]) if cfg.get("ivf") else []
     opus = media.read_opus(cfg["opus"]) if cfg.get("opus") else {}
     streams = [Stream(s) for s in cfg["streams"]]
     video = [s for s in streams if s.kind == "video"]
@@ -101,13 +120,18 @@ def main():
         if now >= next_v:
             late_max = max(late_max, now - next_v)
             for s in video:
-                chunks, _ = frames[s.index % len(frames)]
+                own = clip(s.ivf) if s.ivf else frames
+                chunks, _ = own[s.index % len(own)]
                 s.index += 1
                 ts = (s.ts0 + s.ticks * 3000) & 0xFFFFFFFF
                 s.ticks += 1
                 last = len(chunks) - 1
+                # A layer's RID rides on its first frames only.
+                ext = rid_extension(s.rid, s.rid_ext) if s.rid and s.ticks <= 3 else b""
                 for i, chunk in enumerate(chunks):
-                    sendto(pack("!BBHII", 0x80, s.pt | (0x80 if i == last else 0), s.seq, ts, s.ssrc) + chunk, s.dest)
+                    first = 0x90 if ext else 0x80
+                    sendto(pack("!BBHII", first, s.pt | (0x80 if i == last else 0), s.seq, ts, s.ssrc) + ext + chunk,
+                           s.dest)
                     s.seq = (s.seq + 1) & 0xFFFF
                     s.packets += 1
                     s.octets += len(chunk)

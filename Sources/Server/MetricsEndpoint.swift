@@ -20,6 +20,7 @@ struct MetricsEndpoint: Sendable {
     }
 
     let manager: RoomManager
+    private let emittedStages = EmittedStreams()
     let registry: PrometheusCollectorRegistry
     /// The label sets of per-stream gauges emitted last time: a stream that is gone has its gauges
     /// destroyed, so departed participants do not linger in the scrape.
@@ -102,10 +103,23 @@ struct MetricsEndpoint: Sendable {
         Gauge(label: "cohost_webrtc_handshakes", dimensions: [("result", "failed")]).record(w.handshakesFailed)
         Gauge(label: "cohost_udp_dropped", dimensions: [("reason", "stun_ignored")]).record(w.stunIgnored)
         Gauge(label: "cohost_udp_dropped", dimensions: [("reason", "dtls_unknown_source")]).record(w.dtlsUnknownSource)
+        // A participant's camera, screen share and simulcast layers are streams of the same kind: told apart by
+        // source and RID (empty when there is none).
         Self.record(
             rooms.flatMap { room in
-                room.streamReports().flatMap { user, streams in streams.map { ([room.name, user, $0.kind], $0) } }
-            }, Self.streamGauges, emitted: emitted)
+                room.streamReports().flatMap { user, streams in
+                    streams.map { ([room.name, user, $0.kind, $0.source ?? "", $0.rid ?? ""], $0) }
+                }
+            }, Self.streamGauges, emitted: emitted, labels: ["room", "user", "kind", "source", "rid"])
+        Self.record(
+            rooms.flatMap { room in
+                room.canvasCPU.map { cpu in
+                    [
+                        ([room.name, "composite"], cpu.compositeMs), ([room.name, "encode"], cpu.encodeMs),
+                        ([room.name, "view"], cpu.viewMs),
+                    ]
+                } ?? []
+            }, [("cohost_room_canvas_cpu_ms", { @Sendable in $0 })], emitted: emittedStages, labels: ["room", "stage"])
         Self.record(
             rooms.flatMap { room in
                 room.returnReports().flatMap { user, streams in streams.map { ([room.name, user, $0.kind], $0) } }

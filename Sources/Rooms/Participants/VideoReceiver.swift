@@ -508,10 +508,3 @@ final class VideoReceiver: DecodeJob, @unchecked Sendable {
         }
     }
 }
-
-/// CPU time this thread has used, in microseconds: what a decode cost, whatever else the machine was doing.
-private func threadCPUMicros() -> Int64 {
-    var t = timespec()
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t)
-    return Int64(t.tv_sec) * 1_000_000 + Int64(t.tv_nsec) / 1000
-}

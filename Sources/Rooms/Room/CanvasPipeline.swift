@@ -97,9 +97,12 @@ final class CanvasPipeline {
                     rect: placement.rect, fit: placement.fit, picture: frame, alpha: placement.alpha,
                     border: placement.border, speaking: frame == nil && audio.isSpeaking(p.userId)))
         }
+        let started = threadCPUMicros()
         compositor.compose(tiles)
+        let composed = threadCPUMicros()
         let stamp = timing.stamp
         programme.encodeVideo(compositor.canvas, index: index, leadMs: stamp.leadMs, phaseMs: stamp.phaseMs)
+        let encoded = threadCPUMicros()
         if let view {
             roster.fill(&present)
             view.tick(
@@ -107,6 +110,9 @@ final class CanvasPipeline {
                 reportDue: index % Int64(config.canvas.fps) == 0)
             present.removeAll(keepingCapacity: true)
         }
+        stageCPU.add(
+            compositeMicros: composed - started, encodeMicros: encoded - composed,
+            viewMicros: threadCPUMicros() - encoded, nowMs: now)
         let shift = timing.end(nowMs: now)
         if let move = timing.phaseMoveStartedMs {
             logger.debug(
@@ -115,6 +121,9 @@ final class CanvasPipeline {
         }
         if shift != 0 { schedule.shiftVideo(byMs: shift) }
     }
+
+    /// What the canvas ticks cost, by stage (read by the metrics from any thread).
+    let stageCPU = StageCPU()
 
     /// Room view frames encoded so far, per codec.
     var viewFrames: (vp8: Int, h264: Int) { (view?.frames(.vp8) ?? 0, view?.frames(.h264) ?? 0) }

@@ -293,6 +293,9 @@ public final class Room: @unchecked Sendable {
     /// Return audio encodes so far: the room's shared ones and the talkers' own (on `queue`).
     var returnEncodes: (shared: Int, own: Int) { queue.sync { audio.returnEncodes } }
     /// Room view frames encoded so far, per codec.
+    /// The canvas's CPU time in its last whole second, by stage (nil for an audio-only room).
+    public var canvasCPU: StageCPU.Second? { canvas?.stageCPU.lastSecond }
+
     var viewFrames: (vp8: Int, h264: Int) { queue.sync { canvas?.viewFrames ?? (0, 0) } }
     /// The loss protection of the room's shared return encoder for `channels` (on `queue`).
     func sharedLossPercent(channels: Int) -> Int { audio.sharedLossPercent(channels: channels) }
