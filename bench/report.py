@@ -64,6 +64,11 @@ def _load(x):
     return f"{_f(x.get('machine_busy_cores'))} ({_f(x.get('steal_cores'), 3)})"
 
 
+def _sizes(part):
+    """The "n<N>" keys of a part's results, by N."""
+    return sorted((k for k in part if k.startswith("n")), key=lambda k: int(k[1:]))
+
+
 def _stages(c):
     s = c.get("stage_cores") or {}
     return "/".join(_f(s.get(k), 3) for k in ("decode", "composite", "encode"))
@@ -79,7 +84,7 @@ def table(r):
         lines += ["", "1. video room, 1280x720@30 x264 veryfast 2 Mb/s (cores = CPU seconds per second)",
                   "   N | cohost (decode/composite/encode) | ffmpeg | ratio | x264 | VP8 dec | audio | floor | cohost/floor | out fps cohost/ffmpeg | box busy (stolen) cohost/ffmpeg",
                   "   --|----------------------------------|--------|-------|------|---------|-------|-------|--------------|----------------------|-------------------------------"]
-        for key in sorted((k for k in v if k.startswith("n")), key=lambda k: int(k[1:])):
+        for key in _sizes(v):
             x = v[key]
             lines.append(f"   {key[1:]:>1} | {_f(x['cohost']['cores'], 3):>6} ({_stages(x['cohost'])}) | "
                          f"{_f(x['ffmpeg']['cores'], 3):>6} | "
@@ -88,13 +93,13 @@ def table(r):
                          f"{_f(x['codec_floor_cores'], 3):>5} | {_f(x['cohost_over_floor']):>12} | "
                          f"{_f(x['cohost']['output_video_fps'], 1):>10}/{_f(x['ffmpeg']['output_fps'], 1):<10} | "
                          f"{_load(x['cohost'])} / {_load(x['ffmpeg'])}")
-        for key in sorted((k for k in v if k.startswith("n")), key=lambda k: int(k[1:])):
+        for key in _sizes(v):
             samples = v[key].get("samples") or []
             if len(samples) > 1:
                 lines.append(f"   N={key[1:]} windows, cohost / ffmpeg cores (stolen): " + ", ".join(
                     f"{_f(s['cohost_cores'], 3)} ({_f(s['cohost_steal_cores'], 3)}) / "
                     f"{_f(s['ffmpeg_cores'], 3)} ({_f(s['ffmpeg_steal_cores'], 3)})" for s in samples))
-        for key in sorted((k for k in v if k.startswith("n")), key=lambda k: int(k[1:])):
+        for key in _sizes(v):
             floors = _get(v[key], "x264_floor", "samples") or []
             if len(floors) > 1:
                 lines.append(f"   N={key[1:]} x264 floor windows (stolen): " + ", ".join(
@@ -106,7 +111,7 @@ def table(r):
         lines += ["", "10. simulcast senders (320x180, 640x360, 1280x720 each), same room; ffmpeg mixes the 1280x720 layer",
                   "   N | cohost (decode/composite/encode) | layers mixed | ffmpeg | ratio",
                   "   --|----------------------------------|--------------|--------|------"]
-        for key in sorted((k for k in sim if k.startswith("n")), key=lambda k: int(k[1:])):
+        for key in _sizes(sim):
             x = sim[key]
             lines.append(f"   {key[1:]:>1} | {_f(x['cohost']['cores'], 3):>6} ({_stages(x['cohost'])}) | "
                          f"{x['cohost'].get('mixed_layers')} | {_f(x['ffmpeg']['cores'], 3):>6} | "

@@ -146,14 +146,7 @@ def ffmpeg_mixer(ctx, n, name="ffmpeg", ivf=None):
                             "rtcp": ["127.0.0.1", vport + 1], "start": 60 * (i % 5)})
             streams.append({"kind": "audio", "ssrc": 1000 + i, "pt": 111, "dest": ["127.0.0.1", aport],
                             "rtcp": ["127.0.0.1", aport + 1], "track": "tone", "start": 37 * i})
-        parts = []
-        regions = grid_regions(n)
-        x, y, w, h = regions[0]
-        parts.append(f"[0:v]scale={w}:{h}:flags=bilinear,pad=1280:720:{x}:{y}:color={BG}[b0]")
-        for i in range(1, n):
-            x, y, w, h = regions[i]
-            parts.append(f"[{i}:v]scale={w}:{h}:flags=bilinear[s{i}]")
-            parts.append(f"[b{i - 1}][s{i}]overlay={x}:{y}:eof_action=repeat[b{i}]")
+        parts = _grid_graph(n, [f"[{i}:v]" for i in range(n)], ":eof_action=repeat")
         parts.append(f"[b{n - 1}]fps=30,format=yuv420p[vout]")
         parts.append("".join(f"[{i}:a]" for i in range(n)) + f"amix=inputs={n}:normalize=0:dropout_transition=0[aout]")
         argv += ["-filter_complex", ";".join(parts), "-map", "[vout]", "-map", "[aout]"] + X264_ARGS + \
@@ -191,16 +184,23 @@ def _grid_source(n):
     """A lavfi graph drawing what the mixers' canvas shows: testsrc2 640x360 in each of the N grid tiles over the
     background, 1280x720@30: x264's cost depends on the picture, and N tiles of a test pattern cost it more than one
     pattern full size."""
-    regions = grid_regions(n)
-    parts = [f"testsrc2=s=640x360:r=30,format=yuv420p,split={n}" + "".join(f"[t{i}]" for i in range(n))]
-    x, y, w, h = regions[0]
-    parts.append(f"[t0]scale={w}:{h}:flags=bilinear,pad=1280:720:{x}:{y}:color={BG}[b0]")
-    for i in range(1, n):
-        x, y, w, h = regions[i]
-        parts.append(f"[t{i}]scale={w}:{h}:flags=bilinear[s{i}]")
-        parts.append(f"[b{i - 1}][s{i}]overlay={x}:{y}[b{i}]")
+    tiles = [f"[t{i}]" for i in range(n)]
+    parts = [f"testsrc2=s=640x360:r=30,format=yuv420p,split={n}" + "".join(tiles)] + _grid_graph(n, tiles)
     parts.append(f"[b{n - 1}]format=yuv420p[out0]")
     return ";".join(parts)
+
+
+def _grid_graph(n, inputs, overlay_options=""):
+    """Filter graph lines scaling `inputs` (labels) into the N grid tiles over the background, onto 1280x720; the
+    canvas comes out as [b{n-1}]."""
+    regions = grid_regions(n)
+    x, y, w, h = regions[0]
+    parts = [f"{inputs[0]}scale={w}:{h}:flags=bilinear,pad=1280:720:{x}:{y}:color={BG}[b0]"]
+    for i in range(1, n):
+        x, y, w, h = regions[i]
+        parts.append(f"{inputs[i]}scale={w}:{h}:flags=bilinear[s{i}]")
+        parts.append(f"[b{i - 1}][s{i}]overlay={x}:{y}{overlay_options}[b{i}]")
+    return parts
 
 
 def x264_floor(ctx, n, k=0):

@@ -49,15 +49,23 @@ export function createCohostTiles(box, template) {
     }
 
     let call = null;
-    /** Tells Cohost the tile's size (device pixels): a simulcast sender's layer that covers it is sent. */
+    const sizing = new Map(); // mid → the timer of a size not sent yet
+    /** Tells Cohost the tile's size (device pixels), once it has settled for 200 ms: a simulcast sender's layer
+     *  that covers it is sent. */
     function sizeSlot(el) {
         const video = el.querySelector("video");
-        if (!call || !el.dataset.mid || !video.clientWidth) return;
-        const scale = devicePixelRatio || 1;
-        call.setSlotSize(el.dataset.mid, {
-            width: video.clientWidth * scale,
-            height: video.clientHeight * scale,
-        }).catch(() => {}); // the slot stays at the size it had
+        const mid = el.dataset.mid;
+        if (!call || !mid || !video.clientWidth) return;
+        clearTimeout(sizing.get(mid));
+        sizing.set(
+            mid,
+            setTimeout(() => {
+                sizing.delete(mid);
+                const scale = devicePixelRatio || 1;
+                call.setSlotSize(mid, { width: video.clientWidth * scale, height: video.clientHeight * scale })
+                    .catch(() => {}); // the slot stays at the size it had
+            }, 200),
+        );
     }
     const resized = new ResizeObserver((entries) => {
         for (const entry of entries) sizeSlot(entry.target.closest("[data-mid]") || entry.target);

@@ -7,7 +7,7 @@
 /// `lossLimitPercent`) ends a lift at once, and a lift that ends so, or is not covered within `holdMs`, doubles the
 /// wait before the next (up to `maxCalmMs`). Time is passed in. Pure.
 public struct UpswitchProbe: Sendable, Equatable {
-    public static let calmMs: Int64 = 4000
+    public static let calmMs: Int64 = 2000
     public static let stepMs: Int64 = 1000
     public static let maxCalmMs: Int64 = 64000
     public static let holdMs: Int64 = 10000

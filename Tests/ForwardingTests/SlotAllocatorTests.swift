@@ -225,16 +225,16 @@ import Testing
     @Test func aCalmReceiverIsLiftedAStepAtATimeUntilItsEstimateCoversWhatItIsSent() {
         var p = UpswitchProbe()
         // libwebrtc's REMB of a 150 kb/s stream: 1.5 × 150 + 10 = 235 kb/s, never more.
-        Self.calm(&p, until: 4000)
-        #expect(p.budget(estimate: 235_000, sentBps: 150_000, lossPercent: 0, wantsMore: true, nowMs: 4000) == 700_000)
+        Self.calm(&p, until: 2000)
+        #expect(p.budget(estimate: 235_000, sentBps: 150_000, lossPercent: 0, wantsMore: true, nowMs: 2000) == 700_000)
         #expect(p.lifting)
         // The larger layer (500 kb/s) is sent; the REMB ramps up to it: the lift holds meanwhile.
-        #expect(p.budget(estimate: 300_000, sentBps: 500_000, lossPercent: 0, wantsMore: false, nowMs: 5000) == 700_000)
-        #expect(p.budget(estimate: 520_000, sentBps: 500_000, lossPercent: 0, wantsMore: true, nowMs: 6000) == 520_000)
+        #expect(p.budget(estimate: 300_000, sentBps: 500_000, lossPercent: 0, wantsMore: false, nowMs: 3000) == 700_000)
+        #expect(p.budget(estimate: 520_000, sentBps: 500_000, lossPercent: 0, wantsMore: true, nowMs: 4000) == 520_000)
         #expect(!p.lifting && p.currentWaitMs == UpswitchProbe.stepMs)
         // The next step a second later.
         #expect(
-            p.budget(estimate: 760_000, sentBps: 500_000, lossPercent: 0, wantsMore: true, nowMs: 7000) == 2_100_000)
+            p.budget(estimate: 760_000, sentBps: 500_000, lossPercent: 0, wantsMore: true, nowMs: 5000) == 2_100_000)
     }
 
     @Test func nothingIsLiftedForAReceiverThatWantsNoMoreOrHasNoEstimate() {
@@ -248,29 +248,29 @@ import Testing
 
     @Test func congestionDuringALiftEndsItAndDoublesTheWait() {
         var p = UpswitchProbe()
-        Self.calm(&p, until: 4000)
-        #expect(p.budget(estimate: 235_000, sentBps: 150_000, lossPercent: 0, wantsMore: true, nowMs: 4000) == 700_000)
-        // The REMB falls by more than 10 %: over-use. Back to the REMB, and the next lift waits 8 s.
-        #expect(p.budget(estimate: 200_000, sentBps: 500_000, lossPercent: 0, wantsMore: true, nowMs: 5000) == 200_000)
-        #expect(!p.lifting && p.currentWaitMs == 8000)
+        Self.calm(&p, until: 2000)
+        #expect(p.budget(estimate: 235_000, sentBps: 150_000, lossPercent: 0, wantsMore: true, nowMs: 2000) == 700_000)
+        // The REMB falls by more than 10 %: over-use. Back to the REMB, and the next lift waits 4 s.
+        #expect(p.budget(estimate: 200_000, sentBps: 500_000, lossPercent: 0, wantsMore: true, nowMs: 3000) == 200_000)
+        #expect(!p.lifting && p.currentWaitMs == 4000)
         #expect(
-            p.budget(estimate: 200_000, sentBps: 150_000, lossPercent: 0, wantsMore: true, nowMs: 12_000) == 200_000)
+            p.budget(estimate: 200_000, sentBps: 150_000, lossPercent: 0, wantsMore: true, nowMs: 6000) == 200_000)
         #expect(
-            p.budget(estimate: 200_000, sentBps: 150_000, lossPercent: 0, wantsMore: true, nowMs: 13_000) == 700_000)
+            p.budget(estimate: 200_000, sentBps: 150_000, lossPercent: 0, wantsMore: true, nowMs: 7000) == 700_000)
         // Loss above 5 % is congestion too.
         #expect(
-            p.budget(estimate: 200_000, sentBps: 150_000, lossPercent: 8, wantsMore: true, nowMs: 14_000) == 200_000)
-        #expect(p.currentWaitMs == 16_000)
+            p.budget(estimate: 200_000, sentBps: 150_000, lossPercent: 8, wantsMore: true, nowMs: 8000) == 200_000)
+        #expect(p.currentWaitMs == 8000)
     }
 
     @Test func aLiftTheEstimateNeverCoversEndsAfterTheHoldAndWaitsLonger() {
         var p = UpswitchProbe()
-        Self.calm(&p, until: 4000, estimate: 250_000, sent: 100_000)
-        #expect(p.budget(estimate: 250_000, sentBps: 100_000, lossPercent: 0, wantsMore: true, nowMs: 4000) == 500_000)
+        Self.calm(&p, until: 2000, estimate: 250_000, sent: 100_000)
+        #expect(p.budget(estimate: 250_000, sentBps: 100_000, lossPercent: 0, wantsMore: true, nowMs: 2000) == 500_000)
         #expect(
-            p.budget(estimate: 250_000, sentBps: 300_000, lossPercent: 0, wantsMore: true, nowMs: 13_000) == 500_000)
+            p.budget(estimate: 250_000, sentBps: 300_000, lossPercent: 0, wantsMore: true, nowMs: 11_000) == 500_000)
         #expect(
-            p.budget(estimate: 250_000, sentBps: 300_000, lossPercent: 0, wantsMore: true, nowMs: 14_000) == 250_000)
-        #expect(!p.lifting && p.currentWaitMs == 8000)
+            p.budget(estimate: 250_000, sentBps: 300_000, lossPercent: 0, wantsMore: true, nowMs: 12_000) == 250_000)
+        #expect(!p.lifting && p.currentWaitMs == 4000)
     }
 }

@@ -253,21 +253,24 @@ final class SlotDirector {
     /// Pauses at the sender the simulcast layers neither the mixer nor any slot takes (after `pauseAfterMs`
     /// unneeded), and resumes a needed one at once: a `layers` event the sender applies.
     private func pauseUnneededLayers(_ present: [Participant], nowMs: Int64) {
+        // Every 100 ms for every participant: no array made here.
         for p in present {
-            for stream in [p.video, p.screen] {
-                guard let stream, stream.isSimulcast else { continue }
-                var needed = stream.mixerNeeds
-                for (index, forwarder) in stream.forwarders.enumerated() where forwarder.subscriberCount > 0 {
-                    needed |= 1 << UInt32(index)
-                }
-                guard let paused = stream.updateSenderPauses(needed: needed, nowMs: nowMs) else { continue }
-                let all = stream.layers.indices.reduce(UInt32(0)) { $0 | 1 << UInt32($1) }
-                events.publish(
-                    .layers(
-                        userId: p.userId, source: stream.source.rawValue, active: stream.rids(in: all & ~paused),
-                        paused: stream.rids(in: paused)))
-            }
+            if let camera = p.video, camera.isSimulcast { pauseUnneeded(camera, of: p, nowMs: nowMs) }
+            if let screen = p.screen, screen.isSimulcast { pauseUnneeded(screen, of: p, nowMs: nowMs) }
         }
+    }
+
+    private func pauseUnneeded(_ stream: LayeredVideo, of p: Participant, nowMs: Int64) {
+        var needed = stream.mixerNeeds
+        for (index, forwarder) in stream.forwarders.enumerated() where forwarder.subscriberCount > 0 {
+            needed |= 1 << UInt32(index)
+        }
+        guard let paused = stream.updateSenderPauses(needed: needed, nowMs: nowMs) else { return }
+        let all = stream.layers.indices.reduce(UInt32(0)) { $0 | 1 << UInt32($1) }
+        events.publish(
+            .layers(
+                userId: p.userId, source: stream.source.rawValue, active: stream.rids(in: all & ~paused),
+                paused: stream.rids(in: paused)))
     }
 }
 

@@ -38,13 +38,15 @@ final class LayeredVideo: @unchecked Sendable {
     init(layers: [VideoReceiver], source: StreamSource) {
         self.layers = layers
         self.source = source
+        forwarders = layers.compactMap(\.forwarder)
         layered = layers.count > 1 || layers.first?.rid != nil
     }
 
     var isSimulcast: Bool { layered }
     /// The first layer: a single stream's receiver.
     var primary: VideoReceiver { layers[0] }
-    var forwarders: [VideoForwarder] { layers.compactMap(\.forwarder) }
+    /// Each layer's forwarder, in layer order (empty when the codec cannot be forwarded); made once.
+    let forwarders: [VideoForwarder]
 
     func layer(owning ssrc: UInt32) -> VideoReceiver? {
         if layers.count == 1 { return layers[0].owns(ssrc) ? layers[0] : nil }

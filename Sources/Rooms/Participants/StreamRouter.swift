@@ -318,7 +318,8 @@ final class StreamRouter: @unchecked Sendable {
     /// when the packet then fails to authenticate. A stand-in's SSRC, once learnt, stays: libwebrtc names a layer
     /// only in its first packets.
     private func learn(_ ssrc: UInt32, from bytes: [UInt8], peer: PeerAddress) -> UInt32? {
-        guard !pending.isEmpty else { return nil }
+        // A packet without header extensions names no MID or RID: no need to look through the stand-ins.
+        guard !pending.isEmpty, bytes[0] & 0x10 != 0 else { return nil }
         for (standIn, binding) in pending {
             guard let learning = binding.learning, fromParticipant(binding, peer) else { continue }
             switch learning {
