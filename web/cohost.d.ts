@@ -100,6 +100,10 @@ export declare class Call extends EventTarget {
     mid: string,
     size: { width: number; height: number } | null,
   ): Promise<{ slots: object[]; chosen: object[] } | undefined>;
+  /** setSlotSize for several slots in one request, `{ [mid]: size | null }`. */
+  setSlotSizes(
+    sizes: Record<string, { width: number; height: number } | null>,
+  ): Promise<{ slots: object[]; chosen: object[] } | undefined>;
   /** The camera's simulcast layers Cohost asked to pause (their RIDs). */
   readonly pausedLayers: string[];
   /** Applies a `slots` event about this call: `trackEnded` and `track` for what changed. */

@@ -195,12 +195,23 @@ export class Call extends EventTarget {
     /** The largest picture wanted in a slot (its tile's size in device pixels): of a simulcast sender, Cohost sends
      *  the layer that covers it, not a larger one (adaptive stream). null: no limit. */
     async setSlotSize(mid, size) {
-        const now = this.slotSizes[mid];
-        const next = size ? { width: Math.round(size.width), height: Math.round(size.height) } : null;
-        if ((now?.width ?? null) === (next?.width ?? null) && (now?.height ?? null) === (next?.height ?? null)) return;
-        if (next) this.slotSizes[mid] = next;
-        else delete this.slotSizes[mid];
-        return this.putSubscriptions();
+        return this.setSlotSizes({ [mid]: size });
+    }
+
+    /** setSlotSize for several slots at once, `{ [mid]: size | null }`, in one request. */
+    async setSlotSizes(sizes) {
+        let changed = false;
+        for (const [mid, size] of Object.entries(sizes)) {
+            const now = this.slotSizes[mid];
+            const next = size ? { width: Math.round(size.width), height: Math.round(size.height) } : null;
+            if ((now?.width ?? null) === (next?.width ?? null) && (now?.height ?? null) === (next?.height ?? null)) {
+                continue;
+            }
+            changed = true;
+            if (next) this.slotSizes[mid] = next;
+            else delete this.slotSizes[mid];
+        }
+        return changed ? this.putSubscriptions() : undefined;
     }
 
     async putSubscriptions() {

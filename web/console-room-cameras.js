@@ -7,6 +7,8 @@ import { join } from "./cohost.js";
 
 /** Cameras shown at most (the monitor's receive slots). */
 const SLOTS = 8;
+/** The picture a card needs at most (CSS pixels): of a simulcast sender, the layer covering it is sent. */
+const CARD = { width: 320, height: 180 };
 
 /** Joins once the room is known to have video; `showCamera(userId, stream | null)` puts a camera in a card. */
 export function createCameras(view, showCamera) {
@@ -32,6 +34,11 @@ export function createCameras(view, showCamera) {
                 return;
             }
             call = joined;
+            const scale = devicePixelRatio || 1;
+            const size = { width: CARD.width * scale, height: CARD.height * scale };
+            call.setSlotSizes(Object.fromEntries([...call.slotStreams.keys()].map((mid) => [mid, size]))).catch(
+                () => {}, // the slots stay unsized: the largest layers come
+            );
             call.on("track", ({ userId, source, stream }) => source === "camera" && showCamera(userId, stream));
             call.on("trackEnded", ({ userId, source }) => source === "camera" && showCamera(userId, null));
             call.on("left", ({ self }) => {

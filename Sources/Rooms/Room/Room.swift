@@ -294,7 +294,7 @@ public final class Room: @unchecked Sendable {
     var returnEncodes: (shared: Int, own: Int) { queue.sync { audio.returnEncodes } }
     /// Room view frames encoded so far, per codec.
     /// The canvas's CPU time in its last whole second, by stage (nil for an audio-only room).
-    public var canvasCPU: StageCPU.Second? { canvas?.stageCPU.lastSecond }
+    public var canvasCPU: StageCPU.Second? { canvas?.stageCPU.lastSecond(nowMs: MonotonicClock.nowMs()) }
 
     var viewFrames: (vp8: Int, h264: Int) { queue.sync { canvas?.viewFrames ?? (0, 0) } }
     /// The loss protection of the room's shared return encoder for `channels` (on `queue`).

@@ -20,8 +20,14 @@ public final class StageCPU: Sendable {
 
     public init() {}
 
-    /// The last whole second's figures.
-    public var lastSecond: Second { state.withLock { $0.last } }
+    /// The last whole second's figures; zero once the canvas has not run for two seconds (an idle room composes
+    /// nothing).
+    public func lastSecond(nowMs: Int64) -> Second {
+        state.withLock { s in
+            guard let start = s.secondStartMs, nowMs - start <= 2000 else { return Second() }
+            return s.last
+        }
+    }
 
     func add(compositeMicros: Int64, encodeMicros: Int64, viewMicros: Int64, nowMs: Int64) {
         state.withLock { s in
