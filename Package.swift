@@ -36,6 +36,7 @@ let package = Package(
         cLibrary("CX264", apt: "libx264-dev"),
         cLibrary("CRTMP", pkgConfig: "librtmp", apt: "librtmp-dev"),
         cLibrary("CAVCodec", pkgConfig: "libavcodec", apt: "libavcodec-dev"),
+        cLibrary("CAVFormat", pkgConfig: "libavformat", apt: "libavformat-dev"),
         cLibrary("CYUV", apt: "libyuv-dev"),
         cLibrary("COpenSSL", pkgConfig: "openssl", apt: "libssl-dev"),
         // libcrypto's HMAC alone, for the HMAC module (COpenSSL is DTLS's: libssl).
@@ -63,6 +64,8 @@ let package = Package(
         // Timing and buffering between ingest and the mix (FIFOs, presenter, lip-sync, canvas timing): no C library.
         .target(name: "Playout", dependencies: ["Media", "RTP"]),
         .target(name: "Codecs", dependencies: ["COpus", "CVPX", "CX264", "CAVCodec", "CYUV", "CScale", "Media"]),
+        // Media pulled from files and URLs (libavformat); no dependency on the rest of Cohost.
+        .target(name: "MediaSources", dependencies: ["CAVFormat"]),
         // The clocks: the monotonic time everything reads, and the one scheduler of media work (`MixClock`).
         .target(name: "Clocks"),
         // Layouts and their geometry: regions, grid and pip placement, validation, occlusion. No C library.
@@ -159,6 +162,7 @@ let package = Package(
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "RTP"]),
         .testTarget(name: "PlayoutTests", dependencies: ["Playout", "Media", "RTP"]),
         .testTarget(name: "CodecsTests", dependencies: ["Codecs", "CAVCodec", "Media", "TestSupport"]),
+        .testTarget(name: "MediaSourcesTests", dependencies: ["MediaSources", "TestSupport"]),
         .testTarget(name: "ClocksTests", dependencies: ["Clocks", "TestSupport"]),
         .testTarget(name: "LayoutTests", dependencies: ["Layout", "Media"]),
         .testTarget(name: "ForwardingTests", dependencies: ["Forwarding", "RTP", "Codecs", "Media"]),

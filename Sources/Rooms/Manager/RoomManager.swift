@@ -422,7 +422,8 @@ public final class RoomManager: @unchecked Sendable {
             let sized = slot.maxWidth != nil || slot.maxHeight != nil
             if sized { sizes[slot.mid] = SlotSize(width: slot.maxWidth, height: slot.maxHeight) }
             guard let user = slot.userId, !user.isEmpty else {
-                if sized && slot.userId == nil && slot.source == nil { continue }
+                // A size alone: the slot stays automatic (a source without a user names nothing to show).
+                if sized && slot.userId == nil { continue }
                 throw .badRequest("invalid_subscription", "slot '\(slot.mid)': userId is required")
             }
             guard let source = StreamSource(rawValue: slot.source ?? "camera") else {

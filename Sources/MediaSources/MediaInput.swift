@@ -1,0 +1,159 @@
+import CAVFormat
+
+/// One media input read with libavformat: a file, or a URL of any protocol the library was built with (rtsp, rtmp,
+/// srt, http for HLS), read packet by packet. libavformat's network calls block; each one here runs under a
+/// deadline that libavformat's interrupt callback checks, and `cancel()` ends any of them at once from another
+/// thread, so a dead camera never holds its reader. Everything but `cancel` is confined to the reading thread.
+public final class MediaInput: @unchecked Sendable {
+    /// One elementary stream of the input.
+    public struct Stream: Sendable, Equatable {
+        public enum Kind: Sendable, Equatable { case video, audio, other }
+        public var index: Int
+        public var kind: Kind
+        /// libavcodec's name of the codec: `h264`, `hevc`, `mjpeg`, `aac`, `pcm_mulaw`, `opus`, `mp3`, …
+        public var codec: String
+        public var width: Int
+        public var height: Int
+        public var sampleRate: Int
+        public var channels: Int
+        /// Seconds per timestamp tick.
+        public var timeBase: Double
+    }
+
+    /// What a packet is, besides its bytes.
+    public struct PacketInfo: Sendable, Equatable {
+        public var streamIndex: Int
+        /// Presentation and decoding time in seconds on the input's clock, when the container says.
+        public var pts: Double?
+        public var dts: Double?
+        public var isKeyframe: Bool
+    }
+
+    public let streams: [Stream]
+    /// The container or protocol libavformat recognised (`mov,mp4,m4a,3gp,3g2,mj2`, `rtsp`, `flv`, `wav`, …).
+    public let formatName: String
+
+    private var context: UnsafeMutablePointer<AVFormatContext>?
+    private let deadline: UnsafeMutablePointer<cohost_io_deadline>
+    private let packet: UnsafeMutablePointer<AVPacket>
+
+    /// Opens `url` with libavformat `options` (`rtsp_transport`, `timeout`, …) and reads its stream information,
+    /// each within `timeoutMs`.
+    public init(url: String, options: [String: String] = [:], timeoutMs: Int64 = 5000) throws(MediaInputError) {
+        _ = Self.quietLogs
+        deadline = .allocate(capacity: 1)
+        deadline.pointee = cohost_io_deadline(deadline_us: 0, cancelled: 0)
+        guard let allocated = av_packet_alloc() else {
+            deadline.deallocate()
+            throw MediaInputError("out of memory")
+        }
+        packet = allocated
+        guard let made = avformat_alloc_context() else {
+            var p: UnsafeMutablePointer<AVPacket>? = packet
+            av_packet_free(&p)
+            deadline.deallocate()
+            throw MediaInputError("out of memory")
+        }
+        cohost_set_interrupt(made, deadline)
+        var dictionary: OpaquePointer?
+        for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }
+        defer { av_dict_free(&dictionary) }
+        var input: UnsafeMutablePointer<AVFormatContext>? = made
+        Self.set(deadline, timeoutMs)
+        // On failure avformat_open_input frees the context itself.
+        let status = avformat_open_input(&input, url, nil, &dictionary)
+        guard status >= 0, let opened = input else {
+            var p: UnsafeMutablePointer<AVPacket>? = packet
+            av_packet_free(&p)
+            let error = Self.error(status, "cannot open the input", deadline)
+            deadline.deallocate()
+            throw error
+        }
+        Self.set(deadline, timeoutMs)
+        let found = avformat_find_stream_info(opened, nil)
+        guard found >= 0 else {
+            let error = Self.error(found, "cannot read the input's streams", deadline)
+            avformat_close_input(&input)
+            var p: UnsafeMutablePointer<AVPacket>? = packet
+            av_packet_free(&p)
+            deadline.deallocate()
+            throw error
+        }
+        Self.set(deadline, 0)
+        formatName = opened.pointee.iformat.map { String(cString: $0.pointee.name) } ?? "unknown"
+        var streams: [Stream] = []
+        for i in 0..<Int(opened.pointee.nb_streams) {
+            guard let stream = opened.pointee.streams[i], let parameters = stream.pointee.codecpar else { continue }
+            let p = parameters.pointee
+            let kind: Stream.Kind =
+                p.codec_type == AVMEDIA_TYPE_VIDEO ? .video : p.codec_type == AVMEDIA_TYPE_AUDIO ? .audio : .other
+            let base = stream.pointee.time_base
+            streams.append(
+                Stream(
+                    index: i, kind: kind, codec: String(cString: avcodec_get_name(p.codec_id)),
+                    width: Int(p.width), height: Int(p.height), sampleRate: Int(p.sample_rate),
+                    channels: Int(p.ch_layout.nb_channels),
+                    timeBase: base.den == 0 ? 0 : Double(base.num) / Double(base.den)))
+        }
+        self.streams = streams
+        context = opened
+    }
+
+    deinit {
+        avformat_close_input(&context)
+        var p: UnsafeMutablePointer<AVPacket>? = packet
+        av_packet_free(&p)
+        deadline.deallocate()
+    }
+
+    /// Reads the next packet within `timeoutMs` and hands it to `body` (its bytes valid only during the call: no
+    /// copy is made). Returns false at the end of the input.
+    public func read(
+        timeoutMs: Int64 = 5000, _ body: (PacketInfo, UnsafeRawBufferPointer) -> Void
+    ) throws(MediaInputError) -> Bool {
+        guard let context else { throw MediaInputError("the input is closed") }
+        Self.set(deadline, timeoutMs)
+        defer { Self.set(deadline, 0) }
+        let status = av_read_frame(context, packet)
+        if status == cohost_avformat_eof() { return false }
+        guard status >= 0 else { throw Self.error(status, "cannot read from the input", deadline) }
+        defer { av_packet_unref(packet) }
+        let p = packet.pointee
+        let index = Int(p.stream_index)
+        let base = index < streams.count ? streams[index].timeBase : 0
+        let none = cohost_av_nopts_value()
+        let info = PacketInfo(
+            streamIndex: index, pts: p.pts == none ? nil : Double(p.pts) * base,
+            dts: p.dts == none ? nil : Double(p.dts) * base, isKeyframe: p.flags & AV_PKT_FLAG_KEY != 0)
+        body(info, UnsafeRawBufferPointer(start: UnsafeRawPointer(p.data), count: Int(p.size)))
+        return true
+    }
+
+    /// Ends whatever call is blocked now and every later one (from any thread).
+    public func cancel() { cohost_io_cancel(deadline) }
+
+    /// The next blocking call gives up `timeoutMs` from now (0: no deadline; `cancel` still ends it).
+    private static func set(_ deadline: UnsafeMutablePointer<cohost_io_deadline>, _ timeoutMs: Int64) {
+        deadline.pointee.deadline_us = timeoutMs > 0 ? av_gettime_relative() + timeoutMs * 1000 : 0
+    }
+
+    /// The library's message, or "timed out or cancelled" when the interrupt ended the call: a demuxer may report
+    /// that as invalid data (RTSP does) rather than as the interrupt's own code.
+    private static func error(
+        _ code: Int32, _ what: String, _ deadline: UnsafeMutablePointer<cohost_io_deadline>
+    ) -> MediaInputError {
+        let d = deadline.pointee
+        if code == cohost_avformat_exit() || d.cancelled != 0
+            || (d.deadline_us > 0 && av_gettime_relative() > d.deadline_us)
+        {
+            return MediaInputError("\(what): timed out or cancelled")
+        }
+        var buffer = [CChar](repeating: 0, count: 128)
+        buffer.withUnsafeMutableBufferPointer { cohost_avformat_error_string(code, $0.baseAddress, $0.count) }
+        let text = buffer.withUnsafeBufferPointer { $0.baseAddress.map { String(cString: $0) } ?? "error \(code)" }
+        return MediaInputError("\(what): \(text)")
+    }
+
+    /// libavformat logs to stderr at INFO by default; warnings and errors are enough for a server.
+    private static let quietLogs: Void = { av_log_set_level(AV_LOG_WARNING) }()
+}
