@@ -129,4 +129,18 @@ import Testing
         #expect(camera.updateSenderPauses(needed: 0, nowMs: 7100) == 0b110)
         #expect(camera.reports(nowMs: 7100).compactMap(\.state) == ["stopped", "paused", "paused"])
     }
+
+    @Test func aLayerThatNeverSentAKeyframeIsNotPaused() throws {
+        let p = try participant()
+        let camera = try #require(p.video)
+        var sender = try Sender()
+        // The full layer has not started (libwebrtc waits for its bandwidth estimate): no size to choose it by.
+        try sender.send(0, to: p, only: [0, 1])
+        #expect(camera.updateSenderPauses(needed: 0b010, nowMs: 0) == nil)
+        #expect(camera.updateSenderPauses(needed: 0b010, nowMs: 5000) == nil)
+        // Once it sent its keyframe it can be chosen, and so paused when no one does.
+        try sender.send(1, to: p, keyframe: true, only: [2])
+        #expect(camera.updateSenderPauses(needed: 0b010, nowMs: 5100) == nil)
+        #expect(camera.updateSenderPauses(needed: 0b010, nowMs: 6100) == 0b100)
+    }
 }

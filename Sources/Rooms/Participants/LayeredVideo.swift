@@ -166,14 +166,18 @@ final class LayeredVideo: @unchecked Sendable {
     static let pauseAfterMs: Int64 = 1000
 
     /// Which layers the sender should pause, given those needed now (a bit set): a needed layer is resumed at
-    /// once, one unneeded for `pauseAfterMs` paused; the smallest layer is never paused, so the participant's
-    /// video never stops altogether. Returns the new set of paused layers when it changed.
+    /// once, one unneeded for `pauseAfterMs` paused. The smallest layer is never paused, so the participant's video
+    /// never stops altogether, nor a layer whose size no keyframe told yet: nothing could choose it, so paused
+    /// before its first keyframe (libwebrtc starts its largest layer only once its bandwidth estimate allows) it
+    /// would never be resumed. Returns the new set of paused layers when it changed.
     func updateSenderPauses(needed: UInt32, nowMs: Int64) -> UInt32? {
         var smallest = 0
         var smallestArea = Int.max
+        var unsized: UInt32 = 0
         for (index, layer) in layers.enumerated() {
             let status = layer.layerStatus
             let area = status.width * status.height
+            if area == 0 { unsized |= 1 << UInt32(index) }
             if area > 0 && area < smallestArea {
                 smallestArea = area
                 smallest = index
@@ -183,7 +187,7 @@ final class LayeredVideo: @unchecked Sendable {
             var changed = false
             for index in layers.indices {
                 let bit = UInt32(1) << UInt32(index)
-                if needed & bit != 0 || index == smallest {
+                if needed & bit != 0 || index == smallest || unsized & bit != 0 {
                     unneededSince[index] = nil
                     if pausedAtSender.remove(index) != nil { changed = true }
                 } else if !pausedAtSender.contains(index) {
