@@ -32,17 +32,17 @@ final class LayeredVideo: @unchecked Sendable {
     private var firstPictureAnnounced = false
     /// The layers as `mixerLayer` reads them (the canvas queue only): reused, no allocation per canvas.
     private var mixerScratch: [LayerSelector.Layer] = []
-    /// A simulcast sender is decoded only once selected; a single stream as `decodes` says.
-    private let layered: Bool
+    /// Simulcast layers (rather than one stream): decoded only once selected. A single stream is decoded as its
+    /// receiver was made to.
+    let isSimulcast: Bool
 
     init(layers: [VideoReceiver], source: StreamSource) {
         self.layers = layers
         self.source = source
         forwarders = layers.compactMap(\.forwarder)
-        layered = layers.count > 1 || layers.first?.rid != nil
+        isSimulcast = layers.count > 1 || layers.first?.rid != nil
     }
 
-    var isSimulcast: Bool { layered }
     /// The first layer: a single stream's receiver.
     var primary: VideoReceiver { layers[0] }
     /// Each layer's forwarder, in layer order (empty when the codec cannot be forwarded); made once.
@@ -98,7 +98,7 @@ final class LayeredVideo: @unchecked Sendable {
     /// Decides which layer the mixer decodes (a single stream: always its only one) and returns the one to paint
     /// now. A new choice is decoded beside the old one, which is painted until the new one has a picture.
     func mixerLayer(nowMs: Int64) -> VideoReceiver {
-        guard layered else { return layers[0] }
+        guard isSimulcast else { return layers[0] }
         selectorLayers(nowMs: nowMs, into: &mixerScratch)
         let selectable = mixerScratch
         let (tile, current, pending) = lock.withLock { (wanted, shown, next) }
@@ -154,7 +154,7 @@ final class LayeredVideo: @unchecked Sendable {
     /// The layers the mixer needs now (painted, or being started), as a bit set.
     var mixerNeeds: UInt32 {
         lock.withLock {
-            guard layered else { return 1 }
+            guard isSimulcast else { return 1 }
             var set: UInt32 = 0
             if let shown { set |= 1 << UInt32(shown) }
             if let next { set |= 1 << UInt32(next) }
@@ -207,7 +207,7 @@ final class LayeredVideo: @unchecked Sendable {
     // MARK: feedback and reports
 
     func reports(nowMs: Int64) -> [StreamReport] {
-        guard layered else { return [layers[0].report()] }
+        guard isSimulcast else { return [layers[0].report()] }
         let (paused, current) = lock.withLock { (pausedAtSender, shown) }
         return layers.enumerated().map { index, layer in
             var report = layer.report()

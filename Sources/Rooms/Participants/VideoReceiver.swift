@@ -140,14 +140,12 @@ final class VideoReceiver: DecodeJob, @unchecked Sendable {
     func owns(_ ssrc: UInt32) -> Bool { ssrc == self.ssrc || ssrc == retransmission?.ssrc }
 
     /// What a simulcast layer's selection reads: the size its last keyframe declared (0 before one), when its last
-    /// packet came, its rates, and whether it is decoded and how many pictures it decoded.
+    /// packet came, its bitrate, and how many pictures it decoded.
     struct LayerStatus {
         var width: Int
         var height: Int
         var lastPacketMs: Int64?
-        var fps: Int
         var kbps: Int
-        var decoding: Bool
         var framesDecoded: Int
     }
 
@@ -155,8 +153,7 @@ final class VideoReceiver: DecodeJob, @unchecked Sendable {
         lock.withLock {
             LayerStatus(
                 width: state.keyframeWidth, height: state.keyframeHeight, lastPacketMs: state.lastPacketMs,
-                fps: state.rates.fps, kbps: state.rates.kbps, decoding: decoding.load(ordering: .relaxed),
-                framesDecoded: state.framesDecoded)
+                kbps: state.rates.kbps, framesDecoded: state.framesDecoded)
         }
     }
 
