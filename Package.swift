@@ -64,8 +64,8 @@ let package = Package(
         // Timing and buffering between ingest and the mix (FIFOs, presenter, lip-sync, canvas timing): no C library.
         .target(name: "Playout", dependencies: ["Media", "RTP"]),
         .target(name: "Codecs", dependencies: ["COpus", "CVPX", "CX264", "CAVCodec", "CYUV", "CScale", "Media"]),
-        // Media pulled from files and URLs (libavformat); no dependency on the rest of Cohost.
-        .target(name: "MediaSources", dependencies: ["CAVFormat"]),
+        // Media pulled from files and URLs (libavformat), decoded into a feed the rooms read.
+        .target(name: "MediaSources", dependencies: ["CAVFormat", "Media", "Playout", "Clocks"]),
         // The clocks: the monotonic time everything reads, and the one scheduler of media work (`MixClock`).
         .target(name: "Clocks"),
         // Layouts and their geometry: regions, grid and pip placement, validation, occlusion. No C library.
@@ -89,7 +89,7 @@ let package = Package(
             name: "Rooms",
             dependencies: [
                 "RTP", "SRTP", "ICE", "DTLS", "Ingest", "Playout", "Codecs", "Clocks", "Layout", "Mixing",
-                "Compositing", "Forwarding",
+                "Compositing", "Forwarding", "MediaSources",
                 "Publishing", "Media", "CohostAPI",
                 "HMAC",
                 .product(name: "Logging", package: "swift-log"),
@@ -162,7 +162,7 @@ let package = Package(
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "RTP"]),
         .testTarget(name: "PlayoutTests", dependencies: ["Playout", "Media", "RTP"]),
         .testTarget(name: "CodecsTests", dependencies: ["Codecs", "CAVCodec", "Media", "TestSupport"]),
-        .testTarget(name: "MediaSourcesTests", dependencies: ["MediaSources", "TestSupport"]),
+        .testTarget(name: "MediaSourcesTests", dependencies: ["MediaSources", "Media", "TestSupport"]),
         .testTarget(name: "ClocksTests", dependencies: ["Clocks", "TestSupport"]),
         .testTarget(name: "LayoutTests", dependencies: ["Layout", "Media"]),
         .testTarget(name: "ForwardingTests", dependencies: ["Forwarding", "RTP", "Codecs", "Media"]),

@@ -2,17 +2,18 @@
 # Installs the Debian packages Cohost needs, only when some are missing.
 #   scripts/ensure-packages.sh          libraries for building and running
 #   scripts/ensure-packages.sh --test   plus ffmpeg, openssl and nginx with the RTMP and stream modules (tests, demo),
+#                                       GStreamer's RTSP server with the system Python's bindings (the test camera),
 #                                       PostgreSQL (the cluster tests start their own), chromium, and the Python packages of scripts/validate-against-schemas.py (schema
 #                                       conformance tests), of Tests/Schemathesis and of Tests/WebRTC (aiortc, Playwright driving Debian's chromium)
 #   scripts/ensure-packages.sh --lint   eslint and what its default output needs (scripts/lint-web.sh); nothing else
 #   scripts/ensure-packages.sh --bench  all of --test, plus janus (`make bench` compares its AudioBridge); the
 #                                       package's own janus service is stopped and disabled: the bench runs its own
 set -euo pipefail
-packages=(libsrtp2-dev libopus-dev libvpx-dev libx264-dev librtmp-dev libavcodec-dev libavformat-dev libyuv-dev libssl-dev libsqlite3-dev libpq-dev pkg-config)
+packages=(libsrtp2-dev libopus-dev libvpx-dev libx264-dev librtmp-dev libavcodec-dev libavformat-dev libswresample-dev libswscale-dev libyuv-dev libssl-dev libsqlite3-dev libpq-dev pkg-config)
 mode="${1:-}"
 # eslint's default output (the "stylish" formatter) needs chalk, strip-ansi and text-table: only Recommends of eslint.
 if [[ "$mode" == "--lint" ]]; then packages=(eslint node-chalk node-strip-ansi node-text-table); fi
-if [[ "$mode" == "--test" || "$mode" == "--bench" ]]; then packages+=(ffmpeg nginx libnginx-mod-rtmp libnginx-mod-stream openssl chromium iproute2 util-linux postgresql); fi
+if [[ "$mode" == "--test" || "$mode" == "--bench" ]]; then packages+=(ffmpeg nginx libnginx-mod-rtmp libnginx-mod-stream openssl chromium iproute2 util-linux postgresql python3-gi gir1.2-gst-rtsp-server-1.0 gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-ugly); fi
 if [[ "$mode" == "--bench" ]]; then packages+=(janus); fi
 missing=()
 for p in "${packages[@]}"; do

@@ -180,6 +180,8 @@ public struct RoomInfo: Codable, Sendable {
     public var watermark: WatermarkInfo?
     public var participants: [ParticipantInfo]
     public var outputs: [OutputInfo]
+    /// The room's pulled sources (absent when it has none).
+    public var sources: [SourceInfo]?
     public var statusIntervalMs: Int
     public var maxIngestBitrate: Int
     public var maxVideoSize: Size

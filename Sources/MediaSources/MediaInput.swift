@@ -111,6 +111,33 @@ public final class MediaInput: @unchecked Sendable {
     public func read(
         timeoutMs: Int64 = 5000, _ body: (PacketInfo, UnsafeRawBufferPointer) -> Void
     ) throws(MediaInputError) -> Bool {
+        try readPacket(timeoutMs: timeoutMs) { info, packet in
+            body(
+                info,
+                UnsafeRawBufferPointer(start: UnsafeRawPointer(packet.pointee.data), count: Int(packet.pointee.size)))
+        }
+    }
+
+    /// A stream's codec parameters, for a decoder of this module to open from (nil for an unknown index).
+    func parameters(of index: Int) -> UnsafePointer<AVCodecParameters>? {
+        guard let context, index >= 0, index < Int(context.pointee.nb_streams),
+            let stream = context.pointee.streams[index]
+        else { return nil }
+        return UnsafePointer(stream.pointee.codecpar)
+    }
+
+    /// Goes back to the start of the input (a looping file); false when the input cannot seek.
+    func rewind() -> Bool {
+        guard let context else { return false }
+        Self.set(deadline, 5000)
+        defer { Self.set(deadline, 0) }
+        return avformat_seek_file(context, -1, Int64.min, 0, 0, 0) >= 0
+    }
+
+    /// `read`, handing the packet itself to this module's decoders.
+    func readPacket(
+        timeoutMs: Int64, _ body: (PacketInfo, UnsafeMutablePointer<AVPacket>) -> Void
+    ) throws(MediaInputError) -> Bool {
         guard let context else { throw MediaInputError("the input is closed") }
         Self.set(deadline, timeoutMs)
         defer { Self.set(deadline, 0) }
@@ -125,7 +152,7 @@ public final class MediaInput: @unchecked Sendable {
         let info = PacketInfo(
             streamIndex: index, pts: p.pts == none ? nil : Double(p.pts) * base,
             dts: p.dts == none ? nil : Double(p.dts) * base, isKeyframe: p.flags & AV_PKT_FLAG_KEY != 0)
-        body(info, UnsafeRawBufferPointer(start: UnsafeRawPointer(p.data), count: Int(p.size)))
+        body(info, packet)
         return true
     }
 
@@ -155,5 +182,9 @@ public final class MediaInput: @unchecked Sendable {
     }
 
     /// libavformat logs to stderr at INFO by default; warnings and errors are enough for a server.
-    private static let quietLogs: Void = { av_log_set_level(AV_LOG_WARNING) }()
+    /// Its lines go through a filter that hides the credentials of any URL they quote.
+    private static let quietLogs: Void = {
+        av_log_set_level(AV_LOG_WARNING)
+        cohost_install_redacting_log()
+    }()
 }

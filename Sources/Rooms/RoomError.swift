@@ -17,6 +17,8 @@ public struct RoomError: Error, Equatable, Sendable, CustomStringConvertible {
         case unavailable
         /// Cohost itself failed (an encoder or decoder that would not open).
         case `internal`
+        /// A feature this server does not have.
+        case notImplemented
     }
 
     public let kind: Kind

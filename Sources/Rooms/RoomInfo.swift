@@ -43,6 +43,8 @@ extension RoomInfo {
             outputs: room.outputs, statusIntervalMs: c.statusIntervalMs, maxIngestBitrate: c.maxIngestBitrate,
             maxVideoSize: Size(width: c.maxVideoSize.width, height: c.maxVideoSize.height),
             returnVideo: ReturnVideoInfo(c.returnVideo))
+        let pulled = room.sources.all
+        sources = pulled.isEmpty ? nil : pulled.map(\.info)
     }
 }
 

@@ -23,6 +23,8 @@ public struct RoomSettings: Sendable {
     public var decodeThreads: Int
     /// Cohost's DTLS identity and candidate addresses; nil refuses WebRTC offers (415 `unsupported_transport`).
     public var webRTC: WebRTCSettings?
+    /// What pulled sources may read, and how many may run.
+    public var sourceRules = SourceRules()
 
     public init(
         publicIP: String = "127.0.0.1", rtpPort: Int = 7882, participantTimeoutMs: Int64 = 10_000, maxRooms: Int = 100,

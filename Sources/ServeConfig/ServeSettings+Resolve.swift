@@ -43,6 +43,10 @@ extension ServeSettings {
         settings.nodeID = given.nodeID
         settings.nodeURL = given.nodeURL
         settings.nodeTimeout = nodeTimeout
+        let sourceLimits = try resolveSources(given, refuse)
+        settings.mediaDir = sourceLimits.mediaDir
+        settings.maxSources = sourceLimits.maxSources
+        settings.maxSourcesPerRoom = sourceLimits.perRoom
         return settings
     }
 
@@ -133,6 +137,21 @@ extension ServeSettings {
         return ttl
     }
 
+    /// Where file sources are read from, and how many sources may run.
+    static func resolveSources(
+        _ given: Given, _ refuse: Refusal
+    ) throws(ServeConfigError) -> (mediaDir: String, maxSources: Int, perRoom: Int) {
+        let media = given.mediaDir ?? Defaults.mediaDir
+        guard !media.isEmpty, !media.contains("\0") else { throw refuse(.mediaDir, "must be a directory path") }
+        let total = given.maxSources ?? Defaults.maxSources
+        guard (0...1024).contains(total) else { throw refuse(.maxSources, "must be within 0...1024, got \(total)") }
+        let perRoom = given.maxSourcesPerRoom ?? Defaults.maxSourcesPerRoom
+        guard (0...64).contains(perRoom) else {
+            throw refuse(.maxSourcesPerRoom, "must be within 0...64, got \(perRoom)")
+        }
+        return (media, total, perRoom)
+    }
+
     /// Where the server reads and writes files: recordings, the web pages, its data and the room store.
     static func resolveStorage(
         _ given: Given, _ refuse: Refusal
@@ -193,7 +212,8 @@ struct Given {
     var http, publicIP, keys, keysFile, recordingsDir, metricsToken, webhookKey, logLevel: String?
     var dtlsCert, dtlsKey, publicIP6, webDir, tlsCert, tlsKey, dataDir, store, nodeID, nodeURL: String?
     var rtpPort, maxTokenTTL, maxConnections, participantTimeout, emptyRoomTimeout, decodeBudgetMs: Int?
-    var nodeTimeout: Int?
+    var nodeTimeout, maxSources, maxSourcesPerRoom: Int?
+    var mediaDir: String?
     var autoCreateRooms: Bool?
     var outputHosts, webhookURLs: [String]?
     var corsOrigins: [String]
@@ -230,6 +250,9 @@ struct Given {
         nodeID = try sources.string(.nodeID, flags.nodeID)
         nodeURL = try sources.string(.nodeURL, flags.nodeURL)
         nodeTimeout = try sources.integer(.nodeTimeout, flags.nodeTimeout)
+        mediaDir = try sources.string(.mediaDir, flags.mediaDir)
+        maxSources = try sources.integer(.maxSources, flags.maxSources)
+        maxSourcesPerRoom = try sources.integer(.maxSourcesPerRoom, flags.maxSourcesPerRoom)
     }
 }
 
@@ -289,6 +312,9 @@ private struct Sources {
         case .nodeID: flags.nodeID != nil
         case .nodeURL: flags.nodeURL != nil
         case .nodeTimeout: flags.nodeTimeout != nil
+        case .mediaDir: flags.mediaDir != nil
+        case .maxSources: flags.maxSources != nil
+        case .maxSourcesPerRoom: flags.maxSourcesPerRoom != nil
         }
     }
 

@@ -32,6 +32,9 @@ public struct ServeFlags: Sendable, Equatable {
     public var nodeID: String?
     public var nodeURL: String?
     public var nodeTimeout: Int?
+    public var mediaDir: String?
+    public var maxSources: Int?
+    public var maxSourcesPerRoom: Int?
 
     public init(
         http: String? = nil, rtpPort: Int? = nil, publicIP: String? = nil, keys: String? = nil,
@@ -42,8 +45,12 @@ public struct ServeFlags: Sendable, Equatable {
         webhookKey: String? = nil, logLevel: String? = nil, corsOrigins: [String] = [], dtlsCert: String? = nil,
         dtlsKey: String? = nil, publicIP6: String? = nil, webDir: String? = nil, tlsCert: String? = nil,
         tlsKey: String? = nil, dataDir: String? = nil, store: String? = nil, nodeID: String? = nil,
-        nodeURL: String? = nil, nodeTimeout: Int? = nil
+        nodeURL: String? = nil, nodeTimeout: Int? = nil, mediaDir: String? = nil, maxSources: Int? = nil,
+        maxSourcesPerRoom: Int? = nil
     ) {
+        self.mediaDir = mediaDir
+        self.maxSources = maxSources
+        self.maxSourcesPerRoom = maxSourcesPerRoom
         self.nodeID = nodeID
         self.nodeURL = nodeURL
         self.nodeTimeout = nodeTimeout
@@ -137,6 +144,11 @@ public struct ServeSettings: Sendable, Equatable {
     public var nodeURL: String?
     /// Seconds without a heartbeat after which a node's rooms go to the others.
     public var nodeTimeout = Defaults.nodeTimeout
+    /// Where `file://` sources are read from.
+    public var mediaDir = Defaults.mediaDir
+    /// Pulled sources running at once, on the server and in one room.
+    public var maxSources = Defaults.maxSources
+    public var maxSourcesPerRoom = Defaults.maxSourcesPerRoom
     /// Where each setting's value came from.
     public var origins: [SettingKey: SettingOrigin]
 
@@ -156,6 +168,9 @@ public struct ServeSettings: Sendable, Equatable {
         public static let dataDir = "./data"
         public static let store = "sqlite"
         public static let nodeTimeout = 10
+        public static let mediaDir = "./media"
+        public static let maxSources = 32
+        public static let maxSourcesPerRoom = 8
     }
 
     /// The store `store` names: nil for `none`.

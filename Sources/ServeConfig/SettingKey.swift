@@ -33,6 +33,9 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
     case nodeID = "node_id"
     case nodeURL = "node_url"
     case nodeTimeout = "node_timeout"
+    case mediaDir = "media_dir"
+    case maxSources = "max_sources"
+    case maxSourcesPerRoom = "max_sources_per_room"
 
     /// The key in the TOML config file.
     public var fileKey: String { rawValue }
@@ -45,12 +48,12 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
     public var kind: Kind {
         switch self {
         case .rtpPort, .participantTimeout, .emptyRoomTimeout, .maxTokenTTL, .decodeBudgetMs, .maxConnections,
-            .nodeTimeout:
+            .nodeTimeout, .maxSources, .maxSourcesPerRoom:
             .integer
         case .autoCreateRooms: .boolean
         case .webhookURL, .outputHosts, .corsOrigins: .stringList
         case .http, .publicIP, .keys, .keysFile, .recordingsDir, .metricsToken, .webhookKey, .logLevel, .dtlsCert,
-            .dtlsKey, .publicIP6, .webDir, .tlsCert, .tlsKey, .dataDir, .store, .nodeID, .nodeURL:
+            .dtlsKey, .publicIP6, .webDir, .tlsCert, .tlsKey, .dataDir, .store, .nodeID, .nodeURL, .mediaDir:
             .string
         }
     }

@@ -31,6 +31,7 @@ public struct APIError: HTTPResponseError, Sendable {
         case .limitExceeded: .tooManyRequests
         case .unavailable: .serviceUnavailable
         case .internal: .internalServerError
+        case .notImplemented: .notImplemented
         }
     }
 

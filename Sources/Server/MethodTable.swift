@@ -14,6 +14,8 @@ enum MethodTable {
         ("v1/rooms/:room/layout", [.put]),
         ("v1/rooms/:room/outputs", [.post]),
         ("v1/rooms/:room/outputs/:output", [.delete]),
+        ("v1/rooms/:room/sources", [.get, .post]),
+        ("v1/rooms/:room/sources/:user", [.delete]),
         ("v1/rooms/:room/participants", [.post]),
         ("v1/rooms/:room/participants/:user", [.delete, .patch]),
         ("v1/rooms/:room/invites", [.post]),

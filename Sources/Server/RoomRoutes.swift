@@ -27,6 +27,9 @@ struct RoomRoutes: TokenCheckedRoute, Sendable {
         rooms.put(":room/layout", use: putLayout)
         rooms.post(":room/outputs", use: addOutput)
         rooms.delete(":room/outputs/:output", use: removeOutput)
+        rooms.post(":room/sources", use: addSource)
+        rooms.get(":room/sources", use: listSources)
+        rooms.delete(":room/sources/:user", use: removeSource)
         rooms.post(":room/participants", use: join)
         rooms.post(":room/invites", use: invite)
         rooms.delete(":room/participants/:user", use: leave)
@@ -125,6 +128,34 @@ struct RoomRoutes: TokenCheckedRoute, Sendable {
         let room = try existingRoom(name)
         guard try await offload({ room.stopOutput(id: id) }) else {
             throw APIError(RoomError.notFound("no output '\(id)' in room '\(name)'"))
+        }
+        return Response(status: .noContent)
+    }
+
+    // MARK: sources
+
+    func addSource(_ request: Request, context: some RequestContext) async throws -> Response {
+        let name = try roomName(context)
+        try caller(request).requireAdmin(of: name)
+        let body: SourceRequest = try await decodeJSON(request, context: context)
+        let info = try await offload { [manager] in try manager.addSource(room: name, body) }
+        return try json(
+            info, status: .created, headers: [.location: "/v1/rooms/\(name)/sources/\(info.userId)"])
+    }
+
+    func listSources(_ request: Request, context: some RequestContext) async throws -> Response {
+        let name = try roomName(context)
+        try caller(request).requireAdmin(of: name)
+        return try json(SourceList(sources: try manager.sources(room: name)))
+    }
+
+    func removeSource(_ request: Request, context: some RequestContext) async throws -> Response {
+        let name = try roomName(context)
+        try caller(request).requireAdmin(of: name)
+        let user = try context.parameters.require("user")
+        _ = try existingRoom(name)
+        guard try await offload({ [manager] in manager.removeSource(room: name, userId: user) }) else {
+            throw APIError(RoomError.notFound("no source '\(user)' in room '\(name)'"))
         }
         return Response(status: .noContent)
     }

@@ -179,6 +179,21 @@ struct Serve: AsyncParsableCommand {
         help: "Seconds without a heartbeat before a node's rooms go to the others (default 10).")
     var nodeTimeout: Int?
 
+    @Option(
+        name: .customLong("media-dir"),
+        help: "Directory file:// sources are read from, created at start (default \(ServeSettings.Defaults.mediaDir)).")
+    var mediaDir: String?
+
+    @Option(
+        name: .customLong("max-sources"),
+        help: "Pulled sources running at once on this server (default \(ServeSettings.Defaults.maxSources)).")
+    var maxSources: Int?
+
+    @Option(
+        name: .customLong("max-sources-per-room"),
+        help: "Pulled sources running at once in one room (default \(ServeSettings.Defaults.maxSourcesPerRoom)).")
+    var maxSourcesPerRoom: Int?
+
     var flags: ServeFlags {
         ServeFlags(
             http: http, rtpPort: rtpPort, publicIP: publicIP, keys: keys, keysFile: keysFile,
@@ -188,7 +203,8 @@ struct Serve: AsyncParsableCommand {
             emptyRoomTimeout: emptyRoomTimeout, decodeBudgetMs: decodeBudgetMs, webhookURLs: webhookURLs,
             webhookKey: webhookKey, logLevel: logLevel, corsOrigins: corsOrigins, dtlsCert: dtlsCert,
             dtlsKey: dtlsKey, publicIP6: publicIP6, webDir: webDir, tlsCert: tlsCert, tlsKey: tlsKey, dataDir: dataDir,
-            store: store, nodeID: nodeID, nodeURL: nodeURL, nodeTimeout: nodeTimeout)
+            store: store, nodeID: nodeID, nodeURL: nodeURL, nodeTimeout: nodeTimeout, mediaDir: mediaDir,
+            maxSources: maxSources, maxSourcesPerRoom: maxSourcesPerRoom)
     }
 
     /// Reads the config file (if any) and merges every source; a refused value stops the start with its source named.

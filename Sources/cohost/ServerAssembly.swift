@@ -88,6 +88,13 @@ struct ServerAssembly {
             maxTokenTTLSeconds: Int64(settings.maxTokenTTL),
             outputRules: OutputRules(recordings: recordings, destinations: destinations),
             decodeBudgetMs: Int64(settings.decodeBudgetMs))
+        let media: MediaDirectory
+        do { media = try MediaDirectory(creating: settings.mediaDir) } catch {
+            throw ServeConfigError("\(settings.origin(of: .mediaDir)): \(error.message)")
+        }
+        config.rooms.sourceRules = SourceRules(
+            mediaDirectory: media, destinations: destinations, maxPerRoom: settings.maxSourcesPerRoom,
+            maxTotal: settings.maxSources)
     }
 
     /// Cohost's DTLS identity and its candidates' addresses. Without certificate files, a fresh identity per start:

@@ -11,10 +11,12 @@ final class CohostHarness: @unchecked Sendable {
     /// 32 bytes or more: cohost refuses shorter secrets.
     static let secret = "testsecret-0123456789abcdef-0123456789"
     /// The arguments the harness gives besides ports: keys, rooms created on join (as most suites expect), and
-    /// the system's temporary directory as the recordings directory (suites write outputs below it).
+    /// the system's temporary directory as the recordings and media directory (suites write outputs and files to pull
+    /// below it).
     static let standardArguments = [
         "--keys", "\(key):\(secret)", "--log-level", "info", "--auto-create-rooms", "true",
         "--recordings-dir", FileManager.default.temporaryDirectory.path,
+        "--media-dir", FileManager.default.temporaryDirectory.path,
     ]
     let httpPort: Int
     let rtpPort: Int

@@ -5,6 +5,13 @@
 #include <libavutil/error.h>
 #include <libavutil/log.h>
 #include <libavutil/time.h>
+#include <libavutil/opt.h>
+#include <libavutil/channel_layout.h>
+#include <libswresample/swresample.h>
+#include <libswscale/swscale.h>
+#include <stdio.h>
+#include <stdarg.h>
+#include <string.h>
 #include <stdint.h>
 
 // AVERROR_EOF and AVERROR(e) are macros Swift cannot import.
@@ -34,3 +41,71 @@ static inline void cohost_set_interrupt(AVFormatContext *ctx, cohost_io_deadline
 static inline int64_t cohost_av_nopts_value(void) { return AV_NOPTS_VALUE; }
 // Set from another thread while the reader may be blocked inside libavformat.
 static inline void cohost_io_cancel(cohost_io_deadline *d) { d->cancelled = 1; }
+
+static inline int cohost_averror_again(void) { return AVERROR(EAGAIN); }
+
+// Resamples one decoded audio frame (any layout, rate and sample format) into interleaved float at the rate and
+// channel count `swr` was set up for; returns the frames written into `out` (at most `capacity`), or an AVERROR.
+static inline int cohost_swr_convert_frame(SwrContext *swr, float *out, int capacity, const AVFrame *frame) {
+    uint8_t *planes[1] = {(uint8_t *)out};
+    return swr_convert(swr, planes, capacity, (const uint8_t **)frame->extended_data, frame->nb_samples);
+}
+
+// Sets `swr` up for `frame`'s format into interleaved float at `rate` with `channels` (1 or 2).
+static inline int cohost_swr_setup(SwrContext **swr, const AVFrame *frame, int rate, int channels) {
+    AVChannelLayout out;
+    av_channel_layout_default(&out, channels);
+    AVChannelLayout in;
+    if (frame->ch_layout.nb_channels > 0 && frame->ch_layout.order != AV_CHANNEL_ORDER_UNSPEC) {
+        av_channel_layout_copy(&in, &frame->ch_layout);
+    } else {
+        av_channel_layout_default(&in, frame->ch_layout.nb_channels > 0 ? frame->ch_layout.nb_channels : 1);
+    }
+    swr_free(swr);
+    int status = swr_alloc_set_opts2(swr, &out, AV_SAMPLE_FMT_FLT, rate, &in, (enum AVSampleFormat)frame->format,
+                                     frame->sample_rate, 0, NULL);
+    av_channel_layout_uninit(&in);
+    av_channel_layout_uninit(&out);
+    if (status < 0) return status;
+    return swr_init(*swr);
+}
+
+// Converts and scales a decoded picture into the three I420 planes given (any pixel format libswscale reads).
+static inline int cohost_sws_to_i420(struct SwsContext **sws, const AVFrame *frame, uint8_t *y, int sy, uint8_t *u,
+                                     int su, uint8_t *v, int sv, int width, int height) {
+    *sws = sws_getCachedContext(*sws, frame->width, frame->height, (enum AVPixelFormat)frame->format, width, height,
+                                AV_PIX_FMT_YUV420P, SWS_BILINEAR, NULL, NULL, NULL);
+    if (!*sws) return AVERROR(EINVAL);
+    uint8_t *dst[4] = {y, u, v, NULL};
+    int strides[4] = {sy, su, sv, 0};
+    return sws_scale(*sws, (const uint8_t *const *)frame->data, frame->linesize, 0, frame->height, dst, strides);
+}
+
+static inline void cohost_sws_free(struct SwsContext *sws) { sws_freeContext(sws); }
+
+// libavformat's log lines may quote a URL with its credentials (rtsp://user:password@camera/…): every line goes
+// to stderr with the user information of any URL in it replaced by "***".
+static inline void cohost_redacting_log(void *avcl, int level, const char *fmt, va_list vl) {
+    if (level > av_log_get_level()) return;
+    char line[1024];
+    int prefix = 1;
+    av_log_format_line(avcl, level, fmt, vl, line, sizeof line, &prefix);
+    char out[1100];
+    size_t o = 0;
+    for (size_t i = 0; line[i] && o < sizeof out - 8; ) {
+        if (line[i] == ':' && line[i + 1] == '/' && line[i + 2] == '/') {
+            memcpy(out + o, "://", 3); o += 3; i += 3;
+            size_t end = i;
+            while (line[end] && line[end] != '/' && line[end] != ' ' && line[end] != '\n') end++;
+            size_t at = end;
+            for (size_t k = i; k < end; k++) if (line[k] == '@') at = k;
+            if (at < end) { memcpy(out + o, "***", 3); o += 3; i = at; }
+            continue;
+        }
+        out[o++] = line[i++];
+    }
+    out[o] = 0;
+    fputs(out, stderr);
+}
+
+static inline void cohost_install_redacting_log(void) { av_log_set_callback(cohost_redacting_log); }

@@ -5,6 +5,8 @@ import Publishing
 /// Why a participant left (protocol/events.schema.json).
 public enum LeaveReason: String, Sendable, Codable {
     case left, kicked, timeout, replaced, roomClosed = "room_closed"
+    /// A pulled source played to its end, or failed for good.
+    case ended
 }
 
 /// One participant's voice level in a `voice_levels` event.
@@ -41,6 +43,8 @@ public enum RoomEvent: Sendable, Equatable {
     /// Which simulcast layers of a participant's camera or screen share are needed (`active`) and which it should
     /// stop sending (`paused`): applied by the sender (web/cohost.js) with `RTCRtpSender.setParameters`.
     case layers(userId: String, source: String, active: [String], paused: [String])
+    /// A pulled source's state changed (`url` without credentials); `attempt` is k for the k-th retry.
+    case sourceState(userId: String, url: String, state: String, attempt: Int, error: String?)
 
     /// Events too frequent for webhooks (5 a second per room): they go to the events WebSocket only.
     public var isHighRate: Bool { if case .voiceLevels = self { true } else { false } }
@@ -59,6 +63,7 @@ public enum RoomEvent: Sendable, Equatable {
         case .slots: "slots"
         case .participantUpdated: "participant_updated"
         case .layers: "layers"
+        case .sourceState: "source_state"
         }
     }
 
@@ -114,6 +119,12 @@ public enum RoomEvent: Sendable, Equatable {
             payload.source = source
             payload.active = active
             payload.paused = paused
+        case let .sourceState(userId, url, state, attempt, error):
+            payload.userId = userId
+            payload.url = url
+            payload.state = state
+            payload.attempt = attempt
+            payload.error = error
         }
         // Encoding a struct of strings and numbers (all finite) cannot fail.
         return (try? String(decoding: Self.encoder.encode(payload), as: UTF8.self)) ?? "{}"

@@ -25,7 +25,7 @@ public final class RoomManager: @unchecked Sendable {
     /// nil keeps rooms and kicks in memory only.
     let persistence: RoomPersistence?
     public let media: MediaDemux
-    private let sessions = SessionCounter()
+    let sessions = SessionCounter()
     /// The SSRC Cohost's own RTCP (receiver reports, PLI, NACK) is sent from.
     public let serverSSRC = UInt32.random(in: 1...UInt32.max)
 
@@ -323,6 +323,8 @@ public final class RoomManager: @unchecked Sendable {
     ) -> Bool {
         guard let room = room(roomName), let p = room.remove(userId, ifSession: session) else { return false }
         media.detach(p)
+        // A source kicked or removed as a participant stops being pulled; one that ended stays listed.
+        if p.feed != nil, reason != .ended, let source = room.sources.remove(userId) { source.reader.stop() }
         if p.isMonitor { return true }
         if reason == .kicked {
             let now = Int64(Date().timeIntervalSince1970)
@@ -472,7 +474,7 @@ public final class RoomManager: @unchecked Sendable {
 }
 
 /// Session numbers, one per join, never reused while the process lives.
-private final class SessionCounter: @unchecked Sendable {
+final class SessionCounter: @unchecked Sendable {
     private let lock = NSLock()
     private var last = 0
 

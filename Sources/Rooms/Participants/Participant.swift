@@ -8,6 +8,7 @@ import CohostAPI
 import Clocks
 import Layout
 import Forwarding
+import MediaSources
 
 /// The largest picture a receiver wants in one slot (`maxWidth`/`maxHeight` of its subscription).
 public struct SlotSize: Sendable, Equatable {
@@ -53,6 +54,8 @@ public final class Participant: @unchecked Sendable {
     private let devices = Mutex<(camera: Bool, microphone: Bool)>((true, true))
     /// The ICE and DTLS transport of a WebRTC participant; nil for plain RTP and SDES-SRTP.
     let webRTC: WebRTCTransport?
+    /// A pulled source's decoded media (a camera, a stream, a file), instead of RTP streams.
+    let feed: SourceFeed?
     /// The REMB sent to a WebRTC sender (feedback thread only).
     private var senderLimit: SenderBitrateLimit?
     private let mix = Mutex<(muted: Bool, gain: Float)>((false, 1))
@@ -71,10 +74,11 @@ public final class Participant: @unchecked Sendable {
         screen: NegotiatedStream? = nil,
         decodeChannels: Int = 2, videoLimits: VideoLimits = VideoLimits(), decodePool: DecodePool? = nil,
         returnAudio: ReturnOffer? = nil, returnVideo: ReturnOffer? = nil, slots: [SlotOffer] = [],
-        webRTC: WebRTCTransport? = nil,
+        webRTC: WebRTCTransport? = nil, feed: SourceFeed? = nil,
         maxIngestKbps: Int = 2500, nowMs: Int64, logger: Logger
     ) throws {
         self.webRTC = webRTC
+        self.feed = feed
         if webRTC != nil && (audio != nil || video != nil) { senderLimit = SenderBitrateLimit(capKbps: maxIngestKbps) }
         self.userId = userId
         self.isAdmin = isAdmin
@@ -139,7 +143,10 @@ public final class Participant: @unchecked Sendable {
         if let audio, audio.ssrc == standIn { audio.learn(wireSSRC: real) }
         for receiver in videoReceivers where receiver.ssrc == standIn { receiver.learn(wireSSRC: real) }
     }
-    var hasVideo: Bool { video != nil }
+    var hasVideo: Bool { video != nil || feed?.hasVideo == true }
+    /// Whether layouts place this participant: everyone but a source with no pictures (music, a jingle), which
+    /// only plays into the mix.
+    var showsOnCanvas: Bool { feed.map(\.hasVideo) ?? true }
     /// SSRCs of lines the participant only receives on: its RTCP about what Cohost sends comes from them.
     var receiverSSRCs: [UInt32] {
         [returnAudio?.receiverSSRC, returnVideo?.receiverSSRC].compactMap { $0 }
@@ -277,6 +284,9 @@ public final class Participant: @unchecked Sendable {
     /// Releases packets whose reordering wait expired, and says when the first picture was decoded; called by the
     /// room every tick.
     func drain(nowMs: Int64) -> Signal? {
+        if let feed {
+            return feed.takeFirstPicture().map { .firstVideoFrame(width: $0.width, height: $0.height) }
+        }
         audio?.drain(nowMs: nowMs)
         _ = screen?.drain(nowMs: nowMs)
         return video?.drain(nowMs: nowMs)
@@ -285,8 +295,16 @@ public final class Participant: @unchecked Sendable {
     /// Copies the next 20 ms block into `output`; `ok` false when there is none or the participant is muted, and
     /// the gain the mix applies.
     func pullAudio(into output: inout [Float], nowMs: Int64, catchingUp: Bool = false) -> (ok: Bool, gain: Float) {
-        guard let audio else { return (false, 0) }
-        let ok = audio.pull(into: &output, nowMs: nowMs, catchingUp: catchingUp)
+        let ok: Bool
+        if let feed {
+            // A source is alive while its reader runs (it leaves when the reader ends): never idle.
+            lastPacketMs.store(nowMs, ordering: .relaxed)
+            guard feed.hasAudio else { return (false, 0) }
+            ok = feed.pull(into: &output, nowMs: nowMs, catchingUp: catchingUp)
+        } else {
+            guard let audio else { return (false, 0) }
+            ok = audio.pull(into: &output, nowMs: nowMs, catchingUp: catchingUp)
+        }
         let (muted, gain) = mix.withLock { ($0.muted, $0.gain) }
         return (ok && !muted && microphoneOn, gain)
     }
@@ -294,6 +312,11 @@ public final class Participant: @unchecked Sendable {
     /// The picture to show now (see `VideoReceiver.currentFrame`), lip-synced with this participant's voice:
     /// a new voice delay the lip-sync controller asks for goes to the voice's FIFO.
     func currentFrame(nowMs: Int64, holdMs: Int64, leadMs: Int64 = 0, timing: inout PictureTiming) -> Picture? {
+        if let feed {
+            // Its sound and pictures share the input's clock: the feed keeps them in step itself.
+            timing = PictureTiming()
+            return cameraOn ? feed.picture(nowMs: nowMs, holdMs: holdMs) : nil
+        }
         guard let video else {
             timing = PictureTiming()
             return nil

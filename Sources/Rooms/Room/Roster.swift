@@ -160,7 +160,10 @@ final class Roster: @unchecked Sendable {
         -> (layout: Layout, order: [String], anchor: String?, version: UInt64)?
     {
         lock.withLock {
-            placementVersion == version ? nil : (layout, joinOrder, anchorCandidate, placementVersion)
+            // A source with no pictures (music) is in the mix only, never in a layout.
+            placementVersion == version
+                ? nil
+                : (layout, joinOrder.filter { members[$0]?.showsOnCanvas ?? true }, anchorCandidate, placementVersion)
         }
     }
 

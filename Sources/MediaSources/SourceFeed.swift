@@ -1,0 +1,212 @@
+import Foundation
+import Media
+import Playout
+
+/// What a source's reader has decoded, waiting for the room: its sound in an `AudioFIFO` the mixer pulls every
+/// 20 ms, and its pictures queued by time, each shown once the sound being mixed has reached it (or, without sound,
+/// once the wall clock has). The reader writes from its thread, the room reads from its queue: every entry point
+/// takes `lock`.
+///
+/// Times are the feed's own seconds: the container's timestamps made continuous by the reader (loops and jumps
+/// are stitched), so the feed never sees a discontinuity.
+public final class SourceFeed: @unchecked Sendable {
+    public let hasAudio: Bool
+    public let hasVideo: Bool
+    /// How far behind the input the programme plays it (a live source's jitter buffer).
+    public let latencyMs: Int
+    private let lock = NSLock()
+    private var state: State
+
+    /// Pictures waiting for their time, at most: past this the oldest is dropped (the room stopped reading).
+    static let maxQueuedPictures = 64
+    /// Spare pictures kept for reuse.
+    static let maxSparePictures = 8
+
+    private struct State {
+        var fifo: AudioFIFO
+        /// Feed time at the end of the audio written.
+        var audioEnd: Double?
+        /// The audio prebuffer filled and the mixer reads: the sound's time is the clock pictures follow.
+        var audioPlaying = false
+        /// Feed time ↔ monotonic ms of the first unit since the last reset: the clock without sound, and the
+        /// reader's pacing.
+        var clock: (time: Double, ms: Int64)?
+        var queue: [(time: Double, picture: SourcePicture)] = []
+        var shown: SourcePicture?
+        var shownAtMs: Int64 = 0
+        var spare: [SourcePicture] = []
+        var firstPicture: (width: Int, height: Int)?
+        var firstPictureAnnounced = false
+        var stats = SourceStatistics()
+    }
+
+    public init(hasAudio: Bool, hasVideo: Bool, latencyMs: Int) {
+        self.hasAudio = hasAudio
+        self.hasVideo = hasVideo
+        self.latencyMs = latencyMs
+        state = State(fifo: Self.fifo(latencyMs: latencyMs))
+    }
+
+    /// Prebuffers `latencyMs`; trims back to it past 300 ms more (a burst, a fast input clock).
+    private static func fifo(latencyMs: Int) -> AudioFIFO {
+        let block = AudioFormat.blockFrames
+        let start = max(2 * block, latencyMs * AudioFormat.sampleRate / 1000 / block * block)
+        return AudioFIFO(startFrames: start, maxFrames: start + 15 * block, capacityFrames: 2 * start + 50 * block)
+    }
+
+    // MARK: the room's side
+
+    /// Copies the next 20 ms block into `output`; false when there is none.
+    public func pull(into output: inout [Float], nowMs: Int64, catchingUp: Bool) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        let ok = state.fifo.read(into: &output, frames: AudioFormat.blockFrames, nowMs: nowMs, catchingUp: catchingUp)
+        state.audioPlaying = ok
+        return ok
+    }
+
+    /// The picture to show now, nil (the placeholder) when none has been shown for `holdMs`.
+    public func picture(nowMs: Int64, holdMs: Int64) -> Picture? {
+        lock.lock()
+        defer { lock.unlock() }
+        if let playout = playoutTime(nowMs: nowMs) {
+            var newest: SourcePicture?
+            while let first = state.queue.first, first.time <= playout {
+                state.queue.removeFirst()
+                if let dropped = newest { recycle(dropped) }
+                newest = first.picture
+            }
+            if let newest {
+                if let old = state.shown { recycle(old) }
+                state.shown = newest
+                state.shownAtMs = nowMs
+                state.stats.picturesShown += 1
+            }
+        }
+        guard let shown = state.shown, nowMs - state.shownAtMs <= holdMs else { return nil }
+        return Picture(shown)
+    }
+
+    /// The first picture's size, once, when it has been decoded (the room's `first_video_frame`).
+    public func takeFirstPicture() -> (width: Int, height: Int)? {
+        lock.withLock {
+            guard let first = state.firstPicture, !state.firstPictureAnnounced else { return nil }
+            state.firstPictureAnnounced = true
+            return first
+        }
+    }
+
+    public var statistics: SourceStatistics {
+        lock.withLock {
+            var s = state.stats
+            s.audioBufferedMs = state.fifo.bufferedFrames * 1000 / AudioFormat.sampleRate
+            s.underruns = state.fifo.underruns
+            s.trimmedMs = state.fifo.trimmedFrames * 1000 / AudioFormat.sampleRate
+            return s
+        }
+    }
+
+    // MARK: the reader's side
+
+    /// Forgets everything (the reader connected again): the placeholder shows until new pictures come.
+    func reset() {
+        lock.withLock {
+            state.fifo = Self.fifo(latencyMs: latencyMs)
+            state.audioEnd = nil
+            state.audioPlaying = false
+            state.clock = nil
+            for queued in state.queue { recycle(queued.picture) }
+            state.queue.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// The feed time the reader may read up to now (`aheadMs` past the time playing), nil before the first unit.
+    func readableUntil(nowMs: Int64, aheadMs: Int) -> Double? {
+        lock.withLock {
+            state.clock.map { $0.time + Double(nowMs - $0.ms + Int64(aheadMs)) / 1000 }
+        }
+    }
+
+    /// Where a unit the reader could not place would go: the wall clock's feed time now, nil before the first unit.
+    func wallTime(nowMs: Int64) -> Double? {
+        lock.withLock { state.clock.map { $0.time + Double(nowMs - $0.ms) / 1000 } }
+    }
+
+    /// Feed time at the end of the audio written, nil before any.
+    var audioEnd: Double? { lock.withLock { state.audioEnd } }
+
+    /// A live input's newest unit is now.
+    func restartClock(at time: Double, nowMs: Int64) { lock.withLock { state.clock = (time, nowMs) } }
+
+    /// The first unit after a reset starts the clock.
+    func start(at time: Double, nowMs: Int64) {
+        lock.withLock { if state.clock == nil { state.clock = (time, nowMs) } }
+    }
+
+    func writeAudio(_ samples: [Float], frames: Int, channels: Int, endingAt end: Double, nowMs: Int64) {
+        lock.withLock {
+            state.fifo.write(samples, frames: frames, channels: channels, arrivedMs: nowMs)
+            state.audioEnd = end
+            state.stats.audioFrames += 1
+        }
+    }
+
+    /// Audio buffered now (frames at 48 kHz).
+    var bufferedAudioFrames: Int { lock.withLock { state.fifo.bufferedFrames } }
+
+    /// A picture to decode into: a spare one nobody holds any more, or a new one.
+    func takePicture(width: Int, height: Int) -> SourcePicture {
+        lock.withLock {
+            for i in state.spare.indices.reversed() where isKnownUniquelyReferenced(&state.spare[i]) {
+                let picture = state.spare.remove(at: i)
+                picture.resize(width: width, height: height)
+                return picture
+            }
+            return SourcePicture(width: width, height: height)
+        }
+    }
+
+    func queuePicture(_ picture: SourcePicture, at time: Double) {
+        lock.withLock {
+            if state.queue.count >= Self.maxQueuedPictures {
+                recycle(state.queue.removeFirst().picture)
+                state.stats.picturesDropped += 1
+            }
+            // Pictures come in presentation order from the decoder; one out of order goes where it belongs.
+            if let last = state.queue.last, last.time > time {
+                let at = state.queue.firstIndex { $0.time > time } ?? state.queue.endIndex
+                state.queue.insert((time, picture), at: at)
+            } else {
+                state.queue.append((time, picture))
+            }
+            state.stats.picturesDecoded += 1
+            if state.firstPicture == nil { state.firstPicture = (picture.width, picture.height) }
+        }
+    }
+
+    /// Under `lock`: the feed time being played now. The sound's, while it plays; else the wall clock's, `latencyMs`
+    /// behind the input.
+    private func playoutTime(nowMs: Int64) -> Double? {
+        if hasAudio, state.audioPlaying, let end = state.audioEnd {
+            return end - Double(state.fifo.bufferedFrames) / Double(AudioFormat.sampleRate)
+        }
+        return state.clock.map { $0.time + Double(nowMs - $0.ms - Int64(latencyMs)) / 1000 }
+    }
+
+    /// Under `lock`.
+    private func recycle(_ picture: SourcePicture) {
+        if state.spare.count < Self.maxSparePictures { state.spare.append(picture) }
+    }
+}
+
+/// What a source's feed did, for `GET` and metrics.
+public struct SourceStatistics: Sendable, Equatable {
+    public var audioFrames = 0
+    public var picturesDecoded = 0
+    public var picturesShown = 0
+    public var picturesDropped = 0
+    public var audioBufferedMs = 0
+    public var underruns = 0
+    public var trimmedMs = 0
+    public init() {}
+}

@@ -1,0 +1,105 @@
+import Foundation
+import CohostAPI
+import Clocks
+import MediaSources
+
+/// Pulled sources: each is read by a `SourceReader` of its own and joins its room as a participant once its input
+/// has opened (its streams say whether it has pictures), leaving when it ends or is removed.
+extension RoomManager {
+    /// Starts pulling a source into `roomName`; returns it as the API shows it (state `connecting`).
+    public func addSource(room roomName: String, _ request: SourceRequest) throws(RoomError) -> SourceInfo {
+        guard let room = room(roomName) else { throw .notFound("room '\(roomName)' does not exist") }
+        let plan = try request.plan(rules: settings.sourceRules, room: room.config)
+        if let present = room.participant(plan.userId), present.feed == nil {
+            throw .conflict("user_exists", "a participant '\(plan.userId)' is in the room: a source needs its own id")
+        }
+        let running = allRooms.reduce(0) { $0 + $1.sources.runningCount }
+        guard running < settings.sourceRules.maxTotal else {
+            throw RoomError(
+                .limitExceeded, "too_many_sources",
+                "this server runs its \(settings.sourceRules.maxTotal) sources already")
+        }
+        let userId = plan.userId
+        let shownURL = plan.shownURL
+        let holder = SourceHolder()
+        let reader = SourceReader(
+            plan.input,
+            onState: { [weak self, weak room] state, attempt, error in
+                guard let self, let room, let source = holder.source else { return }
+                source.note(state, attempt: attempt, error: error)
+                room.events.publish(
+                    .sourceState(userId: userId, url: shownURL, state: state.rawValue, attempt: attempt, error: error))
+                self.logger.info(
+                    "source state",
+                    metadata: [
+                        "room": "\(room.name)", "user": "\(userId)", "url": "\(shownURL)", "state": "\(state.rawValue)",
+                        "attempt": "\(attempt)", "error": "\(error ?? "")",
+                    ])
+                if state == .ended || state == .failed, let p = room.participant(userId), p.feed != nil {
+                    self.removeParticipant(room: room.name, userId: userId, reason: .ended, session: p.sessionID)
+                }
+            },
+            onOpen: { [weak self, weak room] hasAudio, hasVideo in
+                guard let self, let room, !room.isClosed, let source = holder.source else { return nil }
+                source.noteStreams(audio: hasAudio, video: hasVideo)
+                return self.joinSource(source, hasAudio: hasAudio, hasVideo: hasVideo, room: room)
+            })
+        let source = RoomSource(plan: plan, reader: reader)
+        holder.source = source
+        try room.sources.add(source, limit: settings.sourceRules.maxPerRoom)
+        reader.start()
+        logger.info("source added", metadata: ["room": "\(roomName)", "user": "\(userId)", "url": "\(shownURL)"])
+        return source.info
+    }
+
+    /// Stops and forgets a source; its participant leaves. False when there is no such source.
+    public func removeSource(room roomName: String, userId: String) -> Bool {
+        guard let room = room(roomName), let source = room.sources.remove(userId) else { return false }
+        source.reader.stop()
+        if let p = room.participant(userId), p.feed != nil {
+            removeParticipant(room: roomName, userId: userId, reason: .left, session: p.sessionID)
+        }
+        return true
+    }
+
+    public func sources(room roomName: String) throws(RoomError) -> [SourceInfo] {
+        guard let room = room(roomName) else { throw .notFound("room '\(roomName)' does not exist") }
+        return room.sources.all.map(\.info)
+    }
+
+    /// The source's participant, joined when its input first opened; its feed is kept across reconnects.
+    private func joinSource(_ source: RoomSource, hasAudio: Bool, hasVideo: Bool, room: Room) -> SourceFeed? {
+        let feed = SourceFeed(hasAudio: hasAudio, hasVideo: hasVideo, latencyMs: source.plan.input.latencyMs)
+        do {
+            let participant = try Participant(
+                userId: source.userId, sessionID: sessions.next(), audio: nil, video: nil, feed: feed,
+                nowMs: MonotonicClock.nowMs(), logger: logger)
+            participant.setMix(muted: nil, gain: source.plan.gain)
+            // The source may have been removed meanwhile: it does not join then.
+            guard room.sources.source(source.userId) === source else { return nil }
+            if let replaced = try room.add(participant) {
+                room.events.publish(.participantLeft(userId: replaced.userId, reason: .replaced))
+            }
+        } catch {
+            logger.warning(
+                "source could not join",
+                metadata: ["room": "\(room.name)", "user": "\(source.userId)", "error": "\(error)"])
+            return nil
+        }
+        // No `sources`: a pulled source is not forwarded to slots.
+        room.events.publish(.participantJoined(userId: source.userId))
+        source.attach(feed)
+        logger.info("source joined", metadata: ["room": "\(room.name)", "user": "\(source.userId)"])
+        return feed
+    }
+}
+
+/// Lets the reader's handlers reach the source they belong to, which is made after them.
+private final class SourceHolder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: RoomSource?
+    var source: RoomSource? {
+        get { lock.withLock { value } }
+        set { lock.withLock { value = newValue } }
+    }
+}
