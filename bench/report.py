@@ -116,6 +116,18 @@ def table(r):
             lines.append(f"   {key[1:]:>1} | {_f(x['cohost']['cores'], 3):>6} ({_stages(x['cohost'])}) | "
                          f"{x['cohost'].get('mixed_layers')} | {_f(x['ffmpeg']['cores'], 3):>6} | "
                          f"{_f(x['cohost_over_ffmpeg'])}")
+    rel = r.get("relay")
+    if rel:
+        lines += ["", f"11. RTSP->RTMP relay, one 640x360 camera (source latencyMs {rel.get('latency_ms')}), "
+                  f"{rel.get('bitrate_kbps')} kbit/s; age of each pulled frame, minus the direct path's",
+                  "   relay     | added p50/p95 ms | cores",
+                  "   ----------|------------------|------"]
+        for name in ("cohost", "copy", "transcode"):
+            x = rel.get(name) or {}
+            lines.append(f"   {name:<9} | {_f(x.get('added_p50_ms'))}/{_f(x.get('added_p95_ms'))} | {_f(x.get('cores'), 3)}")
+        lines.append(f"   direct path p50/p95 {_f(_get(rel, 'direct', 'p50_ms'))}/{_f(_get(rel, 'direct', 'p95_ms'))} ms; "
+                     f"cohost/copy CPU {_f(rel.get('cohost_over_copy_cpu'), 1)}, "
+                     f"cohost/transcode CPU {_f(rel.get('cohost_over_transcode_cpu'))}")
     lat = r.get("latency")
     if lat:
         lines += ["", "2. latency (age of each new pulled frame; cohost path vs direct sender->nginx path)",
