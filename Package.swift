@@ -37,6 +37,7 @@ let package = Package(
         cLibrary("CRTMP", pkgConfig: "librtmp", apt: "librtmp-dev"),
         cLibrary("CAVCodec", pkgConfig: "libavcodec", apt: "libavcodec-dev"),
         cLibrary("CAVFormat", pkgConfig: "libavformat", apt: "libavformat-dev"),
+        cLibrary("CSRT", pkgConfig: "srt", apt: "libsrt-gnutls-dev"),
         cLibrary("CYUV", apt: "libyuv-dev"),
         cLibrary("COpenSSL", pkgConfig: "openssl", apt: "libssl-dev"),
         // libcrypto's HMAC alone, for the HMAC module (COpenSSL is DTLS's: libssl).
@@ -65,7 +66,7 @@ let package = Package(
         .target(name: "Playout", dependencies: ["Media", "RTP"]),
         .target(name: "Codecs", dependencies: ["COpus", "CVPX", "CX264", "CAVCodec", "CYUV", "CScale", "Media"]),
         // Media pulled from files and URLs (libavformat), decoded into a feed the rooms read.
-        .target(name: "MediaSources", dependencies: ["CAVFormat", "Media", "Playout", "Clocks"]),
+        .target(name: "MediaSources", dependencies: ["CAVFormat", "CSRT", "Media", "Playout", "Clocks"]),
         // The clocks: the monotonic time everything reads, and the one scheduler of media work (`MixClock`).
         .target(name: "Clocks"),
         // Layouts and their geometry: regions, grid and pip placement, validation, occlusion. No C library.
@@ -98,7 +99,7 @@ let package = Package(
         .target(
             name: "Server",
             dependencies: [
-                "Rooms", "CohostAPI", "Clocks", "Layout", "CUDP",
+                "Rooms", "CohostAPI", "Clocks", "Layout", "CUDP", "MediaSources",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),

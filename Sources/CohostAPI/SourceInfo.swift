@@ -15,6 +15,8 @@ public struct SourceInfo: Codable, Sendable, Equatable {
     /// Known once the input has opened.
     public var audio: Bool?
     public var video: Bool?
+    /// `srt` for a source an encoder pushes (`url` is then where to push, key included); absent for a pulled one.
+    public var listen: String?
     /// What its reader decoded and the room played, since the source was added.
     public var audioFrames = 0
     public var picturesDecoded = 0
@@ -28,8 +30,9 @@ public struct SourceInfo: Codable, Sendable, Equatable {
 
     public init(
         userId: String, url: String, state: String, attempt: Int, error: String?, loop: Bool, gain: Double,
-        transport: String?, latencyMs: Int, audio: Bool?, video: Bool?
+        transport: String?, latencyMs: Int, audio: Bool?, video: Bool?, listen: String? = nil
     ) {
+        self.listen = listen
         self.userId = userId
         self.url = url
         self.state = state

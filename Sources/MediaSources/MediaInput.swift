@@ -1,4 +1,5 @@
 import CAVFormat
+import CSRT
 
 /// One media input read with libavformat: a file, or a URL of any protocol the library was built with (rtsp, rtmp,
 /// srt, http for HLS), read packet by packet. libavformat's network calls block; each one here runs under a
@@ -36,11 +37,31 @@ public final class MediaInput: @unchecked Sendable {
     private var context: UnsafeMutablePointer<AVFormatContext>?
     private let deadline: UnsafeMutablePointer<cohost_io_deadline>
     private let packet: UnsafeMutablePointer<AVPacket>
+    /// The input's bytes when they come from a socket of Cohost's own (an SRT connection), freed after the context.
+    private var customIO: UnsafeMutablePointer<AVIOContext>?
+    /// What `customIO` reads from, kept open as long as the input.
+    private let connection: SRTConnection?
 
     /// Opens `url` with libavformat `options` (`rtsp_transport`, `timeout`, …) and reads its stream information,
     /// each within `timeoutMs`.
-    public init(url: String, options: [String: String] = [:], timeoutMs: Int64 = 5000) throws(MediaInputError) {
+    public convenience init(
+        url: String, options: [String: String] = [:], timeoutMs: Int64 = 5000
+    ) throws(MediaInputError) {
+        try self.init(url: url, connection: nil, options: options, timeoutMs: timeoutMs)
+    }
+
+    /// Reads the MPEG-TS an encoder pushes on an accepted SRT connection. The connection's receive timeout bounds
+    /// each read; closing it ends a blocked one.
+    convenience init(connection: SRTConnection, timeoutMs: Int64 = 5000) throws(MediaInputError) {
+        try self.init(
+            url: "", connection: connection, options: ["format_whitelist": "mpegts"], timeoutMs: timeoutMs)
+    }
+
+    private init(
+        url: String, connection: SRTConnection?, options: [String: String], timeoutMs: Int64
+    ) throws(MediaInputError) {
         _ = Self.quietLogs
+        self.connection = connection
         deadline = .allocate(capacity: 1)
         deadline.pointee = cohost_io_deadline(deadline_us: 0, cancelled: 0)
         guard let allocated = av_packet_alloc() else {
@@ -55,6 +76,18 @@ public final class MediaInput: @unchecked Sendable {
             throw MediaInputError("out of memory")
         }
         cohost_set_interrupt(made, deadline)
+        if let connection {
+            guard let io = cohost_custom_io(made, cohost_srt_avio_read, connection.socket, 32 * 1316) else {
+                avformat_free_context(made)
+                var p: UnsafeMutablePointer<AVPacket>? = packet
+                av_packet_free(&p)
+                deadline.deallocate()
+                throw MediaInputError("out of memory")
+            }
+            // Every read asks for at least one whole SRT message.
+            io.pointee.max_packet_size = 1316
+            customIO = io
+        }
         var dictionary: OpaquePointer?
         for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }
         defer { av_dict_free(&dictionary) }
@@ -65,6 +98,7 @@ public final class MediaInput: @unchecked Sendable {
         guard status >= 0, let opened = input else {
             var p: UnsafeMutablePointer<AVPacket>? = packet
             av_packet_free(&p)
+            cohost_free_custom_io(customIO)
             let error = Self.error(status, "cannot open the input", deadline)
             deadline.deallocate()
             throw error
@@ -76,6 +110,7 @@ public final class MediaInput: @unchecked Sendable {
             avformat_close_input(&input)
             var p: UnsafeMutablePointer<AVPacket>? = packet
             av_packet_free(&p)
+            cohost_free_custom_io(customIO)
             deadline.deallocate()
             throw error
         }
@@ -101,6 +136,7 @@ public final class MediaInput: @unchecked Sendable {
 
     deinit {
         avformat_close_input(&context)
+        cohost_free_custom_io(customIO)
         var p: UnsafeMutablePointer<AVPacket>? = packet
         av_packet_free(&p)
         deadline.deallocate()
@@ -156,8 +192,11 @@ public final class MediaInput: @unchecked Sendable {
         return true
     }
 
-    /// Ends whatever call is blocked now and every later one (from any thread).
-    public func cancel() { cohost_io_cancel(deadline) }
+    /// Ends whatever call is blocked now and every later one (from any thread); a pushed input's connection closes.
+    public func cancel() {
+        cohost_io_cancel(deadline)
+        connection?.close()
+    }
 
     /// The next blocking call gives up `timeoutMs` from now (0: no deadline; `cancel` still ends it).
     private static func set(_ deadline: UnsafeMutablePointer<cohost_io_deadline>, _ timeoutMs: Int64) {

@@ -13,6 +13,8 @@ public struct SourceInput: Sendable, Equatable {
     /// What libavformat opens: the network URL, or the file's path in the media directory.
     public var location: String
     public var isFile: Bool
+    /// An encoder pushes it (`deliver`): the reader waits for its connections instead of opening `location`.
+    public var pushed: Bool
     public var loop: Bool
     public var latencyMs: Int
     /// libavformat options (transport, protocol and format allow-lists, timeouts).
@@ -27,10 +29,11 @@ public struct SourceInput: Sendable, Equatable {
 
     public init(
         location: String, isFile: Bool, loop: Bool, latencyMs: Int, options: [String: String], wantsVideo: Bool,
-        maxWidth: Int, maxHeight: Int
+        maxWidth: Int, maxHeight: Int, pushed: Bool = false
     ) {
         self.location = location
         self.isFile = isFile
+        self.pushed = pushed
         self.loop = loop
         self.latencyMs = latencyMs
         self.options = options
@@ -56,6 +59,8 @@ public final class SourceReader: @unchecked Sendable {
     private let lock = NSCondition()
     private var stopped = false
     private var current: MediaInput?
+    /// A pushed source's next connection, waiting for the reader.
+    private var pending: SRTConnection?
     private var thread: Thread?
 
     /// Reads give up after this long without a packet: the camera is gone.
@@ -86,9 +91,44 @@ public final class SourceReader: @unchecked Sendable {
         lock.lock()
         stopped = true
         let input = current
+        let waiting = pending
+        pending = nil
         lock.broadcast()
         lock.unlock()
         input?.cancel()
+        waiting?.close()
+    }
+
+    /// A pushed source's encoder connected: the reader reads it, ending the connection it read until now (an
+    /// encoder that reconnects replaces its old connection at once, without waiting for it to time out).
+    public func deliver(_ connection: SRTConnection) {
+        lock.lock()
+        guard !stopped else {
+            lock.unlock()
+            connection.close()
+            return
+        }
+        let replaced = pending
+        pending = connection
+        let reading = current
+        lock.broadcast()
+        lock.unlock()
+        replaced?.close()
+        reading?.cancel()
+    }
+
+    /// Waits for a pushed source's next connection; nil once stopped.
+    private func nextConnection() -> SRTConnection? {
+        lock.lock()
+        defer { lock.unlock() }
+        while !stopped {
+            if let connection = pending {
+                pending = nil
+                return connection
+            }
+            lock.wait()
+        }
+        return nil
     }
 
     private var isStopped: Bool { lock.withLock { stopped } }
@@ -124,6 +164,8 @@ public final class SourceReader: @unchecked Sendable {
                 }
                 attempt += 1
                 onState(.retrying, attempt, message)
+                // A pushed source waits for its encoder's next connection instead.
+                if input.pushed { continue }
                 guard pause(ms: Self.retryDelayMs(attempt: attempt)) else { return }
             }
         }
@@ -139,7 +181,12 @@ public final class SourceReader: @unchecked Sendable {
     private func readOnce(feed: inout SourceFeed?, attempt: inout Int) -> Outcome {
         let media: MediaInput
         do {
-            media = try MediaInput(url: input.location, options: input.options, timeoutMs: Self.openTimeoutMs)
+            if input.pushed {
+                guard let connection = nextConnection() else { return .stopped }
+                media = try MediaInput(connection: connection, timeoutMs: Self.openTimeoutMs)
+            } else {
+                media = try MediaInput(url: input.location, options: input.options, timeoutMs: Self.openTimeoutMs)
+            }
         } catch {
             return isStopped ? .stopped : .lost(error.message)
         }

@@ -47,6 +47,7 @@ extension ServeSettings {
         settings.mediaDir = sourceLimits.mediaDir
         settings.maxSources = sourceLimits.maxSources
         settings.maxSourcesPerRoom = sourceLimits.perRoom
+        settings.srtPort = sourceLimits.srtPort
         return settings
     }
 
@@ -140,7 +141,7 @@ extension ServeSettings {
     /// Where file sources are read from, and how many sources may run.
     static func resolveSources(
         _ given: Given, _ refuse: Refusal
-    ) throws(ServeConfigError) -> (mediaDir: String, maxSources: Int, perRoom: Int) {
+    ) throws(ServeConfigError) -> (mediaDir: String, maxSources: Int, perRoom: Int, srtPort: Int) {
         let media = given.mediaDir ?? Defaults.mediaDir
         guard !media.isEmpty, !media.contains("\0") else { throw refuse(.mediaDir, "must be a directory path") }
         let total = given.maxSources ?? Defaults.maxSources
@@ -149,7 +150,15 @@ extension ServeSettings {
         guard (0...64).contains(perRoom) else {
             throw refuse(.maxSourcesPerRoom, "must be within 0...64, got \(perRoom)")
         }
-        return (media, total, perRoom)
+        let srt = given.srtPort ?? Defaults.srtPort
+        guard (0...65535).contains(srt) else {
+            throw refuse(.srtPort, "must be within 0...65535 (0: none), got \(srt)")
+        }
+        let mediaPort = given.rtpPort ?? Defaults.rtpPort
+        if srt != 0 && (srt == mediaPort || srt == mediaPort + 1) {
+            throw refuse(.srtPort, "must not be the media port or the one above it (RTCP), got \(srt)")
+        }
+        return (media, total, perRoom, srt)
     }
 
     /// Where the server reads and writes files: recordings, the web pages, its data and the room store.
@@ -212,7 +221,7 @@ struct Given {
     var http, publicIP, keys, keysFile, recordingsDir, metricsToken, webhookKey, logLevel: String?
     var dtlsCert, dtlsKey, publicIP6, webDir, tlsCert, tlsKey, dataDir, store, nodeID, nodeURL: String?
     var rtpPort, maxTokenTTL, maxConnections, participantTimeout, emptyRoomTimeout, decodeBudgetMs: Int?
-    var nodeTimeout, maxSources, maxSourcesPerRoom: Int?
+    var nodeTimeout, maxSources, maxSourcesPerRoom, srtPort: Int?
     var mediaDir: String?
     var autoCreateRooms: Bool?
     var outputHosts, webhookURLs: [String]?
@@ -253,6 +262,7 @@ struct Given {
         mediaDir = try sources.string(.mediaDir, flags.mediaDir)
         maxSources = try sources.integer(.maxSources, flags.maxSources)
         maxSourcesPerRoom = try sources.integer(.maxSourcesPerRoom, flags.maxSourcesPerRoom)
+        srtPort = try sources.integer(.srtPort, flags.srtPort)
     }
 }
 
@@ -315,6 +325,7 @@ private struct Sources {
         case .mediaDir: flags.mediaDir != nil
         case .maxSources: flags.maxSources != nil
         case .maxSourcesPerRoom: flags.maxSourcesPerRoom != nil
+        case .srtPort: flags.srtPort != nil
         }
     }
 

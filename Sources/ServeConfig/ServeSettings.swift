@@ -35,6 +35,7 @@ public struct ServeFlags: Sendable, Equatable {
     public var mediaDir: String?
     public var maxSources: Int?
     public var maxSourcesPerRoom: Int?
+    public var srtPort: Int?
 
     public init(
         http: String? = nil, rtpPort: Int? = nil, publicIP: String? = nil, keys: String? = nil,
@@ -46,8 +47,9 @@ public struct ServeFlags: Sendable, Equatable {
         dtlsKey: String? = nil, publicIP6: String? = nil, webDir: String? = nil, tlsCert: String? = nil,
         tlsKey: String? = nil, dataDir: String? = nil, store: String? = nil, nodeID: String? = nil,
         nodeURL: String? = nil, nodeTimeout: Int? = nil, mediaDir: String? = nil, maxSources: Int? = nil,
-        maxSourcesPerRoom: Int? = nil
+        maxSourcesPerRoom: Int? = nil, srtPort: Int? = nil
     ) {
+        self.srtPort = srtPort
         self.mediaDir = mediaDir
         self.maxSources = maxSources
         self.maxSourcesPerRoom = maxSourcesPerRoom
@@ -149,6 +151,8 @@ public struct ServeSettings: Sendable, Equatable {
     /// Pulled sources running at once, on the server and in one room.
     public var maxSources = Defaults.maxSources
     public var maxSourcesPerRoom = Defaults.maxSourcesPerRoom
+    /// The UDP port encoders push SRT to (`listen: "srt"` sources); 0: none.
+    public var srtPort = Defaults.srtPort
     /// Where each setting's value came from.
     public var origins: [SettingKey: SettingOrigin]
 
@@ -171,6 +175,7 @@ public struct ServeSettings: Sendable, Equatable {
         public static let mediaDir = "./media"
         public static let maxSources = 32
         public static let maxSourcesPerRoom = 8
+        public static let srtPort = 0
     }
 
     /// The store `store` names: nil for `none`.

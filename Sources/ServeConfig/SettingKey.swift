@@ -36,6 +36,7 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
     case mediaDir = "media_dir"
     case maxSources = "max_sources"
     case maxSourcesPerRoom = "max_sources_per_room"
+    case srtPort = "srt_port"
 
     /// The key in the TOML config file.
     public var fileKey: String { rawValue }
@@ -48,7 +49,7 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
     public var kind: Kind {
         switch self {
         case .rtpPort, .participantTimeout, .emptyRoomTimeout, .maxTokenTTL, .decodeBudgetMs, .maxConnections,
-            .nodeTimeout, .maxSources, .maxSourcesPerRoom:
+            .nodeTimeout, .maxSources, .maxSourcesPerRoom, .srtPort:
             .integer
         case .autoCreateRooms: .boolean
         case .webhookURL, .outputHosts, .corsOrigins: .stringList

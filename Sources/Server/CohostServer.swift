@@ -7,6 +7,7 @@ import Logging
 import NIOCore
 import Prometheus
 import Rooms
+import MediaSources
 import ServiceLifecycle
 
 /// Everything `cohost serve` runs: the HTTP API (with the events WebSocket), the UDP media
@@ -110,6 +111,17 @@ public enum CohostServer {
         let media = MediaEndpoint(
             manager: manager, host: configuration.rtpHost, port: configuration.rooms.rtpPort, logger: logger)
         try await media.bind()
+        // One SRT port for every room's pushed sources, when configured.
+        var srt: SRTListener?
+        if configuration.rooms.sourceRules.srtPort > 0 {
+            do {
+                srt = try SRTListener(host: "0.0.0.0", port: configuration.rooms.sourceRules.srtPort)
+            } catch {
+                manager.shutdown()
+                throw error
+            }
+        }
+        if let srt { manager.attach(srt: srt) }
         // Before the API answers: a restored room is there for the first call, its outputs pushing already.
         do { try manager.restore() } catch {
             manager.shutdown()
@@ -123,7 +135,7 @@ public enum CohostServer {
         let app = makeApplication(
             manager: manager, configuration: configuration, registry: registry, logger: logger, cluster: cluster)
         let services = ServerServices(
-            cluster: cluster, webhooks: configuration.webhooks, media: media, manager: manager,
+            cluster: cluster, webhooks: configuration.webhooks, media: media, manager: manager, srt: srt,
             tls: configuration.tls, app: app, logger: logger)
         let group = ServiceGroup(
             configuration: .init(

@@ -194,6 +194,11 @@ struct Serve: AsyncParsableCommand {
         help: "Pulled sources running at once in one room (default \(ServeSettings.Defaults.maxSourcesPerRoom)).")
     var maxSourcesPerRoom: Int?
 
+    @Option(
+        name: .customLong("srt-port"),
+        help: "UDP port encoders push SRT to, for sources added with listen \"srt\" (default 0: none).")
+    var srtPort: Int?
+
     var flags: ServeFlags {
         ServeFlags(
             http: http, rtpPort: rtpPort, publicIP: publicIP, keys: keys, keysFile: keysFile,
@@ -204,7 +209,7 @@ struct Serve: AsyncParsableCommand {
             webhookKey: webhookKey, logLevel: logLevel, corsOrigins: corsOrigins, dtlsCert: dtlsCert,
             dtlsKey: dtlsKey, publicIP6: publicIP6, webDir: webDir, tlsCert: tlsCert, tlsKey: tlsKey, dataDir: dataDir,
             store: store, nodeID: nodeID, nodeURL: nodeURL, nodeTimeout: nodeTimeout, mediaDir: mediaDir,
-            maxSources: maxSources, maxSourcesPerRoom: maxSourcesPerRoom)
+            maxSources: maxSources, maxSourcesPerRoom: maxSourcesPerRoom, srtPort: srtPort)
     }
 
     /// Reads the config file (if any) and merges every source; a refused value stops the start with its source named.

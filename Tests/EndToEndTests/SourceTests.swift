@@ -321,6 +321,72 @@ extension EndToEnd {
             for hz in [500.0, 700, 800] { #expect(Self.share(last, hz) > 0.03, "the \(hz) Hz stream in the mix") }
         }
 
+        @Test func anEncoderPushesSRTWithItsKeyAWrongKeyIsRefusedAndDeletingDisconnectsIt() async throws {
+            let srtPort = try FreePort.udp()
+            let cohost = try CohostHarness(arguments: CohostHarness.standardArguments + ["--srt-port", "\(srtPort)"])
+            let room = "push1"
+            let admin = cohost.token(room: room, user: "producer", admin: true)
+            let create = #"""
+                {"name":"\#(room)","canvas":{"width":640,"height":360,"fps":25,"background":"#808080",
+                 "placeholder":"#303030"},"layout":{"mode":"grid"}}
+                """#
+            #expect(try cohost.call("POST", "/v1/rooms", token: admin, body: Data(create.utf8)).status == 201)
+            let recorder = EventRecorder(
+                url: "ws://127.0.0.1:\(cohost.httpPort)/v1/rooms/\(room)/events?token=\(admin)")
+            recorder.start()
+            defer { recorder.stop() }
+            try await recorder.waitUntilConnected()
+            let added = try cohost.call(
+                "POST", "/v1/rooms/\(room)/sources", token: admin, body: Data(#"{"userId":"obs","listen":"srt"}"#.utf8))
+            #expect(added.status == 201)
+            let url = try #require(Self.json(added.body)["url"] as? String)
+            let key = try #require(url.split(separator: "/").last.map(String.init))
+            #expect(url == "srt://127.0.0.1:\(srtPort)?streamid=\(room)/\(key)" && key.count == 32)
+            func push(_ target: String, colour: String) -> ManagedProcess {
+                ManagedProcess(
+                    executable: "ffmpeg",
+                    arguments: [
+                        "-hide_banner", "-loglevel", "error", "-nostdin", "-re", "-f", "lavfi", "-i",
+                        "color=c=\(colour):s=320x240:r=25", "-f", "lavfi", "-i", "sine=f=500:sample_rate=48000",
+                        "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "50",
+                        "-pix_fmt", "yuv420p", "-c:a", "aac", "-f", "mpegts", target,
+                    ])
+            }
+            // OBS's and ffmpeg's defaults: H.264 + AAC in MPEG-TS, a keyframe every 2 s.
+            let encoder = push(url, colour: "yellow")
+            try encoder.start()
+            defer { encoder.terminate() }
+            #expect(
+                await eventually(seconds: 15) {
+                    Self.sources(cohost, room: room, admin: admin)["obs"]?["state"] as? String == "live"
+                })
+            let shown = await eventually(seconds: 10) {
+                guard let rgb = try? Self.snapshot(cohost, room: room, admin: admin) else { return false }
+                return Self.near(rgb, width: 640, x: 320, y: 180, (255, 255, 0))
+            }
+            #expect(shown, "the pushed picture on the canvas")
+
+            // A wrong key is refused in the handshake and counted; no source reads from it.
+            let intruder = push(
+                "srt://127.0.0.1:\(srtPort)?streamid=\(room)/0123456789abcdef0123456789abcdef", colour: "red")
+            try intruder.start()
+            defer { intruder.terminate() }
+            #expect(intruder.waitForExit(timeout: 15).map { $0 != 0 } == true, "the wrong key was let in")
+            let metrics = String(decoding: try cohost.call("GET", "/metrics", token: nil).body, as: UTF8.self)
+            #expect(metrics.contains("cohost_srt_pushes_refused 1"))
+
+            // Deleting the source revokes the key and disconnects the encoder.
+            #expect(try cohost.call("DELETE", "/v1/rooms/\(room)/sources/obs", token: admin).status == 204)
+            #expect(encoder.waitForExit(timeout: 15) != nil, "the encoder is still connected")
+            let again = push(url, colour: "yellow")
+            try again.start()
+            defer { again.terminate() }
+            #expect(again.waitForExit(timeout: 15).map { $0 != 0 } == true, "a revoked key was let in")
+            // The key is in no event (their URL hides it).
+            let events = recorder.messages.joined(separator: "\n")
+            #expect(events.contains("streamid=\(room)/***") && !events.contains(key))
+        }
+
         @Test func refusalsAreClearAndARemovedSourceLeaves() async throws {
             let folder = try Self.mediaFolder([
                 ("tone.wav", ["-f", "lavfi", "-i", "sine=f=1000:d=1:sample_rate=16000"])
@@ -344,6 +410,7 @@ extension EndToEnd {
                 )
             }
             #expect(try post(#"{"userId":"obs","listen":"rtmp"}"#) == (501, "not_implemented"))
+            #expect(try post(#"{"userId":"obs","listen":"srt"}"#) == (501, "not_implemented"))
             #expect(try post(#"{"userId":"x","url":"ftp://127.0.0.1/a.mp4"}"#) == (400, "invalid_source"))
             #expect(
                 try post(#"{"userId":"x","url":"rtmp://127.0.0.1/a/b","transport":"udp"}"#) == (400, "invalid_source"))

@@ -36,9 +36,11 @@ import TestSupport
         }
     }
 
-    static func input(_ path: String, loop: Bool = false, maxWidth: Int = 1920, maxHeight: Int = 1080) -> SourceInput {
+    static func input(
+        _ path: String, loop: Bool = false, latencyMs: Int = 400, maxWidth: Int = 1920, maxHeight: Int = 1080
+    ) -> SourceInput {
         SourceInput(
-            location: path, isFile: true, loop: loop, latencyMs: 400, options: [:], wantsVideo: true,
+            location: path, isFile: true, loop: loop, latencyMs: latencyMs, options: [:], wantsVideo: true,
             maxWidth: maxWidth, maxHeight: maxHeight)
     }
 
@@ -47,7 +49,9 @@ import TestSupport
         let path = try Self.file("wav", ["-f", "lavfi", "-i", "sine=f=1000:d=0.3:sample_rate=16000"])
         defer { try? FileManager.default.removeItem(atPath: path) }
         let recorder = Recorder()
-        let reader = recorder.reader(Self.input(path, loop: true))
+        // A second of buffer: the suite's other tests keep both cores busy, and this one is about the seams, not about
+        // how long a starved reader thread may wait.
+        let reader = recorder.reader(Self.input(path, loop: true, latencyMs: 1000))
         reader.start()
         defer { reader.stop() }
         #expect(await eventually(seconds: 5) { recorder.stateNames.contains(.live) })

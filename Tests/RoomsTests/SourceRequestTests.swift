@@ -54,6 +54,29 @@ import Testing
         #expect(jingle.gain == 0.5)
     }
 
+    @Test func aPushGetsAFreshKeyThatOnlyAdminsSee() throws {
+        let rules = SourceRules()
+        let one = try SourceRequest(userId: "obs", listen: "srt").planPush(
+            rules: rules, room: Self.room, host: "203.0.113.7", port: 7885)
+        let two = try SourceRequest(userId: "obs", listen: "srt").planPush(
+            rules: rules, room: Self.room, host: "203.0.113.7", port: 7885)
+        let key = try #require(one.streamID?.split(separator: "/").last)
+        #expect(one.streamID == "r/\(key)" && key.count == 32 && key.allSatisfy(\.isHexDigit))
+        #expect(one.streamID != two.streamID)
+        #expect(one.publishURL == "srt://203.0.113.7:7885?streamid=r/\(key)")
+        #expect(one.shownURL == "srt://203.0.113.7:7885?streamid=r/***")
+        #expect(one.input.pushed && one.input.latencyMs == 500)
+        for request in [
+            SourceRequest(userId: "obs", listen: "srt", loop: true),
+            SourceRequest(userId: "obs", listen: "srt", transport: "udp"),
+            SourceRequest(userId: "obs", listen: "srt", gain: 5),
+        ] {
+            #expect(throws: RoomError.self) {
+                try request.planPush(rules: rules, room: Self.room, host: "h", port: 1)
+            }
+        }
+    }
+
     @Test func refusedRequestsSayWhy() throws {
         let (media, path) = try Self.media()
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -65,6 +88,9 @@ import Testing
             } catch { return error.code }
         }
         #expect(code(SourceRequest(userId: "a", listen: "rtmp")) == "not_implemented")
+        #expect(code(SourceRequest(userId: "a", listen: "srt")) == "not_implemented")
+        #expect(code(SourceRequest(userId: "a", listen: "rist")) == "invalid_source")
+        #expect(code(SourceRequest(userId: "a", url: "srt://h:1", listen: "srt")) == "invalid_source")
         #expect(code(SourceRequest(userId: "a")) == "invalid_source")
         #expect(code(SourceRequest(userId: "a", url: "gopher://x/y")) == "invalid_source")
         #expect(code(SourceRequest(userId: "a", url: "rtmp://h/a/b", transport: "tcp")) == "invalid_source")

@@ -303,6 +303,10 @@ def _source(body):
     if not isinstance(body, dict):
         return
     url = body.get("url")
+    if body.get("listen") is not None:
+        for key in ("url", "transport", "loop"):
+            body.pop(key, None)
+        return
     if body.get("transport") is not None:
         body["url"] = "rtsp://127.0.0.1:9/cam"
     elif isinstance(url, str) and url[:7].lower() == "file://":

@@ -26,7 +26,7 @@ func resolve(flags: ServeFlags = ServeFlags(), env: [String: String] = [:], toml
         "known keys: http, rtp_port, public_ip, keys, keys_file, auto_create_rooms, max_token_ttl, recordings_dir, output_hosts, "
         + "metrics_token, max_connections, participant_timeout, empty_room_timeout, decode_budget_ms, webhook_url, webhook_key, log_level, "
         + "cors_origins, dtls_cert, dtls_key, public_ip6, web_dir, tls_cert, tls_key, data_dir, store, node_id, node_url, node_timeout, "
-        + "media_dir, max_sources, max_sources_per_room"
+        + "media_dir, max_sources, max_sources_per_room, srt_port"
 
     @Test func anUnknownKeyIsRefusedWithItsNameAndLine() {
         #expect(
@@ -123,6 +123,14 @@ func resolve(flags: ServeFlags = ServeFlags(), env: [String: String] = [:], toml
         #expect(
             resolve(flags: ServeFlags(rtpPort: 65535))
                 == "--rtp-port must be within 1...65534 (RTCP uses the port above), got 65535")
+    }
+
+    @Test func theSRTPortIsNeitherTheMediaPortNorItsRTCPPort() {
+        #expect(
+            resolve(flags: ServeFlags(rtpPort: 9000, srtPort: 9001))
+                == "--srt-port must not be the media port or the one above it (RTCP), got 9001")
+        #expect(
+            resolve(flags: ServeFlags(srtPort: 70000)) == "--srt-port must be within 0...65535 (0: none), got 70000")
     }
 
     @Test func aBadPortIsRefusedNamingTheEnvironmentVariable() {

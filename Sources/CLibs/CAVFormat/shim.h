@@ -109,3 +109,27 @@ static inline void cohost_redacting_log(void *avcl, int level, const char *fmt, 
 }
 
 static inline void cohost_install_redacting_log(void) { av_log_set_callback(cohost_redacting_log); }
+
+// A custom input (bytes from a socket libavformat does not own: an SRT connection a listener accepted). `read` is a C
+// function; `opaque` is what it reads from. avformat_close_input does not free a custom AVIOContext: the owner calls
+// cohost_free_custom_io after it.
+typedef int (*cohost_read_fn)(void *opaque, uint8_t *buf, int size);
+
+static inline AVIOContext *cohost_custom_io(AVFormatContext *ctx, cohost_read_fn read, void *opaque, int bufsize) {
+    unsigned char *buffer = av_malloc(bufsize);
+    if (!buffer) return NULL;
+    AVIOContext *io = avio_alloc_context(buffer, bufsize, 0, opaque, read, NULL, NULL);
+    if (!io) {
+        av_free(buffer);
+        return NULL;
+    }
+    ctx->pb = io;
+    ctx->flags |= AVFMT_FLAG_CUSTOM_IO;
+    return io;
+}
+
+static inline void cohost_free_custom_io(AVIOContext *io) {
+    if (!io) return;
+    av_freep(&io->buffer);
+    avio_context_free(&io);
+}

@@ -9,7 +9,14 @@ extension RoomManager {
     /// Starts pulling a source into `roomName`; returns it as the API shows it (state `connecting`).
     public func addSource(room roomName: String, _ request: SourceRequest) throws(RoomError) -> SourceInfo {
         guard let room = room(roomName) else { throw .notFound("room '\(roomName)' does not exist") }
-        let plan = try request.plan(rules: settings.sourceRules, room: room.config)
+        let listener = srt.withLock { $0 }
+        let plan: SourcePlan
+        if request.listen == "srt", let listener {
+            plan = try request.planPush(
+                rules: settings.sourceRules, room: room.config, host: settings.publicIP, port: listener.port)
+        } else {
+            plan = try request.plan(rules: settings.sourceRules, room: room.config)
+        }
         if let present = room.participant(plan.userId), present.feed == nil {
             throw .conflict("user_exists", "a participant '\(plan.userId)' is in the room: a source needs its own id")
         }
@@ -44,9 +51,16 @@ extension RoomManager {
                 source.noteStreams(audio: hasAudio, video: hasVideo)
                 return self.joinSource(source, hasAudio: hasAudio, hasVideo: hasVideo, room: room)
             })
-        let source = RoomSource(plan: plan, reader: reader)
+        let streamID = plan.streamID
+        var revoke: (@Sendable () -> Void)?
+        if let streamID, let listener { revoke = { [weak listener] in listener?.revoke(streamID) } }
+        let source = RoomSource(plan: plan, reader: reader, revoke: revoke)
         holder.source = source
         try room.sources.add(source, limit: settings.sourceRules.maxPerRoom)
+        if let streamID, listener?.allow(streamID) != true {
+            _ = room.sources.remove(userId)
+            throw RoomError(.limitExceeded, "too_many_sources", "the SRT port takes no more pushed sources")
+        }
         reader.start()
         logger.info("source added", metadata: ["room": "\(roomName)", "user": "\(userId)", "url": "\(shownURL)"])
         return source.info
@@ -55,7 +69,7 @@ extension RoomManager {
     /// Stops and forgets a source; its participant leaves. False when there is no such source.
     public func removeSource(room roomName: String, userId: String) -> Bool {
         guard let room = room(roomName), let source = room.sources.remove(userId) else { return false }
-        source.reader.stop()
+        source.stop()
         if let p = room.participant(userId), p.feed != nil {
             removeParticipant(room: roomName, userId: userId, reason: .left, session: p.sessionID)
         }
@@ -65,6 +79,25 @@ extension RoomManager {
     public func sources(room roomName: String) throws(RoomError) -> [SourceInfo] {
         guard let room = room(roomName) else { throw .notFound("room '\(roomName)' does not exist") }
         return room.sources.all.map(\.info)
+    }
+
+    /// Takes encoders' SRT pushes from now on (the server's one SRT port).
+    public func attach(srt listener: SRTListener) {
+        srt.withLock { $0 = listener }
+        listener.start { [weak self] connection in self?.acceptPush(connection) }
+    }
+
+    /// Callers the SRT port refused for a wrong or revoked key, since the start.
+    public var srtPushesRefused: Int { srt.withLock { $0?.refused ?? 0 } }
+
+    /// An encoder's connection, let in by its key: to the source that key belongs to.
+    private func acceptPush(_ connection: SRTConnection) {
+        let roomName = String(connection.streamID.prefix { $0 != "/" })
+        guard let room = room(roomName),
+            let source = room.sources.all.first(where: { $0.plan.streamID == connection.streamID })
+        else { return connection.close() }
+        logger.info("encoder connected", metadata: ["room": "\(roomName)", "user": "\(source.userId)"])
+        source.reader.deliver(connection)
     }
 
     /// The source's participant, joined when its input first opened; its feed is kept across reconnects.

@@ -8,6 +8,8 @@ import Logging
 import Publishing
 import DTLS
 import Clocks
+import MediaSources
+import Synchronization
 
 /// The rooms of one server and the rules of joining and leaving: the one thing the HTTP layer calls.
 ///
@@ -26,6 +28,8 @@ public final class RoomManager: @unchecked Sendable {
     let persistence: RoomPersistence?
     public let media: MediaDemux
     let sessions = SessionCounter()
+    /// The SRT port encoders push to, when the server has one (`attach(srt:)`).
+    let srt = Mutex<SRTListener?>(nil)
     /// The SSRC Cohost's own RTCP (receiver reports, PLI, NACK) is sent from.
     public let serverSSRC = UInt32.random(in: 1...UInt32.max)
 
@@ -324,7 +328,7 @@ public final class RoomManager: @unchecked Sendable {
         guard let room = room(roomName), let p = room.remove(userId, ifSession: session) else { return false }
         media.detach(p)
         // A source kicked or removed as a participant stops being pulled; one that ended stays listed.
-        if p.feed != nil, reason != .ended, let source = room.sources.remove(userId) { source.reader.stop() }
+        if p.feed != nil, reason != .ended, let source = room.sources.remove(userId) { source.stop() }
         if p.isMonitor { return true }
         if reason == .kicked {
             let now = Int64(Date().timeIntervalSince1970)

@@ -32,8 +32,10 @@ public final class Room: @unchecked Sendable {
     /// One patch at a time (decoding pictures is slow, so not under the roster's lock): two concurrent patches of
     /// different pictures must not undo each other.
     private let patchLock = NSLock()
-    /// The room's pulled sources (cameras, streams, files), whether their participant has joined yet or not.
+    /// The room's pulled and pushed sources, whether their participant has joined yet or not.
     let sources = SourceTable()
+    /// Sources running now (not ended or failed).
+    public var sourceCount: Int { sources.runningCount }
     /// Called after the layout, anchor, pictures or outputs changed, off the room's queue (the manager stores the
     /// definition). Set once, before the room is shared.
     var onDefinitionChange: (@Sendable (Room) -> Void)?
@@ -306,7 +308,7 @@ public final class Room: @unchecked Sendable {
 
     /// Stops the clock, flushes and stops outputs; returns the participants that were present.
     func close() -> [Participant] {
-        for source in sources.removeAll() { source.reader.stop() }
+        for source in sources.removeAll() { source.stop() }
         let present = roster.close()
         schedule.cancel()
         // The relays stay: a tick already posted still runs before the stop below.

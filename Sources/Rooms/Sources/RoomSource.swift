@@ -16,9 +16,19 @@ final class RoomSource: Sendable {
         var streams: (audio: Bool, video: Bool)?
     }
 
-    init(plan: SourcePlan, reader: SourceReader) {
+    /// Closes the door of a pushed source (its key is refused from then on).
+    private let revoke: (@Sendable () -> Void)?
+
+    init(plan: SourcePlan, reader: SourceReader, revoke: (@Sendable () -> Void)? = nil) {
         self.plan = plan
         self.reader = reader
+        self.revoke = revoke
+    }
+
+    /// Stops reading; a pushed source's key stops working and its encoder is disconnected.
+    func stop() {
+        revoke?()
+        reader.stop()
     }
 
     var userId: String { plan.userId }
@@ -43,9 +53,10 @@ final class RoomSource: Sendable {
     var info: SourceInfo {
         var info = status.withLock { s in
             SourceInfo(
-                userId: plan.userId, url: plan.shownURL, state: s.state.rawValue, attempt: s.attempt, error: s.error,
+                userId: plan.userId, url: plan.publishURL ?? plan.shownURL, state: s.state.rawValue, attempt: s.attempt,
+                error: s.error,
                 loop: plan.loop, gain: Double(plan.gain), transport: plan.transport, latencyMs: plan.input.latencyMs,
-                audio: s.streams?.audio, video: s.streams?.video)
+                audio: s.streams?.audio, video: s.streams?.video, listen: plan.streamID == nil ? nil : "srt")
         }
         if let stats = feed.withLock({ $0 })?.statistics {
             info.audioFrames = stats.audioFrames

@@ -12,6 +12,25 @@ public struct SourceRequest: Decodable, Sendable {
     public var transport: String?
     public var latencyMs: Int?
 
+    private enum CodingKeys: String, CodingKey { case userId, url, listen, loop, gain, transport, latencyMs }
+
+    /// `url` and `listen` say what kind of source this is: null is not "absent" for them, it is refused.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        for key in [CodingKeys.url, .listen] where c.contains(key) {
+            guard try c.decodeNil(forKey: key) else { continue }
+            throw DecodingError.valueNotFound(
+                String.self, .init(codingPath: [key], debugDescription: "\(key.rawValue) must be a string, not null"))
+        }
+        userId = try c.decode(String.self, forKey: .userId)
+        url = try c.decodeIfPresent(String.self, forKey: .url)
+        listen = try c.decodeIfPresent(String.self, forKey: .listen)
+        loop = try c.decodeIfPresent(Bool.self, forKey: .loop)
+        gain = try c.decodeIfPresent(Double.self, forKey: .gain)
+        transport = try c.decodeIfPresent(String.self, forKey: .transport)
+        latencyMs = try c.decodeIfPresent(Int.self, forKey: .latencyMs)
+    }
+
     public init(
         userId: String, url: String? = nil, listen: String? = nil, loop: Bool? = nil, gain: Double? = nil,
         transport: String? = nil, latencyMs: Int? = nil
@@ -35,6 +54,10 @@ struct SourcePlan: Sendable {
     var loop: Bool
     var gain: Float
     var transport: String?
+    /// A pushed source: the `room/key` stream id its encoder must give, and the URL to push to (it holds the key:
+    /// shown to admins in the API, never in events or logs).
+    var streamID: String?
+    var publishURL: String?
 }
 
 /// What pulled sources may read: network inputs to allowed destinations, and files in the media directory.
@@ -43,13 +66,16 @@ public struct SourceRules: Sendable {
     public var destinations: DestinationPolicy
     public var maxPerRoom: Int
     public var maxTotal: Int
+    /// The SRT port encoders push to (`listen: "srt"`); 0: none.
+    public var srtPort: Int
     /// The buffer a live source is played behind, unless the request says.
     public var defaultLatencyMs: Int
 
     public init(
         mediaDirectory: MediaDirectory? = nil, destinations: DestinationPolicy = DestinationPolicy(),
-        maxPerRoom: Int = 8, maxTotal: Int = 64, defaultLatencyMs: Int = 500
+        maxPerRoom: Int = 8, maxTotal: Int = 64, defaultLatencyMs: Int = 500, srtPort: Int = 0
     ) {
+        self.srtPort = srtPort
         self.mediaDirectory = mediaDirectory
         self.destinations = destinations
         self.maxPerRoom = maxPerRoom
@@ -69,10 +95,17 @@ extension SourceRequest {
         guard Identifier.isValid(userId) else {
             throw .badRequest("invalid_user", "userId must be 1-64 characters of letters, digits, '-', '_' or '.'")
         }
-        if listen != nil {
-            throw RoomError(
-                .notImplemented, "not_implemented",
-                "pushed sources (listen) are not built in this server; pull the encoder's stream by URL instead")
+        if let listen {
+            if url != nil { throw .badRequest("invalid_source", "give url (a pull) or listen (a push), not both") }
+            switch listen {
+            case "rtmp":
+                throw RoomError(
+                    .notImplemented, "not_implemented", "encoders push over SRT only (listen \"srt\"); no RTMP port")
+            case "srt":
+                throw RoomError(
+                    .notImplemented, "not_implemented", "this server has no SRT port for pushes (srt_port is 0)")
+            default: throw .badRequest("invalid_source", "listen must be \"srt\"")
+            }
         }
         guard let url, !url.isEmpty, url.utf8.count <= 2048 else {
             throw .badRequest("invalid_source", "url is required (at most 2048 bytes)")
@@ -142,6 +175,38 @@ extension SourceRequest {
                 latencyMs: latencyMs ?? (live ? rules.defaultLatencyMs : Self.fileLatencyMs), options: options,
                 wantsVideo: !room.audioOnly, maxWidth: room.maxVideoSize.width, maxHeight: room.maxVideoSize.height),
             shownURL: shown, loop: loop ?? false, gain: Float(gain ?? 1), transport: transport)
+    }
+}
+
+extension SourceRequest {
+    /// A source an encoder pushes over SRT to `host:port` with a fresh key: the listener lets `room/key` in.
+    func planPush(rules: SourceRules, room: RoomConfig, host: String, port: Int) throws(RoomError) -> SourcePlan {
+        guard Identifier.isValid(userId) else {
+            throw .badRequest("invalid_user", "userId must be 1-64 characters of letters, digits, '-', '_' or '.'")
+        }
+        guard url == nil else { throw .badRequest("invalid_source", "give url (a pull) or listen (a push), not both") }
+        if let gain, !(gain.isFinite && gain >= 0 && gain <= 4) {
+            throw .badRequest("invalid_source", "gain must be between 0 and 4")
+        }
+        if let latencyMs, !(0...Self.maxLatencyMs).contains(latencyMs) {
+            throw .badRequest("invalid_source", "latencyMs must be between 0 and \(Self.maxLatencyMs)")
+        }
+        if transport != nil || loop != nil {
+            throw .badRequest("invalid_source", "transport and loop apply to pulled sources only")
+        }
+        var bytes = [UInt8](repeating: 0, count: 16)
+        for i in bytes.indices { bytes[i] = UInt8.random(in: 0...255) }
+        let key = bytes.map { String(format: "%02x", $0) }.joined()
+        let streamID = "\(room.name)/\(key)"
+        let base = "srt://\(host):\(port)?streamid="
+        return SourcePlan(
+            userId: userId,
+            input: SourceInput(
+                location: "", isFile: false, loop: false, latencyMs: latencyMs ?? rules.defaultLatencyMs, options: [:],
+                wantsVideo: !room.audioOnly, maxWidth: room.maxVideoSize.width, maxHeight: room.maxVideoSize.height,
+                pushed: true),
+            shownURL: base + "\(room.name)/***", loop: false, gain: Float(gain ?? 1), transport: nil,
+            streamID: streamID, publishURL: base + streamID)
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Rooms
 import ServiceLifecycle
+import MediaSources
 
 /// Everything `cohost serve` runs that has a lifetime, in the order it starts. The group stops them in the reverse
 /// order, each once the one after it in this list has finished:
@@ -18,6 +19,8 @@ struct ServerServices {
     var webhooks: WebhookDispatcher?
     var media: MediaEndpoint
     var manager: RoomManager
+    /// The SRT port encoders push to: it stops taking pushes before the rooms close.
+    var srt: SRTListener?
     var tls: TLSIdentity?
     var app: any Service
     var logger: Logger
@@ -43,6 +46,9 @@ struct ServerServices {
                 // Outputs may each take seconds to close on a stuck connection: off the cooperative threads.
                 _ = try? await offload { manager.shutdown() }
             })
+        if let srt {
+            services.append(ShutdownStep("srt", logger: logger) { srt.stop() })
+        }
         if manager.settings.webRTC != nil {
             services.append(
                 PeriodicService("transports", every: 0.05, queue: "cohost.transports", logger: logger) {
