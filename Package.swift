@@ -66,7 +66,7 @@ let package = Package(
         .target(name: "Playout", dependencies: ["Media", "RTP"]),
         .target(name: "Codecs", dependencies: ["COpus", "CVPX", "CX264", "CAVCodec", "CYUV", "CScale", "Media"]),
         // Media pulled from files and URLs (libavformat), decoded into a feed the rooms read.
-        .target(name: "MediaSources", dependencies: ["CAVFormat", "CSRT", "Media", "Playout", "Clocks"]),
+        .target(name: "MediaSources", dependencies: ["CAVFormat", "CSRT", "CRTMP", "Media", "Playout", "Clocks"]),
         // The clocks: the monotonic time everything reads, and the one scheduler of media work (`MixClock`).
         .target(name: "Clocks"),
         // Layouts and their geometry: regions, grid and pip placement, validation, occlusion. No C library.

@@ -1,4 +1,5 @@
 import CAVFormat
+import CRTMP
 import CSRT
 
 /// One media input read with libavformat: a file, or a URL of any protocol the library was built with (rtsp, rtmp,
@@ -40,7 +41,7 @@ public final class MediaInput: @unchecked Sendable {
     /// The input's bytes when they come from a socket of Cohost's own (an SRT connection), freed after the context.
     private var customIO: UnsafeMutablePointer<AVIOContext>?
     /// What `customIO` reads from, kept open as long as the input.
-    private let connection: SRTConnection?
+    private let connection: (any PushedConnection)?
 
     /// Opens `url` with libavformat `options` (`rtsp_transport`, `timeout`, …) and reads its stream information,
     /// each within `timeoutMs`.
@@ -50,15 +51,15 @@ public final class MediaInput: @unchecked Sendable {
         try self.init(url: url, connection: nil, options: options, timeoutMs: timeoutMs)
     }
 
-    /// Reads the MPEG-TS an encoder pushes on an accepted SRT connection. The connection's receive timeout bounds
-    /// each read; closing it ends a blocked one.
-    convenience init(connection: SRTConnection, timeoutMs: Int64 = 5000) throws(MediaInputError) {
-        try self.init(
-            url: "", connection: connection, options: ["format_whitelist": "mpegts"], timeoutMs: timeoutMs)
+    /// Reads what an encoder pushes on an accepted connection: MPEG-TS over SRT, FLV over RTMP. The connection's
+    /// receive timeout bounds each read; closing it ends a blocked one.
+    convenience init(connection: any PushedConnection, timeoutMs: Int64 = 5000) throws(MediaInputError) {
+        let format = connection is RTMPConnection ? "flv" : "mpegts"
+        try self.init(url: "", connection: connection, options: ["format_whitelist": format], timeoutMs: timeoutMs)
     }
 
     private init(
-        url: String, connection: SRTConnection?, options: [String: String], timeoutMs: Int64
+        url: String, connection: (any PushedConnection)?, options: [String: String], timeoutMs: Int64
     ) throws(MediaInputError) {
         _ = Self.quietLogs
         self.connection = connection
@@ -77,15 +78,21 @@ public final class MediaInput: @unchecked Sendable {
         }
         cohost_set_interrupt(made, deadline)
         if let connection {
-            guard let io = cohost_custom_io(made, cohost_srt_avio_read, connection.socket, 32 * 1316) else {
+            var io: UnsafeMutablePointer<AVIOContext>?
+            if let srt = connection as? SRTConnection {
+                io = cohost_custom_io(made, cohost_srt_avio_read, srt.socket, 32 * 1316)
+                // Every read asks for at least one whole SRT message.
+                io?.pointee.max_packet_size = 1316
+            } else if let rtmp = connection as? RTMPConnection {
+                io = cohost_custom_io(made, cohost_rtmp_avio_read, UnsafeMutableRawPointer(rtmp.session), 65536)
+            }
+            guard let io else {
                 avformat_free_context(made)
                 var p: UnsafeMutablePointer<AVPacket>? = packet
                 av_packet_free(&p)
                 deadline.deallocate()
                 throw MediaInputError("out of memory")
             }
-            // Every read asks for at least one whole SRT message.
-            io.pointee.max_packet_size = 1316
             customIO = io
         }
         var dictionary: OpaquePointer?

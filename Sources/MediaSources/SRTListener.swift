@@ -2,8 +2,15 @@ import CSRT
 import Foundation
 import Synchronization
 
+/// An encoder's connection a listener accepted, with the stream id it was let in with (`room/key`).
+public protocol PushedConnection: AnyObject, Sendable {
+    var streamID: String { get }
+    /// Disconnects the encoder (from any thread); a read blocked on the connection returns.
+    func close()
+}
+
 /// An SRT connection a listener accepted: an encoder pushing MPEG-TS. Owns its socket.
-public final class SRTConnection: @unchecked Sendable {
+public final class SRTConnection: PushedConnection, @unchecked Sendable {
     /// The socket, where libavformat's read callback (C) finds it.
     let socket: UnsafeMutablePointer<SRTSOCKET>
     /// The stream id the caller gave (`room/key`), checked by the listener before the connection was accepted.

@@ -60,7 +60,7 @@ public final class SourceReader: @unchecked Sendable {
     private var stopped = false
     private var current: MediaInput?
     /// A pushed source's next connection, waiting for the reader.
-    private var pending: SRTConnection?
+    private var pending: (any PushedConnection)?
     private var thread: Thread?
 
     /// Reads give up after this long without a packet: the camera is gone.
@@ -101,7 +101,7 @@ public final class SourceReader: @unchecked Sendable {
 
     /// A pushed source's encoder connected: the reader reads it, ending the connection it read until now (an
     /// encoder that reconnects replaces its old connection at once, without waiting for it to time out).
-    public func deliver(_ connection: SRTConnection) {
+    public func deliver(_ connection: any PushedConnection) {
         lock.lock()
         guard !stopped else {
             lock.unlock()
@@ -118,7 +118,7 @@ public final class SourceReader: @unchecked Sendable {
     }
 
     /// Waits for a pushed source's next connection; nil once stopped.
-    private func nextConnection() -> SRTConnection? {
+    private func nextConnection() -> (any PushedConnection)? {
         lock.lock()
         defer { lock.unlock() }
         while !stopped {

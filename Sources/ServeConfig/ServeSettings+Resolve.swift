@@ -48,6 +48,7 @@ extension ServeSettings {
         settings.maxSources = sourceLimits.maxSources
         settings.maxSourcesPerRoom = sourceLimits.perRoom
         settings.srtPort = sourceLimits.srtPort
+        settings.rtmpPort = sourceLimits.rtmpPort
         return settings
     }
 
@@ -141,7 +142,7 @@ extension ServeSettings {
     /// Where file sources are read from, and how many sources may run.
     static func resolveSources(
         _ given: Given, _ refuse: Refusal
-    ) throws(ServeConfigError) -> (mediaDir: String, maxSources: Int, perRoom: Int, srtPort: Int) {
+    ) throws(ServeConfigError) -> (mediaDir: String, maxSources: Int, perRoom: Int, srtPort: Int, rtmpPort: Int) {
         let media = given.mediaDir ?? Defaults.mediaDir
         guard !media.isEmpty, !media.contains("\0") else { throw refuse(.mediaDir, "must be a directory path") }
         let total = given.maxSources ?? Defaults.maxSources
@@ -158,7 +159,15 @@ extension ServeSettings {
         if srt != 0 && (srt == mediaPort || srt == mediaPort + 1) {
             throw refuse(.srtPort, "must not be the media port or the one above it (RTCP), got \(srt)")
         }
-        return (media, total, perRoom, srt)
+        let rtmp = given.rtmpPort ?? Defaults.rtmpPort
+        guard (0...65535).contains(rtmp) else {
+            throw refuse(.rtmpPort, "must be within 0...65535 (0: none), got \(rtmp)")
+        }
+        let http = HostPort(given.http ?? Defaults.http)?.port
+        if rtmp != 0 && rtmp == http {
+            throw refuse(.rtmpPort, "must not be the HTTP port, got \(rtmp)")
+        }
+        return (media, total, perRoom, srt, rtmp)
     }
 
     /// Where the server reads and writes files: recordings, the web pages, its data and the room store.
@@ -221,7 +230,7 @@ struct Given {
     var http, publicIP, keys, keysFile, recordingsDir, metricsToken, webhookKey, logLevel: String?
     var dtlsCert, dtlsKey, publicIP6, webDir, tlsCert, tlsKey, dataDir, store, nodeID, nodeURL: String?
     var rtpPort, maxTokenTTL, maxConnections, participantTimeout, emptyRoomTimeout, decodeBudgetMs: Int?
-    var nodeTimeout, maxSources, maxSourcesPerRoom, srtPort: Int?
+    var nodeTimeout, maxSources, maxSourcesPerRoom, srtPort, rtmpPort: Int?
     var mediaDir: String?
     var autoCreateRooms: Bool?
     var outputHosts, webhookURLs: [String]?
@@ -263,6 +272,7 @@ struct Given {
         maxSources = try sources.integer(.maxSources, flags.maxSources)
         maxSourcesPerRoom = try sources.integer(.maxSourcesPerRoom, flags.maxSourcesPerRoom)
         srtPort = try sources.integer(.srtPort, flags.srtPort)
+        rtmpPort = try sources.integer(.rtmpPort, flags.rtmpPort)
     }
 }
 
@@ -326,6 +336,7 @@ private struct Sources {
         case .maxSources: flags.maxSources != nil
         case .maxSourcesPerRoom: flags.maxSourcesPerRoom != nil
         case .srtPort: flags.srtPort != nil
+        case .rtmpPort: flags.rtmpPort != nil
         }
     }
 

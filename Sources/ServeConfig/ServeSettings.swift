@@ -36,6 +36,7 @@ public struct ServeFlags: Sendable, Equatable {
     public var maxSources: Int?
     public var maxSourcesPerRoom: Int?
     public var srtPort: Int?
+    public var rtmpPort: Int?
 
     public init(
         http: String? = nil, rtpPort: Int? = nil, publicIP: String? = nil, keys: String? = nil,
@@ -47,8 +48,9 @@ public struct ServeFlags: Sendable, Equatable {
         dtlsKey: String? = nil, publicIP6: String? = nil, webDir: String? = nil, tlsCert: String? = nil,
         tlsKey: String? = nil, dataDir: String? = nil, store: String? = nil, nodeID: String? = nil,
         nodeURL: String? = nil, nodeTimeout: Int? = nil, mediaDir: String? = nil, maxSources: Int? = nil,
-        maxSourcesPerRoom: Int? = nil, srtPort: Int? = nil
+        maxSourcesPerRoom: Int? = nil, srtPort: Int? = nil, rtmpPort: Int? = nil
     ) {
+        self.rtmpPort = rtmpPort
         self.srtPort = srtPort
         self.mediaDir = mediaDir
         self.maxSources = maxSources
@@ -153,6 +155,8 @@ public struct ServeSettings: Sendable, Equatable {
     public var maxSourcesPerRoom = Defaults.maxSourcesPerRoom
     /// The UDP port encoders push SRT to (`listen: "srt"` sources); 0: none.
     public var srtPort = Defaults.srtPort
+    /// The TCP port encoders publish RTMP to (`listen: "rtmp"` sources); 0: none.
+    public var rtmpPort = Defaults.rtmpPort
     /// Where each setting's value came from.
     public var origins: [SettingKey: SettingOrigin]
 
@@ -176,6 +180,7 @@ public struct ServeSettings: Sendable, Equatable {
         public static let maxSources = 32
         public static let maxSourcesPerRoom = 8
         public static let srtPort = 0
+        public static let rtmpPort = 0
     }
 
     /// The store `store` names: nil for `none`.

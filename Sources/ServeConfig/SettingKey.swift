@@ -37,6 +37,7 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
     case maxSources = "max_sources"
     case maxSourcesPerRoom = "max_sources_per_room"
     case srtPort = "srt_port"
+    case rtmpPort = "rtmp_port"
 
     /// The key in the TOML config file.
     public var fileKey: String { rawValue }
@@ -49,7 +50,7 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
     public var kind: Kind {
         switch self {
         case .rtpPort, .participantTimeout, .emptyRoomTimeout, .maxTokenTTL, .decodeBudgetMs, .maxConnections,
-            .nodeTimeout, .maxSources, .maxSourcesPerRoom, .srtPort:
+            .nodeTimeout, .maxSources, .maxSourcesPerRoom, .srtPort, .rtmpPort:
             .integer
         case .autoCreateRooms: .boolean
         case .webhookURL, .outputHosts, .corsOrigins: .stringList

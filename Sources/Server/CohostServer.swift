@@ -111,17 +111,20 @@ public enum CohostServer {
         let media = MediaEndpoint(
             manager: manager, host: configuration.rtpHost, port: configuration.rooms.rtpPort, logger: logger)
         try await media.bind()
-        // One SRT port for every room's pushed sources, when configured.
+        // One SRT and one RTMP port for every room's pushed sources, when configured.
         var srt: SRTListener?
-        if configuration.rooms.sourceRules.srtPort > 0 {
-            do {
-                srt = try SRTListener(host: "0.0.0.0", port: configuration.rooms.sourceRules.srtPort)
-            } catch {
-                manager.shutdown()
-                throw error
-            }
+        var rtmp: RTMPListener?
+        let rules = configuration.rooms.sourceRules
+        do {
+            if rules.srtPort > 0 { srt = try SRTListener(host: "0.0.0.0", port: rules.srtPort) }
+            if rules.rtmpPort > 0 { rtmp = try RTMPListener(host: "0.0.0.0", port: rules.rtmpPort) }
+        } catch {
+            srt?.stop()
+            manager.shutdown()
+            throw error
         }
         if let srt { manager.attach(srt: srt) }
+        if let rtmp { manager.attach(rtmp: rtmp) }
         // Before the API answers: a restored room is there for the first call, its outputs pushing already.
         do { try manager.restore() } catch {
             manager.shutdown()
@@ -135,7 +138,7 @@ public enum CohostServer {
         let app = makeApplication(
             manager: manager, configuration: configuration, registry: registry, logger: logger, cluster: cluster)
         let services = ServerServices(
-            cluster: cluster, webhooks: configuration.webhooks, media: media, manager: manager, srt: srt,
+            cluster: cluster, webhooks: configuration.webhooks, media: media, manager: manager, srt: srt, rtmp: rtmp,
             tls: configuration.tls, app: app, logger: logger)
         let group = ServiceGroup(
             configuration: .init(

@@ -88,7 +88,9 @@ struct MetricsEndpoint: Sendable {
         Gauge(label: "cohost_clock_skipped_ticks").record(manager.clockSkippedTicks)
         Gauge(label: "cohost_store_errors").record(manager.storeErrors)
         Gauge(label: "cohost_sources").record(rooms.reduce(0) { $0 + $1.sourceCount })
-        Gauge(label: "cohost_srt_pushes_refused").record(manager.srtPushesRefused)
+        let refused = manager.pushesRefused
+        Gauge(label: "cohost_pushes_refused", dimensions: [("protocol", "srt")]).record(refused.srt)
+        Gauge(label: "cohost_pushes_refused", dimensions: [("protocol", "rtmp")]).record(refused.rtmp)
         if let connections {
             Gauge(label: "cohost_http_connections").record(connections.openConnections)
             Gauge(label: "cohost_http_connections_refused").record(connections.refusedConnections)

@@ -199,6 +199,11 @@ struct Serve: AsyncParsableCommand {
         help: "UDP port encoders push SRT to, for sources added with listen \"srt\" (default 0: none).")
     var srtPort: Int?
 
+    @Option(
+        name: .customLong("rtmp-port"),
+        help: "TCP port encoders publish RTMP to, for sources added with listen \"rtmp\" (default 0: none).")
+    var rtmpPort: Int?
+
     var flags: ServeFlags {
         ServeFlags(
             http: http, rtpPort: rtpPort, publicIP: publicIP, keys: keys, keysFile: keysFile,
@@ -209,7 +214,8 @@ struct Serve: AsyncParsableCommand {
             webhookKey: webhookKey, logLevel: logLevel, corsOrigins: corsOrigins, dtlsCert: dtlsCert,
             dtlsKey: dtlsKey, publicIP6: publicIP6, webDir: webDir, tlsCert: tlsCert, tlsKey: tlsKey, dataDir: dataDir,
             store: store, nodeID: nodeID, nodeURL: nodeURL, nodeTimeout: nodeTimeout, mediaDir: mediaDir,
-            maxSources: maxSources, maxSourcesPerRoom: maxSourcesPerRoom, srtPort: srtPort)
+            maxSources: maxSources, maxSourcesPerRoom: maxSourcesPerRoom, srtPort: srtPort,
+            rtmpPort: rtmpPort)
     }
 
     /// Reads the config file (if any) and merges every source; a refused value stops the start with its source named.

@@ -321,9 +321,12 @@ extension EndToEnd {
             for hz in [500.0, 700, 800] { #expect(Self.share(last, hz) > 0.03, "the \(hz) Hz stream in the mix") }
         }
 
-        @Test func anEncoderPushesSRTWithItsKeyAWrongKeyIsRefusedAndDeletingDisconnectsIt() async throws {
+        @Test(arguments: ["srt", "rtmp"])
+        func anEncoderPushesWithItsKeyAWrongKeyIsRefusedAndDeletingDisconnectsIt(over listen: String) async throws {
             let srtPort = try FreePort.udp()
-            let cohost = try CohostHarness(arguments: CohostHarness.standardArguments + ["--srt-port", "\(srtPort)"])
+            let rtmpPort = try FreePort.tcp()
+            let cohost = try CohostHarness(
+                arguments: CohostHarness.standardArguments + ["--srt-port", "\(srtPort)", "--rtmp-port", "\(rtmpPort)"])
             let room = "push1"
             let admin = cohost.token(room: room, user: "producer", admin: true)
             let create = #"""
@@ -337,11 +340,14 @@ extension EndToEnd {
             defer { recorder.stop() }
             try await recorder.waitUntilConnected()
             let added = try cohost.call(
-                "POST", "/v1/rooms/\(room)/sources", token: admin, body: Data(#"{"userId":"obs","listen":"srt"}"#.utf8))
+                "POST", "/v1/rooms/\(room)/sources", token: admin,
+                body: Data(#"{"userId":"obs","listen":"\#(listen)"}"#.utf8))
             #expect(added.status == 201)
             let url = try #require(Self.json(added.body)["url"] as? String)
             let key = try #require(url.split(separator: "/").last.map(String.init))
-            #expect(url == "srt://127.0.0.1:\(srtPort)?streamid=\(room)/\(key)" && key.count == 32)
+            let base = listen == "srt" ? "srt://127.0.0.1:\(srtPort)?streamid=" : "rtmp://127.0.0.1:\(rtmpPort)/"
+            #expect(url == "\(base)\(room)/\(key)" && key.count == 32)
+            let format = listen == "srt" ? "mpegts" : "flv"
             func push(_ target: String, colour: String) -> ManagedProcess {
                 ManagedProcess(
                     executable: "ffmpeg",
@@ -349,10 +355,10 @@ extension EndToEnd {
                         "-hide_banner", "-loglevel", "error", "-nostdin", "-re", "-f", "lavfi", "-i",
                         "color=c=\(colour):s=320x240:r=25", "-f", "lavfi", "-i", "sine=f=500:sample_rate=48000",
                         "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "50",
-                        "-pix_fmt", "yuv420p", "-c:a", "aac", "-f", "mpegts", target,
+                        "-pix_fmt", "yuv420p", "-c:a", "aac", "-f", format, target,
                     ])
             }
-            // OBS's and ffmpeg's defaults: H.264 + AAC in MPEG-TS, a keyframe every 2 s.
+            // OBS's and ffmpeg's defaults: H.264 + AAC (in MPEG-TS over SRT, in FLV over RTMP), a keyframe every 2 s.
             let encoder = push(url, colour: "yellow")
             try encoder.start()
             defer { encoder.terminate() }
@@ -367,13 +373,12 @@ extension EndToEnd {
             #expect(shown, "the pushed picture on the canvas")
 
             // A wrong key is refused in the handshake and counted; no source reads from it.
-            let intruder = push(
-                "srt://127.0.0.1:\(srtPort)?streamid=\(room)/0123456789abcdef0123456789abcdef", colour: "red")
+            let intruder = push("\(base)\(room)/0123456789abcdef0123456789abcdef", colour: "red")
             try intruder.start()
             defer { intruder.terminate() }
             #expect(intruder.waitForExit(timeout: 15).map { $0 != 0 } == true, "the wrong key was let in")
             let metrics = String(decoding: try cohost.call("GET", "/metrics", token: nil).body, as: UTF8.self)
-            #expect(metrics.contains("cohost_srt_pushes_refused 1"))
+            #expect(metrics.contains("cohost_pushes_refused{protocol=\"\(listen)\"} 1"), "\(metrics)")
 
             // Deleting the source revokes the key and disconnects the encoder.
             #expect(try cohost.call("DELETE", "/v1/rooms/\(room)/sources/obs", token: admin).status == 204)
@@ -384,7 +389,7 @@ extension EndToEnd {
             #expect(again.waitForExit(timeout: 15).map { $0 != 0 } == true, "a revoked key was let in")
             // The key is in no event (their URL hides it).
             let events = recorder.messages.joined(separator: "\n")
-            #expect(events.contains("streamid=\(room)/***") && !events.contains(key))
+            #expect(events.contains("\(room)/***") && !events.contains(key))
         }
 
         @Test func refusalsAreClearAndARemovedSourceLeaves() async throws {
@@ -411,6 +416,7 @@ extension EndToEnd {
             }
             #expect(try post(#"{"userId":"obs","listen":"rtmp"}"#) == (501, "not_implemented"))
             #expect(try post(#"{"userId":"obs","listen":"srt"}"#) == (501, "not_implemented"))
+            #expect(try post(#"{"userId":"obs","listen":"hls"}"#) == (400, "invalid_source"))
             #expect(try post(#"{"userId":"x","url":"ftp://127.0.0.1/a.mp4"}"#) == (400, "invalid_source"))
             #expect(
                 try post(#"{"userId":"x","url":"rtmp://127.0.0.1/a/b","transport":"udp"}"#) == (400, "invalid_source"))

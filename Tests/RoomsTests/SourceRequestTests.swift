@@ -65,7 +65,12 @@ import Testing
         #expect(one.streamID != two.streamID)
         #expect(one.publishURL == "srt://203.0.113.7:7885?streamid=r/\(key)")
         #expect(one.shownURL == "srt://203.0.113.7:7885?streamid=r/***")
-        #expect(one.input.pushed && one.input.latencyMs == 500)
+        #expect(one.input.pushed && one.input.latencyMs == 500 && one.listen == "srt")
+        let rtmp = try SourceRequest(userId: "obs", listen: "rtmp").planPush(
+            rules: rules, room: Self.room, host: "203.0.113.7", port: 1935)
+        let rtmpKey = try #require(rtmp.streamID?.split(separator: "/").last)
+        #expect(rtmp.publishURL == "rtmp://203.0.113.7:1935/r/\(rtmpKey)" && rtmp.listen == "rtmp")
+        #expect(rtmp.shownURL == "rtmp://203.0.113.7:1935/r/***")
         for request in [
             SourceRequest(userId: "obs", listen: "srt", loop: true),
             SourceRequest(userId: "obs", listen: "srt", transport: "udp"),
@@ -90,6 +95,7 @@ import Testing
         #expect(code(SourceRequest(userId: "a", listen: "rtmp")) == "not_implemented")
         #expect(code(SourceRequest(userId: "a", listen: "srt")) == "not_implemented")
         #expect(code(SourceRequest(userId: "a", listen: "rist")) == "invalid_source")
+        #expect(code(SourceRequest(userId: "a", listen: "rtmp")) == "not_implemented")
         #expect(code(SourceRequest(userId: "a", url: "srt://h:1", listen: "srt")) == "invalid_source")
         #expect(code(SourceRequest(userId: "a")) == "invalid_source")
         #expect(code(SourceRequest(userId: "a", url: "gopher://x/y")) == "invalid_source")

@@ -88,7 +88,7 @@ start_server() {
     shift
     mkdir -p "$dir"
     "$bin" serve --http "127.0.0.1:$port" --rtp-port "$((port + 2))" --keys "$key:$secret" --web-dir "$root/web" \
-        --recordings-dir "$dir/recordings" --media-dir "$dir/media" --data-dir "$dir/data" --srt-port "$((port + 5))" \
+        --recordings-dir "$dir/recordings" --media-dir "$dir/media" --data-dir "$dir/data" --srt-port "$((port + 5))" --rtmp-port "$((port + 6))" \
         "$@" >"$dir/server.log" 2>&1 &
     server=$!
     if ! python3 - "$port" <<'EOF'

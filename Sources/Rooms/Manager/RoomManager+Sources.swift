@@ -9,11 +9,17 @@ extension RoomManager {
     /// Starts pulling a source into `roomName`; returns it as the API shows it (state `connecting`).
     public func addSource(room roomName: String, _ request: SourceRequest) throws(RoomError) -> SourceInfo {
         guard let room = room(roomName) else { throw .notFound("room '\(roomName)' does not exist") }
-        let listener = srt.withLock { $0 }
+        let srtListener = srt.withLock { $0 }
+        let rtmpListener = rtmp.withLock { $0 }
         let plan: SourcePlan
-        if request.listen == "srt", let listener {
+        var revokeKey: (@Sendable (String) -> Void)?
+        if request.listen == "srt", let srtListener {
             plan = try request.planPush(
-                rules: settings.sourceRules, room: room.config, host: settings.publicIP, port: listener.port)
+                rules: settings.sourceRules, room: room.config, host: settings.publicIP, port: srtListener.port)
+            revokeKey = { [weak srtListener] id in srtListener?.revoke(id) }
+        } else if request.listen == "rtmp", let rtmpListener {
+            plan = try request.planPush(
+                rules: settings.sourceRules, room: room.config, host: settings.publicIP, port: rtmpListener.port)
         } else {
             plan = try request.plan(rules: settings.sourceRules, room: room.config)
         }
@@ -53,11 +59,12 @@ extension RoomManager {
             })
         let streamID = plan.streamID
         var revoke: (@Sendable () -> Void)?
-        if let streamID, let listener { revoke = { [weak listener] in listener?.revoke(streamID) } }
+        if let streamID, let revokeKey { revoke = { revokeKey(streamID) } }
         let source = RoomSource(plan: plan, reader: reader, revoke: revoke)
         holder.source = source
         try room.sources.add(source, limit: settings.sourceRules.maxPerRoom)
-        if let streamID, listener?.allow(streamID) != true {
+        // The SRT port checks keys in its handshake, from a table of its own; the RTMP port asks `pushedSource`.
+        if let streamID, plan.listen == "srt", srtListener?.allow(streamID) != true {
             _ = room.sources.remove(userId)
             throw RoomError(.limitExceeded, "too_many_sources", "the SRT port takes no more pushed sources")
         }
@@ -87,16 +94,34 @@ extension RoomManager {
         listener.start { [weak self] connection in self?.acceptPush(connection) }
     }
 
-    /// Callers the SRT port refused for a wrong or revoked key, since the start.
-    public var srtPushesRefused: Int { srt.withLock { $0?.refused ?? 0 } }
+    /// Takes encoders' RTMP publishes from now on (the server's one RTMP port).
+    public func attach(rtmp listener: RTMPListener) {
+        rtmp.withLock { $0 = listener }
+        listener.start(
+            authorize: { [weak self] id in self?.pushedSource(id, over: "rtmp") != nil },
+            onConnection: { [weak self] connection in self?.acceptPush(connection) })
+    }
+
+    /// Callers the SRT and RTMP ports refused for a wrong or revoked key, since the start.
+    public var pushesRefused: (srt: Int, rtmp: Int) {
+        (srt.withLock { $0?.refused ?? 0 }, rtmp.withLock { $0?.refused ?? 0 })
+    }
+
+    /// The running source a stream id (`room/key`) belongs to, pushed over `listen`.
+    private func pushedSource(_ streamID: String, over listen: String) -> RoomSource? {
+        let roomName = String(streamID.prefix { $0 != "/" })
+        return room(roomName)?.sources.all.first {
+            $0.plan.streamID == streamID && $0.plan.listen == listen && !$0.isOver
+        }
+    }
 
     /// An encoder's connection, let in by its key: to the source that key belongs to.
-    private func acceptPush(_ connection: SRTConnection) {
-        let roomName = String(connection.streamID.prefix { $0 != "/" })
-        guard let room = room(roomName),
-            let source = room.sources.all.first(where: { $0.plan.streamID == connection.streamID })
-        else { return connection.close() }
-        logger.info("encoder connected", metadata: ["room": "\(roomName)", "user": "\(source.userId)"])
+    private func acceptPush(_ connection: any PushedConnection) {
+        let listen = connection is RTMPConnection ? "rtmp" : "srt"
+        guard let source = pushedSource(connection.streamID, over: listen) else { return connection.close() }
+        logger.info(
+            "encoder connected",
+            metadata: ["room": "\(connection.streamID.prefix { $0 != "/" })", "user": "\(source.userId)"])
         source.reader.deliver(connection)
     }
 

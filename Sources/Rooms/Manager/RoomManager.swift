@@ -28,8 +28,9 @@ public final class RoomManager: @unchecked Sendable {
     let persistence: RoomPersistence?
     public let media: MediaDemux
     let sessions = SessionCounter()
-    /// The SRT port encoders push to, when the server has one (`attach(srt:)`).
+    /// The SRT and RTMP ports encoders push to, when the server has them (`attach`).
     let srt = Mutex<SRTListener?>(nil)
+    let rtmp = Mutex<RTMPListener?>(nil)
     /// The SSRC Cohost's own RTCP (receiver reports, PLI, NACK) is sent from.
     public let serverSSRC = UInt32.random(in: 1...UInt32.max)
 

@@ -56,7 +56,7 @@ final class RoomSource: Sendable {
                 userId: plan.userId, url: plan.publishURL ?? plan.shownURL, state: s.state.rawValue, attempt: s.attempt,
                 error: s.error,
                 loop: plan.loop, gain: Double(plan.gain), transport: plan.transport, latencyMs: plan.input.latencyMs,
-                audio: s.streams?.audio, video: s.streams?.video, listen: plan.streamID == nil ? nil : "srt")
+                audio: s.streams?.audio, video: s.streams?.video, listen: plan.listen)
         }
         if let stats = feed.withLock({ $0 })?.statistics {
             info.audioFrames = stats.audioFrames

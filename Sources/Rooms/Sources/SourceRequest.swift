@@ -58,6 +58,8 @@ struct SourcePlan: Sendable {
     /// shown to admins in the API, never in events or logs).
     var streamID: String?
     var publishURL: String?
+    /// `rtmp` or `srt` for a pushed source.
+    var listen: String? = nil
 }
 
 /// What pulled sources may read: network inputs to allowed destinations, and files in the media directory.
@@ -66,16 +68,18 @@ public struct SourceRules: Sendable {
     public var destinations: DestinationPolicy
     public var maxPerRoom: Int
     public var maxTotal: Int
-    /// The SRT port encoders push to (`listen: "srt"`); 0: none.
+    /// The SRT and RTMP ports encoders push to (`listen`); 0: none.
     public var srtPort: Int
+    public var rtmpPort: Int
     /// The buffer a live source is played behind, unless the request says.
     public var defaultLatencyMs: Int
 
     public init(
         mediaDirectory: MediaDirectory? = nil, destinations: DestinationPolicy = DestinationPolicy(),
-        maxPerRoom: Int = 8, maxTotal: Int = 64, defaultLatencyMs: Int = 500, srtPort: Int = 0
+        maxPerRoom: Int = 8, maxTotal: Int = 64, defaultLatencyMs: Int = 500, srtPort: Int = 0, rtmpPort: Int = 0
     ) {
         self.srtPort = srtPort
+        self.rtmpPort = rtmpPort
         self.mediaDirectory = mediaDirectory
         self.destinations = destinations
         self.maxPerRoom = maxPerRoom
@@ -97,15 +101,12 @@ extension SourceRequest {
         }
         if let listen {
             if url != nil { throw .badRequest("invalid_source", "give url (a pull) or listen (a push), not both") }
-            switch listen {
-            case "rtmp":
-                throw RoomError(
-                    .notImplemented, "not_implemented", "encoders push over SRT only (listen \"srt\"); no RTMP port")
-            case "srt":
-                throw RoomError(
-                    .notImplemented, "not_implemented", "this server has no SRT port for pushes (srt_port is 0)")
-            default: throw .badRequest("invalid_source", "listen must be \"srt\"")
+            guard listen == "srt" || listen == "rtmp" else {
+                throw .badRequest("invalid_source", "listen must be \"rtmp\" or \"srt\"")
             }
+            throw RoomError(
+                .notImplemented, "not_implemented",
+                "this server has no \(listen.uppercased()) port for pushes (\(listen)_port is 0)")
         }
         guard let url, !url.isEmpty, url.utf8.count <= 2048 else {
             throw .badRequest("invalid_source", "url is required (at most 2048 bytes)")
@@ -179,7 +180,8 @@ extension SourceRequest {
 }
 
 extension SourceRequest {
-    /// A source an encoder pushes over SRT to `host:port` with a fresh key: the listener lets `room/key` in.
+    /// A source an encoder pushes to `host:port` with a fresh key, over `listen` (rtmp or srt): the listener lets
+    /// `room/key` in.
     func planPush(rules: SourceRules, room: RoomConfig, host: String, port: Int) throws(RoomError) -> SourcePlan {
         guard Identifier.isValid(userId) else {
             throw .badRequest("invalid_user", "userId must be 1-64 characters of letters, digits, '-', '_' or '.'")
@@ -198,7 +200,7 @@ extension SourceRequest {
         for i in bytes.indices { bytes[i] = UInt8.random(in: 0...255) }
         let key = bytes.map { String(format: "%02x", $0) }.joined()
         let streamID = "\(room.name)/\(key)"
-        let base = "srt://\(host):\(port)?streamid="
+        let base = listen == "rtmp" ? "rtmp://\(host):\(port)/" : "srt://\(host):\(port)?streamid="
         return SourcePlan(
             userId: userId,
             input: SourceInput(
@@ -206,7 +208,7 @@ extension SourceRequest {
                 wantsVideo: !room.audioOnly, maxWidth: room.maxVideoSize.width, maxHeight: room.maxVideoSize.height,
                 pushed: true),
             shownURL: base + "\(room.name)/***", loop: false, gain: Float(gain ?? 1), transport: nil,
-            streamID: streamID, publishURL: base + streamID)
+            streamID: streamID, publishURL: base + streamID, listen: listen)
     }
 }
 

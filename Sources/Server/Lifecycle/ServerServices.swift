@@ -19,8 +19,9 @@ struct ServerServices {
     var webhooks: WebhookDispatcher?
     var media: MediaEndpoint
     var manager: RoomManager
-    /// The SRT port encoders push to: it stops taking pushes before the rooms close.
+    /// The SRT and RTMP ports encoders push to: they stop taking pushes before the rooms close.
     var srt: SRTListener?
+    var rtmp: RTMPListener?
     var tls: TLSIdentity?
     var app: any Service
     var logger: Logger
@@ -48,6 +49,9 @@ struct ServerServices {
             })
         if let srt {
             services.append(ShutdownStep("srt", logger: logger) { srt.stop() })
+        }
+        if let rtmp {
+            services.append(ShutdownStep("rtmp", logger: logger) { rtmp.stop() })
         }
         if manager.settings.webRTC != nil {
             services.append(
