@@ -22,6 +22,8 @@ public struct SourceInfo: Codable, Sendable, Equatable {
     public var picturesDecoded = 0
     public var picturesShown = 0
     public var picturesDropped = 0
+    /// Packets of pictures not decoded because no region showed the source.
+    public var picturesSkipped = 0
     /// Audio waiting for the mix now, and how often the mix found none mid-stream.
     public var audioBufferedMs = 0
     public var underruns = 0

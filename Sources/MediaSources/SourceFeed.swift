@@ -1,6 +1,7 @@
 import Foundation
 import Media
 import Playout
+import Synchronization
 
 /// What a source's reader has decoded, waiting for the room: its sound in an `AudioFIFO` the mixer pulls every
 /// 20 ms, and its pictures queued by time, each shown once the sound being mixed has reached it (or, without sound,
@@ -16,6 +17,8 @@ public final class SourceFeed: @unchecked Sendable {
     public let latencyMs: Int
     private let lock = NSLock()
     private var state: State
+    /// Whether a region of the canvas shows the source: its pictures are decoded only then.
+    private let shown = Atomic<Bool>(true)
 
     /// Pictures waiting for their time, at most: past this the oldest is dropped (the room stopped reading).
     static let maxQueuedPictures = 64
@@ -86,6 +89,10 @@ public final class SourceFeed: @unchecked Sendable {
         guard let shown = state.shown, nowMs - state.shownAtMs <= holdMs else { return nil }
         return Picture(shown)
     }
+
+    /// Says whether a region shows the source (the room's placement, from its queue).
+    public func setShown(_ isShown: Bool) { shown.store(isShown, ordering: .relaxed) }
+    var isShown: Bool { shown.load(ordering: .relaxed) }
 
     /// The first picture's size, once, when it has been decoded (the room's `first_video_frame`).
     public func takeFirstPicture() -> (width: Int, height: Int)? {
@@ -166,6 +173,9 @@ public final class SourceFeed: @unchecked Sendable {
         }
     }
 
+    /// A packet of pictures the reader did not decode: no region showed the source.
+    func skippedPicture() { lock.withLock { state.stats.picturesSkipped += 1 } }
+
     func queuePicture(_ picture: SourcePicture, at time: Double) {
         lock.withLock {
             if state.queue.count >= Self.maxQueuedPictures {
@@ -205,6 +215,8 @@ public struct SourceStatistics: Sendable, Equatable {
     public var picturesDecoded = 0
     public var picturesShown = 0
     public var picturesDropped = 0
+    /// Packets of pictures not decoded because no region showed the source.
+    public var picturesSkipped = 0
     public var audioBufferedMs = 0
     public var underruns = 0
     public var trimmedMs = 0

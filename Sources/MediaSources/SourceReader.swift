@@ -224,6 +224,8 @@ public final class SourceReader: @unchecked Sendable {
         feed.reset()
         var timeline = Timeline()
         var announced = false
+        // Pictures not shown are not decoded; decoding starts again at a keyframe.
+        var videoWaitsForKeyframe = false
         let live = !input.isFile
         func decodeAudio(_ packet: UnsafeMutablePointer<AVPacket>?, _ audio: AudioStreamDecoder) throws(MediaInputError)
         {
@@ -265,7 +267,18 @@ public final class SourceReader: @unchecked Sendable {
                         if let audio, info.streamIndex == audioStream?.index {
                             try decodeAudio(packet, audio)
                         } else if let video, info.streamIndex == videoStream?.index {
-                            try decodeVideo(packet, video)
+                            if !feed.isShown {
+                                videoWaitsForKeyframe = true
+                                feed.skippedPicture()
+                            } else if videoWaitsForKeyframe && !info.isKeyframe {
+                                feed.skippedPicture()
+                            } else {
+                                if videoWaitsForKeyframe {
+                                    videoWaitsForKeyframe = false
+                                    video.flush()
+                                }
+                                try decodeVideo(packet, video)
+                            }
                         }
                     } catch {
                         // One bad packet is not the end of the input: the next is read.

@@ -151,6 +151,37 @@ import TestSupport
         }
     }
 
+    @Test func picturesNoRegionShowsAreNotDecodedAndDecodingResumesAtAKeyframe() async throws {
+        // 3 s of 25 fps H.264 with a keyframe every 10 frames, and a tone.
+        let path = try Self.file(
+            "mp4",
+            [
+                "-f", "lavfi", "-i", "color=c=green:s=160x90:r=25:d=3", "-f", "lavfi", "-i",
+                "sine=f=440:d=3:sample_rate=48000", "-c:v", "libx264", "-g", "10", "-pix_fmt", "yuv420p",
+                "-c:a", "aac", "-shortest",
+            ])
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let recorder = Recorder()
+        let reader = recorder.reader(Self.input(path))
+        reader.start()
+        defer { reader.stop() }
+        #expect(await eventually(seconds: 5) { recorder.feed.withLock { $0 } != nil })
+        let feed = try #require(recorder.feed.withLock { $0 })
+        feed.setShown(false)
+        let hidden = feed.statistics.picturesDecoded
+        #expect(await eventually(seconds: 5) { feed.statistics.picturesSkipped >= 15 })
+        // Not shown: the sound goes on, the pictures are skipped, not decoded.
+        #expect(feed.statistics.picturesDecoded <= hidden + 1)
+        #expect(feed.statistics.audioFrames > 20)
+        feed.setShown(true)
+        #expect(await eventually(seconds: 5) { recorder.stateNames.last == .ended })
+        let stats = feed.statistics
+        // Every picture was either decoded or skipped, but for the few the decoder held (its reordering delay) when
+        // the pictures stopped being shown: those are dropped with its state.
+        let accounted = stats.picturesDecoded + stats.picturesSkipped
+        #expect(stats.picturesDecoded > hidden && (71...75).contains(accounted), "\(stats)")
+    }
+
     @Test func aPictureLargerThanTheRoomAllowsIsScaledDownToFit() async throws {
         let path = try Self.file(
             "mp4",

@@ -338,6 +338,8 @@ public final class Participant: @unchecked Sendable {
     /// Tells a simulcast camera and screen share the size of the largest tile each is painted into (the layer the
     /// mixer decodes follows it).
     func placeTiles(_ placements: [Placement]) {
+        // A source's pictures are decoded only while a region shows them.
+        feed?.setShown(placements.contains { $0.userId == userId && $0.source == .camera })
         for stream in [video, screen] {
             guard let stream, stream.isSimulcast else { continue }
             let source: RegionSource = stream.source == .screen ? .screen : .camera

@@ -63,6 +63,7 @@ final class RoomSource: Sendable {
             info.picturesDecoded = stats.picturesDecoded
             info.picturesShown = stats.picturesShown
             info.picturesDropped = stats.picturesDropped
+            info.picturesSkipped = stats.picturesSkipped
             info.audioBufferedMs = stats.audioBufferedMs
             info.underruns = stats.underruns
             info.trimmedMs = stats.trimmedMs
