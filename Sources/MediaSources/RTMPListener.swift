@@ -111,7 +111,7 @@ public final class RTMPListener: @unchecked Sendable {
         _ client: Int32, authorize: @Sendable (String) -> Bool, onConnection: @Sendable (RTMPConnection) -> Void
     ) {
         guard let session = cohost_rtmp_session_new(client, Self.handshakeTimeoutMs) else { return }
-        guard cohost_rtmp_session_await_publish(session) == 1 else {
+        guard cohost_rtmp_session_await_publish(session, Self.handshakeTimeoutMs * 2) == 1 else {
             cohost_rtmp_session_free(session)
             return
         }

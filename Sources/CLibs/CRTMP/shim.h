@@ -292,9 +292,15 @@ static inline int cohost_rtmp_next(cohost_rtmp_session *s) {
 }
 
 // Answers the publisher's commands until it publishes: 1 with `app` and `name` set (nothing answered to the publish
-// yet), 0 when it left or sent something else first.
-static inline int cohost_rtmp_session_await_publish(cohost_rtmp_session *s) {
+// yet), 0 when it left, sent something else first, or took longer than `deadlineMs` in all (a publisher trickling
+// messages slowly holds a handshake slot no longer than that).
+static inline int cohost_rtmp_session_await_publish(cohost_rtmp_session *s, int deadlineMs) {
+    struct timeval started, now;
+    gettimeofday(&started, NULL);
     for (int messages = 0; messages < 64 && cohost_rtmp_next(s); messages++) {
+        gettimeofday(&now, NULL);
+        long elapsed = (now.tv_sec - started.tv_sec) * 1000 + (now.tv_usec - started.tv_usec) / 1000;
+        if (elapsed > deadlineMs) return 0;
         RTMPPacket *p = &s->packet;
         if (p->m_packetType != 0x14 && p->m_packetType != 0x11) continue;
         char *body = p->m_body;

@@ -127,6 +127,15 @@ extension RoomManager {
 
     /// The source's participant, joined when its input first opened; its feed is kept across reconnects.
     private func joinSource(_ source: RoomSource, hasAudio: Bool, hasVideo: Bool, room: Room) -> SourceFeed? {
+        if room.participant(source.userId).map({ $0.feed == nil }) == true {
+            // Someone joined with the source's user id while it was connecting: the source gives way.
+            let message = "a participant joined as '\(source.userId)'"
+            source.note(.failed, attempt: 0, error: message)
+            room.events.publish(
+                .sourceState(
+                    userId: source.userId, url: source.plan.shownURL, state: "failed", attempt: 0, error: message))
+            return nil
+        }
         let feed = SourceFeed(hasAudio: hasAudio, hasVideo: hasVideo, latencyMs: source.plan.input.latencyMs)
         do {
             let participant = try Participant(

@@ -190,6 +190,10 @@ public final class RoomManager: @unchecked Sendable {
         } else {
             throw .notFound("room '\(roomName)' does not exist (this server does not create rooms on join)")
         }
+        // A source's user id is the source's while it runs.
+        if !monitor, let source = room.sources.source(userId), !source.isOver {
+            throw .conflict("user_exists", "'\(userId)' is a source of room '\(roomName)'; join with another user id")
+        }
         let session = sessions.next()
         let (negotiation, transport) = try negotiate(offer, session: session, room: room)
         let (participant, entries) = try makeParticipant(
