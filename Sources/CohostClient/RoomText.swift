@@ -103,6 +103,20 @@ public enum OutputText {
     }
 }
 
+/// Sources as a person reads them: `cohost source list` and `source add`.
+public enum SourceText {
+    public static func list(_ sources: [SourceInfo]) -> String {
+        var table = Table(["USER", "STATE", "ATTEMPT", "AUDIO", "VIDEO", "URL", "ERROR"])
+        for s in sources {
+            table.add([
+                s.userId, s.state, "\(s.attempt)", s.audio.map(Format.yesNo) ?? "-", s.video.map(Format.yesNo) ?? "-",
+                s.url, s.error ?? "-",
+            ])
+        }
+        return table.render()
+    }
+}
+
 enum Format {
     static func yesNo(_ value: Bool) -> String { value ? "yes" : "no" }
 

@@ -12,10 +12,16 @@ final class SourcePicture: ExternalPicture, @unchecked Sendable {
     init(width: Int, height: Int) {
         self.width = width
         self.height = height
+        (y, u, v) = Self.planes(width: width, height: height)
+    }
+
+    /// Black planes for a picture of that size.
+    private static func planes(width: Int, height: Int) -> ([UInt8], [UInt8], [UInt8]) {
         let chroma = ((width + 1) / 2) * ((height + 1) / 2)
-        y = [UInt8](repeating: 16, count: width * height)
-        u = [UInt8](repeating: 128, count: chroma)
-        v = [UInt8](repeating: 128, count: chroma)
+        return (
+            [UInt8](repeating: 16, count: width * height), [UInt8](repeating: 128, count: chroma),
+            [UInt8](repeating: 128, count: chroma)
+        )
     }
 
     /// Resizes the planes (only when the size changed) and lends them for writing.
@@ -33,10 +39,7 @@ final class SourcePicture: ExternalPicture, @unchecked Sendable {
         guard width != self.width || height != self.height else { return }
         self.width = width
         self.height = height
-        let chroma = ((width + 1) / 2) * ((height + 1) / 2)
-        y = [UInt8](repeating: 16, count: width * height)
-        u = [UInt8](repeating: 128, count: chroma)
-        v = [UInt8](repeating: 128, count: chroma)
+        (y, u, v) = Self.planes(width: width, height: height)
     }
 
     func withPlanes<R>(_ body: (PlanePointers) -> R) -> R {

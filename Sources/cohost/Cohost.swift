@@ -17,7 +17,8 @@ struct Cohost: AsyncParsableCommand {
             message on standard error), 2 on a usage error, 3 when the server cannot be reached.
             """,
         subcommands: [
-            Serve.self, Token.self, RoomCommand.self, ParticipantCommand.self, OutputCommand.self, Events.self,
+            Serve.self, Token.self, RoomCommand.self, ParticipantCommand.self, OutputCommand.self, SourceCommand.self,
+            Events.self,
             Invite.self, LoadTestCommand.self,
         ],
         defaultSubcommand: Serve.self)

@@ -204,5 +204,41 @@ extension EndToEnd {
                 "\(unsupported.stderr)")
             #expect(try Self.cohost(s, ["output", "list", "out"]).rows.dropFirst().map { $0.first } == ["o2"])
         }
+
+        @Test func sourceCommandsAddListAndRemove() async throws {
+            let s = try Self.server()
+            #expect(try Self.cohost(s, ["room", "create", "src", "--canvas", "160x96", "--fps", "5"]).status == 0)
+            // A sound file in the media directory (the harness's is the temporary directory), played in a loop.
+            let name = "cohost-cli-\(UUID().uuidString).wav"
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent(name).path
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let made = try run(
+                "ffmpeg",
+                ["-hide_banner", "-loglevel", "error", "-nostdin", "-f", "lavfi", "-i", "sine=f=500:d=1", path],
+                timeout: 30)
+            #expect(made.status == 0)
+            let added = try Self.cohost(
+                s, ["source", "add", "src", "music", "file://\(name)", "--loop", "--gain", "0.5"])
+            #expect(
+                added.status == 0
+                    && added.rows.first == ["USER", "STATE", "ATTEMPT", "AUDIO", "VIDEO", "URL", "ERROR"],
+                "\(added.stdout)\(added.stderr)")
+            #expect(added.rows.dropFirst().first?.prefix(3) == ["music", "connecting", "0"], "\(added.stdout)")
+            let live = await eventually(seconds: 10) {
+                (try? Self.cohost(s, ["source", "list", "src"]))?.rows.dropFirst().first?.prefix(5)
+                    == ["music", "live", "0", "yes", "no"]
+            }
+            #expect(live)
+            let listJSON = try Self.cohost(s, ["source", "list", "src", "--json"])
+            try Self.expectValid([Self.answer("GET", "/v1/rooms/src/sources", 200, listJSON.stdout)])
+            let both = try Self.cohost(s, ["source", "add", "src", "x", "file://\(name)", "--listen", "srt"])
+            #expect(both.status != 0 && both.stderr.contains("give a URL or --listen, not both"), "\(both.stderr)")
+            let noPort = try Self.cohost(s, ["source", "add", "src", "obs", "--listen", "rtmp"])
+            #expect(noPort.status == 1 && noPort.stderr.hasPrefix("error: not_implemented: "), "\(noPort.stderr)")
+            let removed = try Self.cohost(s, ["source", "remove", "src", "music"])
+            #expect(removed.status == 0 && removed.stdout == "removed source music from room src\n")
+            let again = try Self.cohost(s, ["source", "remove", "src", "music"])
+            #expect(again.status == 1 && again.stderr == "error: not_found: no source 'music' in room 'src'\n")
+        }
     }
 }
