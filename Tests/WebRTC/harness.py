@@ -323,7 +323,8 @@ class Cohost(Stoppable):
         self.log_path = os.path.join(self.workdir, "cohost.log")
         self.proc = None
         base = list(arguments) if arguments is not None else (
-            self.STANDARD_ARGUMENTS + ["--recordings-dir", self.recordings_dir])
+            self.STANDARD_ARGUMENTS + ["--recordings-dir", self.recordings_dir,
+                                       "--media-dir", os.path.join(self.workdir, "media")])
         last = None
         for _ in range(5):
             self.http_port = free_tcp_port()

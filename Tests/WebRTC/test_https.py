@@ -71,7 +71,7 @@ class HTTPSTests(unittest.TestCase):
             [harness.cohost_binary(), "serve", "--http", f"127.0.0.1:{cls.port}", "--rtp-port", str(cls.rtp),
              "--keys", f"{harness.KEY}:{harness.SECRET}", "--auto-create-rooms", "true",
              "--web-dir", os.path.join(harness.ROOT, "web"), "--tls-cert", cls.cert, "--tls-key", cls.key,
-             "--recordings-dir", cls.dir, "--store", "none"],
+             "--recordings-dir", cls.dir, "--media-dir", cls.dir, "--store", "none"],
             stdout=cls.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
