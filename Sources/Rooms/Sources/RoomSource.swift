@@ -72,50 +72,56 @@ final class RoomSource: Sendable {
     }
 }
 
-/// A room's pulled sources by user id (any thread).
+/// A room's sources by user id, in the order they were added (any thread). Ended and failed ones stay listed until
+/// deleted, but only `maxFinished` of them: past that the oldest finished one is forgotten, so adding and letting
+/// sources end cannot grow a room without bound.
 final class SourceTable: Sendable {
-    private let sources = Mutex<[String: RoomSource]>([:])
-    private let order = Mutex<[String]>([])
-
-    var all: [RoomSource] {
-        let names = order.withLock { $0 }
-        return sources.withLock { table in names.compactMap { table[$0] } }
+    private struct Table {
+        var byUser: [String: RoomSource] = [:]
+        var order: [String] = []
     }
+    private let table = Mutex(Table())
+    static let maxFinished = 32
 
-    func source(_ userId: String) -> RoomSource? { sources.withLock { $0[userId] } }
+    var all: [RoomSource] { table.withLock { t in t.order.compactMap { t.byUser[$0] } } }
+
+    func source(_ userId: String) -> RoomSource? { table.withLock { $0.byUser[userId] } }
 
     /// Adds `source` unless a running one has its user id; a finished one of that id is replaced.
     func add(_ source: RoomSource, limit: Int) throws(RoomError) {
-        let result: RoomError? = sources.withLock { table in
-            if let existing = table[source.userId], !existing.isOver {
+        let refusal: RoomError? = table.withLock { t in
+            if let existing = t.byUser[source.userId], !existing.isOver {
                 return .conflict("source_exists", "a source '\(source.userId)' is already in the room")
             }
-            let running = table.values.filter { !$0.isOver }.count
-            if running >= limit {
+            if t.byUser.values.filter({ !$0.isOver }).count >= limit {
                 return RoomError(.limitExceeded, "too_many_sources", "the room has its \(limit) sources already")
             }
-            table[source.userId] = source
+            t.order.removeAll { $0 == source.userId }
+            let finished = t.order.filter { t.byUser[$0]?.isOver == true }
+            for userId in finished.dropLast(Self.maxFinished - 1) {
+                t.order.removeAll { $0 == userId }
+                t.byUser[userId] = nil
+            }
+            t.byUser[source.userId] = source
+            t.order.append(source.userId)
             return nil
         }
-        if let result { throw result }
-        order.withLock { names in
-            names.removeAll { $0 == source.userId }
-            names.append(source.userId)
-        }
+        if let refusal { throw refusal }
     }
 
     func remove(_ userId: String) -> RoomSource? {
-        order.withLock { $0.removeAll { $0 == userId } }
-        return sources.withLock { $0.removeValue(forKey: userId) }
-    }
-
-    func removeAll() -> [RoomSource] {
-        order.withLock { $0.removeAll() }
-        return sources.withLock { table in
-            defer { table.removeAll() }
-            return Array(table.values)
+        table.withLock { t in
+            t.order.removeAll { $0 == userId }
+            return t.byUser.removeValue(forKey: userId)
         }
     }
 
-    var runningCount: Int { sources.withLock { $0.values.filter { !$0.isOver }.count } }
+    func removeAll() -> [RoomSource] {
+        table.withLock { t in
+            defer { t = Table() }
+            return Array(t.byUser.values)
+        }
+    }
+
+    var runningCount: Int { table.withLock { $0.byUser.values.filter { !$0.isOver }.count } }
 }
