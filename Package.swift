@@ -66,7 +66,8 @@ let package = Package(
         .target(name: "Playout", dependencies: ["Media", "RTP"]),
         .target(name: "Codecs", dependencies: ["COpus", "CVPX", "CX264", "CAVCodec", "CYUV", "CScale", "Media"]),
         // Media pulled from files and URLs (libavformat), decoded into a feed the rooms read.
-        .target(name: "MediaSources", dependencies: ["CAVFormat", "CSRT", "CRTMP", "Media", "Playout", "Clocks"]),
+        .target(
+            name: "MediaSources", dependencies: ["CAVFormat", "CSRT", "CRTMP", "Media", "Playout", "Clocks", "Codecs"]),
         // The clocks: the monotonic time everything reads, and the one scheduler of media work (`MixClock`).
         .target(name: "Clocks"),
         // Layouts and their geometry: regions, grid and pip placement, validation, occlusion. No C library.
@@ -163,7 +164,8 @@ let package = Package(
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "RTP"]),
         .testTarget(name: "PlayoutTests", dependencies: ["Playout", "Media", "RTP"]),
         .testTarget(name: "CodecsTests", dependencies: ["Codecs", "CAVCodec", "Media", "TestSupport"]),
-        .testTarget(name: "MediaSourcesTests", dependencies: ["MediaSources", "Media", "TestSupport"]),
+        .testTarget(
+            name: "MediaSourcesTests", dependencies: ["MediaSources", "Media", "TestSupport", "Codecs", "Clocks"]),
         .testTarget(name: "ClocksTests", dependencies: ["Clocks", "TestSupport"]),
         .testTarget(name: "LayoutTests", dependencies: ["Layout", "Media"]),
         .testTarget(name: "ForwardingTests", dependencies: ["Forwarding", "RTP", "Codecs", "Media"]),

@@ -24,6 +24,11 @@ public struct SourceInfo: Codable, Sendable, Equatable {
     public var picturesDropped = 0
     /// Packets of pictures not decoded because no region showed the source.
     public var picturesSkipped = 0
+    /// For receivers' slots: access units of its own H.264 sent as they are, pictures encoded (its own stream
+    /// could not go as it is), and units dropped because they were not taken in time.
+    public var framesForwarded = 0
+    public var framesEncoded = 0
+    public var framesForwardDropped = 0
     /// Audio waiting for the mix now, and how often the mix found none mid-stream.
     public var audioBufferedMs = 0
     public var underruns = 0

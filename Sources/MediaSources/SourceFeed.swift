@@ -19,11 +19,31 @@ public final class SourceFeed: @unchecked Sendable {
     private var state: State
     /// Whether a region of the canvas shows the source: its pictures are decoded only then.
     private let shown = Atomic<Bool>(true)
+    /// The H.264 the source forwards to receivers' slots, fixed when it joined (nil: it forwards nothing).
+    public let forwardFormat: SourceVideoFormat?
+    /// Whether a slot shows the source now (the room's tick): only then are access units prepared for slots.
+    private let forwarded = Atomic<Bool>(false)
+    /// A slot asked for a keyframe: what the source encodes for slots starts one (its own stream cannot).
+    private let keyframeWanted = Atomic<Bool>(false)
 
     /// Pictures waiting for their time, at most: past this the oldest is dropped (the room stopped reading).
     static let maxQueuedPictures = 64
     /// Spare pictures kept for reuse.
     static let maxSparePictures = 8
+    /// Access units waiting for their time, at most (about 4 s at 30 frames/s): past this the oldest goes, and
+    /// what follows waits for a keyframe.
+    static let maxQueuedUnits = 120
+
+    /// One access unit of the source's H.264 for receivers' slots: AVCC, the parameter sets to send before it when
+    /// it is a keyframe that lacks them, and its feed time. `epoch` counts the reader's connections: times start
+    /// again with each.
+    public struct ForwardedUnit: Sendable {
+        public var time: Double
+        public var epoch: Int
+        public var avcc: [UInt8]
+        public var keyframe: Bool
+        public var parameterSets: (sps: [UInt8], pps: [UInt8])?
+    }
 
     private struct State {
         var fifo: AudioFIFO
@@ -41,12 +61,16 @@ public final class SourceFeed: @unchecked Sendable {
         var firstPicture: (width: Int, height: Int)?
         var firstPictureAnnounced = false
         var stats = SourceStatistics()
+        var units: [ForwardedUnit] = []
+        var unitsWaitForKeyframe = false
+        var epoch = 0
     }
 
-    public init(hasAudio: Bool, hasVideo: Bool, latencyMs: Int) {
+    public init(hasAudio: Bool, hasVideo: Bool, latencyMs: Int, forwardFormat: SourceVideoFormat? = nil) {
         self.hasAudio = hasAudio
         self.hasVideo = hasVideo
         self.latencyMs = latencyMs
+        self.forwardFormat = hasVideo ? forwardFormat : nil
         state = State(fifo: Self.fifo(latencyMs: latencyMs))
     }
 
@@ -94,6 +118,28 @@ public final class SourceFeed: @unchecked Sendable {
     public func setShown(_ isShown: Bool) { shown.store(isShown, ordering: .relaxed) }
     var isShown: Bool { shown.load(ordering: .relaxed) }
 
+    /// Says whether any receiver's slot shows the source (the room's tick).
+    public func setForwarded(_ on: Bool) { forwarded.store(on, ordering: .relaxed) }
+    var isForwarded: Bool { forwarded.load(ordering: .relaxed) }
+
+    /// A receiver's slot wants a keyframe.
+    public func requestKeyframe() { keyframeWanted.store(true, ordering: .relaxed) }
+    func takeKeyframeRequest() -> Bool { keyframeWanted.exchange(false, ordering: .relaxed) }
+
+    /// Moves the access units due now (played with the sound and pictures of the same time) into `out`, emptied
+    /// first; the room packetizes them for the slots.
+    public func takeDueUnits(nowMs: Int64, into out: inout [ForwardedUnit]) {
+        out.removeAll(keepingCapacity: true)
+        lock.withLock {
+            guard let playout = playoutTime(nowMs: nowMs) else { return }
+            var due = 0
+            while due < state.units.count && state.units[due].time <= playout { due += 1 }
+            guard due > 0 else { return }
+            out.append(contentsOf: state.units[..<due])
+            state.units.removeFirst(due)
+        }
+    }
+
     /// The first picture's size, once, when it has been decoded (the room's `first_video_frame`).
     public func takeFirstPicture() -> (width: Int, height: Int)? {
         lock.withLock {
@@ -124,8 +170,40 @@ public final class SourceFeed: @unchecked Sendable {
             state.clock = nil
             for queued in state.queue { recycle(queued.picture) }
             state.queue.removeAll(keepingCapacity: true)
+            state.units.removeAll(keepingCapacity: true)
+            state.unitsWaitForKeyframe = false
+            state.epoch += 1
         }
     }
+
+    /// An access unit for the slots, due at feed time `time`.
+    func queueUnit(
+        _ avcc: UnsafeRawBufferPointer, keyframe: Bool, parameterSets: (sps: [UInt8], pps: [UInt8])?, at time: Double,
+        encoded: Bool
+    ) {
+        lock.withLock {
+            if state.units.count >= Self.maxQueuedUnits {
+                state.units.removeFirst()
+                state.unitsWaitForKeyframe = true
+                state.stats.framesForwardDropped += 1
+            }
+            if state.unitsWaitForKeyframe {
+                guard keyframe else {
+                    state.stats.framesForwardDropped += 1
+                    return
+                }
+                state.unitsWaitForKeyframe = false
+            }
+            state.units.append(
+                ForwardedUnit(
+                    time: time, epoch: state.epoch, avcc: [UInt8](avcc), keyframe: keyframe,
+                    parameterSets: keyframe ? parameterSets : nil))
+            if encoded { state.stats.framesEncoded += 1 } else { state.stats.framesForwarded += 1 }
+        }
+    }
+
+    /// A picture decoded only to be encoded for the slots (no region shows the source): back to the spares.
+    func returnPicture(_ picture: SourcePicture) { lock.withLock { recycle(picture) } }
 
     /// The feed time the reader may read up to now (`aheadMs` past the time playing), nil before the first unit.
     func readableUntil(nowMs: Int64, aheadMs: Int) -> Double? {
@@ -217,6 +295,11 @@ public struct SourceStatistics: Sendable, Equatable {
     public var picturesDropped = 0
     /// Packets of pictures not decoded because no region showed the source.
     public var picturesSkipped = 0
+    /// Access units of the source's own H.264 prepared for receivers' slots, pictures encoded for them (its own
+    /// stream could not go as it is), and units dropped because the room did not take them in time.
+    public var framesForwarded = 0
+    public var framesEncoded = 0
+    public var framesForwardDropped = 0
     public var audioBufferedMs = 0
     public var underruns = 0
     public var trimmedMs = 0

@@ -2,6 +2,7 @@ import Foundation
 import Media
 import Clocks
 import CAVFormat
+import Codecs
 
 /// A source's life as its reader sees it (protocol/events.schema.json, `source_state`).
 public enum SourceState: String, Sendable, Equatable, Codable {
@@ -50,8 +51,9 @@ public struct SourceInput: Sendable, Equatable {
 public final class SourceReader: @unchecked Sendable {
     public typealias StateHandler = @Sendable (SourceState, _ attempt: Int, _ error: String?) -> Void
     /// The input opened with these streams; returns the feed to fill (the same one on every reconnect), or nil to
-    /// give up (the room is gone).
-    public typealias OpenHandler = @Sendable (_ hasAudio: Bool, _ hasVideo: Bool) -> SourceFeed?
+    /// give up (the room is gone). `forward` is the H.264 its pictures can reach receivers' slots as.
+    public typealias OpenHandler =
+        @Sendable (_ hasAudio: Bool, _ hasVideo: Bool, _ forward: SourceVideoFormat?) -> SourceFeed?
 
     private let input: SourceInput
     private let onState: StateHandler
@@ -216,12 +218,22 @@ public final class SourceReader: @unchecked Sendable {
         guard audio != nil || video != nil else {
             return .failed("the input has no audio or video stream this server can decode")
         }
+        // Its own H.264 goes to slots as it is when it can; anything else is encoded once for them.
+        var units = videoStream.flatMap { s in media.parameters(of: s.index).flatMap { Self.asIs(s, $0) } }
         if feed == nil {
-            guard let made = onOpen(audio != nil, video != nil) else { return .stopped }
+            let format =
+                video == nil
+                ? nil
+                : units?.format
+                    ?? .encoded(levelIDC: SourceEncoder.level(maxWidth: input.maxWidth, maxHeight: input.maxHeight))
+            guard let made = onOpen(audio != nil, video != nil, format) else { return .stopped }
             feed = made
         }
         guard let feed else { return .stopped }
         feed.reset()
+        // A reconnect that brought another profile is encoded in the one the slots were told.
+        if let have = units?.format, let told = feed.forwardFormat, !have.sameProfile(as: told) { units = nil }
+        var encoder = units == nil ? feed.forwardFormat.map(SourceEncoder.init(format:)) : nil
         var timeline = Timeline()
         var announced = false
         // Pictures not shown are not decoded; decoding starts again at a keyframe.
@@ -243,11 +255,58 @@ public final class SourceReader: @unchecked Sendable {
         }
         func decodeVideo(_ packet: UnsafeMutablePointer<AVPacket>?, _ video: VideoStreamDecoder) throws(MediaInputError)
         {
+            var encodeFailure: String?
             try video.decode(packet, timeBase: videoStream?.timeBase ?? 0, take: feed.takePicture) { picture, pts in
                 let time = timeline.place(pts, feed: feed, nowMs: MonotonicClock.nowMs(), audioEnd: nil, live: live)
                 timeline.noteVideo(time)
                 pace(until: time, feed: feed)
-                feed.queuePicture(picture, at: time)
+                if let encoder, feed.isForwarded {
+                    let force = feed.takeKeyframeRequest()
+                    do throws(CodecError) {
+                        try encoder.encode(picture, forceKeyframe: force) { avcc, keyframe, sets in
+                            feed.queueUnit(avcc, keyframe: keyframe, parameterSets: sets, at: time, encoded: true)
+                        }
+                    } catch {
+                        encodeFailure = error.description
+                    }
+                }
+                if feed.isShown { feed.queuePicture(picture, at: time) } else { feed.returnPicture(picture) }
+            }
+            if let encodeFailure { throw MediaInputError(encodeFailure) }
+        }
+        /// A packet of pictures not decoded. A file is still read at its own pace, not as fast as the disk goes.
+        func skip(_ info: MediaInput.PacketInfo) {
+            feed.skippedPicture()
+            guard input.isFile, let pts = info.pts ?? info.dts else { return }
+            let time = timeline.place(pts, feed: feed, nowMs: MonotonicClock.nowMs(), audioEnd: nil, live: live)
+            timeline.noteVideo(time)
+            pace(until: time, feed: feed)
+        }
+        /// One packet of the source's own H.264, rewritten for the slots (when one shows the source).
+        func forward(_ info: MediaInput.PacketInfo, _ packet: UnsafeMutablePointer<AVPacket>) {
+            guard units != nil else { return }
+            // A picture out of order (B-frames the stream information did not tell of) cannot go as it is: from
+            // here on the pictures are encoded for the slots.
+            if let pts = info.pts, let dts = info.dts, abs(pts - dts) > 1e-6 {
+                units = nil
+                encoder = feed.forwardFormat.map(SourceEncoder.init(format:))
+                return
+            }
+            guard feed.isForwarded, var rewriter = units else { return }
+            // Taken out while it is written, so that its buffer is not copied.
+            units = nil
+            defer { units = rewriter }
+            let bytes = UnsafeRawBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size))
+            let (keyframe, carries) = rewriter.rewrite(bytes)
+            guard !rewriter.avcc.isEmpty else { return }
+            let time = timeline.place(
+                info.pts ?? info.dts, feed: feed, nowMs: MonotonicClock.nowMs(), audioEnd: nil, live: live)
+            timeline.noteVideo(time)
+            pace(until: time, feed: feed)
+            let sets: (sps: [UInt8], pps: [UInt8])? =
+                carries || rewriter.sps.isEmpty || rewriter.pps.isEmpty ? nil : (rewriter.sps, rewriter.pps)
+            rewriter.avcc.withUnsafeBytes {
+                feed.queueUnit($0, keyframe: keyframe, parameterSets: sets, at: time, encoded: false)
             }
         }
         /// What the decoders still hold at the end of the input (B-frames, codec delay).
@@ -267,11 +326,13 @@ public final class SourceReader: @unchecked Sendable {
                         if let audio, info.streamIndex == audioStream?.index {
                             try decodeAudio(packet, audio)
                         } else if let video, info.streamIndex == videoStream?.index {
-                            if !feed.isShown {
+                            forward(info, packet)
+                            // Decoded for a region, or to be encoded for the slots.
+                            if !feed.isShown && !(encoder != nil && feed.isForwarded) {
                                 videoWaitsForKeyframe = true
-                                feed.skippedPicture()
+                                skip(info)
                             } else if videoWaitsForKeyframe && !info.isKeyframe {
-                                feed.skippedPicture()
+                                skip(info)
                             } else {
                                 if videoWaitsForKeyframe {
                                     videoWaitsForKeyframe = false
@@ -300,6 +361,19 @@ public final class SourceReader: @unchecked Sendable {
                 timeline.rewound()
             }
         }
+    }
+
+    /// The stream's H.264 as slots can take it, when they can: a profile browsers decode and no B-frames.
+    private static func asIs(_ stream: MediaInput.Stream, _ parameters: UnsafePointer<AVCodecParameters>) -> H264Units?
+    {
+        let p = parameters.pointee
+        guard stream.codec == "h264", p.video_delay == 0 else { return nil }
+        let extradata = UnsafeRawBufferPointer(
+            start: p.extradata, count: p.extradata == nil ? 0 : Int(p.extradata_size))
+        guard let units = H264Units(extradata: extradata), let format = units.format, format.forwardableAsIs else {
+            return nil
+        }
+        return units
     }
 
     /// Holds the reader of a file until `time` is due within the read-ahead, so it plays in real time. A live input

@@ -32,8 +32,9 @@ import TestSupport
             SourceReader(
                 input,
                 onState: { state, attempt, error in self.states.withLock { $0.append((state, attempt, error)) } },
-                onOpen: { audio, video in
-                    let made = SourceFeed(hasAudio: audio, hasVideo: video, latencyMs: input.latencyMs)
+                onOpen: { audio, video, forward in
+                    let made = SourceFeed(
+                        hasAudio: audio, hasVideo: video, latencyMs: input.latencyMs, forwardFormat: forward)
                     if self.hidden { made.setShown(false) }
                     self.feed.withLock { $0 = made }
                     return made
@@ -154,6 +155,27 @@ import TestSupport
             #expect(abs(Int(planes.u[22 * planes.strideU + 40]) - 240) <= 6)
             #expect(abs(Int(planes.v[22 * planes.strideV + 40]) - 110) <= 6)
         }
+    }
+
+    @Test func aVideoOnlyFileNoRegionShowsIsStillReadAtItsOwnPace() async throws {
+        // A second of 30 fps pictures, looped, and nothing to pace it but its own timestamps.
+        let path = try Self.file(
+            "mp4",
+            [
+                "-f", "lavfi", "-i", "color=c=green:s=160x90:r=30:d=1", "-c:v", "libx264", "-g", "10", "-pix_fmt",
+                "yuv420p",
+            ])
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let recorder = Recorder(hidden: true)
+        let started = Date()
+        let reader = recorder.reader(Self.input(path, loop: true, latencyMs: 200))
+        reader.start()
+        defer { reader.stop() }
+        #expect(
+            await eventually(seconds: 10) { (recorder.feed.withLock { $0 }?.statistics.picturesSkipped ?? 0) >= 30 })
+        // 30 pictures are a second of the file: read no sooner than that second less the 200 ms read-ahead.
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(elapsed >= 0.7, "30 pictures skipped after \(elapsed) s")
     }
 
     @Test func picturesNoRegionShowsAreNotDecodedAndDecodingResumesAtAKeyframe() async throws {

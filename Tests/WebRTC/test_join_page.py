@@ -516,6 +516,58 @@ class JoinPageTests(harness.ParticipantChecks, unittest.IsolatedAsyncioTestCase)
         self.assertLess(took, 1.0)
         self.assert_no_console_errors()
 
+    async def test_sources_play_in_a_browsers_slot_as_their_own_h264_or_encoded_once(self):
+        """Two files of the media directory join the room as sources: a constrained-baseline H.264 clip (red,
+        320×240, forwarded as it is) and a high-profile clip with B-frames (blue, 256×144, which Cohost encodes once
+        for the slots). A viewer with one slot (cohost.js) sees one of them, subscribes to the other and sees it:
+        Chromium's own decoder plays both."""
+        import subprocess
+
+        media = os.path.join(self.cohost.workdir, "media")
+        os.makedirs(media, exist_ok=True)
+        clips = {"reel": ("red", 320, 240, ["-profile:v", "baseline"]),
+                 "promo": ("blue", 256, 144, ["-profile:v", "high", "-bf", "2"])}
+        for name, (colour, width, height, codec) in clips.items():
+            await asyncio.to_thread(
+                subprocess.run,
+                ["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
+                 f"color=c={colour}:s={width}x{height}:r=30:d=4", "-c:v", "libx264", *codec, "-g", "30",
+                 "-pix_fmt", "yuv420p", os.path.join(media, f"{name}.mp4")], check=True, timeout=60)
+        admin = self.cohost.admin()
+        created = await self.cohost.acall("POST", "/v1/rooms", admin, {"name": self.room})
+        self.assertEqual(created.status, 201, created.text)
+        for name in clips:
+            added = await self.cohost.acall("POST", f"/v1/rooms/{self.room}/sources", admin,
+                                            {"userId": name, "url": f"file://{name}.mp4", "loop": True})
+            self.assertEqual(added.status, 201, added.text)
+
+        token = self.cohost.token(self.room, "dan")
+        fragment = urllib.parse.urlencode({"room": self.room, "token": token, "api": self.cohost.base, "slots": 1})
+        dan = await self.open("dan", f"{self.web.origin}/test/slots.html#{fragment}", wav_of="ann")
+        looks = {name: (colour, width, height) for name, (colour, width, height, _) in clips.items()}
+        deadline = time.monotonic() + 15
+        picture, first = None, None
+        while time.monotonic() < deadline and first is None:
+            await asyncio.sleep(0.05)
+            picture = await self.picture_of(dan, "#slot")
+            first = next((n for n in clips if shows(picture, looks[n])), None)
+        self.assertIsNotNone(first, self.diag(f"dan's slot: {picture}"))
+        target = "promo" if first == "reel" else "reel"
+        switched = time.monotonic()
+        await dan.page.evaluate(f"() => call.subscribe({{[[...call.slotStreams.keys()][0]]: '{target}'}})")
+        while time.monotonic() - switched < 10 and not shows(picture, looks[target]):
+            await asyncio.sleep(0.05)
+            picture = await self.picture_of(dan, "#slot")
+        took = round(time.monotonic() - switched, 2)
+        harness.note(f"dan's slot shows source {target} (after {first}) {took} s after the subscription")
+        self.assertTrue(shows(picture, looks[target]), self.diag(f"dan's slot after subscribing: {picture}"))
+        sources = {s["userId"]: s for s in (await self.cohost.acall(
+            "GET", f"/v1/rooms/{self.room}/sources", admin)).json()["sources"]}
+        self.assertGreater(sources["reel"]["framesForwarded"], 0, sources)
+        self.assertEqual(sources["reel"]["framesEncoded"], 0, sources)
+        self.assertGreater(sources["promo"]["framesEncoded"], 0, sources)
+        self.assert_no_console_errors()
+
     async def test_a_simulcast_sender_sends_three_layers_each_receiver_and_the_mixer_take_the_one_they_need(self):
         """Ann's 960×540 camera goes from the join page as three layers (rids q, h, f): all three arrive. Ben's tile
         for her (the join page sends its size) gets the smallest layer covering it. The layout makes her tile small:

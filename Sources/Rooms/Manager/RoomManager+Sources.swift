@@ -52,10 +52,10 @@ extension RoomManager {
                     self.removeParticipant(room: room.name, userId: userId, reason: .ended, session: p.sessionID)
                 }
             },
-            onOpen: { [weak self, weak room] hasAudio, hasVideo in
+            onOpen: { [weak self, weak room] hasAudio, hasVideo, forward in
                 guard let self, let room, !room.isClosed, let source = holder.source else { return nil }
                 source.noteStreams(audio: hasAudio, video: hasVideo)
-                return self.joinSource(source, hasAudio: hasAudio, hasVideo: hasVideo, room: room)
+                return self.joinSource(source, hasAudio: hasAudio, hasVideo: hasVideo, forward: forward, room: room)
             })
         let streamID = plan.streamID
         var revoke: (@Sendable () -> Void)?
@@ -126,7 +126,9 @@ extension RoomManager {
     }
 
     /// The source's participant, joined when its input first opened; its feed is kept across reconnects.
-    private func joinSource(_ source: RoomSource, hasAudio: Bool, hasVideo: Bool, room: Room) -> SourceFeed? {
+    private func joinSource(
+        _ source: RoomSource, hasAudio: Bool, hasVideo: Bool, forward: SourceVideoFormat?, room: Room
+    ) -> SourceFeed? {
         if room.participant(source.userId).map({ $0.feed == nil }) == true {
             // Someone joined with the source's user id while it was connecting: the source gives way.
             let message = "a participant joined as '\(source.userId)'"
@@ -136,7 +138,8 @@ extension RoomManager {
                     userId: source.userId, url: source.plan.shownURL, state: "failed", attempt: 0, error: message))
             return nil
         }
-        let feed = SourceFeed(hasAudio: hasAudio, hasVideo: hasVideo, latencyMs: source.plan.input.latencyMs)
+        let feed = SourceFeed(
+            hasAudio: hasAudio, hasVideo: hasVideo, latencyMs: source.plan.input.latencyMs, forwardFormat: forward)
         do {
             let participant = try Participant(
                 userId: source.userId, sessionID: sessions.next(), audio: nil, video: nil, feed: feed,
@@ -153,8 +156,9 @@ extension RoomManager {
                 metadata: ["room": "\(room.name)", "user": "\(source.userId)", "error": "\(error)"])
             return nil
         }
-        // No `sources`: a pulled source is not forwarded to slots.
-        room.events.publish(.participantJoined(userId: source.userId))
+        // Its pictures reach slots as a camera's do.
+        room.events.publish(
+            .participantJoined(userId: source.userId, sources: feed.forwardFormat == nil ? [] : ["camera"]))
         source.attach(feed)
         logger.info("source joined", metadata: ["room": "\(room.name)", "user": "\(source.userId)"])
         return feed

@@ -41,7 +41,7 @@ public final class Participant: @unchecked Sendable {
     let slots: [ForwardSlot]
     /// The streams others' slots can show: the camera and the screen share, when their codec can be forwarded.
     var forwardable: [LayeredVideo] {
-        [video, screen].compactMap { $0 }.filter { !$0.forwarders.isEmpty }
+        [video, screen, sourceVideo?.stream].compactMap { $0 }.filter { !$0.forwarders.isEmpty }
     }
     var sources: [StreamSource] { forwardable.map(\.source) }
     /// The participant's own choices for its slots, by mid (`PUT …/subscriptions`).
@@ -56,6 +56,8 @@ public final class Participant: @unchecked Sendable {
     let webRTC: WebRTCTransport?
     /// A pulled source's decoded media (a camera, a stream, a file), instead of RTP streams.
     let feed: SourceFeed?
+    /// A source's pictures as slots take them (its H.264 as it is, or encoded once).
+    let sourceVideo: SourceVideo?
     /// The REMB sent to a WebRTC sender (feedback thread only).
     private var senderLimit: SenderBitrateLimit?
     private let mix = Mutex<(muted: Bool, gain: Float)>((false, 1))
@@ -79,6 +81,9 @@ public final class Participant: @unchecked Sendable {
     ) throws {
         self.webRTC = webRTC
         self.feed = feed
+        sourceVideo = try feed.flatMap { feed in
+            try feed.forwardFormat.map { try SourceVideo(feed: feed, format: $0, userId: userId, logger: logger) }
+        }
         if webRTC != nil && (audio != nil || video != nil) { senderLimit = SenderBitrateLimit(capKbps: maxIngestKbps) }
         self.userId = userId
         self.isAdmin = isAdmin
@@ -285,6 +290,8 @@ public final class Participant: @unchecked Sendable {
     /// room every tick.
     func drain(nowMs: Int64) -> Signal? {
         if let feed {
+            sourceVideo?.tick(nowMs: nowMs)
+            _ = sourceVideo?.stream.drain(nowMs: nowMs)
             return feed.takeFirstPicture().map { .firstVideoFrame(width: $0.width, height: $0.height) }
         }
         audio?.drain(nowMs: nowMs)
@@ -332,7 +339,7 @@ public final class Participant: @unchecked Sendable {
 
     func reports(nowMs: Int64 = MonotonicClock.nowMs()) -> [StreamReport] {
         [audio?.report()].compactMap { $0 } + (video?.reports(nowMs: nowMs) ?? [])
-            + (screen?.reports(nowMs: nowMs) ?? [])
+            + (screen?.reports(nowMs: nowMs) ?? []) + (sourceVideo?.stream.reports(nowMs: nowMs) ?? [])
     }
 
     /// Tells a simulcast camera and screen share the size of the largest tile each is painted into (the layer the

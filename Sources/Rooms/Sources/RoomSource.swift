@@ -64,6 +64,9 @@ final class RoomSource: Sendable {
             info.picturesShown = stats.picturesShown
             info.picturesDropped = stats.picturesDropped
             info.picturesSkipped = stats.picturesSkipped
+            info.framesForwarded = stats.framesForwarded
+            info.framesEncoded = stats.framesEncoded
+            info.framesForwardDropped = stats.framesForwardDropped
             info.audioBufferedMs = stats.audioBufferedMs
             info.underruns = stats.underruns
             info.trimmedMs = stats.trimmedMs

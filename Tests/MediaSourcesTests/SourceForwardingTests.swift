@@ -1,0 +1,196 @@
+import Codecs
+import Clocks
+import Foundation
+import Media
+import Testing
+import TestSupport
+
+@testable import MediaSources
+
+/// A source's pictures prepared for receivers' slots, from real files written by ffmpeg: H.264 that a browser can
+/// take goes as it is (its parameter sets before each keyframe), anything else is encoded once in constrained
+/// baseline; both decode to the file's picture.
+@Suite struct SourceForwardingTests {
+    /// Units the feed releases until `count` have come (the first from a keyframe on), within 15 s, from the moment
+    /// a slot shows the source. Taken by a thread of its own, as the room's tick takes them: a task of the busy
+    /// test pool can be left waiting for seconds, and the feed drops what is not taken in time.
+    static func units(_ feed: SourceFeed, count: Int) async -> [SourceFeed.ForwardedUnit] {
+        await withCheckedContinuation { done in
+            let thread = Thread {
+                feed.setForwarded(true)
+                var all: [SourceFeed.ForwardedUnit] = []
+                var due: [SourceFeed.ForwardedUnit] = []
+                let deadline = Date().addingTimeInterval(15)
+                while all.count < count && Date() < deadline {
+                    feed.takeDueUnits(nowMs: MonotonicClock.nowMs(), into: &due)
+                    for unit in due where unit.keyframe || !all.isEmpty { all.append(unit) }
+                    Thread.sleep(forTimeInterval: 0.01)
+                }
+                done.resume(returning: all)
+            }
+            thread.start()
+        }
+    }
+
+    /// Decodes `units` with libavcodec (Annex B, the parameter sets where a unit carries them) and returns the
+    /// last picture.
+    static func decode(_ units: [SourceFeed.ForwardedUnit]) throws -> (frame: VideoFrame, decoded: Int) {
+        let decoder = try H264Decoder()
+        var frame = VideoFrame(width: 2, height: 2)
+        var decoded = 0
+        for unit in units {
+            var annexB: [UInt8] = []
+            if let sets = unit.parameterSets { annexB += [0, 0, 0, 1] + sets.sps + [0, 0, 0, 1] + sets.pps }
+            var offset = 0
+            while offset + 4 <= unit.avcc.count {
+                let n = unit.avcc[offset..<(offset + 4)].reduce(0) { $0 << 8 | Int($1) }
+                annexB += [0, 0, 0, 1] + unit.avcc[(offset + 4)..<(offset + 4 + n)]
+                offset += 4 + n
+            }
+            if try decoder.decode(annexB, into: &frame) { decoded += 1 }
+        }
+        return (frame, decoded)
+    }
+
+    static func isBlue(_ frame: VideoFrame) -> Bool {
+        let y = Int(frame.y[frame.height / 2 * frame.strideY + frame.width / 2])
+        let u = Int(frame.u[frame.chromaHeight / 2 * frame.strideUV + frame.strideUV / 2])
+        // Blue in BT.601 limited range: Y 41, U 240.
+        return abs(y - 41) <= 8 && abs(u - 240) <= 8
+    }
+
+    @Test func aBaselineH264FileGoesToSlotsAsItIsWithParameterSetsBeforeEachKeyframe() async throws {
+        let path = try SourceReaderTests.file(
+            "mp4",
+            [
+                "-f", "lavfi", "-i", "color=c=blue:s=320x180:r=30:d=2", "-c:v", "libx264", "-profile:v",
+                "baseline", "-g", "15", "-pix_fmt", "yuv420p",
+            ])
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let recorder = SourceReaderTests.Recorder()
+        let reader = recorder.reader(SourceReaderTests.input(path, loop: true, latencyMs: 200))
+        reader.start()
+        defer { reader.stop() }
+        #expect(await eventually(seconds: 10) { recorder.feed.withLock { $0 } != nil })
+        let feed = try #require(recorder.feed.withLock { $0 })
+        // x264's baseline: constraint_set0 and 1, the constrained baseline browsers offer.
+        let format = try #require(feed.forwardFormat)
+        #expect(format.profileIDC == 0x42 && format.constraints == 0xC0)
+        let units = await Self.units(feed, count: 40)
+        #expect(units.count >= 40)
+        // The MP4 keeps its parameter sets in `avcC`: every keyframe goes with them.
+        #expect(units.filter(\.keyframe).allSatisfy { $0.parameterSets != nil })
+        #expect(units.filter { !$0.keyframe }.allSatisfy { $0.parameterSets == nil })
+        #expect(units.filter(\.keyframe).count >= 2)
+        let (frame, decoded) = try Self.decode(units)
+        #expect(decoded == units.count)
+        #expect(frame.width == 320 && frame.height == 180)
+        #expect(Self.isBlue(frame))
+        let stats = feed.statistics
+        #expect(stats.framesForwarded >= 40 && stats.framesEncoded == 0 && stats.framesForwardDropped == 0)
+        // Times run at the file's 30 frames/s, on across its loop.
+        for (a, b) in zip(units, units.dropFirst()) {
+            #expect(abs(b.time - a.time - 1.0 / 30) < 0.002, "\(a.time) → \(b.time)")
+        }
+    }
+
+    @Test func h264WithBFramesIsEncodedOnceInConstrainedBaselineForSlots() async throws {
+        let path = try SourceReaderTests.file(
+            "mp4",
+            [
+                "-f", "lavfi", "-i", "color=c=blue:s=320x180:r=30:d=2", "-c:v", "libx264", "-profile:v", "high",
+                "-bf", "2", "-g", "30", "-pix_fmt", "yuv420p",
+            ])
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let recorder = SourceReaderTests.Recorder(hidden: true)
+        let reader = recorder.reader(SourceReaderTests.input(path, loop: true, latencyMs: 200))
+        reader.start()
+        defer { reader.stop() }
+        #expect(await eventually(seconds: 10) { recorder.feed.withLock { $0 } != nil })
+        let feed = try #require(recorder.feed.withLock { $0 })
+        let format = try #require(feed.forwardFormat)
+        #expect(format.profileIDC == 0x42 && format.constraints == 0xC0, "\(format.profileLevelID)")
+        let units = await Self.units(feed, count: 30)
+        #expect(units.count >= 30)
+        #expect(units.first?.parameterSets != nil)
+        let (frame, decoded) = try Self.decode(units)
+        #expect(decoded == units.count)
+        #expect(frame.width == 320 && frame.height == 180)
+        #expect(Self.isBlue(frame))
+        let stats = feed.statistics
+        #expect(stats.framesEncoded >= 30 && stats.framesForwarded == 0)
+        // Decoded only to be encoded: no region shows it, so no picture waits for one.
+        #expect(stats.picturesDecoded == 0)
+    }
+
+    @Test func nothingIsPreparedWhileNoSlotShowsTheSource() async throws {
+        let path = try SourceReaderTests.file(
+            "mp4",
+            [
+                "-f", "lavfi", "-i", "color=c=blue:s=160x90:r=30:d=1", "-c:v", "libx264", "-profile:v",
+                "baseline", "-g", "15", "-pix_fmt", "yuv420p",
+            ])
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let recorder = SourceReaderTests.Recorder()
+        let reader = recorder.reader(SourceReaderTests.input(path, loop: true, latencyMs: 200))
+        reader.start()
+        defer { reader.stop() }
+        #expect(
+            await eventually(seconds: 10) { (recorder.feed.withLock { $0 }?.statistics.picturesDecoded ?? 0) >= 30 })
+        let stats = try #require(recorder.feed.withLock { $0 }).statistics
+        #expect(stats.framesForwarded == 0 && stats.framesEncoded == 0)
+    }
+}
+
+/// `H264Units` on hand-made NAL units: the framings containers use, rewritten to 4-byte lengths.
+@Suite struct H264UnitsTests {
+    static let sps: [UInt8] = [0x67, 0x42, 0xC0, 0x1E, 0xD9]
+    static let pps: [UInt8] = [0x68, 0xCE, 0x3C, 0x80]
+
+    @Test func anAVCCRecordGivesTheParameterSetsAndTheLengthSize() throws {
+        // configurationVersion 1, profile, compatibility, level, lengthSizeMinusOne 1 (2-byte lengths).
+        let record: [UInt8] =
+            [1, 0x42, 0xC0, 0x1E, 0xFD, 0xE1, 0, 5] + Self.sps + [1, 0, 4] + Self.pps
+        var units = try #require(record.withUnsafeBytes { H264Units(extradata: $0) })
+        #expect(units.lengthSize == 2)
+        #expect(units.sps == Self.sps && units.pps == Self.pps)
+        #expect(units.format?.profileLevelID == "42c01e")
+        let packet: [UInt8] = [0, 3, 0x65, 0x88, 0x84, 0, 2, 0x41, 0x9A]
+        let (keyframe, carries) = packet.withUnsafeBytes { units.rewrite($0) }
+        #expect(keyframe && !carries)
+        #expect(units.avcc == [0, 0, 0, 3, 0x65, 0x88, 0x84, 0, 0, 0, 2, 0x41, 0x9A])
+    }
+
+    @Test func annexBPacketsLoseTheirStartCodesDelimitersAndTrailingZeros() throws {
+        let extradata: [UInt8] = [0, 0, 0, 1] + Self.sps + [0, 0, 1] + Self.pps
+        var units = try #require(extradata.withUnsafeBytes { H264Units(extradata: $0) })
+        #expect(units.lengthSize == nil && units.sps == Self.sps && units.pps == Self.pps)
+        let newSPS: [UInt8] = [0x67, 0x4D, 0x40, 0x1F, 0x11]
+        let packet: [UInt8] =
+            [0, 0, 0, 1, 0x09, 0xF0] + [0, 0, 0, 1] + newSPS + [0, 0, 1, 0x65, 0x88, 0x00, 0, 0, 0, 1, 0x41, 0x9A]
+        let (keyframe, carries) = packet.withUnsafeBytes { units.rewrite($0) }
+        #expect(keyframe && carries)
+        #expect(units.avcc == [0, 0, 0, 5] + newSPS + [0, 0, 0, 2, 0x65, 0x88, 0, 0, 0, 2, 0x41, 0x9A])
+        // The stream's own parameter sets replace those of the extradata.
+        #expect(units.sps == newSPS)
+        #expect(units.format?.profileLevelID == "4d001f")
+    }
+
+    @Test func aTruncatedLengthEndsThePacketAndABadRecordIsRefused() throws {
+        let record: [UInt8] = [1, 0x42, 0xC0, 0x1E, 0xFF, 0xE1, 0, 5] + Self.sps + [1, 0, 4] + Self.pps
+        var units = try #require(record.withUnsafeBytes { H264Units(extradata: $0) })
+        let packet: [UInt8] = [0, 0, 0, 2, 0x41, 0x9A, 0, 0, 0, 9, 0x41]
+        let (keyframe, _) = packet.withUnsafeBytes { units.rewrite($0) }
+        #expect(!keyframe)
+        #expect(units.avcc == [0, 0, 0, 2, 0x41, 0x9A])
+        let cut = Array(record.prefix(10))
+        #expect(cut.withUnsafeBytes { H264Units(extradata: $0) } == nil)
+    }
+
+    @Test func profileLevelIDsKeepConstraintsForBaselineOnly() {
+        #expect(SourceVideoFormat(profileIDC: 0x42, constraints: 0xE0, levelIDC: 0x1F).profileLevelID == "42e01f")
+        #expect(SourceVideoFormat(profileIDC: 0x64, constraints: 0x0C, levelIDC: 0x28).profileLevelID == "640028")
+        #expect(SourceVideoFormat.encoded(levelIDC: 0x1F).fmtp.contains("profile-level-id=42c01f"))
+        #expect(!SourceVideoFormat(profileIDC: 0x6E, constraints: 0, levelIDC: 0x28).forwardableAsIs)
+    }
+}
