@@ -16,7 +16,7 @@ import shutil
 import socket
 import time
 
-from lib import Cohost, Nginx, Procs, free_port, metric_values
+from lib import Cohost, Nginx, Procs, free_port, http, make_token, metric_values
 from video import _replayer, cohost_room
 
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -145,7 +145,73 @@ def voice_room(ctx, shim, speakers=6, receive=False):
         procs.stop()
 
 
+def _source_counts(cohost, room):
+    status, text = http("GET", f"{cohost.base}/v1/rooms/{room}/sources", cohost.admin)
+    source = json.loads(text)["sources"][0] if status == 200 else {}
+    return source.get("picturesDecoded", 0), source.get("audioFrames", 0), source.get("framesForwarded", 0)
+
+
+def source_room(ctx, shim):
+    """A looping file (640x360 H.264 baseline at 30 fps and AAC) as a source on the canvas, in the mix and in one
+    receiver's slot (its own H.264, not decoded for it): the room with its output and the receiver is measured
+    first, then with the source. The difference, per picture, is what the source's path allocates: the reader, the
+    decoders, the feed and the forwarding."""
+    name = "source"
+    workdir = os.path.join(ctx["workdir"], "alloc-source")
+    os.makedirs(workdir, exist_ok=True)
+    count_file = os.path.join(workdir, "malloc-source.bin")
+    procs = Procs(workdir)
+    try:
+        nginx = Nginx(procs, workdir)
+        cohost = Cohost(procs, env=_env(shim, count_file, name))
+        os.makedirs(cohost.media_dir, exist_ok=True)
+        subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
+                        "testsrc2=s=640x360:r=30:d=10", "-f", "lavfi", "-i", "sine=f=440:d=10:sample_rate=48000",
+                        "-c:v", "libx264", "-profile:v", "baseline", "-g", "60", "-b:v", "1000k", "-pix_fmt",
+                        "yuv420p", "-c:a", "aac", "-shortest", os.path.join(cohost.media_dir, "clip.mp4")],
+                       check=True, timeout=120)
+        cohost.create_room({"name": "src", "returnVideo": "none",
+                            "canvas": {"width": 640, "height": 360, "fps": 30},
+                            "outputs": [{"url": nginx.url("src")}]})
+        # The receiver: an Opus sender (so that Cohost learns its address) with one H.264 slot.
+        sdp = "\r\n".join([
+            "v=0", "o=- 1 1 IN IP4 127.0.0.1", "s=-", "c=IN IP4 127.0.0.1", "t=0 0",
+            "m=audio 9 RTP/AVP 111", "a=rtpmap:111 opus/48000/2", "a=ssrc:7001", "a=sendonly",
+            "m=video 9 RTP/AVP 102", "a=mid:s1", "a=rtpmap:102 H264/90000",
+            "a=fmtp:102 packetization-mode=1;profile-level-id=42e01f", "a=rtcp-fb:102 nack pli", "a=recvonly"]) + "\r\n"
+        status, text = http("POST", f"{cohost.base}/v1/rooms/src/participants",
+                            make_token(cohost.key, cohost.secret, "src", "viewer"), sdp, "application/sdp")
+        if status != 201:
+            raise RuntimeError(f"join src/viewer: {status} {text}")
+        _replayer(procs, workdir, ctx, [{"kind": "audio", "ssrc": 7001, "pt": 111,
+                                         "dest": ["127.0.0.1", cohost.rtp_port], "track": "voice", "start": 0}],
+                  bind=["127.0.0.1", free_port(socket.SOCK_DGRAM)])
+        base = _rate(ctx, cohost, count_file, name, "base")
+        status, text = http("POST", f"{cohost.base}/v1/rooms/src/sources", cohost.admin,
+                            {"userId": "clip", "url": "file://clip.mp4", "loop": True})
+        if status != 201:
+            raise RuntimeError(f"add source: {status} {text}")
+        time.sleep(ctx["warmup"])
+        p0, au0, f0 = _source_counts(cohost, "src")
+        a0, t0, traced = _allocs(count_file), time.monotonic(), _trace_used(name)
+        time.sleep(ctx["window"])
+        a1, t1, used = _allocs(count_file), time.monotonic(), _trace_used(name)
+        p1, au1, f1 = _source_counts(cohost, "src")
+        _trace_slice(name, "steady", traced, used)
+        dt = t1 - t0
+        extra = (a1 - a0) / dt - base["allocs_per_s"]
+        pictures, forwarded = (p1 - p0) / dt, (f1 - f0) / dt
+        return {"allocs_per_s_room_only": round(base["allocs_per_s"], 1),
+                "allocs_per_s_with_source": round((a1 - a0) / dt, 1),
+                "source_pictures_per_s": round(pictures, 1),
+                "source_audio_frames_per_s": round((au1 - au0) / dt, 1),
+                "source_units_forwarded_per_s": round(forwarded, 1),
+                "allocs_per_source_picture": round(extra / pictures, 2) if pictures else None}
+    finally:
+        procs.stop()
+
+
 def run(ctx, n=4):
     shim = build_shim(ctx["workdir"])
     return {"video_room": video_room(ctx, shim, n), "voice_room": voice_room(ctx, shim),
-            "voice_room_mix_minus": voice_room(ctx, shim, receive=True)}
+            "voice_room_mix_minus": voice_room(ctx, shim, receive=True), "source_room": source_room(ctx, shim)}

@@ -244,8 +244,9 @@ class Cohost:
         full_env = dict(os.environ)
         full_env.update(env or {})
         data_dir = tempfile.mkdtemp(prefix="data-", dir=procs.workdir)
+        self.media_dir = os.path.join(data_dir, "media")
         self.proc = procs.start(name, list(wrapper) + [COHOST_BIN, "serve", "--data-dir", data_dir,
-                                       "--media-dir", os.path.join(data_dir, "media"),
+                                       "--media-dir", self.media_dir,
                                        "--http", f"127.0.0.1:{self.http_port}",
                                        "--rtp-port", str(self.rtp_port), "--keys", f"{self.key}:{self.secret}",
                                        "--log-level", os.environ.get("BENCH_LOG_LEVEL", "warning")], env=full_env)

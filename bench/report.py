@@ -195,6 +195,13 @@ def table(r):
     if al:
         lines += ["", "5. heap allocations in the steady state (LD_PRELOAD counter in the real process)"]
         for name, a in al.items():
+            if name == "source_room":
+                lines.append(f"   {name}: {_f(a['allocs_per_s_room_only'], 1)}/s room alone, "
+                             f"{_f(a['allocs_per_s_with_source'], 1)}/s with the source -> "
+                             f"{_f(a['allocs_per_source_picture'])} per source picture "
+                             f"({_f(a['source_pictures_per_s'], 1)} pictures/s, "
+                             f"{_f(a['source_units_forwarded_per_s'], 1)} units forwarded/s)")
+                continue
             lines.append(f"   {name}: {_f(a['allocs_per_s_room_only'], 1)}/s room alone, "
                          f"{_f(a['allocs_per_s_with_participants'], 1)}/s with {a['participants']} participants -> "
                          f"{_f(a['allocs_per_s_per_participant'], 1)}/s per participant, "

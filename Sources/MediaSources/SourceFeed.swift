@@ -33,6 +33,7 @@ public final class SourceFeed: @unchecked Sendable {
     /// Access units waiting for their time, at most (about 4 s at 30 frames/s): past this the oldest goes, and
     /// what follows waits for a keyframe.
     static let maxQueuedUnits = 120
+    static let maxSpareBuffers = 16
 
     /// One access unit of the source's H.264 for receivers' slots: AVCC, the parameter sets to send before it when
     /// it is a keyframe that lacks them, and its feed time. `epoch` counts the reader's connections: times start
@@ -62,6 +63,8 @@ public final class SourceFeed: @unchecked Sendable {
         var firstPictureAnnounced = false
         var stats = SourceStatistics()
         var units: [ForwardedUnit] = []
+        /// Buffers of units the room has sent, for the next ones (no allocation per unit in the steady state).
+        var spareBuffers: [[UInt8]] = []
         var unitsWaitForKeyframe = false
         var epoch = 0
     }
@@ -140,6 +143,17 @@ public final class SourceFeed: @unchecked Sendable {
         }
     }
 
+    /// Gives back the buffers of units the room has sent (`out` of `takeDueUnits`), emptying it.
+    public func recycle(_ sent: inout [ForwardedUnit]) {
+        lock.withLock {
+            for i in sent.indices where state.spareBuffers.count < Self.maxSpareBuffers {
+                state.spareBuffers.append(sent[i].avcc)
+                sent[i].avcc = []
+            }
+        }
+        sent.removeAll(keepingCapacity: true)
+    }
+
     /// The first picture's size, once, when it has been decoded (the room's `first_video_frame`).
     public func takeFirstPicture() -> (width: Int, height: Int)? {
         lock.withLock {
@@ -183,7 +197,7 @@ public final class SourceFeed: @unchecked Sendable {
     ) {
         lock.withLock {
             if state.units.count >= Self.maxQueuedUnits {
-                state.units.removeFirst()
+                state.spareBuffers.append(state.units.removeFirst().avcc)
                 state.unitsWaitForKeyframe = true
                 state.stats.framesForwardDropped += 1
             }
@@ -194,9 +208,12 @@ public final class SourceFeed: @unchecked Sendable {
                 }
                 state.unitsWaitForKeyframe = false
             }
+            var buffer = state.spareBuffers.popLast() ?? []
+            buffer.removeAll(keepingCapacity: true)
+            buffer.append(contentsOf: avcc)
             state.units.append(
                 ForwardedUnit(
-                    time: time, epoch: state.epoch, avcc: [UInt8](avcc), keyframe: keyframe,
+                    time: time, epoch: state.epoch, avcc: buffer, keyframe: keyframe,
                     parameterSets: keyframe ? parameterSets : nil))
             if encoded { state.stats.framesEncoded += 1 } else { state.stats.framesForwarded += 1 }
         }

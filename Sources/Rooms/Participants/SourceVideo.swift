@@ -18,6 +18,8 @@ final class SourceVideo: @unchecked Sendable {
     private static let payloadType: UInt8 = 96
     private var sequence: UInt16
     private var units: [SourceFeed.ForwardedUnit] = []
+    /// One packet, its payload's storage reused for every packet (the receiver copies what it keeps).
+    private var packet: RTPPacket
     /// Feed time → RTP timestamp, per reader connection.
     private var epoch = -1
     private var offset = 0.0
@@ -31,6 +33,8 @@ final class SourceVideo: @unchecked Sendable {
         self.ssrc = ssrc
         sequence = random.next()
         lastTimestamp = random.next()
+        packet = RTPPacket(payloadType: Self.payloadType, sequenceNumber: 0, timestamp: 0, ssrc: ssrc)
+        packet.payload.reserveCapacity(1500)
         let negotiated = NegotiatedStream(
             kind: .video, ssrc: ssrc, payloadType: Self.payloadType, clockRate: 90_000, codec: "H264",
             fmtp: format.fmtp)
@@ -62,20 +66,19 @@ final class SourceVideo: @unchecked Sendable {
             lastTimestamp = timestamp
             unit.avcc.withUnsafeBytes { avcc in
                 packetizer.packetize(avcc: avcc, parameterSets: unit.parameterSets) { prefix, count, rest, last in
-                    var payload = [UInt8]()
-                    payload.reserveCapacity(count + rest.count)
-                    if count > 0 { payload.append(prefix.0) }
-                    if count > 1 { payload.append(prefix.1) }
-                    payload.append(contentsOf: rest)
-                    let packet = RTPPacket(
-                        marker: last, payloadType: Self.payloadType, sequenceNumber: sequence, timestamp: timestamp,
-                        ssrc: ssrc, payload: payload)
+                    packet.payload.removeAll(keepingCapacity: true)
+                    if count > 0 { packet.payload.append(prefix.0) }
+                    if count > 1 { packet.payload.append(prefix.1) }
+                    packet.payload.append(contentsOf: rest)
+                    packet.marker = last
+                    packet.sequenceNumber = sequence
+                    packet.timestamp = timestamp
                     sequence &+= 1
-                    receiver.receive(packet, bytes: payload.count + 12, nowMs: nowMs)
+                    receiver.receive(packet, bytes: packet.payload.count + 12, nowMs: nowMs)
                 }
             }
         }
-        units.removeAll(keepingCapacity: true)
+        feed.recycle(&units)
         // Its rates, which a sender's receiver reports update once a second (this one has no sender to report to).
         if nowMs - (lastRatesMs ?? 0) >= 1000 {
             lastRatesMs = nowMs
