@@ -84,7 +84,7 @@ let package = Package(
         .target(
             name: "Publishing",
             dependencies: [
-                "CRTMP",
+                "CRTMP", "CAVFormat", "RTP",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .target(

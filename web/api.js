@@ -171,7 +171,8 @@ const SENTENCES = {
     invalid_output: ({ detail }) =>
         detail
             ? `That output was refused: ${detail}.`
-            : "That output was refused. Outputs are rtmp://host/app/stream, rtmps://… or file://name.flv.",
+            : "That output was refused. Outputs are rtmp://host/app/stream, rtmps://…, srt://host:port or " +
+              "file://name.flv (.mp4, .ts).",
     output_path_forbidden: ({ detail }) =>
         `That file cannot be written${detail ? ` (${detail})` : ""}: recordings go into the server's recordings ` +
         "directory, under a name that does not exist yet.",

@@ -127,7 +127,8 @@ function outputFields() {
 async function addOutput(view, fields, status) {
     const body = { url: fields.url.value.trim() };
     if (!body.url) {
-        status.error("Give the output's URL: rtmp://host/app/stream, rtmps://… or file://name.flv.");
+        status.error("Give the output's URL: rtmp://host/app/stream, rtmps://…, srt://host:port or " +
+            "file://name.flv (.mp4, .ts).");
         return;
     }
     if (fields.queueMs.value) body.queueMs = Number(fields.queueMs.value);

@@ -1,14 +1,16 @@
 import Foundation
 import Logging
 
-/// Writes the stream to an FLV file (`file:///absolute/path.flv`) on its own thread.
+/// Writes the stream to a file on its own thread: FLV (`file:///absolute/path.flv`, or any other name), fragmented
+/// MP4 (`.mp4`) or MPEG-TS (`.ts`), the last two by libavformat's muxers from the same tags (`ProgrammeMuxer`).
 ///
-/// The file starts with the FLV header (flags from the header tags: video only when there is an AVC
-/// sequence header), then the header tags, then every tag as it is drained from the bounded queue,
+/// An FLV file starts with the FLV header (flags from the header tags: video only when there is an AVC
+/// sequence header), then the header tags; an MP4 or TS file with its container's header for the streams the
+/// header tags describe. Then every tag as it is drained from the bounded queue,
 /// starting at a keyframe with the audio of that moment (`StartGate`; the owner is asked for a keyframe
-/// when the file opens). Each tag goes to the
-/// kernel as soon as it is written (`FLVFileWriter` has no user-space buffer), so the file is readable
-/// to its last tag even if the process is killed. A write failure (disk full, path gone) is final:
+/// when the file opens). Each tag (an MP4 fragment, every half second) goes to the
+/// kernel as soon as it is written (`RecordingFile` has no user-space buffer), so the file is readable
+/// to its last tag (fragment) even if the process is killed. A write failure (disk full, path gone) is final:
 /// state `error`. Retry options do not apply to files.
 public final class FileOutput: Output {
     public let id: String
@@ -71,12 +73,19 @@ public final class FileOutput: Output {
     private func run(path: String) {
         do {
             // Closed when this returns (the writer's deinit), before the final state is reported.
-            let writer = try FLVFileWriter(path: path)
+            let file = try RecordingFile(path: path)
             let headers = core.headerTags
             let hasVideo = headers.contains { $0.kind == .video }
             let hasAudio = headers.contains { $0.kind == .audio } || !hasVideo
-            try writer.writeHeader(hasVideo: hasVideo, hasAudio: hasAudio)
-            for header in headers { try write(header, with: writer) }
+            let writer: Writer
+            if let container = Self.container(of: path) {
+                let io = try MuxerIO.descriptor(file.fileDescriptor)
+                writer = .muxed(try ProgrammeMuxer(io: io, container: container, headers: headers), file)
+            } else {
+                writer = .flv(file)
+                try file.writeHeader(hasVideo: hasVideo, hasAudio: hasAudio)
+                for header in headers { try write(header, with: writer) }
+            }
             core.onKeyframeNeeded()
             core.transition(to: .connected, message: nil)
             var gate = StartGate(hasVideo: hasVideo, queueLimitMs: core.options.queueLimitMs)
@@ -97,12 +106,39 @@ public final class FileOutput: Output {
         }
     }
 
-    private func write(_ tag: FLVTag, with writer: FLVFileWriter) throws(OutputIOError) {
+    private func write(_ tag: FLVTag, with writer: Writer) throws(OutputIOError) {
         guard tag.body.count <= FLVTag.maxBodySize else {
             core.logger.warning("dropping a \(tag.kind) tag of \(tag.body.count) bytes: too large for FLV")
             return
         }
-        try writer.write(tag)
+        switch writer {
+        case .flv(let file): try file.write(tag)
+        case .muxed(let muxer, _): try muxer.write(tag)
+        }
         core.recordSent(tag)
+    }
+
+    /// The file and what writes its container.
+    private enum Writer {
+        case flv(RecordingFile)
+        case muxed(ProgrammeMuxer, RecordingFile)
+
+        /// Ends the container (the MP4 muxer's last fragment) and closes the file.
+        func close() throws(OutputIOError) {
+            switch self {
+            case .flv(let file): try file.close()
+            case .muxed(let muxer, let file):
+                try muxer.finish()
+                try file.close()
+            }
+        }
+    }
+
+    /// The container a file's name asks for: nil for FLV.
+    static func container(of path: String) -> ProgrammeMuxer.Container? {
+        let lower = path.lowercased()
+        if lower.hasSuffix(".mp4") { return .fragmentedMP4 }
+        if lower.hasSuffix(".ts") { return .mpegTS }
+        return nil
     }
 }

@@ -63,7 +63,7 @@ public enum OutputError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .unsupportedScheme(let url):
-            "unsupported output URL \(redactedURL(url)): use rtmp[s]://host[:port]/app/stream or file:///absolute/path.flv"
+            "unsupported output URL \(redactedURL(url)): use rtmp[s]://host[:port]/app/stream, srt://host:port?streamid=… or file:///absolute/path.flv (.mp4, .ts)"
         case .invalidURL(let url, let reason):
             "invalid output URL \(redactedURL(url)): \(reason)"
         case .invalidOptions(let error):
@@ -74,7 +74,8 @@ public enum OutputError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-/// Creates the output for `url`: rtmp:// and rtmps:// publish with librtmp, file:// writes an FLV file.
+/// Creates the output for `url`: rtmp:// and rtmps:// publish with librtmp, srt:// with libavformat (MPEG-TS over
+/// libsrt), file:// writes an FLV file, or fragmented MP4 or MPEG-TS for a name ending in .mp4 or .ts.
 /// rtmps:// is TLS through Debian's librtmp (GnuTLS), which neither verifies the server's certificate
 /// nor sends SNI: the stream is encrypted but the server is not authenticated (logged as a warning).
 /// Nothing happens until `start`.
@@ -85,12 +86,15 @@ public func makeOutput(
 ) throws(OutputError) -> any Output {
     do { try options.validate() } catch { throw .invalidOptions(error) }
     switch OutputURL.scheme(of: url) {
-    case "rtmp", "rtmps":
-        if let reason = OutputURL.rtmpProblem(url) { throw .invalidURL(url: url, reason: reason) }
+    case "rtmp", "rtmps", "srt":
+        let srt = OutputURL.scheme(of: url) == "srt"
+        if let reason = srt ? OutputURL.srtProblem(url) : OutputURL.rtmpProblem(url) {
+            throw .invalidURL(url: url, reason: reason)
+        }
         if let reason = rules.destinations.refusal(host: OutputURL.rtmpHost(url)) {
             throw .forbiddenHost(url: url, reason: reason)
         }
-        return RTMPPublisher(
+        return StreamPublisher(
             id: id, url: url, options: options, logger: logger, destinations: rules.destinations,
             onKeyframeNeeded: onKeyframeNeeded, onStateChange: onStateChange)
     case "file":

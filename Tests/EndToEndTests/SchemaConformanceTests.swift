@@ -78,7 +78,7 @@ extension EndToEnd {
             #expect(badQueue.status == 400 && badQueue.errorCode == "invalid_output")
             #expect(badQueue.text.contains("queueMs must be within 100...10000, got 20000"))
             #expect(
-                try s.call("POST", "/v1/rooms/ct/outputs", token: root, json: #"{"url":"srt://h:9000"}"#).errorCode
+                try s.call("POST", "/v1/rooms/ct/outputs", token: root, json: #"{"url":"udp://h:9000"}"#).errorCode
                     == "invalid_output")
             #expect(
                 try s.call("POST", "/v1/rooms/ct/outputs", token: root, json: #"{"queueMs":100}"#).errorCode

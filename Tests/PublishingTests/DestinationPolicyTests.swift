@@ -109,10 +109,10 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: root) }
         let existing = dir.path + "/other-room.flv"
         FileManager.default.createFile(atPath: existing, contents: Data("recorded".utf8))
-        #expect(throws: OutputIOError.self) { _ = try FLVFileWriter(path: existing) }
+        #expect(throws: OutputIOError.self) { _ = try RecordingFile(path: existing) }
         #expect(FileManager.default.contents(atPath: existing) == Data("recorded".utf8))
         try FileManager.default.createSymbolicLink(atPath: dir.path + "/link.flv", withDestinationPath: root + "/x.flv")
-        #expect(throws: OutputIOError.self) { _ = try FLVFileWriter(path: dir.path + "/link.flv") }
+        #expect(throws: OutputIOError.self) { _ = try RecordingFile(path: dir.path + "/link.flv") }
         #expect(!FileManager.default.fileExists(atPath: root + "/x.flv"))
     }
 }

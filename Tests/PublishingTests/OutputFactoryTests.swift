@@ -6,20 +6,20 @@ import Testing
 struct OutputFactoryTests {
     let logger = Logger(label: "test.publishing")
 
-    @Test("rtmp:// makes an RTMPPublisher and file:// a FileOutput, both idle until started")
+    @Test("rtmp:// makes an StreamPublisher and file:// a FileOutput, both idle until started")
     func schemes() throws {
         let rtmp = try makeOutput(id: "a", url: "rtmp://127.0.0.1:1935/live/key", logger: logger) { _ in }
-        #expect(rtmp is RTMPPublisher)
+        #expect(rtmp is StreamPublisher)
         #expect(rtmp.state == .disconnected)
         let file = try makeOutput(id: "b", url: "file:///tmp/cohost%20test.flv", logger: logger) { _ in }
         #expect((file as? FileOutput)?.path == "/tmp/cohost test.flv")
         #expect(file.state == .disconnected)
     }
 
-    @Test("rtmps:// makes an RTMPPublisher too (TLS through librtmp), with the same URL checks")
+    @Test("rtmps:// makes an StreamPublisher too (TLS through librtmp), with the same URL checks")
     func rtmps() throws {
         let output = try makeOutput(id: "a", url: "rtmps://example.com:443/live/key", logger: logger) { _ in }
-        #expect(output is RTMPPublisher)
+        #expect(output is StreamPublisher)
         #expect(output.state == .disconnected)
         #expect(
             throws: OutputError.invalidURL(

@@ -7,7 +7,7 @@ import TestSupport
 @testable import Publishing
 
 @Suite("RTMP publishing to a real nginx-rtmp")
-struct RTMPPublisherNginxTests {
+struct StreamPublisherNginxTests {
     let logger = Logger(label: "test.publishing")
     static let red = YUVColor(r: 200, g: 40, b: 40)
     static let blue = YUVColor(r: 40, g: 40, b: 200)
@@ -28,7 +28,7 @@ struct RTMPPublisherNginxTests {
         defer { nginx.stop() }
         let programme = try EncodedProgramme(segments: [(3, Self.red)], dataEveryMs: 200)
         let recorder = StateRecorder()
-        let publisher = RTMPPublisher(
+        let publisher = StreamPublisher(
             id: "p", url: nginx.url(stream: "e2e"), logger: logger, onStateChange: recorder.handler)
         publisher.start(headers: programme.headers)
         #expect(StateRecorder.wait(timeout: 5) { publisher.state == .connected }, "nginx log: \(nginx.errorLog)")
@@ -67,7 +67,7 @@ struct RTMPPublisherNginxTests {
         let programme = try EncodedProgramme(segments: [(1, Self.red), (12, Self.blue)])
         let recorder = StateRecorder()
         let keyframes = KeyframeRequestCounter()
-        let publisher = RTMPPublisher(
+        let publisher = StreamPublisher(
             id: "r", url: nginx.url(stream: "again"), logger: logger,
             onKeyframeNeeded: keyframes.handler, onStateChange: recorder.handler)
         publisher.start(headers: programme.headers)
@@ -157,7 +157,7 @@ struct RTMPPublisherNginxTests {
         defer { nginx.stop() }
         let recorder = StateRecorder()
         let url = "rtmp://127.0.0.1:\(nginx.port)/nosuchapp/key"
-        let publisher = RTMPPublisher(id: "u", url: url, logger: logger, onStateChange: recorder.handler)
+        let publisher = StreamPublisher(id: "u", url: url, logger: logger, onStateChange: recorder.handler)
         publisher.start(headers: [FLVMuxer.aacSequenceHeader([0x11, 0x90])])
         #expect(StateRecorder.wait(timeout: 5) { publisher.state == .error }, "nginx log: \(nginx.errorLog)")
         publisher.stop()
@@ -179,12 +179,12 @@ struct RTMPPublisherNginxTests {
         let nginx = try NginxRTMP()
         defer { nginx.stop() }
         let header = FLVMuxer.aacSequenceHeader([0x11, 0x90])
-        let first = RTMPPublisher(id: "a", url: nginx.url(stream: "taken"), logger: logger, onStateChange: { _ in })
+        let first = StreamPublisher(id: "a", url: nginx.url(stream: "taken"), logger: logger, onStateChange: { _ in })
         first.start(headers: [header])
         defer { first.stop() }
         #expect(StateRecorder.wait(timeout: 5) { first.state == .connected })
         let recorder = StateRecorder()
-        let second = RTMPPublisher(
+        let second = StreamPublisher(
             id: "b", url: nginx.url(stream: "taken"), logger: logger, onStateChange: recorder.handler)
         second.start(headers: [header])
         #expect(StateRecorder.wait(timeout: 5) { second.state == .reconnecting }, "nginx log: \(nginx.errorLog)")

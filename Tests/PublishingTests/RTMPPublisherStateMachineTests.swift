@@ -5,7 +5,7 @@ import Testing
 
 /// The reconnect state machine on a scripted environment: exact states, attempt numbers and waits.
 @Suite("RTMP publisher state machine")
-struct RTMPPublisherStateMachineTests {
+struct StreamPublisherStateMachineTests {
     let logger = Logger(label: "test.publishing")
     static let header = FLVMuxer.aacSequenceHeader([0x11, 0x90])
     static let refusedTCP = "cannot connect to 127.0.0.1:1935: Connection refused"
@@ -19,8 +19,8 @@ struct RTMPPublisherStateMachineTests {
     private func publisher(
         _ environment: ScriptedEnvironment, options: OutputOptions = OutputOptions(),
         recorder: StateRecorder, keyframes: KeyframeRequestCounter = KeyframeRequestCounter()
-    ) -> RTMPPublisher {
-        RTMPPublisher(
+    ) -> StreamPublisher {
+        StreamPublisher(
             id: "s", url: "rtmp://127.0.0.1/live/s", options: options, logger: logger, environment: environment,
             random: { 0.5 }, onKeyframeNeeded: keyframes.handler, onStateChange: recorder.handler)
     }

@@ -5,13 +5,13 @@ import TestSupport
 @testable import Publishing
 
 @Suite("RTMP publisher states without a server")
-struct RTMPPublisherStateTests {
+struct StreamPublisherStateTests {
     let logger = Logger(label: "test.publishing")
 
     @Test("a URL that is not rtmp:// is an immediate error, reported again on start")
     func notRTMP() {
         let recorder = StateRecorder()
-        let publisher = RTMPPublisher(
+        let publisher = StreamPublisher(
             id: "x", url: "http://127.0.0.1/live/x", logger: logger, onStateChange: recorder.handler)
         #expect(publisher.state == .error)
         #expect(publisher.lastMessage == "cannot publish to http://127.0.0.1/live/x: not an rtmp:// or rtmps:// URL")
@@ -27,7 +27,7 @@ struct RTMPPublisherStateTests {
     func unreachable() throws {
         let port = try FreePort.tcp()  // nothing listens there
         let recorder = StateRecorder()
-        let publisher = RTMPPublisher(
+        let publisher = StreamPublisher(
             id: "y", url: "rtmp://127.0.0.1:\(port)/live/y", logger: logger,
             onStateChange: recorder.handler)
         publisher.start(headers: [FLVMuxer.aacSequenceHeader([0x11, 0x90])])
@@ -42,7 +42,7 @@ struct RTMPPublisherStateTests {
         #expect(Date().timeIntervalSince(began) < 1)
         // A host the operator listed is trusted with the reason.
         let listed = StateRecorder()
-        let trusted = RTMPPublisher(
+        let trusted = StreamPublisher(
             id: "z", url: "rtmp://127.0.0.1:\(port)/live/z", logger: logger,
             destinations: try DestinationPolicy(allowing: ["127.0.0.1"]), onStateChange: listed.handler)
         trusted.start(headers: [FLVMuxer.aacSequenceHeader([0x11, 0x90])])

@@ -233,7 +233,7 @@ import TestSupport
             }
             try await client.execute(
                 uri: "/v1/rooms/out/outputs", method: .post, headers: auth,
-                body: ByteBuffer(string: #"{"url":"srt://h:9000?streamid=key"}"#)
+                body: ByteBuffer(string: #"{"url":"udp://h:9000"}"#)
             ) { #expect(errorCode($0) == "invalid_output") }
 
             let events = try #require(manager.room("out")).events.subscribe()

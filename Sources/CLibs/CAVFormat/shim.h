@@ -13,6 +13,8 @@
 #include <stdarg.h>
 #include <string.h>
 #include <stdint.h>
+#include <errno.h>
+#include <unistd.h>
 
 // AVERROR_EOF and AVERROR(e) are macros Swift cannot import.
 static inline int cohost_avformat_eof(void) { return AVERROR_EOF; }
@@ -83,8 +85,8 @@ static inline int cohost_sws_to_i420(struct SwsContext **sws, const AVFrame *fra
 
 static inline void cohost_sws_free(struct SwsContext *sws) { sws_freeContext(sws); }
 
-// libavformat's log lines may quote a URL with its credentials (rtsp://user:password@camera/…): every line goes
-// to stderr with the user information of any URL in it replaced by "***".
+// libavformat's log lines may quote a URL with its credentials (rtsp://user:password@camera/…, an SRT passphrase):
+// every line goes to stderr with the user information of any URL and any passphrase in it replaced by "***".
 static inline void cohost_redacting_log(void *avcl, int level, const char *fmt, va_list vl) {
     if (level > av_log_get_level()) return;
     char line[1024];
@@ -92,7 +94,13 @@ static inline void cohost_redacting_log(void *avcl, int level, const char *fmt, 
     av_log_format_line(avcl, level, fmt, vl, line, sizeof line, &prefix);
     char out[1100];
     size_t o = 0;
-    for (size_t i = 0; line[i] && o < sizeof out - 8; ) {
+    for (size_t i = 0; line[i] && o < sizeof out - 16; ) {
+        // An SRT URL's passphrase, in its query.
+        if (strncmp(line + i, "passphrase=", 11) == 0) {
+            memcpy(out + o, "passphrase=***", 14); o += 14; i += 11;
+            while (line[i] && line[i] != '&' && line[i] != ' ' && line[i] != '\n') i++;
+            continue;
+        }
         if (line[i] == ':' && line[i + 1] == '/' && line[i + 2] == '/') {
             memcpy(out + o, "://", 3); o += 3; i += 3;
             size_t end = i;
@@ -133,3 +141,41 @@ static inline void cohost_free_custom_io(AVIOContext *io) {
     av_freep(&io->buffer);
     avio_context_free(&io);
 }
+
+// Output: a muxer writing to a file descriptor the caller opened (with its own flags: O_EXCL, O_NOFOLLOW), each
+// buffer straight to the kernel. Not seekable: the MP4 muxer then writes fragments only.
+static inline int cohost_fd_write(void *opaque, const uint8_t *buf, int size) {
+    int fd = (int)(intptr_t)opaque;
+    int done = 0;
+    while (done < size) {
+        ssize_t n = write(fd, buf + done, (size_t)(size - done));
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return AVERROR(errno);
+        }
+        done += (int)n;
+    }
+    return size;
+}
+
+static inline AVIOContext *cohost_fd_write_io(int fd, int bufsize) {
+    unsigned char *buffer = av_malloc(bufsize);
+    if (!buffer) return NULL;
+    AVIOContext *io = avio_alloc_context(buffer, bufsize, 1, (void *)(intptr_t)fd, NULL,
+                                         (int (*)(void *, uint8_t *, int))cohost_fd_write, NULL);
+    if (!io) {
+        av_free(buffer);
+        return NULL;
+    }
+    io->seekable = 0;
+    return io;
+}
+
+// Opens `url` for writing with one of libavformat's protocols (srt), every blocking call under the deadline.
+static inline int cohost_avio_open_write(AVIOContext **pb, const char *url, cohost_io_deadline *d,
+                                         AVDictionary **options) {
+    AVIOInterruptCB cb = { cohost_io_interrupt, d };
+    return avio_open2(pb, url, AVIO_FLAG_WRITE, &cb, options);
+}
+
+static inline int cohost_averror(int e) { return AVERROR(e); }

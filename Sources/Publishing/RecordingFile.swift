@@ -1,12 +1,13 @@
 import Foundation
 
-/// An FLV file being written: the owner of its file descriptor.
+/// A recording being written: the owner of its file descriptor, and the writer of FLV, the container Cohost
+/// writes itself (MP4 and MPEG-TS go through `ProgrammeMuxer` into `descriptor`).
 ///
 /// Writes go straight to the descriptor (no user-space buffer), so every finished tag is in the
 /// kernel and survives the process being killed (SIGKILL included); readers such as ffprobe see the
 /// file up to the last tag. `close` reports a failing close (NFS, quota) instead of losing it in `deinit`.
 /// `@unchecked Sendable`: used by its FileOutput's worker thread only.
-final class FLVFileWriter: @unchecked Sendable {
+final class RecordingFile: @unchecked Sendable {
     private var descriptor: Int32
     let path: String
     /// Reused for every tag (hot path: one tag per frame).
@@ -27,6 +28,9 @@ final class FLVFileWriter: @unchecked Sendable {
     }
 
     deinit { if descriptor >= 0 { Foundation.close(descriptor) } }
+
+    /// The open descriptor, for a muxer to write through (-1 once closed).
+    var fileDescriptor: Int32 { descriptor }
 
     func writeHeader(hasVideo: Bool, hasAudio: Bool) throws(OutputIOError) {
         buffer.removeAll(keepingCapacity: true)

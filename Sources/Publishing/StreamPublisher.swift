@@ -1,7 +1,8 @@
 import Foundation
 import Logging
 
-/// Publishes FLV tags to an RTMP server with librtmp, on its own thread.
+/// Publishes the programme's FLV tags to a server on its own thread: RTMP with librtmp, or SRT (caller, MPEG-TS by
+/// libavformat's muxer, `SRTEnvironment`).
 ///
 /// `send` only enqueues (bounded, see `TagQueue`). The worker connects, writes the header tags, asks its
 /// owner for a keyframe, then drains the queue. On a connect or write failure it goes `reconnecting`
@@ -11,7 +12,7 @@ import Logging
 /// application, which no retry can fix; a refused TCP connection (server down) is always retried.
 ///
 /// The worker thread keeps the publisher alive until `stop()`: always stop an output you started.
-public final class RTMPPublisher: Output {
+public final class StreamPublisher: Output {
     /// A connection that lasted this long resets the backoff and the retry count.
     static let stableConnectionSeconds = 5.0
 
@@ -22,16 +23,19 @@ public final class RTMPPublisher: Output {
     private let policy: ReconnectPolicy
     private let environment: any PublisherEnvironment
 
-    /// A URL that is not a usable rtmp:// URL puts the publisher straight into the final `error` state.
+    /// A URL that is not a usable rtmp://, rtmps:// or srt:// URL puts the publisher straight into the final `error`
+    /// state.
     public convenience init(
         id: String, url: String, options: OutputOptions = OutputOptions(), logger: Logger,
         destinations: DestinationPolicy = DestinationPolicy(),
         onKeyframeNeeded: @escaping KeyframeRequestHandler = {},
         onStateChange: @escaping OutputStateHandler
     ) {
+        let environment: any PublisherEnvironment =
+            OutputURL.scheme(of: url) == "srt"
+            ? SRTEnvironment(destinations: destinations) : LibRTMPEnvironment(destinations: destinations)
         self.init(
-            id: id, url: url, options: options, logger: logger,
-            environment: LibRTMPEnvironment(destinations: destinations),
+            id: id, url: url, options: options, logger: logger, environment: environment,
             random: { Double.random(in: 0..<1) }, onKeyframeNeeded: onKeyframeNeeded, onStateChange: onStateChange)
     }
 
@@ -48,7 +52,7 @@ public final class RTMPPublisher: Output {
         var logger = logger
         logger[metadataKey: "output"] = "\(id)"
         var initial = OutputStateChange(state: .disconnected)
-        if let problem = OutputURL.rtmpProblem(url) {
+        if let problem = environment.urlProblem(url) {
             initial = OutputStateChange(state: .error, message: "cannot publish to \(redactedURL(url)): \(problem)")
         } else {
             if OutputURL.scheme(of: url) == "rtmps" {
