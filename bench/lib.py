@@ -99,6 +99,24 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
+def thread_cpu_seconds(pid, *names, prefix=None):
+    """utime + stime of the threads of `pid` named one of `names` (their comm, 15 characters at most) or starting
+    with `prefix`, in seconds."""
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                comm = f.read().strip()
+            if comm not in [n[:15] for n in names] and not (prefix and comm.startswith(prefix)):
+                continue
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except FileNotFoundError:
+            continue
+    return total / CLK_TCK
+
+
 def rss_mib(pid):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -245,8 +263,9 @@ class Cohost:
         full_env.update(env or {})
         data_dir = tempfile.mkdtemp(prefix="data-", dir=procs.workdir)
         self.media_dir = os.path.join(data_dir, "media")
+        self.recordings_dir = os.path.join(data_dir, "recordings")
         self.proc = procs.start(name, list(wrapper) + [COHOST_BIN, "serve", "--data-dir", data_dir,
-                                       "--media-dir", self.media_dir,
+                                       "--media-dir", self.media_dir, "--recordings-dir", self.recordings_dir,
                                        "--http", f"127.0.0.1:{self.http_port}",
                                        "--rtp-port", str(self.rtp_port), "--keys", f"{self.key}:{self.secret}",
                                        "--log-level", os.environ.get("BENCH_LOG_LEVEL", "warning")], env=full_env)

@@ -50,6 +50,9 @@ def targets(r):
     behind = _get(r, "return", "forwarded_sync", "audio_behind_video_p50_ms")
     out["forwarded_audio_behind_video_ms"] = _check(behind, 100)
     out["forwarded_video_behind_audio_ms"] = _check(None if behind is None else -behind, 40)
+    # An output that muxes the programme's own encode costs little next to its room.
+    out["srt_output_thread_cores"] = _check(_get(r, "outputs", "srt_thread_cores"), 0.03)
+    out["mp4_output_thread_cores"] = _check(_get(r, "outputs", "mp4_thread_cores"), 0.03)
     return out
 
 
@@ -128,6 +131,12 @@ def table(r):
         lines.append(f"   direct path p50/p95 {_f(_get(rel, 'direct', 'p50_ms'))}/{_f(_get(rel, 'direct', 'p95_ms'))} ms; "
                      f"cohost/copy CPU {_f(rel.get('cohost_over_copy_cpu'), 1)}, "
                      f"cohost/transcode CPU {_f(rel.get('cohost_over_transcode_cpu'))}")
+    out = r.get("outputs")
+    if out:
+        lines += ["", "12. outputs on top of a 720p room of 4 (RTMP output), cheapest of the turns",
+                  f"   room {_f(out.get('room_cores'), 3)} cores; + SRT {_f(out.get('srt_added_cores'), 4)}; "
+                  f"+ MP4 recording {_f(out.get('mp4_added_cores'), 4)}; the output's own thread: "
+                  f"SRT {_f(out.get('srt_thread_cores'), 4)}, MP4 {_f(out.get('mp4_thread_cores'), 4)} cores"]
     lat = r.get("latency")
     if lat:
         lines += ["", "2. latency (age of each new pulled frame; cohost path vs direct sender->nginx path)",

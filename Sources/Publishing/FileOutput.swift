@@ -56,8 +56,12 @@ public final class FileOutput: Output {
     public func start(headers: [FLVTag]) {
         guard let path, core.begin(headers: headers) else { return }
         core.transition(to: .connecting, attempt: 0, message: nil)
-        let thread = Thread { [self] in run(path: path) }
-        thread.name = "flv-file-\(id)"
+        let name = "file-\(id)"
+        let thread = Thread { [self] in
+            OutputCore.nameThread(name)
+            run(path: path)
+        }
+        thread.name = name
         thread.start()
     }
 

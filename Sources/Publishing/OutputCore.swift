@@ -204,3 +204,12 @@ final class OutputCore: @unchecked Sendable {
         onStateChange(change)
     }
 }
+
+extension OutputCore {
+    /// Names the calling thread for the system (`top -H`, /proc/…/task/…/comm: 15 bytes at most), which a name
+    /// given before the thread starts is not on Linux: the benchmark reads an output's own CPU by it.
+    static func nameThread(_ name: String) {
+        // Set from the thread itself: only then does Foundation pass it on to the system.
+        Thread.current.name = String(name.utf8.prefix(15)) ?? "output"
+    }
+}

@@ -55,13 +55,13 @@ struct SRTEnvironment: PublisherEnvironment {
         let told = destinations.allows(host: host)
         let vague = OutputIOError(description: "cannot connect to \(host):\(OutputURL.srtPort(url))")
         let address: String
-        do { address = try SRTConnection.resolve(host) } catch { throw told ? error : vague }
+        do { address = try SRTOutputConnection.resolve(host) } catch { throw told ? error : vague }
         // The address libsrt will connect to, checked here: a name cannot resolve into a refused network between
         // the check and the connect.
         if let refusal = destinations.refusal(host: host, addresses: IPAddress(address).map { [$0] } ?? []) {
             throw OutputIOError(description: refusal, isFinal: true)
         }
-        do { return try SRTConnection(url: url, address: address) } catch { throw told ? error : vague }
+        do { return try SRTOutputConnection(url: url, address: address) } catch { throw told ? error : vague }
     }
 
     func now() -> Double { ProcessInfo.processInfo.systemUptime }

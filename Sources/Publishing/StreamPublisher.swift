@@ -76,8 +76,12 @@ public final class StreamPublisher: Output {
     public func start(headers: [FLVTag]) {
         guard core.begin(headers: headers) else { return }
         core.transition(to: .connecting, attempt: 0, message: nil)
-        let thread = Thread { [self] in run() }
-        thread.name = "rtmp-\(id)"
+        let name = "\(OutputURL.scheme(of: url))-\(id)"
+        let thread = Thread { [self] in
+            OutputCore.nameThread(name)
+            run()
+        }
+        thread.name = name
         thread.start()
     }
 

@@ -3,7 +3,7 @@ import Foundation
 /// One SRT connection publishing the programme (caller mode, live transmission type), MPEG-TS in 1316-byte
 /// payloads. libavformat's srt protocol connects (`MuxerIO`); the MPEG-TS muxer is made on the first media tag,
 /// from the header tags the publisher writes first. Used by its publisher's worker thread only.
-final class SRTConnection: PublishingConnection {
+final class SRTOutputConnection: PublishingConnection {
     /// A peer silent this long (no acknowledgement, no keepalive) is gone: the publisher reconnects.
     static let peerIdleTimeoutMs = 2000
     static let connectTimeoutMs: Int64 = 5000
@@ -43,10 +43,9 @@ final class SRTConnection: PublishingConnection {
     /// A literal address as it is; a name resolved with `getaddrinfo` (its first address, IPv4 or IPv6).
     static func resolve(_ host: String) throws(OutputIOError) -> String {
         if IPAddress(host) != nil { return host }
-        var hints = addrinfo()
-        hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)
+        // Any socket type: only the address is kept.
         var result: UnsafeMutablePointer<addrinfo>?
-        let status = getaddrinfo(host, nil, &hints, &result)
+        let status = getaddrinfo(host, nil, nil, &result)
         defer { if let result { freeaddrinfo(result) } }
         guard status == 0, let first = result, let address = first.pointee.ai_addr else {
             throw OutputIOError(description: "cannot resolve \(host): \(String(cString: gai_strerror(status)))")
