@@ -16,11 +16,11 @@ build: packages
 run: build
 	.build/release/cohost serve $(ARGS)
 
-# Line tables only (enough for backtraces), no C debug info and no index store: the debug build with tests is most of
-# `make test`, and full DWARF for two copies of the dependencies' C, or an index for an editor, is time nobody reads.
-# `swift build` by hand with other flags builds everything again; after `make build-tests`, run single suites with
-# `swift test --skip-build --filter …`.
-DEBUG_FLAGS ?= -Xswiftc -gline-tables-only -Xcc -g0 --disable-index-store
+# Line tables only (enough for backtraces) and no C debug info: the debug build with tests is most of `make test`,
+# and full DWARF for two copies of the dependencies' C is time nobody reads. The index store stays: on Linux the
+# test build finds the tests through it. `swift build` by hand with other flags builds everything again; after
+# `make build-tests`, run single suites with `swift test --skip-build --filter …`.
+DEBUG_FLAGS ?= -Xswiftc -gline-tables-only -Xcc -g0
 
 build-tests: test-packages
 	$(SWIFT) build --build-tests $(DEBUG_FLAGS)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets in fuzz/ (with AddressSanitizer) and runs each for FUZZ_SECONDS (default 60),
 # starting from the corpus in fuzz/corpus/<target> when there is one.
-# Usage: scripts/fuzz.sh [target...]   targets: rtp rtcp vp8 h264 sdp amf0 sdes jwt join toml stun dtls
+# Usage: scripts/fuzz.sh [target...]   targets: rtp rtcp vp8 h264 avcunits sdp amf0 sdes jwt join toml stun dtls
 # Each target is compiled with the source files it exercises (no C library among them): the packet targets link
 # an instrumented RTP module, jwt compiles the token parser without its HMAC (swift-crypto), join the negotiator
 # with the RTP module and SRTP's SDES files, toml the config file reader, stun the STUN parser without its HMAC,
@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
 out=.build-fuzz
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(rtp rtcp vp8 h264 sdp amf0 sdes jwt join toml stun dtls)
+[ ${#targets[@]} -eq 0 ] && targets=(rtp rtcp vp8 h264 avcunits sdp amf0 sdes jwt join toml stun dtls)
 mkdir -p "$out"
 flags=(-sanitize=fuzzer,address -parse-as-library -O -g)
 # The linker warns about every ASan helper symbol; show everything else, and stop on failure.
@@ -30,6 +30,7 @@ for target in "${targets[@]}"; do
     case "$target" in
         rtp|rtcp|vp8|h264|sdp) sources=(fuzz/FuzzSupport.swift) links=(-lRTP) ;;
         amf0) sources=(Sources/Publishing/AMF0.swift Sources/Publishing/AMF0Decoder.swift) links=() ;;
+        avcunits) sources=(Sources/MediaSources/H264Units.swift) links=() ;;
         sdes) sources=("${srtp_pure[@]}") links=() ;;
         jwt) sources=(Sources/Rooms/Token/Base64URL.swift Sources/Rooms/Token/CompactJWS.swift
                       Sources/Rooms/Token/TokenError.swift) links=() ;;

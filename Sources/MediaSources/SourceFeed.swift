@@ -33,6 +33,9 @@ public final class SourceFeed: @unchecked Sendable {
     /// Access units waiting for their time, at most (about 4 s at 30 frames/s): past this the oldest goes, and
     /// what follows waits for a keyframe.
     static let maxQueuedUnits = 120
+    /// A larger access unit is dropped, and what follows waits for a keyframe: no camera's picture is this big, and
+    /// 120 of them would be gigabytes (the bound an RTP sender's reassembly has too).
+    static let maxUnitBytes = 4 << 20
     static let maxSpareBuffers = 16
 
     /// One access unit of the source's H.264 for receivers' slots: AVCC, the parameter sets to send before it when
@@ -196,6 +199,11 @@ public final class SourceFeed: @unchecked Sendable {
         encoded: Bool
     ) {
         lock.withLock {
+            guard avcc.count <= Self.maxUnitBytes else {
+                state.unitsWaitForKeyframe = true
+                state.stats.framesForwardDropped += 1
+                return
+            }
             if state.units.count >= Self.maxQueuedUnits {
                 state.spareBuffers.append(state.units.removeFirst().avcc)
                 state.unitsWaitForKeyframe = true

@@ -142,6 +142,42 @@ import TestSupport
     }
 }
 
+/// The feed's queue of access units for slots: bounded in count and in size, and it starts again at a keyframe.
+@Suite struct ForwardedUnitQueueTests {
+    static func queue(_ feed: SourceFeed, bytes: Int, keyframe: Bool, at time: Double) {
+        [UInt8](repeating: 0x41, count: bytes).withUnsafeBytes {
+            feed.queueUnit($0, keyframe: keyframe, parameterSets: nil, at: time, encoded: false)
+        }
+    }
+
+    @Test func anOversizedUnitIsDroppedAndWhatFollowsWaitsForAKeyframe() {
+        let feed = SourceFeed(hasAudio: false, hasVideo: true, latencyMs: 0, forwardFormat: .encoded(levelIDC: 0x1F))
+        feed.start(at: 0, nowMs: 0)
+        Self.queue(feed, bytes: 100, keyframe: true, at: 0.0)
+        Self.queue(feed, bytes: SourceFeed.maxUnitBytes + 1, keyframe: false, at: 0.033)
+        Self.queue(feed, bytes: 100, keyframe: false, at: 0.066)
+        Self.queue(feed, bytes: 200, keyframe: true, at: 0.1)
+        var due: [SourceFeed.ForwardedUnit] = []
+        feed.takeDueUnits(nowMs: 10_000, into: &due)
+        #expect(due.map(\.avcc.count) == [100, 200])
+        #expect(due.map(\.time) == [0.0, 0.1])
+        #expect(feed.statistics.framesForwardDropped == 2 && feed.statistics.framesForwarded == 2)
+    }
+
+    @Test func aFullQueueLosesItsOldestAndWaitsForAKeyframe() {
+        let feed = SourceFeed(hasAudio: false, hasVideo: true, latencyMs: 0, forwardFormat: .encoded(levelIDC: 0x1F))
+        feed.start(at: 0, nowMs: 0)
+        for i in 0..<SourceFeed.maxQueuedUnits { Self.queue(feed, bytes: 10, keyframe: i == 0, at: Double(i) / 30) }
+        Self.queue(feed, bytes: 10, keyframe: false, at: 4.0)
+        Self.queue(feed, bytes: 20, keyframe: true, at: 4.1)
+        var due: [SourceFeed.ForwardedUnit] = []
+        feed.takeDueUnits(nowMs: 100_000, into: &due)
+        #expect(due.count == SourceFeed.maxQueuedUnits)
+        #expect(due.last?.avcc.count == 20 && due.last?.keyframe == true)
+        #expect(feed.statistics.framesForwardDropped == 2)
+    }
+}
+
 /// `H264Units` on hand-made NAL units: the framings containers use, rewritten to 4-byte lengths.
 @Suite struct H264UnitsTests {
     static let sps: [UInt8] = [0x67, 0x42, 0xC0, 0x1E, 0xD9]
