@@ -63,7 +63,7 @@ final class SRTOutputConnection: PublishingConnection {
                 return inet_ntop(AF_INET, &addr, &text, socklen_t(text.count)) != nil
             }
         }
-        guard ok else { throw OutputIOError(description: "cannot resolve \(host)") }
-        return String(cString: text)
+        guard ok, let end = text.firstIndex(of: 0) else { throw OutputIOError(description: "cannot resolve \(host)") }
+        return String(decoding: text[..<end].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

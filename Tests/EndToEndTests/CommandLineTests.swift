@@ -198,7 +198,7 @@ extension EndToEnd {
             #expect(removed.status == 0 && removed.stdout == "removed output o1 from room out\n")
             let again = try Self.cohost(s, ["output", "remove", "out", "o1"])
             #expect(again.status == 1 && again.stderr == "error: not_found: no output 'o1' in room 'out'\n")
-            let unsupported = try Self.cohost(s, ["output", "add", "out", "srt://127.0.0.1:9000"])
+            let unsupported = try Self.cohost(s, ["output", "add", "out", "udp://127.0.0.1:9000"])
             #expect(
                 unsupported.status == 1 && unsupported.stderr.hasPrefix("error: invalid_output: "),
                 "\(unsupported.stderr)")

@@ -100,8 +100,8 @@ extension EndToEnd {
             #expect(try cohost.call("POST", "/v1/rooms", token: admin, body: Data(create.utf8)).status == 201)
             #expect(await eventually(seconds: 15) { Self.outputState(cohost, room: room, admin: admin) == "connected" })
             let connected = Date()
-            // Four seconds of programme, then the process dies without a word.
-            #expect(await eventually(seconds: 10) { Date().timeIntervalSince(connected) >= 4 && Self.size(path) > 0 })
+            // Three seconds of programme, then the process dies without a word.
+            #expect(await eventually(seconds: 10) { Date().timeIntervalSince(connected) >= 3 && Self.size(path) > 0 })
             kill(cohost.process.processIdentifier, SIGKILL)
             let recordedFor = Date().timeIntervalSince(connected)
             _ = cohost.process.waitForExit(timeout: 5)

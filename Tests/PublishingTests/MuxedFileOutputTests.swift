@@ -138,6 +138,12 @@ struct SRTOutputURLTests {
         #expect(OutputURL.srtProblem("srt://127.0.0.1:9000?streamid=a b") != nil)
     }
 
+    @Test("a host is resolved here, so the destination rules judge the address libsrt connects to")
+    func resolved() throws {
+        #expect(try SRTOutputConnection.resolve("127.0.0.9") == "127.0.0.9")
+        #expect(["127.0.0.1", "::1"].contains(try SRTOutputConnection.resolve("localhost")))
+    }
+
     @Test("the passphrase is never shown")
     func redacted() {
         #expect(
