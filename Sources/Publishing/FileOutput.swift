@@ -56,13 +56,7 @@ public final class FileOutput: Output {
     public func start(headers: [FLVTag]) {
         guard let path, core.begin(headers: headers) else { return }
         core.transition(to: .connecting, attempt: 0, message: nil)
-        let name = "file-\(id)"
-        let thread = Thread { [self] in
-            OutputCore.nameThread(name)
-            run(path: path)
-        }
-        thread.name = name
-        thread.start()
+        OutputCore.startWorker(named: "file-\(id)") { [self] in run(path: path) }
     }
 
     public func send(_ tag: FLVTag) {

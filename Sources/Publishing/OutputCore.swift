@@ -206,10 +206,15 @@ final class OutputCore: @unchecked Sendable {
 }
 
 extension OutputCore {
-    /// Names the calling thread for the system (`top -H`, /proc/…/task/…/comm: 15 bytes at most), which a name
-    /// given before the thread starts is not on Linux: the benchmark reads an output's own CPU by it.
-    static func nameThread(_ name: String) {
-        // Set from the thread itself: only then does Foundation pass it on to the system.
-        Thread.current.name = String(name.utf8.prefix(15)) ?? "output"
+    /// Starts an output's worker thread, named `name` for the system too (`top -H`, /proc/…/task/…/comm: 15 bytes
+    /// at most; the benchmark reads an output's own CPU by it). A name given before the thread starts does not
+    /// reach the system on Linux: it is set from the thread itself.
+    static func startWorker(named name: String, _ body: @escaping @Sendable () -> Void) {
+        let thread = Thread {
+            Thread.current.name = String(name.utf8.prefix(15)) ?? "output"
+            body()
+        }
+        thread.name = name
+        thread.start()
     }
 }

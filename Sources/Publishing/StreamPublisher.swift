@@ -76,13 +76,7 @@ public final class StreamPublisher: Output {
     public func start(headers: [FLVTag]) {
         guard core.begin(headers: headers) else { return }
         core.transition(to: .connecting, attempt: 0, message: nil)
-        let name = "\(OutputURL.scheme(of: url))-\(id)"
-        let thread = Thread { [self] in
-            OutputCore.nameThread(name)
-            run()
-        }
-        thread.name = name
-        thread.start()
+        OutputCore.startWorker(named: "\(OutputURL.scheme(of: url))-\(id)") { [self] in run() }
     }
 
     public func send(_ tag: FLVTag) {

@@ -52,6 +52,27 @@ import TestSupport
         return (frame, decoded)
     }
 
+    /// A blue clip of x264 with `options` (its profile, its B-frames), a keyframe every `gop` pictures.
+    static func blueClip(_ size: String, seconds: Int, gop: Int, _ options: [String]) throws -> String {
+        try SourceReaderTests.file(
+            "mp4",
+            ["-f", "lavfi", "-i", "color=c=blue:s=\(size):r=30:d=\(seconds)", "-c:v", "libx264"] + options
+                + ["-g", "\(gop)", "-pix_fmt", "yuv420p"])
+    }
+
+    /// A looping reader of `path` and its feed, once the input opened.
+    static func reading(_ path: String, hidden: Bool = false) async throws -> (SourceReader, SourceFeed) {
+        let recorder = SourceReaderTests.Recorder(hidden: hidden)
+        let reader = recorder.reader(SourceReaderTests.input(path, loop: true, latencyMs: 200))
+        reader.start()
+        _ = await eventually(seconds: 10) { recorder.feed.withLock { $0 } != nil }
+        guard let feed = recorder.feed.withLock({ $0 }) else {
+            reader.stop()
+            throw TestSupportError.failed("the reader never opened \(path)")
+        }
+        return (reader, feed)
+    }
+
     static func isBlue(_ frame: VideoFrame) -> Bool {
         let y = Int(frame.y[frame.height / 2 * frame.strideY + frame.width / 2])
         let u = Int(frame.u[frame.chromaHeight / 2 * frame.strideUV + frame.strideUV / 2])
@@ -60,19 +81,10 @@ import TestSupport
     }
 
     @Test func aBaselineH264FileGoesToSlotsAsItIsWithParameterSetsBeforeEachKeyframe() async throws {
-        let path = try SourceReaderTests.file(
-            "mp4",
-            [
-                "-f", "lavfi", "-i", "color=c=blue:s=320x180:r=30:d=2", "-c:v", "libx264", "-profile:v",
-                "baseline", "-g", "15", "-pix_fmt", "yuv420p",
-            ])
+        let path = try Self.blueClip("320x180", seconds: 2, gop: 15, ["-profile:v", "baseline"])
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let recorder = SourceReaderTests.Recorder()
-        let reader = recorder.reader(SourceReaderTests.input(path, loop: true, latencyMs: 200))
-        reader.start()
+        let (reader, feed) = try await Self.reading(path)
         defer { reader.stop() }
-        #expect(await eventually(seconds: 10) { recorder.feed.withLock { $0 } != nil })
-        let feed = try #require(recorder.feed.withLock { $0 })
         // x264's baseline: constraint_set0 and 1, the constrained baseline browsers offer.
         let format = try #require(feed.forwardFormat)
         #expect(format.profileIDC == 0x42 && format.constraints == 0xC0)
@@ -95,19 +107,10 @@ import TestSupport
     }
 
     @Test func h264WithBFramesIsEncodedOnceInConstrainedBaselineForSlots() async throws {
-        let path = try SourceReaderTests.file(
-            "mp4",
-            [
-                "-f", "lavfi", "-i", "color=c=blue:s=320x180:r=30:d=2", "-c:v", "libx264", "-profile:v", "high",
-                "-bf", "2", "-g", "30", "-pix_fmt", "yuv420p",
-            ])
+        let path = try Self.blueClip("320x180", seconds: 2, gop: 30, ["-profile:v", "high", "-bf", "2"])
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let recorder = SourceReaderTests.Recorder(hidden: true)
-        let reader = recorder.reader(SourceReaderTests.input(path, loop: true, latencyMs: 200))
-        reader.start()
+        let (reader, feed) = try await Self.reading(path, hidden: true)
         defer { reader.stop() }
-        #expect(await eventually(seconds: 10) { recorder.feed.withLock { $0 } != nil })
-        let feed = try #require(recorder.feed.withLock { $0 })
         let format = try #require(feed.forwardFormat)
         #expect(format.profileIDC == 0x42 && format.constraints == 0xC0, "\(format.profileLevelID)")
         let units = await Self.units(feed, count: 30)
@@ -124,20 +127,12 @@ import TestSupport
     }
 
     @Test func nothingIsPreparedWhileNoSlotShowsTheSource() async throws {
-        let path = try SourceReaderTests.file(
-            "mp4",
-            [
-                "-f", "lavfi", "-i", "color=c=blue:s=160x90:r=30:d=1", "-c:v", "libx264", "-profile:v",
-                "baseline", "-g", "15", "-pix_fmt", "yuv420p",
-            ])
+        let path = try Self.blueClip("160x90", seconds: 1, gop: 15, ["-profile:v", "baseline"])
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let recorder = SourceReaderTests.Recorder()
-        let reader = recorder.reader(SourceReaderTests.input(path, loop: true, latencyMs: 200))
-        reader.start()
+        let (reader, feed) = try await Self.reading(path)
         defer { reader.stop() }
-        #expect(
-            await eventually(seconds: 10) { (recorder.feed.withLock { $0 }?.statistics.picturesDecoded ?? 0) >= 30 })
-        let stats = try #require(recorder.feed.withLock { $0 }).statistics
+        #expect(await eventually(seconds: 10) { feed.statistics.picturesDecoded >= 30 })
+        let stats = feed.statistics
         #expect(stats.framesForwarded == 0 && stats.framesEncoded == 0)
     }
 }

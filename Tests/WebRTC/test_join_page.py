@@ -453,6 +453,27 @@ class JoinPageTests(harness.ParticipantChecks, unittest.IsolatedAsyncioTestCase)
     async def picture_of(self, guest, selector):
         return await guest.page.evaluate(browser.PICTURE, selector)
 
+    async def switch_slot(self, viewer, looks, first_within, switch_within):
+        """`viewer`'s one slot (pages/slots.html) shows one of the two users of `looks` ({user: CAMERAS-like
+        entry}) within `first_within` s; it subscribes to the other, which must show within `switch_within` s.
+        Returns the first user, the other, and the seconds the switch took."""
+        deadline = time.monotonic() + first_within
+        picture, first = None, None
+        while time.monotonic() < deadline and first is None:
+            await asyncio.sleep(0.05)
+            picture = await self.picture_of(viewer, "#slot")
+            first = next((u for u in looks if shows(picture, looks[u])), None)
+        self.assertIsNotNone(first, self.diag(f"{viewer.name}'s slot: {picture}"))
+        target = next(u for u in looks if u != first)
+        switched = time.monotonic()
+        await viewer.page.evaluate(f"() => call.subscribe({{[[...call.slotStreams.keys()][0]]: '{target}'}})")
+        while time.monotonic() - switched < switch_within and not shows(picture, looks[target]):
+            await asyncio.sleep(0.02)
+            picture = await self.picture_of(viewer, "#slot")
+        took = round(time.monotonic() - switched, 2)
+        self.assertTrue(shows(picture, looks[target]), self.diag(f"{viewer.name}'s slot after subscribing: {picture}"))
+        return first, target, took
+
     async def test_cohosts_see_each_other_in_tiles_then_a_camera_goes_off_and_a_viewer_switches_its_slot(self):
         """Three guests with cameras of their own colour and size join from the join page: within 3 s of being
         connected each shows the two others in tiles, at their capture size, in their colour (forwarded, not the
@@ -497,22 +518,8 @@ class JoinPageTests(harness.ParticipantChecks, unittest.IsolatedAsyncioTestCase)
         fragment = urllib.parse.urlencode({"room": self.room, "token": token, "api": self.cohost.base, "slots": 1})
         dan = await self.open("dan", f"{self.web.origin}/test/slots.html#{fragment}", wav_of="ann")
         # One slot, three co-hosts: the most recent speaker with a camera on (all speak: who depends on timing).
-        deadline = time.monotonic() + 10
-        picture, first = None, None
-        while time.monotonic() < deadline and first is None:
-            await asyncio.sleep(0.05)
-            picture = await self.picture_of(dan, "#slot")
-            first = next((u for u in ("ann", "cat") if shows(picture, CAMERAS[u])), None)
-        self.assertIsNotNone(first, self.diag(f"dan's slot: {picture}"))
-        target = "cat" if first == "ann" else "ann"
-        switched = time.monotonic()
-        await dan.page.evaluate(f"() => call.subscribe({{[[...call.slotStreams.keys()][0]]: '{target}'}})")
-        while time.monotonic() - switched < 5 and not shows(picture, CAMERAS[target]):
-            await asyncio.sleep(0.02)
-            picture = await self.picture_of(dan, "#slot")
-        took = round(time.monotonic() - switched, 2)
+        first, target, took = await self.switch_slot(dan, {u: CAMERAS[u] for u in ("ann", "cat")}, 10, 5)
         harness.note(f"dan's slot shows {target} (after {first}) {took} s after the subscription")
-        self.assertTrue(shows(picture, CAMERAS[target]), self.diag(f"dan's slot after subscribing: {picture}"))
         self.assertLess(took, 1.0)
         self.assert_no_console_errors()
 
@@ -545,22 +552,8 @@ class JoinPageTests(harness.ParticipantChecks, unittest.IsolatedAsyncioTestCase)
         fragment = urllib.parse.urlencode({"room": self.room, "token": token, "api": self.cohost.base, "slots": 1})
         dan = await self.open("dan", f"{self.web.origin}/test/slots.html#{fragment}", wav_of="ann")
         looks = {name: (colour, width, height) for name, (colour, width, height, _) in clips.items()}
-        deadline = time.monotonic() + 15
-        picture, first = None, None
-        while time.monotonic() < deadline and first is None:
-            await asyncio.sleep(0.05)
-            picture = await self.picture_of(dan, "#slot")
-            first = next((n for n in clips if shows(picture, looks[n])), None)
-        self.assertIsNotNone(first, self.diag(f"dan's slot: {picture}"))
-        target = "promo" if first == "reel" else "reel"
-        switched = time.monotonic()
-        await dan.page.evaluate(f"() => call.subscribe({{[[...call.slotStreams.keys()][0]]: '{target}'}})")
-        while time.monotonic() - switched < 10 and not shows(picture, looks[target]):
-            await asyncio.sleep(0.05)
-            picture = await self.picture_of(dan, "#slot")
-        took = round(time.monotonic() - switched, 2)
+        first, target, took = await self.switch_slot(dan, looks, 15, 10)
         harness.note(f"dan's slot shows source {target} (after {first}) {took} s after the subscription")
-        self.assertTrue(shows(picture, looks[target]), self.diag(f"dan's slot after subscribing: {picture}"))
         sources = {s["userId"]: s for s in (await self.cohost.acall(
             "GET", f"/v1/rooms/{self.room}/sources", admin)).json()["sources"]}
         self.assertGreater(sources["reel"]["framesForwarded"], 0, sources)
