@@ -15,7 +15,8 @@ struct H264Units {
     static let spsType: UInt8 = 7
     static let ppsType: UInt8 = 8
     /// Not sent: access unit delimiters and filler carry nothing a decoder needs.
-    static let dropped: Set<UInt8> = [9, 12]
+    static let delimiter: UInt8 = 9
+    static let filler: UInt8 = 12
 
     /// From the stream's extradata: an AVCDecoderConfigurationRecord (ISO 14496-15 §5.2.4.1), Annex B parameter
     /// sets, or nothing (the packets carry them). Nil for a record that does not parse.
@@ -57,7 +58,7 @@ struct H264Units {
         func take(_ unit: UnsafeRawBufferPointer) {
             guard !unit.isEmpty else { return }
             let type = unit[0] & 0x1F
-            guard !Self.dropped.contains(type) else { return }
+            guard type != Self.delimiter && type != Self.filler else { return }
             if type == Self.idr { keyframe = true }
             if type == Self.spsType || type == Self.ppsType {
                 carries = true

@@ -282,22 +282,27 @@ public final class SourceReader: @unchecked Sendable {
             timeline.noteVideo(time)
             pace(until: time, feed: feed)
         }
+        /// From here on the pictures are encoded for the slots: the stream turned out not to fit them as it is.
+        func encodeFromHere() {
+            units = nil
+            encoder = feed.forwardFormat.map(SourceEncoder.init(format:))
+        }
         /// One packet of the source's own H.264, rewritten for the slots (when one shows the source).
         func forward(_ info: MediaInput.PacketInfo, _ packet: UnsafeMutablePointer<AVPacket>) {
             guard units != nil else { return }
-            // A picture out of order (B-frames the stream information did not tell of) cannot go as it is: from
-            // here on the pictures are encoded for the slots.
-            if let pts = info.pts, let dts = info.dts, abs(pts - dts) > 1e-6 {
-                units = nil
-                encoder = feed.forwardFormat.map(SourceEncoder.init(format:))
-                return
-            }
+            // A picture out of order: B-frames the stream information did not tell of.
+            if let pts = info.pts, let dts = info.dts, abs(pts - dts) > 1e-6 { return encodeFromHere() }
             guard feed.isForwarded, var rewriter = units else { return }
             // Taken out while it is written, so that its buffer is not copied.
             units = nil
-            defer { units = rewriter }
             let bytes = UnsafeRawBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size))
             let (keyframe, carries) = rewriter.rewrite(bytes)
+            // New parameter sets of another profile than the slots were told (a camera reconfigured, streams
+            // joined end to end).
+            if carries, let have = rewriter.format, let told = feed.forwardFormat, !have.sameProfile(as: told) {
+                return encodeFromHere()
+            }
+            units = rewriter
             guard !rewriter.avcc.isEmpty else { return }
             let time = timeline.place(
                 info.pts ?? info.dts, feed: feed, nowMs: MonotonicClock.nowMs(), audioEnd: nil, live: live)

@@ -24,8 +24,6 @@ final class ProgrammeMuxer: @unchecked Sendable {
     private var video: (index: Int32, timeBase: AVRational)?
     private var audio: (index: Int32, timeBase: AVRational)?
     private let writeTimeoutMs: Int64
-    /// Reused for the packets' bytes (libavformat copies what it keeps).
-    private var scratch: [UInt8] = []
 
     /// Writes the container's header into `io` for the streams the header tags describe (the AVC and AAC sequence
     /// headers; a stream without one is left out).
@@ -60,7 +58,6 @@ final class ProgrammeMuxer: @unchecked Sendable {
         guard written >= 0 else { throw io.error(written, "cannot write the \(container.formatName) header") }
         if let v = video { video = (v.index, made.pointee.streams[Int(v.index)]!.pointee.time_base) }
         if let a = audio { audio = (a.index, made.pointee.streams[Int(a.index)]!.pointee.time_base) }
-        scratch.reserveCapacity(64 * 1024)
     }
 
     /// Frees the muxer (a failed init too: the object was whole, so `deinit` runs); `io` goes with its last owner.
@@ -97,13 +94,13 @@ final class ProgrammeMuxer: @unchecked Sendable {
         case .script:
             return
         }
-        scratch.removeAll(keepingCapacity: true)
-        scratch.append(contentsOf: body[payload])
         let millis = AVRational(num: 1, den: 1000)
-        let status = scratch.withUnsafeMutableBufferPointer { bytes -> Int32 in
+        let status = body.withUnsafeBufferPointer { bytes -> Int32 in
             av_packet_unref(packet)
-            packet.pointee.data = bytes.baseAddress
-            packet.pointee.size = Int32(bytes.count)
+            // The tag's own bytes, not copied: a packet that is not reference counted is only read by the muxer,
+            // which makes its own reference (or copy) before keeping or filtering it.
+            packet.pointee.data = UnsafeMutablePointer(mutating: bytes.baseAddress! + payload.lowerBound)
+            packet.pointee.size = Int32(payload.count)
             packet.pointee.stream_index = stream.index
             packet.pointee.dts = av_rescale_q(dtsMs, millis, stream.timeBase)
             packet.pointee.pts = av_rescale_q(ptsMs, millis, stream.timeBase)

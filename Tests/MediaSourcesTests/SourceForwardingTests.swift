@@ -126,6 +126,38 @@ import TestSupport
         #expect(stats.picturesDecoded == 0)
     }
 
+    @Test func aStreamWhoseProfileChangesOnTheWayIsEncodedFromThereOn() async throws {
+        // Two MPEG-TS clips end to end: 4 s of baseline (what the slots are told; long enough for the slot to be
+        // shown it on a busy machine), then 1 s of high without B-frames.
+        let first = try SourceReaderTests.file(
+            "ts",
+            [
+                "-f", "lavfi", "-i", "color=c=blue:s=320x180:r=30:d=4", "-c:v", "libx264", "-profile:v", "baseline",
+                "-g", "15", "-pix_fmt", "yuv420p",
+            ])
+        let second = try SourceReaderTests.file(
+            "ts",
+            [
+                "-f", "lavfi", "-i", "color=c=blue:s=320x180:r=30:d=1", "-c:v", "libx264", "-profile:v", "high",
+                "-bf", "0", "-g", "15", "-pix_fmt", "yuv420p", "-output_ts_offset", "4",
+            ])
+        let joined = NSTemporaryDirectory() + "cohost-joined-\(UUID().uuidString).ts"
+        defer { for path in [first, second, joined] { try? FileManager.default.removeItem(atPath: path) } }
+        let both = try Data(contentsOf: URL(fileURLWithPath: first)) + Data(contentsOf: URL(fileURLWithPath: second))
+        try both.write(to: URL(fileURLWithPath: joined))
+        let (reader, feed) = try await Self.reading(joined)
+        defer { reader.stop() }
+        #expect(feed.forwardFormat?.profileIDC == 0x42)
+        // Five seconds of units: the rest of the baseline part, and past the switch.
+        let units = await Self.units(feed, count: 150)
+        let stats = feed.statistics
+        #expect(stats.framesForwarded >= 15 && stats.framesEncoded >= 15, "\(stats)")
+        // Every keyframe's parameter sets are baseline: the high part's own never reached the slots.
+        let profiles = Set(units.compactMap { $0.parameterSets?.sps[1] })
+        #expect(profiles == [0x42], "\(profiles)")
+        #expect(try Self.decode(units).decoded == units.count)
+    }
+
     @Test func nothingIsPreparedWhileNoSlotShowsTheSource() async throws {
         let path = try Self.blueClip("160x90", seconds: 1, gop: 15, ["-profile:v", "baseline"])
         defer { try? FileManager.default.removeItem(atPath: path) }

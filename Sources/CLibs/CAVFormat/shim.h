@@ -177,5 +177,3 @@ static inline int cohost_avio_open_write(AVIOContext **pb, const char *url, coho
     AVIOInterruptCB cb = { cohost_io_interrupt, d };
     return avio_open2(pb, url, AVIO_FLAG_WRITE, &cb, options);
 }
-
-static inline int cohost_averror(int e) { return AVERROR(e); }
