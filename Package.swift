@@ -100,7 +100,7 @@ let package = Package(
         .target(
             name: "Server",
             dependencies: [
-                "Rooms", "CohostAPI", "Clocks", "Layout", "CUDP", "MediaSources",
+                "Rooms", "CohostAPI", "Clocks", "Layout", "CUDP", "MediaSources", "Publishing",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),

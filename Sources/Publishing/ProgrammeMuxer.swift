@@ -13,8 +13,11 @@ final class ProgrammeMuxer: @unchecked Sendable {
         /// anywhere plays to within a second of the cut (half a second of fragment, and what the queue held).
         case fragmentedMP4
         case mpegTS
+        /// CMAF fragments cut by the caller (`flushFragment`), for HLS: a header with an empty moov (the init
+        /// segment), then one moof+mdat per flush.
+        case cmaf
 
-        var formatName: String { self == .fragmentedMP4 ? "mp4" : "mpegts" }
+        var formatName: String { self == .mpegTS ? "mpegts" : "mp4" }
     }
 
     private var context: UnsafeMutablePointer<AVFormatContext>?
@@ -24,6 +27,13 @@ final class ProgrammeMuxer: @unchecked Sendable {
     private var video: (index: Int32, timeBase: AVRational)?
     private var audio: (index: Int32, timeBase: AVRational)?
     private let writeTimeoutMs: Int64
+    /// A packet's duration is what the muxer gives the last sample of a fragment (without one it would last nothing,
+    /// and the next fragment start after a gap). It must not reach past the next packet, which the muxer would
+    /// then move and strip of its pts: video takes the shortest of its last steps (a millisecond's gap at most, from
+    /// the tags' rounding); audio, whose frames are 1024 samples, is stamped sample-exact from frame to frame.
+    private var lastVideoDtsMs: Int64?
+    private var videoSteps: [Int64] = []
+    private var nextAudioDts: Int64?
 
     /// Writes the container's header into `io` for the streams the header tags describe (the AVC and AAC sequence
     /// headers; a stream without one is left out).
@@ -44,16 +54,20 @@ final class ProgrammeMuxer: @unchecked Sendable {
         made.pointee.flush_packets = 1
         try addStreams(headers, to: made)
         var options: OpaquePointer?
-        if container == .fragmentedMP4 {
+        switch container {
+        case .fragmentedMP4:
             av_dict_set(&options, "movflags", "+empty_moov+default_base_moof+frag_keyframe", 0)
             av_dict_set(&options, "frag_duration", "500000", 0)
-        } else {
+        case .cmaf:
+            av_dict_set(&options, "movflags", "+frag_custom+empty_moov+default_base_moof+cmaf+skip_trailer", 0)
+        case .mpegTS:
             // Each audio frame in a PES of its own, written at once (the muxer would gather ~3 KB first).
             av_dict_set(&options, "pes_payload_size", "0", 0)
         }
         defer { av_dict_free(&options) }
         io.set(writeTimeoutMs)
         let written = avformat_write_header(made, &options)
+        if written >= 0 { avio_flush(io.context) }
         io.set(0)
         guard written >= 0 else { throw io.error(written, "cannot write the \(container.formatName) header") }
         if let v = video { video = (v.index, made.pointee.streams[Int(v.index)]!.pointee.time_base) }
@@ -86,6 +100,11 @@ final class ProgrammeMuxer: @unchecked Sendable {
             ptsMs += Int64(cts)
             stream = video
             payload = 5..<body.count
+            if let last = lastVideoDtsMs, dtsMs > last, dtsMs - last < 1000 {
+                if videoSteps.count == 4 { videoSteps.removeFirst() }
+                videoSteps.append(dtsMs - last)
+            }
+            lastVideoDtsMs = dtsMs
         case .audio:
             // [sound format…] [AAC packet type] raw AAC
             guard let audio, body[1] == 1 else { return }
@@ -104,6 +123,18 @@ final class ProgrammeMuxer: @unchecked Sendable {
             packet.pointee.stream_index = stream.index
             packet.pointee.dts = av_rescale_q(dtsMs, millis, stream.timeBase)
             packet.pointee.pts = av_rescale_q(ptsMs, millis, stream.timeBase)
+            if tag.kind == .audio {
+                // The audio time base is the sample rate: the ms stamp is within a sample count of 48 of the
+                // frame's true start, which follows the last frame's unless there was a gap.
+                if let next = nextAudioDts, abs(packet.pointee.dts - next) < 512 {
+                    packet.pointee.dts = next
+                    packet.pointee.pts = next
+                }
+                packet.pointee.duration = 1024
+                nextAudioDts = packet.pointee.dts + 1024
+            } else {
+                packet.pointee.duration = av_rescale_q(videoSteps.min() ?? 33, millis, stream.timeBase)
+            }
             if tag.isKeyframe { packet.pointee.flags |= AV_PKT_FLAG_KEY }
             io.set(writeTimeoutMs)
             defer { io.set(0) }
@@ -115,6 +146,16 @@ final class ProgrammeMuxer: @unchecked Sendable {
             return written
         }
         guard status >= 0 else { throw io.error(status, "cannot write") }
+    }
+
+    /// Closes the fragment written since the last one (`.cmaf`) and hands its bytes to the IO at once.
+    func flushFragment() throws(OutputIOError) {
+        guard let context else { return }
+        io.set(writeTimeoutMs)
+        defer { io.set(0) }
+        let status = av_write_frame(context, nil)
+        guard status >= 0 else { throw io.error(status, "cannot close a fragment") }
+        avio_flush(io.context)
     }
 
     /// Writes the trailer (the MP4 muxer's last fragment) and flushes.
@@ -203,14 +244,32 @@ final class MuxerIO: @unchecked Sendable {
     let context: UnsafeMutablePointer<AVIOContext>
     let deadline: UnsafeMutablePointer<cohost_io_deadline>
     private let ownsConnection: Bool
+    /// What the callback writes into, kept alive as long as the context that points at it.
+    private let sink: ByteSink?
 
     private init(
         context: UnsafeMutablePointer<AVIOContext>, deadline: UnsafeMutablePointer<cohost_io_deadline>,
-        ownsConnection: Bool
+        ownsConnection: Bool, sink: ByteSink? = nil
     ) {
         self.context = context
         self.deadline = deadline
         self.ownsConnection = ownsConnection
+        self.sink = sink
+    }
+
+    /// Buffers of 64 KiB appended to `sink` as they fill, and at every flush.
+    static func memory(_ sink: ByteSink) throws(OutputIOError) -> MuxerIO {
+        _ = quietLogs
+        let write: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<UInt8>?, Int32) -> Int32 = {
+            opaque, buffer, size in
+            guard let opaque, let buffer, size > 0 else { return size }
+            Unmanaged<ByteSink>.fromOpaque(opaque).takeUnretainedValue().append(buffer, Int(size))
+            return size
+        }
+        guard let io = cohost_callback_write_io(Unmanaged.passUnretained(sink).toOpaque(), write, 64 * 1024) else {
+            throw OutputIOError(description: "out of memory", isFinal: true)
+        }
+        return MuxerIO(context: io, deadline: newDeadline(), ownsConnection: false, sink: sink)
     }
 
     /// Buffers of 64 KiB written to `fd` as they fill, and at every flush.
@@ -290,4 +349,21 @@ final class MuxerIO: @unchecked Sendable {
         av_log_set_level(AV_LOG_WARNING)
         cohost_install_redacting_log()
     }()
+}
+
+/// Bytes a muxer wrote into memory, taken by its owner after each flush. Confined to the muxer's thread.
+final class ByteSink {
+    private(set) var bytes: [UInt8] = []
+
+    init(reserving capacity: Int = 0) { bytes.reserveCapacity(capacity) }
+
+    func append(_ pointer: UnsafePointer<UInt8>, _ count: Int) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: pointer, count: count))
+    }
+
+    /// What was written since the last call; the storage keeps its capacity.
+    func take(into destination: inout [UInt8]) {
+        destination.append(contentsOf: bytes)
+        bytes.removeAll(keepingCapacity: true)
+    }
 }

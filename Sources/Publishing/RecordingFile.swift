@@ -45,6 +45,13 @@ final class RecordingFile: @unchecked Sendable {
         try writeBuffer()
     }
 
+    /// Writes bytes as they are (an HLS recording's init section and fragments).
+    func write(bytes: [UInt8]) throws(OutputIOError) {
+        buffer.removeAll(keepingCapacity: true)
+        buffer.append(contentsOf: bytes)
+        try writeBuffer()
+    }
+
     /// Flushes the file to the disk (a recording must survive a power cut after its output stopped) and closes it.
     func close() throws(OutputIOError) {
         guard descriptor >= 0 else { return }

@@ -38,8 +38,14 @@ struct Caller: Sendable {
 
     func covers(room: String) -> Bool { claims.room == room || (claims.admin && claims.room == "*") }
 
-    /// Any valid token for this room (participant or admin).
+    /// Any valid token for this room but a viewer's (participant or admin).
     func requireMember(of room: String) throws(APIError) {
+        try requireViewer(of: room)
+        guard !claims.viewer else { throw .forbidden("a viewer token only plays the room's programme") }
+    }
+
+    /// Any valid token for this room, a viewer's too: what playing the programme needs.
+    func requireViewer(of room: String) throws(APIError) {
         guard covers(room: room) else { throw .forbidden("this token is for room '\(claims.room)', not '\(room)'") }
     }
 

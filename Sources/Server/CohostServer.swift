@@ -73,6 +73,7 @@ public enum CohostServer {
         if let webDirectory { WebPages(directory: URL(fileURLWithPath: webDirectory)).register(on: router) }
         MethodTable.register(on: router, withPages: webDirectory != nil)
         SnapshotRoute(manager: manager, keys: keys).register(on: router)
+        HLSRoute(manager: manager, keys: keys).register(on: router)
         return router
     }
 

@@ -18,7 +18,7 @@ enum EventsRelay {
             let caller = try? Caller.authenticate(
                 authorization: request.headerFields[.authorization], queryToken: queryToken, keys: keys,
                 maxLifetime: manager.settings.maxTokenTTLSeconds),
-            caller.covers(room: room),
+            caller.covers(room: room), !caller.claims.viewer,
             // Looked up only for a caller the token admits.
             case .peer(let peer) = cluster.location(of: room)
         else { return .dontUpgrade }

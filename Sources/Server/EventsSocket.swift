@@ -32,7 +32,7 @@ enum EventsSocket {
             let caller = try? Caller.authenticate(
                 authorization: request.headerFields[.authorization], queryToken: token, keys: keys,
                 maxLifetime: manager.settings.maxTokenTTLSeconds),
-            caller.covers(room: room)
+            caller.covers(room: room), !caller.claims.viewer
         else { return .dontUpgrade }
         // A participant token issued before its user's kick no longer opens the room's events.
         if !caller.claims.admin,

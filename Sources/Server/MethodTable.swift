@@ -21,6 +21,7 @@ enum MethodTable {
         ("v1/rooms/:room/invites", [.post]),
         ("v1/rooms/:room/events", [.get]),
         ("v1/rooms/:room/snapshot", [.get]),
+        ("v1/rooms/:room/hls/:file", [.get]),
         ("whip/:room", [.post]),
         ("whip/:room/:user", [.delete, .patch]),
     ]

@@ -13,10 +13,12 @@ struct Token: ParsableCommand {
     @Option(help: "Room name, or * for an admin token valid in every room.") var room: String
     @Option(help: "User id (the token's sub).") var user: String
     @Flag(help: "Grant admin rights (kick, layout, outputs, close).") var admin = false
+    @Flag(help: "A viewer token: it only plays the room's programme (HLS), never joins.") var viewer = false
     @Option(help: "Seconds until the token expires.") var ttl = 3600
 
     func validate() throws {
         guard !key.isEmpty else { throw ValidationError("--key must not be empty") }
+        guard !(admin && viewer) else { throw ValidationError("--admin and --viewer exclude each other") }
         try SecretSource(flag: secret, file: secretFile).checkGivenOnce(
             places: "--secret, --secret-file or the COHOST_SECRET environment variable")
         guard Identifier.isValid(room) || (room == "*" && admin) else {
@@ -31,7 +33,7 @@ struct Token: ParsableCommand {
         guard !secret.isEmpty else { throw ValidationError("the secret is empty") }
         let now = Int64(Date().timeIntervalSince1970)
         let claims = TokenClaims(
-            iss: key, sub: user, room: room, admin: admin, exp: now + Int64(ttl), nbf: nil, iat: now)
+            iss: key, sub: user, room: room, admin: admin, viewer: viewer, exp: now + Int64(ttl), nbf: nil, iat: now)
         print(RoomToken.mint(claims, secret: secret))
     }
 }

@@ -85,9 +85,9 @@ final class CohostHarness: @unchecked Sendable {
         throw HarnessError("cohost did not answer /healthz within 15 s: \(process.output)")
     }
 
-    func token(room: String, user: String, admin: Bool = false, ttl: Int64 = 600) -> String {
+    func token(room: String, user: String, admin: Bool = false, viewer: Bool = false, ttl: Int64 = 600) -> String {
         TestToken.mint(
-            key: Self.key, secret: Self.secret, room: room, user: user, admin: admin,
+            key: Self.key, secret: Self.secret, room: room, user: user, admin: admin, viewer: viewer,
             exp: Int64(Date().timeIntervalSince1970) + ttl)
     }
 

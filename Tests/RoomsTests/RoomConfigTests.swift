@@ -148,6 +148,37 @@ import Publishing
         }
     }
 
+    @Test func anHLSOutputTakesItsSettingsAndNoURLAndARoomHasOneAtMost() throws {
+        let room = try decode(
+            #"{"name":"r1","outputs":[{"kind":"hls","segmentSeconds":4,"partSeconds":0.5,"windowSegments":5,"public":true,"vod":true}]}"#
+        ).resolve()
+        #expect(
+            room.outputs.first?.hls
+                == HLSOptions(segmentSeconds: 4, partSeconds: 0.5, windowSegments: 5, isPublic: true, vod: true))
+        #expect(room.outputs.first?.options.interleave == .lowLatency)
+        let plain = try decode(#"{"name":"r1","outputs":[{"kind":"hls","partSeconds":0}]}"#).resolve()
+        #expect(plain.outputs.first?.hls == HLSOptions(partSeconds: nil))
+        // A stored definition comes back the same (it is decoded as a POST's body).
+        let stored = try JSONDecoder().decode(RoomConfigRequest.self, from: RoomDefinition(room).json).resolve()
+        #expect(stored.outputs == room.outputs)
+        let cases: [(String, String)] = [
+            (#"{"kind":"hls","url":"rtmp://h/live/k"}"#, "an HLS output takes no url"),
+            (#"{"kind":"dash"}"#, #"kind is "hls" or absent, got "dash""#),
+            (#"{"kind":"hls","segmentSeconds":0.5}"#, "segmentSeconds is 1 to 10"),
+            (#"{"kind":"hls","partSeconds":0.05}"#, "partSeconds is 0.1 to 2 (or 0: plain HLS)"),
+            (#"{"kind":"hls","segmentSeconds":1,"partSeconds":0.6}"#, "partSeconds is at most half of segmentSeconds"),
+            (#"{"kind":"hls","windowSegments":2}"#, "windowSegments is 3 to 30"),
+            (#"{}"#, #"an output needs a url (or "kind":"hls")"#),
+        ]
+        for (json, message) in cases {
+            let request = try JSONDecoder().decode(OutputRequest.self, from: Data(json.utf8))
+            #expect(throws: RoomError.badRequest("invalid_output", message)) { try request.resolve() }
+        }
+        #expect(throws: RoomError.badRequest("invalid_output", "a room has at most one HLS output")) {
+            try decode(#"{"name":"r1","outputs":[{"kind":"hls"},{"kind":"hls"}]}"#).resolve()
+        }
+    }
+
     @Test func adaptiveVideoAndStatusIntervalResolve() throws {
         let c = try decode(
             #"{"name":"r1","video":{"bitrate":1000,"adaptiveBitrate":true,"minBitrate":200,"dynamicFps":true},"statusIntervalMs":5000}"#

@@ -82,6 +82,24 @@ import Testing
         #expect(try RoomToken.verify(token, keys: keys, now: 1_700_000_500) == claims)
     }
 
+    @Test func aViewerTokenCarriesItsClaimAndNeverTogetherWithAdmin() throws {
+        let viewer = Self.signed(#"{"iss":"devkey","sub":"w","room":"show","viewer":true,"exp":1700003600}"#)
+        let claims = try RoomToken.verify(viewer, keys: Self.keys, now: Self.now)
+        #expect(claims.viewer && !claims.admin)
+        // Minted with the claim only when set: other tokens keep their bytes (mintProducesTheSameBytes…).
+        let minted = RoomToken.mint(claims, secret: "devsecret")
+        #expect(try RoomToken.verify(minted, keys: Self.keys, now: Self.now) == claims)
+        let both = Self.signed(
+            #"{"iss":"devkey","sub":"w","room":"show","admin":true,"viewer":true,"exp":1700003600}"#)
+        #expect(throws: TokenError.malformed("a token is admin or viewer, not both")) {
+            try RoomToken.verify(both, keys: Self.keys, now: Self.now)
+        }
+        let wrongType = Self.signed(#"{"iss":"devkey","sub":"w","room":"show","viewer":"yes","exp":1700003600}"#)
+        #expect(throws: TokenError.malformed(#"payload: "viewer" has the wrong type"#)) {
+            try RoomToken.verify(wrongType, keys: Self.keys, now: Self.now)
+        }
+    }
+
     // MARK: signature and issuer
 
     @Test func tokenSignedWithAnotherSecretHasABadSignature() {

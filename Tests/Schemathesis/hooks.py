@@ -226,6 +226,13 @@ def _output(output):
             output["url"] = f"file://schemathesis-{next(_files)}.flv"
         elif any(c.isspace() or c == "\0" for c in url) or len(url.encode("utf-8", "surrogatepass")) >= 2048:
             output["url"] = "rtmp://127.0.0.1:1935/live/schemathesis"
+    if output.get("kind") == "hls":
+        # A part is 0 (plain HLS) or 0.1 s up to half a segment.
+        segment = output.get("segmentSeconds")
+        segment = segment if isinstance(segment, (int, float)) and not isinstance(segment, bool) else 2
+        part = output.get("partSeconds")
+        if isinstance(part, (int, float)) and not isinstance(part, bool) and part != 0:
+            output["partSeconds"] = min(max(part, 0.1), segment / 2)
     backoff = output.get("backoff")
     if isinstance(backoff, dict):
         first = _int(backoff.get("initialMaxMs"), 2000)
@@ -265,6 +272,9 @@ def _room(body):
         view["height"] = (1920 * 1080 // w) & ~1
     _layout(body.get("layout"))
     if isinstance(body.get("outputs"), list):
+        # At most one HLS output per room.
+        hls = [o for o in body["outputs"] if isinstance(o, dict) and o.get("kind") == "hls"]
+        body["outputs"] = [o for o in body["outputs"] if o not in hls[1:]]
         for output in body["outputs"]:
             _output(output)
 

@@ -460,7 +460,8 @@ public final class ConferenceClient: @unchecked Sendable {
         }
     }
 
-    static func nowMs() -> Int64 {
+    /// CLOCK_MONOTONIC in ms: the clock a frame's capture time (`sendVideo`) is taken from.
+    public static func nowMs() -> Int64 {
         var t = timespec()
         clock_gettime(CLOCK_MONOTONIC, &t)
         return Int64(t.tv_sec) * 1000 + Int64(t.tv_nsec) / 1_000_000

@@ -60,36 +60,6 @@ final class Reply: @unchecked Sendable {
     func get() -> (Int, Data) { lock.withLock { value } }
 }
 
-/// The burned-in time: 16 bits of the capture millisecond, 80×80 blocks in two rows of 8, white for 1.
-enum BurnedTime {
-    static let block = 80
-
-    static func draw(_ frame: inout VideoFrame, _ ms: Int64) {
-        for i in frame.y.indices { frame.y[i] = 128 }
-        let code = Int(ms & 0xFFFF)
-        for bit in 0..<16 {
-            let x0 = (bit % 8) * block, y0 = 40 + (bit / 8) * 100
-            let value: UInt8 = code >> bit & 1 == 1 ? 235 : 16
-            for y in y0..<(y0 + block) {
-                for x in x0..<(x0 + block) { frame.y[y * frame.width + x] = value }
-            }
-        }
-    }
-
-    /// The code in a 640×360 view of the frame at 1:1, nil when a block is neither clearly white nor black.
-    static func read(_ frame: VideoFrame) -> Int? {
-        guard frame.width == 640, frame.height == 360 else { return nil }
-        var code = 0
-        for bit in 0..<16 {
-            let x = (bit % 8) * block + block / 2, y = 40 + (bit / 8) * 100 + block / 2
-            let value = Int(frame.y[y * frame.width + x])
-            guard value > 200 || value < 50 else { return nil }
-            if value > 200 { code |= 1 << bit }
-        }
-        return code
-    }
-}
-
 func percentile(_ values: [Double], _ p: Double) -> Double? {
     guard !values.isEmpty else { return nil }
     let sorted = values.sorted()

@@ -171,6 +171,22 @@ static inline AVIOContext *cohost_fd_write_io(int fd, int bufsize) {
     return io;
 }
 
+// Output: a muxer writing through a callback (the HLS packager's fragment sink), each buffer as it fills and at
+// every flush. Not seekable, like the descriptor above.
+static inline AVIOContext *cohost_callback_write_io(void *opaque, int (*write)(void *, const uint8_t *, int),
+                                                    int bufsize) {
+    unsigned char *buffer = av_malloc(bufsize);
+    if (!buffer) return NULL;
+    AVIOContext *io = avio_alloc_context(buffer, bufsize, 1, opaque, NULL,
+                                         (int (*)(void *, uint8_t *, int))write, NULL);
+    if (!io) {
+        av_free(buffer);
+        return NULL;
+    }
+    io->seekable = 0;
+    return io;
+}
+
 // Opens `url` for writing with one of libavformat's protocols (srt), every blocking call under the deadline.
 static inline int cohost_avio_open_write(AVIOContext **pb, const char *url, cohost_io_deadline *d,
                                          AVDictionary **options) {

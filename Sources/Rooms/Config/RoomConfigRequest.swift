@@ -154,6 +154,9 @@ public struct RoomConfigRequest: Decodable, Sendable {
             }
             config.outputs = []
             for output in outputs { config.outputs.append(try output.resolve()) }
+            guard config.outputs.filter({ $0.hls != nil }).count <= 1 else {
+                throw .badRequest("invalid_output", "a room has at most one HLS output")
+            }
         }
         try RoomLimits.check(config)
         // Checked like every other field, then dropped: an audio-only room sends no room view.

@@ -31,6 +31,7 @@ final class OutputFanout {
 
     func infos(bitrateKbps: Int) -> [OutputInfo] { outputs.infos(bitrateKbps: bitrateKbps) }
     var specs: [OutputSpec] { outputs.specs }
+    var hlsStream: HLSStream? { outputs.hlsStream }
 
     /// Creates an output for `spec`, starts it with the stream's `headers` and returns what GET reports of it.
     func add(
@@ -41,7 +42,7 @@ final class OutputFanout {
         throws(RoomError) -> OutputInfo
     {
         let output = try outputs.add(
-            spec, rules: rules, logger: logger, nowMs: nowMs, onKeyframeNeeded: onKeyframeNeeded,
+            spec, room: room, rules: rules, logger: logger, nowMs: nowMs, onKeyframeNeeded: onKeyframeNeeded,
             onStateChange: onStateChange)
         output.start(headers: headers)
         return outputs.info(id: output.id, bitrateKbps: bitrateKbps)

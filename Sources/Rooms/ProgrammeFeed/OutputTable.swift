@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import Publishing
 import CohostAPI
@@ -27,7 +28,7 @@ struct OutputTable {
 
     /// Creates and registers the output for `spec` (not started yet); ids are o1, o2, … per room.
     mutating func add(
-        _ spec: OutputSpec, rules: OutputRules, logger: Logger, nowMs: Int64,
+        _ spec: OutputSpec, room: String, rules: OutputRules, logger: Logger, nowMs: Int64,
         onKeyframeNeeded: @escaping KeyframeRequestHandler,
         onStateChange: @escaping @Sendable (String, String, OutputStateChange) -> Void
     ) throws(RoomError) -> any Output {
@@ -38,6 +39,26 @@ struct OutputTable {
         let id = "o\(nextNumber)"
         let url = spec.url
         let output: any Output
+        if let hls = spec.hls {
+            guard hlsStream == nil else { throw .conflict("limit_exceeded", "a room has at most one HLS output") }
+            var directory: String?
+            if hls.vod {
+                guard let recordings = rules.recordings else {
+                    throw .badRequest("invalid_output", "an HLS recording (vod) needs a recordings directory")
+                }
+                directory = "\(recordings.path)/hls-\(room)-\(Self.stamp())-\(id)"
+            }
+            let playlist = "/v1/rooms/\(room)/hls/index.m3u8"
+            output = HLSOutput(
+                id: id, url: playlist, hls: hls, options: spec.options, recordingDirectory: directory, logger: logger,
+                onKeyframeNeeded: onKeyframeNeeded
+            ) { change in
+                onStateChange(id, playlist, change)
+            }
+            nextNumber += 1
+            entries.append(Entry(output: output, spec: spec, meter: OutputRateMeter(startMs: nowMs)))
+            return output
+        }
         do {
             output = try makeOutput(
                 id: id, url: url, options: spec.options, rules: rules, logger: logger,
@@ -55,6 +76,22 @@ struct OutputTable {
         nextNumber += 1
         entries.append(Entry(output: output, spec: spec, meter: OutputRateMeter(startMs: nowMs)))
         return output
+    }
+
+    /// What the room's HLS output serves, if it has one.
+    var hlsStream: HLSStream? {
+        for entry in entries { if let hls = entry.output as? HLSOutput { return hls.stream } }
+        return nil
+    }
+
+    /// The UTC second, for names of recordings ("20261128-221530").
+    static func stamp(_ date: Date = Date()) -> String {
+        var t = time_t(date.timeIntervalSince1970)
+        var parts = tm()
+        gmtime_r(&t, &parts)
+        return String(
+            format: "%04d%02d%02d-%02d%02d%02d", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday, parts.tm_hour,
+            parts.tm_min, parts.tm_sec)
     }
 
     /// Unregisters an output (the caller stops it).

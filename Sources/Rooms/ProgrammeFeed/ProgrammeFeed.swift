@@ -120,6 +120,7 @@ final class ProgrammeFeed {
 
     var outputInfos: [OutputInfo] { outputs.infos(bitrateKbps: currentBitrateKbps) }
     var outputSpecs: [OutputSpec] { outputs.specs }
+    var hlsStream: HLSStream? { outputs.hlsStream }
 
     /// Called every audio tick: runs the adaptive controllers every `controlIntervalMs`, and every
     /// `statusIntervalMs` returns the outputs' statuses for the room's `output_status` events (empty in

@@ -34,6 +34,9 @@ public final class Room: @unchecked Sendable {
     private let patchLock = NSLock()
     /// The room's pulled and pushed sources, whether their participant has joined yet or not.
     let sources = SourceTable()
+    /// The HLS output's stream, for the HTTP layer without a trip through `queue` per request.
+    private let hlsLock = NSLock()
+    private var servedHLS: HLSStream?
     /// Sources running now (not ended or failed).
     public var sourceCount: Int { sources.runningCount }
     /// Called after the layout, anchor, pictures or outputs changed, off the room's queue (the manager stores the
@@ -232,7 +235,10 @@ public final class Room: @unchecked Sendable {
         let result: Result<OutputInfo, RoomError> = queue.sync {
             Result { () throws(RoomError) in
                 defer { schedule.wake() }
-                return try programme.addOutput(spec, nowMs: MonotonicClock.nowMs())
+                let info = try programme.addOutput(spec, nowMs: MonotonicClock.nowMs())
+                let stream = programme.hlsStream
+                hlsLock.withLock { servedHLS = stream }
+                return info
             }
         }
         let info = try result.get()
@@ -246,11 +252,20 @@ public final class Room: @unchecked Sendable {
     }
 
     public func stopOutput(id: String) -> Bool {
-        guard queue.sync(execute: { programme.removeOutput(id: id) }) else { return false }
+        let removed = queue.sync {
+            let removed = programme.removeOutput(id: id)
+            let stream = programme.hlsStream
+            hlsLock.withLock { servedHLS = stream }
+            return removed
+        }
+        guard removed else { return false }
         onDefinitionChange?(self)
         return true
     }
     public var outputs: [OutputInfo] { queue.sync { programme.outputInfos } }
+
+    /// What the room's HLS output serves; nil without one.
+    public var hlsStream: HLSStream? { hlsLock.withLock { servedHLS } }
 
     // MARK: the audio tick (on `queue`)
 
@@ -312,6 +327,7 @@ public final class Room: @unchecked Sendable {
         let present = roster.close()
         schedule.cancel()
         // The relays stay: a tick already posted still runs before the stop below.
+        hlsLock.withLock { servedHLS = nil }
         queue.sync { programme.stop() }
         return present
     }

@@ -38,11 +38,18 @@ public struct RoomDefinition: Encodable, Sendable {
     struct Audio: Encodable { var bitrate, channels: Int }
     struct Output: Encodable {
         struct Backoff: Encodable { var initialMaxMs, maxMs: Int }
-        var url: String
+        var url: String?
         var queueMs: Int
         var maxRetries: Int?
         var backoff: Backoff
         var interleave: String
+        // An HLS output's settings (decoded by `OutputRequest` like a POST's).
+        var kind: String?
+        var segmentSeconds: Double?
+        var partSeconds: Double?
+        var windowSegments: Int?
+        var `public`: Bool?
+        var vod: Bool?
     }
     struct Watermark: Encodable {
         var image: String
@@ -67,9 +74,11 @@ public struct RoomDefinition: Encodable, Sendable {
         layout = config.layout
         outputs = config.outputs.map {
             Output(
-                url: $0.url, queueMs: $0.options.queueLimitMs, maxRetries: $0.options.maxRetries,
+                url: $0.hls == nil ? $0.url : nil, queueMs: $0.options.queueLimitMs, maxRetries: $0.options.maxRetries,
                 backoff: .init(initialMaxMs: $0.options.backoff.initialMaxMs, maxMs: $0.options.backoff.maxMs),
-                interleave: $0.options.interleave.rawValue)
+                interleave: $0.options.interleave.rawValue, kind: $0.hls == nil ? nil : "hls",
+                segmentSeconds: $0.hls?.segmentSeconds, partSeconds: $0.hls.map { $0.partSeconds ?? 0 },
+                windowSegments: $0.hls?.windowSegments, public: $0.hls?.isPublic, vod: $0.hls?.vod)
         }
         statusIntervalMs = config.statusIntervalMs
         maxIngestBitrate = config.maxIngestBitrate

@@ -10,6 +10,9 @@ public struct TokenClaims: Sendable, Equatable, Codable {
     public var room: String
     /// Whether the holder may administer the room. Absent in the JSON means false.
     public var admin: Bool
+    /// A viewer only plays the room's programme (HLS): never joins, administers or reads events. Absent: false;
+    /// never together with `admin`.
+    public var viewer: Bool
     /// Expiry, seconds since 1970 (required).
     public var exp: Int64
     /// Not-before, seconds since 1970.
@@ -18,18 +21,20 @@ public struct TokenClaims: Sendable, Equatable, Codable {
     public var iat: Int64?
 
     public init(
-        iss: String, sub: String, room: String, admin: Bool = false, exp: Int64, nbf: Int64? = nil, iat: Int64? = nil
+        iss: String, sub: String, room: String, admin: Bool = false, viewer: Bool = false, exp: Int64,
+        nbf: Int64? = nil, iat: Int64? = nil
     ) {
         self.iss = iss
         self.sub = sub
         self.room = room
         self.admin = admin
+        self.viewer = viewer
         self.exp = exp
         self.nbf = nbf
         self.iat = iat
     }
 
-    private enum CodingKeys: String, CodingKey { case iss, sub, room, admin, exp, nbf, iat }
+    private enum CodingKeys: String, CodingKey { case iss, sub, room, admin, viewer, exp, nbf, iat }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -37,9 +42,23 @@ public struct TokenClaims: Sendable, Equatable, Codable {
         sub = try c.decode(String.self, forKey: .sub)
         room = try c.decode(String.self, forKey: .room)
         admin = try c.decodeIfPresent(Bool.self, forKey: .admin) ?? false
+        viewer = try c.decodeIfPresent(Bool.self, forKey: .viewer) ?? false
         exp = try c.decode(Int64.self, forKey: .exp)
         nbf = try c.decodeIfPresent(Int64.self, forKey: .nbf)
         iat = try c.decodeIfPresent(Int64.self, forKey: .iat)
+    }
+
+    /// `viewer` only when set: every other token keeps the claims it always had.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(iss, forKey: .iss)
+        try c.encode(sub, forKey: .sub)
+        try c.encode(room, forKey: .room)
+        try c.encode(admin, forKey: .admin)
+        if viewer { try c.encode(true, forKey: .viewer) }
+        try c.encode(exp, forKey: .exp)
+        try c.encodeIfPresent(nbf, forKey: .nbf)
+        try c.encodeIfPresent(iat, forKey: .iat)
     }
 }
 
@@ -147,6 +166,8 @@ public enum RoomToken {
         guard let sub = raw.sub else { throw .malformed("sub claim is required") }
         guard let room = raw.room else { throw .malformed("room claim is required") }
         let admin = raw.admin ?? false
+        let viewer = raw.viewer ?? false
+        guard !(admin && viewer) else { throw .malformed("a token is admin or viewer, not both") }
         guard Identifier.isValid(sub) else { throw .malformed("sub must match [A-Za-z0-9_.-]{1,64}") }
         if room == "*" {
             guard admin else { throw .malformed("room \"*\" is only valid in admin tokens") }
@@ -173,7 +194,8 @@ public enum RoomToken {
                 throw .lifetimeTooLong(maxSeconds: maxLifetime)
             }
         }
-        return TokenClaims(iss: iss, sub: sub, room: room, admin: admin, exp: exp, nbf: raw.nbf, iat: raw.iat)
+        return TokenClaims(
+            iss: iss, sub: sub, room: room, admin: admin, viewer: viewer, exp: exp, nbf: raw.nbf, iat: raw.iat)
     }
 
     /// Signs `claims` with `secret` (HS256, header `{"alg":"HS256","typ":"JWT"}`, claims with sorted keys).
@@ -191,6 +213,7 @@ public enum RoomToken {
         var sub: String?
         var room: String?
         var admin: Bool?
+        var viewer: Bool?
         var exp: Int64?
         var nbf: Int64?
         var iat: Int64?
