@@ -22,6 +22,8 @@ enum MethodTable {
         ("v1/rooms/:room/events", [.get]),
         ("v1/rooms/:room/snapshot", [.get]),
         ("v1/rooms/:room/hls/:file", [.get]),
+        ("v1/rooms/:room/recordings", [.get, .post]),
+        ("v1/rooms/:room/recordings/:recording", [.delete]),
         ("whip/:room", [.post]),
         ("whip/:room/:user", [.delete, .patch]),
     ]

@@ -37,6 +37,9 @@ struct RoomRoutes: TokenCheckedRoute, Sendable {
         rooms.get(":room/participants/:user/subscriptions", use: getSubscriptions)
         rooms.put(":room/participants/:user/subscriptions", use: putSubscriptions)
         rooms.get(":room/events", use: eventsWithoutUpgrade)
+        rooms.post(":room/recordings", use: startRecording)
+        rooms.get(":room/recordings", use: listRecordings)
+        rooms.delete(":room/recordings/:recording", use: stopRecording)
     }
 
     // MARK: rooms
@@ -315,12 +318,12 @@ struct RoomRoutes: TokenCheckedRoute, Sendable {
 
     // MARK: helpers
 
-    private func existingRoom(_ name: String) throws -> Room {
+    func existingRoom(_ name: String) throws -> Room {
         guard let room = manager.room(name) else { throw APIError(RoomError.notFound("no room '\(name)'")) }
         return room
     }
 
-    private func decodeJSON<T: Decodable>(
+    func decodeJSON<T: Decodable>(
         _ request: Request, context: some RequestContext,
         limit: Int = maxJSONBody
     ) async throws -> T {
@@ -349,7 +352,7 @@ struct RoomRoutes: TokenCheckedRoute, Sendable {
         }
     }
 
-    private func json(
+    func json(
         _ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]
     ) throws -> Response {
         let encoder = JSONEncoder()

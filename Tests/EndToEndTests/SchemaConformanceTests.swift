@@ -80,9 +80,9 @@ extension EndToEnd {
             #expect(
                 try s.call("POST", "/v1/rooms/ct/outputs", token: root, json: #"{"url":"udp://h:9000"}"#).errorCode
                     == "invalid_output")
+            let noURL = try s.call("POST", "/v1/rooms/ct/outputs", token: root, json: #"{"queueMs":100}"#)
             #expect(
-                try s.call("POST", "/v1/rooms/ct/outputs", token: root, json: #"{"queueMs":100}"#).errorCode
-                    == "invalid_json")
+                noURL.errorCode == "invalid_output" && noURL.text.contains("an output needs a url"))
             #expect(
                 try s.call("POST", "/v1/rooms/nope/outputs", token: root, json: #"{"url":"file:///tmp/n.flv"}"#).status
                     == 404)

@@ -45,6 +45,12 @@ public enum RoomEvent: Sendable, Equatable {
     case layers(userId: String, source: String, active: [String], paused: [String])
     /// A pulled source's state changed (`url` without credentials); `attempt` is k for the k-th retry.
     case sourceState(userId: String, url: String, state: String, attempt: Int, error: String?)
+    /// A participant's tracks began to be recorded into `file` (in the recordings directory).
+    case recordingStarted(recording: String, userId: String, source: String, file: String)
+    /// A participant's recording ended: `reason` stopped (DELETE), left (the participant), room_closed or error.
+    case recordingStopped(
+        recording: String, userId: String, source: String, file: String, reason: String, bytes: Int, durationMs: Int,
+        error: String?)
 
     /// Events too frequent for webhooks (5 a second per room): they go to the events WebSocket only.
     public var isHighRate: Bool { if case .voiceLevels = self { true } else { false } }
@@ -64,6 +70,8 @@ public enum RoomEvent: Sendable, Equatable {
         case .participantUpdated: "participant_updated"
         case .layers: "layers"
         case .sourceState: "source_state"
+        case .recordingStarted: "recording_started"
+        case .recordingStopped: "recording_stopped"
         }
     }
 
@@ -125,6 +133,20 @@ public enum RoomEvent: Sendable, Equatable {
             payload.state = state
             payload.attempt = attempt
             payload.error = error
+        case let .recordingStarted(recording, userId, source, file):
+            payload.recording = recording
+            payload.userId = userId
+            payload.source = source
+            payload.file = file
+        case let .recordingStopped(recording, userId, source, file, reason, bytes, durationMs, error):
+            payload.recording = recording
+            payload.userId = userId
+            payload.source = source
+            payload.file = file
+            payload.reason = reason
+            payload.bytes = bytes
+            payload.durationMs = durationMs
+            payload.error = error
         }
         // Encoding a struct of strings and numbers (all finite) cannot fail.
         return (try? String(decoding: Self.encoder.encode(payload), as: UTF8.self)) ?? "{}"
@@ -160,6 +182,10 @@ public enum RoomEvent: Sendable, Equatable {
         var source: String?
         var active: [String]?
         var paused: [String]?
+        var recording: String?
+        var file: String?
+        var bytes: Int?
+        var durationMs: Int?
     }
 
     /// A slot showing nobody has neither `userId` nor `source`.

@@ -7,6 +7,7 @@ import Codecs
 import Playout
 import Logging
 import CohostAPI
+import Publishing
 
 /// One participant's voice: its Opus stream, the frames waiting to be decoded, the decoder and the FIFO the
 /// mixer reads.
@@ -32,6 +33,8 @@ final class AudioReceiver: @unchecked Sendable {
     private struct State {
         let stream: InboundStream
         let decoder: OpusDecoder
+        /// Where each Opus packet also goes, as received, while the participant is recorded.
+        var recorder: TrackRecorder?
         var fifo = AudioFIFO()
         /// Frames released by the jitter buffer, decoded at the next pull.
         var pending = PendingAudioFrames()
@@ -166,7 +169,17 @@ final class AudioReceiver: @unchecked Sendable {
         return body(&state)
     }
 
+    /// Starts (or, with nil, stops) handing every packet to `recorder`; false when another recorder has it.
+    func record(into recorder: TrackRecorder?) -> Bool {
+        withState { s in
+            guard recorder == nil || s.recorder == nil else { return false }
+            s.recorder = recorder
+            return true
+        }
+    }
+
     private func queue(_ frame: EncodedFrame, into s: inout State, nowMs: Int64) {
+        s.recorder?.audio(frame.data, rtpTimestamp: frame.rtpTimestamp, arrivalMs: nowMs)
         if s.pending.isFull, let oldest = s.pending.popFirst() {
             decode(oldest.data, rtpTimestamp: oldest.rtpTimestamp, into: &s, nowMs: oldest.releasedMs)
         }

@@ -9,6 +9,7 @@ import Logging
 import Clocks
 import CohostAPI
 import Forwarding
+import Publishing
 
 /// One participant's camera: its VP8 or H.264 stream (with RFC 4588 retransmissions), the decoder, the pictures
 /// waiting for their sound (`VideoPresenter`) and the lip-sync controller, and the keyframe requests and NACKs the
@@ -59,6 +60,8 @@ final class VideoReceiver: DecodeJob, @unchecked Sendable {
     private struct State {
         let stream: InboundStream
         var presenter: VideoPresenter<DecodedPicture>
+        /// Where each complete frame also goes, as received, while the participant is recorded.
+        var recorder: TrackRecorder?
         /// Complete frames waiting for the decoder (capacity reserved once), and whether this receiver is in the
         /// pool's line or being decoded.
         var queue: [EncodedFrame] = []
@@ -166,6 +169,20 @@ final class VideoReceiver: DecodeJob, @unchecked Sendable {
             s.decoderWantsKeyframe = true
         }
     }
+
+    /// Starts (or, with nil, stops) handing every complete frame to `recorder`; a recording starts at a keyframe,
+    /// which is asked for now. False when another recorder has it.
+    func record(into recorder: TrackRecorder?) -> Bool {
+        let started = withState { s -> Bool in
+            guard recorder == nil || s.recorder == nil else { return false }
+            s.recorder = recorder
+            if recorder != nil { s.decoderWantsKeyframe = true }
+            return true
+        }
+        return started
+    }
+
+    var codecForRecording: TrackRecorder.VideoCodec { isH264 ? .h264 : .vp8 }
 
     /// Handles one parsed RTP packet of the stream or of its retransmissions: a frame it completes goes to the
     /// decoder's queue.
@@ -332,6 +349,9 @@ final class VideoReceiver: DecodeJob, @unchecked Sendable {
     // MARK: the decode queue (under `lock`)
 
     private func enqueue(_ frame: EncodedFrame, into s: inout State) {
+        s.recorder?.video(
+            frame.data, rtpTimestamp: frame.rtpTimestamp, isKeyframe: frame.isKeyframe,
+            arrivalMs: MonotonicClock.nowMs())
         if rid != nil, frame.isKeyframe,
             let size = isH264 ? KeyframeSize.h264(frame.data) : KeyframeSize.vp8(frame.data)
         {

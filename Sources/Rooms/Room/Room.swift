@@ -37,6 +37,8 @@ public final class Room: @unchecked Sendable {
     /// The HLS output's stream, for the HTTP layer without a trip through `queue` per request.
     private let hlsLock = NSLock()
     private var servedHLS: HLSStream?
+    /// Participants' own tracks being recorded.
+    let recordings: ParticipantRecordings
     /// Sources running now (not ended or failed).
     public var sourceCount: Int { sources.runningCount }
     /// Called after the layout, anchor, pictures or outputs changed, off the room's queue (the manager stores the
@@ -59,6 +61,8 @@ public final class Room: @unchecked Sendable {
             label: "cohost.room.\(config.name)", qos: .userInteractive,
             target: .global(qos: .userInteractive))
         roster = Roster(config: config)
+        recordings = ParticipantRecordings(
+            room: config.name, directory: outputRules.recordings, events: events, logger: logger)
         schedule = TickSchedule(queue: queue)
         programme = try ProgrammeFeed(config: config, logger: logger, outputRules: outputRules) { id, url, change in
             // Events reach participants too: never the whole stream key.
@@ -124,12 +128,14 @@ public final class Room: @unchecked Sendable {
         defer { director?.invalidate() }
         let replaced = try roster.add(participant) { schedule.wake() }
         replaced?.detachSlots()
+        if let replaced { recordings.stop(userId: replaced.userId, reason: "left") }
         return replaced
     }
 
     func remove(_ userId: String, ifSession session: Int? = nil) -> Participant? {
         let removed = roster.remove(userId, ifSession: session)
         removed?.detachSlots()
+        if let removed { recordings.stop(userId: removed.userId, reason: "left") }
         director?.invalidate()
         return removed
     }
@@ -264,6 +270,21 @@ public final class Room: @unchecked Sendable {
     }
     public var outputs: [OutputInfo] { queue.sync { programme.outputInfos } }
 
+    // MARK: recordings of participants
+
+    /// Records `userId`'s `source` ("camera" or "screen") as received.
+    public func startRecording(userId: String, source: String) throws(RoomError) -> RecordingInfo {
+        guard let participant = roster.participant(userId) else {
+            throw .notFound("no participant '\(userId)' in room '\(name)'")
+        }
+        return try recordings.start(participant, source: source)
+    }
+
+    /// Stops a recording and waits for its file; false when there is none with that id.
+    public func stopRecording(id: String) -> Bool { recordings.stop(id: id, reason: "stopped") }
+
+    public var recordingInfos: [RecordingInfo] { recordings.infos }
+
     /// What the room's HLS output serves; nil without one.
     public var hlsStream: HLSStream? { hlsLock.withLock { servedHLS } }
 
@@ -323,6 +344,8 @@ public final class Room: @unchecked Sendable {
 
     /// Stops the clock, flushes and stops outputs; returns the participants that were present.
     func close() -> [Participant] {
+        // Before room_closed, which is the room's last event.
+        recordings.stopAll(reason: "room_closed")
         for source in sources.removeAll() { source.stop() }
         let present = roster.close()
         schedule.cancel()
