@@ -53,6 +53,7 @@ def targets(r):
     # An output that muxes the programme's own encode costs little next to its room.
     out["srt_output_thread_cores"] = _check(_get(r, "outputs", "srt_thread_cores"), 0.03)
     out["mp4_output_thread_cores"] = _check(_get(r, "outputs", "mp4_thread_cores"), 0.03)
+    out["hls_output_thread_cores"] = _check(_get(r, "outputs", "hls_thread_cores"), 0.03)
     return out
 
 
@@ -135,8 +136,11 @@ def table(r):
     if out:
         lines += ["", "12. outputs on top of a 720p room of 4 (RTMP output), cheapest of the turns",
                   f"   room {_f(out.get('room_cores'), 3)} cores; + SRT {_f(out.get('srt_added_cores'), 4)}; "
-                  f"+ MP4 recording {_f(out.get('mp4_added_cores'), 4)}; the output's own thread: "
-                  f"SRT {_f(out.get('srt_thread_cores'), 4)}, MP4 {_f(out.get('mp4_thread_cores'), 4)} cores"]
+                  f"+ MP4 recording {_f(out.get('mp4_added_cores'), 4)}; + LL-HLS with "
+                  f"{out.get('hls_players', '-')} players {_f(out.get('hls_added_cores'), 4)} "
+                  f"({_f(out.get('hls_parts_per_second'), 1)} parts/s served); the output's own thread: "
+                  f"SRT {_f(out.get('srt_thread_cores'), 4)}, MP4 {_f(out.get('mp4_thread_cores'), 4)}, "
+                  f"HLS {_f(out.get('hls_thread_cores'), 4)} cores"]
     lat = r.get("latency")
     if lat:
         lines += ["", "2. latency (age of each new pulled frame; cohost path vs direct sender->nginx path)",

@@ -54,6 +54,8 @@ public final class HLSStream: @unchecked Sendable {
         let msn: Int
         let part: Int?
         let continuation: CheckedContinuation<Bool, Never>
+        /// Answers with a timeout; cancelled when the waiter is answered first.
+        var timer: Task<Void, Never>?
     }
 
     public init(options: HLSOptions) { self.options = options }
@@ -119,6 +121,7 @@ public final class HLSStream: @unchecked Sendable {
             segments.removeAll()
             inits.removeAll()
             defer { waiters.removeAll() }
+            for waiter in waiters.values { waiter.timer?.cancel() }
             return waiters.values.map(\.continuation)
         }
         for waiter in all { waiter.resume(returning: false) }
@@ -189,16 +192,16 @@ public final class HLSStream: @unchecked Sendable {
         var ready: [CheckedContinuation<Bool, Never>] = []
         for (id, waiter) in waiters where isSatisfied(msn: waiter.msn, part: waiter.part) {
             ready.append(waiter.continuation)
+            waiter.timer?.cancel()
             waiters[id] = nil
         }
         return ready
     }
 
     private func resume(waiter id: Int, with value: Bool) {
-        let continuation: CheckedContinuation<Bool, Never>? = lock.withLock {
-            waiters.removeValue(forKey: id)?.continuation
-        }
-        continuation?.resume(returning: value)
+        let waiter = lock.withLock { waiters.removeValue(forKey: id) }
+        waiter?.timer?.cancel()
+        waiter?.continuation.resume(returning: value)
     }
 
     /// True when the condition held within three target durations.
@@ -219,10 +222,11 @@ public final class HLSStream: @unchecked Sendable {
                     continuation.resume(returning: now)
                     return
                 }
-                Task { [weak self] in
+                let timer = Task { [weak self] in
                     try? await Task.sleep(for: timeout)
                     self?.resume(waiter: id, with: false)
                 }
+                lock.withLock { waiters[id]?.timer = timer }
             }
         } onCancel: {
             resume(waiter: id, with: false)
