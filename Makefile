@@ -28,22 +28,28 @@ build-tests: test-packages
 # Unit suites run in parallel. The end-to-end suites start real processes (nginx-rtmp, ffmpeg, cohost) and some
 # measure timing: they nest under one serialised parent suite (`EndToEnd`) and run after the unit suites.
 UNIT = $(SWIFT) test --skip-build --skip EndToEndTests
-E2E = COHOST_BIN=$$($(SWIFT) build --show-bin-path)/cohost $(SWIFT) test --skip-build --filter EndToEndTests
+E2E_RUN = COHOST_BIN=$$($(SWIFT) build --show-bin-path)/cohost $(SWIFT) test --skip-build
+E2E = $(E2E_RUN) --filter EndToEndTests
 # Real WebRTC clients (aiortc, headless Chromium through Playwright) in a network namespace with only loopback
 # (Tests/WebRTC/README.md); needs root for `unshare --net`.
 WEBRTC = COHOST_BIN=$$($(SWIFT) build --show-bin-path)/cohost Tests/WebRTC/run.sh
 # protocol/openapi.yaml checked by schemathesis against a real server (Tests/Schemathesis/README.md).
 SCHEMATHESIS = COHOST_BIN=$$($(SWIFT) build --show-bin-path)/cohost Tests/Schemathesis/run.sh
 
-# Schemathesis runs beside the unit suites (its servers mostly wait on its generator, and no unit suite measures
-# wall time against a bound it could miss), then its output is printed; the end-to-end and WebRTC suites, which do
-# measure, run alone.
+# End-to-end suites that check behaviour and measure no time beyond generous waits (command line, API contract,
+# safe defaults, room service).
+E2E_FUNCTIONAL = EndToEndTests\.EndToEnd/(CommandLineTests|SchemaConformanceTests|SchemaValidatorTests|SafeDefaultsTests|RoomServiceTests)/
+
+# Schemathesis runs beside the unit suites and then the functional end-to-end suites (its servers mostly wait on its
+# generator, and none of these measures wall time against a bound it could miss), then its output is printed; the
+# other end-to-end suites and the WebRTC suites, which do measure, run alone.
 test: build-tests
 	@$(SCHEMATHESIS) > .build/schemathesis.log 2>&1 & schema=$$!; \
 	$(UNIT); unit=$$?; \
+	$(E2E_RUN) --filter '$(E2E_FUNCTIONAL)'; functional=$$?; \
 	wait $$schema; schemathesis=$$?; cat .build/schemathesis.log; \
-	[ $$unit -eq 0 ] && [ $$schemathesis -eq 0 ]
-	$(E2E)
+	[ $$unit -eq 0 ] && [ $$functional -eq 0 ] && [ $$schemathesis -eq 0 ]
+	$(E2E) --skip '$(E2E_FUNCTIONAL)'
 	$(WEBRTC)
 
 test-unit: build-tests

@@ -38,7 +38,8 @@ extension EndToEnd {
                 body: Data(
                     #"""
                     {"name":"clustered","canvas":{"width":320,"height":180,"fps":10},
-                     "outputs":[{"url":"\#(nginx.url(stream: "clustered"))","backoff":{"initialMaxMs":300,"maxMs":1000}}]}
+                     "outputs":[{"url":"\#(nginx.url(stream: "clustered"))","backoff":{"initialMaxMs":300,"maxMs":1000}},
+                                {"kind":"hls","segmentSeconds":1,"partSeconds":0.5}]}
                     """#.utf8))
             #expect(created.status == 201, "\(String(decoding: created.body, as: UTF8.self))")
             let nodes = try Self.json(c.call("GET", "/v1/nodes", token: admin).body)
@@ -52,6 +53,17 @@ extension EndToEnd {
             defer { events.stop() }
             try await events.waitUntilConnected()
             try await Task.sleep(for: .milliseconds(500))  // the relay's own socket to the owner
+
+            // HLS through a node that does not own the room, with the token in the URL as players give it.
+            let viewer = a.token(room: "clustered", user: "watcher", viewer: true)
+            let playlist = "/v1/rooms/clustered/hls/index.m3u8?token=\(viewer)"
+            #expect(
+                await eventually(seconds: 15, every: .milliseconds(100)) {
+                    (try? c.call("GET", playlist, token: nil).status) == 200
+                })
+            let played = String(decoding: try c.call("GET", playlist, token: nil).body, as: UTF8.self)
+            #expect(played.contains("#EXT-X-MAP:URI=\"init0.mp4?token=\(viewer)\""), "\(played)")
+            #expect(try c.call("GET", "/v1/rooms/clustered/hls/init0.mp4?token=\(viewer)", token: nil).status == 200)
 
             // Joined through b: the answer sends media to a, the owner.
             let guest = b.token(room: "clustered", user: "guest")
