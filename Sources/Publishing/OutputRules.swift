@@ -36,7 +36,8 @@ public struct RecordingsDirectory: Sendable, Equatable {
     /// Creates the directory (and its parents) when missing.
     public init(creating path: String) throws(OutputRulesError) {
         do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
             throw OutputRulesError(message: "cannot create the recordings directory \(path): \(error)")
         }

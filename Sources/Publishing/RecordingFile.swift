@@ -16,7 +16,8 @@ final class RecordingFile: @unchecked Sendable {
     /// Creates the file: never an existing one (another recording is not truncated) and never through a symbolic
     /// link. The error names the file, not the directories around it.
     init(path: String) throws(OutputIOError) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        // Readable by the server's user alone: a recording is the show, before anyone decided to publish it.
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             let name = path.split(separator: "/").last.map(String.init) ?? path
             throw OutputIOError(

@@ -1,5 +1,5 @@
 /// What `cohost serve` refuses to start with because a stranger could use it: dev mode (a published key and
-/// secret) on an address other machines reach, and secrets short or published enough to guess.
+/// secret) or an open `/metrics` on an address other machines reach, and secrets short or published enough to guess.
 public enum ExposurePolicy {
     /// A secret signs every token of its key: 32 bytes is the HMAC-SHA256 key size.
     public static let minimumSecretBytes = 32
@@ -24,6 +24,18 @@ public enum ExposurePolicy {
             no API keys, and the HTTP API would listen on \(shown) (port \(http.port)): dev mode, whose published \
             key lets anyone mint admin tokens, runs only on a loopback address. Give keys with --keys, \
             COHOST_KEYS, --keys-file or keys_file, or listen on 127.0.0.1
+            """
+    }
+
+    /// Why `/metrics` may not be served open on `http`; nil on a loopback address or with a token. It names every
+    /// room and user of the server.
+    public static func openMetricsRefusal(http: HostPort, metricsToken: String?) -> String? {
+        guard !isLoopback(host: http.host), metricsToken == nil else { return nil }
+        let shown = http.host.isEmpty ? "all interfaces" : http.host
+        return """
+            the HTTP API would listen on \(shown) (port \(http.port)) with /metrics open, and /metrics names every \
+            room and user: give it a token with --metrics-token, COHOST_METRICS_TOKEN or metrics_token \
+            (e.g. openssl rand -hex 16), or listen on 127.0.0.1
             """
     }
 

@@ -63,8 +63,8 @@ struct WebPages: Sendable {
         guard Identifier.isValid(name), !name.hasPrefix("."),
             let data = FileManager.default.contents(atPath: directory.appendingPathComponent(name).path)
         else {
-            throw APIError(
-                RoomError.notFound("'\(name)' is not in the web directory \(directory.path) (the console's files)"))
+            // Never the directory's path: it tells a visitor how the server is laid out.
+            throw APIError(RoomError.notFound("'\(name.prefix(64))' is not one of the console's files"))
         }
         var headers = headers
         headers[.contentType] = type

@@ -30,6 +30,8 @@ final class SQLiteDatabase: @unchecked Sendable {
         }
         handle = db
         self.path = path
+        // Readable by the server alone; SQLite gives its WAL and shared-memory files the database's mode.
+        _ = chmod(path, 0o600)
         sqlite3_busy_timeout(db, 5000)
         try execute("PRAGMA journal_mode=WAL")
         try execute("PRAGMA synchronous=NORMAL")

@@ -19,6 +19,10 @@ struct ServerAssembly {
         var config = ServerConfiguration()
         try listener(into: &config)
         let (devMode, firstKey) = try keys(into: &config)
+        // After the keys: dev mode on such a listener is the first thing to say.
+        if let refusal = ExposurePolicy.openMetricsRefusal(http: settings.http, metricsToken: settings.metricsToken) {
+            throw ServeConfigError("\(settings.origin(of: .http)): \(refusal)")
+        }
         try rooms(into: &config, devMode: devMode)
         try webRTC(into: &config)
         try store(into: &config)
@@ -123,9 +127,14 @@ struct ServerAssembly {
         switch settings.storeLocation {
         case .sqlite(let path)?:
             do {
+                // The data directory and the database are the server's alone (rooms, kicks, webhook journal).
+                let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
                 try FileManager.default.createDirectory(
-                    atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path,
-                    withIntermediateDirectories: true)
+                    atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                var status = stat()
+                if stat(directory, &status) == 0, status.st_uid == geteuid(), status.st_mode & 0o077 != 0 {
+                    _ = chmod(directory, 0o700)
+                }
                 config.store = try SQLiteRoomStore(path: path)
             } catch {
                 throw ServeConfigError("\(settings.origin(of: .store)): \(error)")

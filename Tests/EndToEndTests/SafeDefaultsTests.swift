@@ -28,6 +28,10 @@ extension EndToEnd {
             let port = try FreePort.tcp()
             let (devStatus, devOutput) = try Self.refusedStart(["--http", "0.0.0.0:\(port)"])
             #expect(devStatus != 0 && devOutput.contains("--keys") && devOutput.contains("COHOST_KEYS"), "\(devOutput)")
+            // Keys, but /metrics open to the network: refused too.
+            let (metricsStatus, metricsOutput) = try Self.refusedStart(
+                ["--http", "0.0.0.0:\(port)", "--keys", "\(CohostHarness.key):\(CohostHarness.secret)"])
+            #expect(metricsStatus != 0 && metricsOutput.contains("--metrics-token"), "\(metricsOutput)")
             let (shortStatus, shortOutput) = try Self.refusedStart(
                 ["--http", "127.0.0.1:\(port)", "--keys", "k1:sixteen-bytes!"])
             #expect(shortStatus != 0 && shortOutput.contains("at least 32"), "\(shortOutput)")
@@ -53,9 +57,17 @@ extension EndToEnd {
             let root = FileManager.default.temporaryDirectory.appendingPathComponent("cohost-safe-\(UUID())").path
             defer { try? FileManager.default.removeItem(atPath: root) }
             let recordings = root + "/recordings"
+            // A data directory others may read, as an operator might make it: the server closes it.
+            let data = root + "/data"
+            try FileManager.default.createDirectory(
+                atPath: data, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
             let cohost = try CohostHarness(
                 arguments: ["--keys", "\(CohostHarness.key):\(CohostHarness.secret)", "--recordings-dir", recordings],
-                environment: ["COHOST_OUTPUT_HOSTS": "127.0.0.1"])
+                environment: ["COHOST_OUTPUT_HOSTS": "127.0.0.1"], dataDir: data)
+            func mode(_ path: String) -> Int {
+                ((try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? Int) ?? -1
+            }
+            #expect(mode(data) == 0o700 && mode(data + "/cohost.db") == 0o600 && mode(recordings) == 0o700)
             let admin = cohost.token(room: "rec", user: "mod", admin: true)
             #expect(
                 try cohost.call("POST", "/v1/rooms", token: admin, body: Data(#"{"name":"rec","audioOnly":true}"#.utf8))
@@ -76,7 +88,7 @@ extension EndToEnd {
                 let (status, code) = try add(url)
                 #expect(status == 400 && code == "output_path_forbidden", "\(url): \(status) \(code ?? "-")")
             }
-            #expect(try FileManager.default.contentsOfDirectory(atPath: root).sorted() == ["recordings"])
+            #expect(try FileManager.default.contentsOfDirectory(atPath: root).sorted() == ["data", "recordings"])
             #expect(!FileManager.default.fileExists(atPath: "/etc/cohost-x.flv"))
             for url in ["rtmp://127.0.0.2/live/k", "rtmp://169.254.169.254/live/k", "rtmp://[fe80::1]/live/k"] {
                 let (status, code) = try add(url)
@@ -87,6 +99,7 @@ extension EndToEnd {
             #expect(status == 201)
             // The file is opened on the output's own thread, just after the answer.
             #expect(await eventually(seconds: 5) { FileManager.default.fileExists(atPath: recordings + "/show.flv") })
+            #expect(mode(recordings + "/show.flv") == 0o600)
         }
 
         @Test func tokensRoomsAndMetricsFollowTheOperatorsRules() throws {

@@ -179,6 +179,12 @@ struct HLSPackagerTests {
         #expect(output.state == .disconnected)
         #expect(output.stream.playlist() == nil, "a stopped output serves nothing")
         let text = try String(contentsOfFile: directory + "/index.m3u8", encoding: .utf8)
+        // The server's user alone reads a recording.
+        func mode(_ path: String) -> Int? {
+            (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? Int
+        }
+        #expect(mode(directory) == 0o700 && mode(directory + "/index.m3u8") == 0o600)
+        #expect(mode(directory + "/s0.m4s") == 0o600 && mode(directory + "/init0.mp4") == 0o600)
         #expect(text.contains("#EXT-X-PLAYLIST-TYPE:VOD\n") && text.hasSuffix("#EXT-X-ENDLIST\n"))
         #expect(Self.durations(text).segments == [2.0, 2.0])
         let result = try run(

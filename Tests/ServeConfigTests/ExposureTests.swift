@@ -16,6 +16,19 @@ import Testing
         }
     }
 
+    @Test func metricsAreOpenOnlyOnLoopback() throws {
+        for host in ["127.0.0.1", "localhost", "[::1]"] {
+            let http = try #require(HostPort("\(host):7880"))
+            #expect(ExposurePolicy.openMetricsRefusal(http: http, metricsToken: nil) == nil, "\(host)")
+        }
+        for host in ["0.0.0.0", "203.0.113.7", "[::]", "cohost.example"] {
+            let http = try #require(HostPort("\(host):7880"))
+            let refusal = try #require(ExposurePolicy.openMetricsRefusal(http: http, metricsToken: nil))
+            #expect(refusal.contains("--metrics-token") && refusal.contains("COHOST_METRICS_TOKEN"))
+            #expect(ExposurePolicy.openMetricsRefusal(http: http, metricsToken: "0123456789abcdef") == nil)
+        }
+    }
+
     @Test func shortAndPublishedSecretsAreRefusedWithoutQuotingThem() throws {
         let short = try #require(ExposurePolicy.weakSecret(key: "prod1", secret: "hunter2-hunter2"))
         #expect(

@@ -61,6 +61,18 @@ import Layout
                     ]))
     }
 
+    @Test func theDatabaseAndItsWriteAheadLogAreTheServersAlone() throws {
+        let path = Self.temporaryPath()
+        defer { Self.remove(path) }
+        let store = try SQLiteRoomStore(path: path)
+        try store.saveRoom(name: "a", definition: Data(#"{"name":"a"}"#.utf8))
+        func mode(_ path: String) -> Int? {
+            (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? Int
+        }
+        #expect(mode(path) == 0o600)
+        #expect(mode(path + "-wal") == 0o600)
+    }
+
     @Test func aFileOfTheFirstSchemaIsMigratedWithItsRoomsKept() throws {
         let path = Self.temporaryPath()
         defer { Self.remove(path) }
