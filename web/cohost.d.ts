@@ -154,5 +154,26 @@ export declare class CohostError extends Error {
  *  CohostError. */
 export function join(options: JoinOptions): Promise<Call>;
 
+export interface WatchOptions {
+  room: string;
+  /** Any token of the room: a viewer token (claim viewer), a participant's or an admin's. */
+  token: string;
+  /** The server's origin; default the page's. */
+  url?: string;
+  /** A <video> element given the programme's stream. */
+  video?: HTMLVideoElement | null;
+}
+
+export interface WatchSession {
+  pc: RTCPeerConnection;
+  /** The programme: its mix (Opus) and its pictures (its own H.264). */
+  stream: MediaStream;
+  /** Ends the session (DELETE of the answer's Location). */
+  stop(): Promise<void>;
+}
+
+/** Plays a room's programme over WHEP (POST /whep/{room}); nothing is sent. */
+export function watch(options: WatchOptions): Promise<WatchSession>;
+
 /** The claims of a JWT, not verified (for display only), or null. */
 export function tokenClaims(token: string): { sub?: string; room?: string; exp?: number; admin?: boolean; [claim: string]: unknown } | null;

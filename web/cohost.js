@@ -109,6 +109,43 @@ export async function join({
     return call;
 }
 
+/** Plays `room`'s programme over WHEP with any token of the room (a viewer token included): its mix and its own
+ *  H.264, nothing sent. Resolves to { pc, stream, stop() } once the answer is applied; `video` (an element) is given
+ *  the stream. stop() ends the session (DELETE of the answer's Location). */
+export async function watch({ room, token, url = location.origin, video = null } = {}) {
+    if (!room || !token) throw new CohostError("watch() needs a room and a token", { code: "invalid_argument" });
+    const base = String(url).replace(/\/+$/, "");
+    const pc = new RTCPeerConnection();
+    const stream = new MediaStream();
+    pc.addEventListener("track", (e) => stream.addTrack(e.track));
+    let location = null;
+    try {
+        pc.addTransceiver("audio", { direction: "recvonly" });
+        pc.addTransceiver("video", { direction: "recvonly" });
+        await pc.setLocalDescription(await pc.createOffer());
+        await gathered(pc, GATHER_CAP_MS);
+        const response = await postOffer(`${base}/whep/${encodeURIComponent(room)}`, token, pc.localDescription.sdp);
+        location = response.headers.get("Location");
+        await pc.setRemoteDescription({ type: "answer", sdp: await response.text() });
+    } catch (err) {
+        pc.close();
+        throw err;
+    }
+    if (video) video.srcObject = stream;
+    return {
+        pc,
+        stream,
+        async stop() {
+            pc.close();
+            if (!location) return;
+            const at = location;
+            location = null;
+            await fetch(new URL(at, base), { method: "DELETE", headers: { Authorization: "Bearer " + token } })
+                .catch(() => {});
+        },
+    };
+}
+
 /** A joined call. Events (EventTarget, or on(name, fn) with the detail): levels, activeSpeaker, joined, left,
  *  kicked, state; see cohost.d.ts. */
 export class Call extends EventTarget {

@@ -182,6 +182,8 @@ public struct RoomInfo: Codable, Sendable {
     public var outputs: [OutputInfo]
     /// The room's pulled sources (absent when it has none).
     public var sources: [SourceInfo]?
+    /// WHEP viewers watching the programme now (the server always sends it).
+    public var viewers: Int?
     public var statusIntervalMs: Int
     public var maxIngestBitrate: Int
     public var maxVideoSize: Size

@@ -45,6 +45,7 @@ extension RoomInfo {
             returnVideo: ReturnVideoInfo(c.returnVideo))
         let pulled = room.sources.all
         sources = pulled.isEmpty ? nil : pulled.map(\.info)
+        viewers = room.viewerCount
     }
 }
 

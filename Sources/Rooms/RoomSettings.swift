@@ -25,6 +25,8 @@ public struct RoomSettings: Sendable {
     public var webRTC: WebRTCSettings?
     /// What pulled sources may read, and how many may run.
     public var sourceRules = SourceRules()
+    /// WHEP viewers a room takes at once (`max_viewers`).
+    public var maxViewersPerRoom = 100
 
     public init(
         publicIP: String = "127.0.0.1", rtpPort: Int = 7882, participantTimeoutMs: Int64 = 10_000, maxRooms: Int = 100,

@@ -49,6 +49,11 @@ extension ServeSettings {
         settings.maxSourcesPerRoom = sourceLimits.perRoom
         settings.srtPort = sourceLimits.srtPort
         settings.rtmpPort = sourceLimits.rtmpPort
+        let viewers = given.maxViewers ?? Defaults.maxViewers
+        guard (0...10_000).contains(viewers) else {
+            throw refuse(.maxViewers, "must be within 0...10000, got \(viewers)")
+        }
+        settings.maxViewers = viewers
         return settings
     }
 
@@ -230,7 +235,7 @@ struct Given {
     var http, publicIP, keys, keysFile, recordingsDir, metricsToken, webhookKey, logLevel: String?
     var dtlsCert, dtlsKey, publicIP6, webDir, tlsCert, tlsKey, dataDir, store, nodeID, nodeURL: String?
     var rtpPort, maxTokenTTL, maxConnections, participantTimeout, emptyRoomTimeout, decodeBudgetMs: Int?
-    var nodeTimeout, maxSources, maxSourcesPerRoom, srtPort, rtmpPort: Int?
+    var nodeTimeout, maxSources, maxSourcesPerRoom, srtPort, rtmpPort, maxViewers: Int?
     var mediaDir: String?
     var autoCreateRooms: Bool?
     var outputHosts, webhookURLs: [String]?
@@ -273,6 +278,7 @@ struct Given {
         maxSourcesPerRoom = try sources.integer(.maxSourcesPerRoom, flags.maxSourcesPerRoom)
         srtPort = try sources.integer(.srtPort, flags.srtPort)
         rtmpPort = try sources.integer(.rtmpPort, flags.rtmpPort)
+        maxViewers = try sources.integer(.maxViewers, flags.maxViewers)
     }
 }
 
@@ -337,6 +343,7 @@ private struct Sources {
         case .maxSourcesPerRoom: flags.maxSourcesPerRoom != nil
         case .srtPort: flags.srtPort != nil
         case .rtmpPort: flags.rtmpPort != nil
+        case .maxViewers: flags.maxViewers != nil
         }
     }
 

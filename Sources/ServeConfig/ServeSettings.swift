@@ -37,6 +37,7 @@ public struct ServeFlags: Sendable, Equatable {
     public var maxSourcesPerRoom: Int?
     public var srtPort: Int?
     public var rtmpPort: Int?
+    public var maxViewers: Int?
 
     public init(
         http: String? = nil, rtpPort: Int? = nil, publicIP: String? = nil, keys: String? = nil,
@@ -48,8 +49,9 @@ public struct ServeFlags: Sendable, Equatable {
         dtlsKey: String? = nil, publicIP6: String? = nil, webDir: String? = nil, tlsCert: String? = nil,
         tlsKey: String? = nil, dataDir: String? = nil, store: String? = nil, nodeID: String? = nil,
         nodeURL: String? = nil, nodeTimeout: Int? = nil, mediaDir: String? = nil, maxSources: Int? = nil,
-        maxSourcesPerRoom: Int? = nil, srtPort: Int? = nil, rtmpPort: Int? = nil
+        maxSourcesPerRoom: Int? = nil, srtPort: Int? = nil, rtmpPort: Int? = nil, maxViewers: Int? = nil
     ) {
+        self.maxViewers = maxViewers
         self.rtmpPort = rtmpPort
         self.srtPort = srtPort
         self.mediaDir = mediaDir
@@ -157,6 +159,8 @@ public struct ServeSettings: Sendable, Equatable {
     public var srtPort = Defaults.srtPort
     /// The TCP port encoders publish RTMP to (`listen: "rtmp"` sources); 0: none.
     public var rtmpPort = Defaults.rtmpPort
+    /// WHEP viewers of one room at once.
+    public var maxViewers = Defaults.maxViewers
     /// Where each setting's value came from.
     public var origins: [SettingKey: SettingOrigin]
 
@@ -181,6 +185,7 @@ public struct ServeSettings: Sendable, Equatable {
         public static let maxSourcesPerRoom = 8
         public static let srtPort = 0
         public static let rtmpPort = 0
+        public static let maxViewers = 100
     }
 
     /// The store `store` names: nil for `none`.

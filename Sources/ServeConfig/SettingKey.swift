@@ -38,6 +38,7 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
     case maxSourcesPerRoom = "max_sources_per_room"
     case srtPort = "srt_port"
     case rtmpPort = "rtmp_port"
+    case maxViewers = "max_viewers"
 
     /// The key in the TOML config file.
     public var fileKey: String { rawValue }
@@ -50,7 +51,7 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
     public var kind: Kind {
         switch self {
         case .rtpPort, .participantTimeout, .emptyRoomTimeout, .maxTokenTTL, .decodeBudgetMs, .maxConnections,
-            .nodeTimeout, .maxSources, .maxSourcesPerRoom, .srtPort, .rtmpPort:
+            .nodeTimeout, .maxSources, .maxSourcesPerRoom, .srtPort, .rtmpPort, .maxViewers:
             .integer
         case .autoCreateRooms: .boolean
         case .webhookURL, .outputHosts, .corsOrigins: .stringList

@@ -40,7 +40,7 @@ struct ClusterProxy<Context: RequestContext>: RouterMiddleware {
         let room: String?
         if segments.count >= 3, segments[0] == "v1", segments[1] == "rooms" {
             room = String(segments[2])
-        } else if segments.count >= 2, segments[0] == "whip" {
+        } else if segments.count >= 2, segments[0] == "whip" || segments[0] == "whep" {
             room = String(segments[1])
         } else {
             room = nil

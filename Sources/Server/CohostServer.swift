@@ -70,6 +70,7 @@ public enum CohostServer {
         }
         RoomRoutes(manager: manager, keys: keys, cluster: cluster).register(on: router)
         WHIPRoutes(manager: manager, keys: keys).register(on: router)
+        WHEPRoutes(manager: manager, keys: keys).register(on: router)
         if let webDirectory { WebPages(directory: URL(fileURLWithPath: webDirectory)).register(on: router) }
         MethodTable.register(on: router, withPages: webDirectory != nil)
         SnapshotRoute(manager: manager, keys: keys).register(on: router)

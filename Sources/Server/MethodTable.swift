@@ -26,9 +26,12 @@ enum MethodTable {
         ("v1/rooms/:room/recordings/:recording", [.delete]),
         ("whip/:room", [.post]),
         ("whip/:room/:user", [.delete, .patch]),
+        ("whep/:room", [.post]),
+        ("whep/:room/:viewer", [.delete]),
     ]
     static let pages: [(path: String, methods: [HTTPRequest.Method])] = [
-        ("/", [.get]), ("rooms/:room", [.get]), ("join/:room", [.get]), ("web/:file", [.get]),
+        ("/", [.get]), ("rooms/:room", [.get]), ("join/:room", [.get]), ("watch/:room", [.get]),
+        ("web/:file", [.get]),
     ]
     /// HEAD is left to the router (it answers it for GET routes); CONNECT never names a path. QUERY is the safe
     /// method with a body (draft-ietf-httpbis-safe-method-w-body).

@@ -3,9 +3,9 @@ import Hummingbird
 import HTTPTypes
 import Rooms
 
-/// The producer console and the guest join page: plain files of the repository's `web/` directory, served as they
-/// are. `/` and `/rooms/{room}` are the console, `/join/{room}` the join page, `/web/{file}` their scripts and
-/// styles. Pages carry a strict Content-Security-Policy: scripts and styles only from these files, connections only
+/// The producer console, the guest join page and the viewer page: plain files of the repository's `web/` directory,
+/// served as they are. `/` and `/rooms/{room}` are the console, `/join/{room}` the join page, `/watch/{room}` the
+/// viewer page (WHEP), `/web/{file}` their scripts and styles. Pages carry a strict Content-Security-Policy: scripts and styles only from these files, connections only
 /// to this server. The token in the page's fragment never reaches the server (fragments are not sent).
 struct WebPages: Sendable {
     let directory: URL
@@ -19,6 +19,10 @@ struct WebPages: Sendable {
         router.get("join/:room") { request, context in
             _ = try Self.room(context)
             return try page("join.html", request)
+        }
+        router.get("watch/:room") { request, context in
+            _ = try Self.room(context)
+            return try page("watch.html", request)
         }
         router.get("web/:file") { request, context in
             let name = try context.parameters.require("file")

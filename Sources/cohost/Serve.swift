@@ -204,6 +204,11 @@ struct Serve: AsyncParsableCommand {
         help: "TCP port encoders publish RTMP to, for sources added with listen \"rtmp\" (default 0: none).")
     var rtmpPort: Int?
 
+    @Option(
+        name: .customLong("max-viewers"),
+        help: "WHEP viewers of one room at once (default \(ServeSettings.Defaults.maxViewers)).")
+    var maxViewers: Int?
+
     var flags: ServeFlags {
         ServeFlags(
             http: http, rtpPort: rtpPort, publicIP: publicIP, keys: keys, keysFile: keysFile,
@@ -215,7 +220,7 @@ struct Serve: AsyncParsableCommand {
             dtlsKey: dtlsKey, publicIP6: publicIP6, webDir: webDir, tlsCert: tlsCert, tlsKey: tlsKey, dataDir: dataDir,
             store: store, nodeID: nodeID, nodeURL: nodeURL, nodeTimeout: nodeTimeout, mediaDir: mediaDir,
             maxSources: maxSources, maxSourcesPerRoom: maxSourcesPerRoom, srtPort: srtPort,
-            rtmpPort: rtmpPort)
+            rtmpPort: rtmpPort, maxViewers: maxViewers)
     }
 
     /// Reads the config file (if any) and merges every source; a refused value stops the start with its source named.

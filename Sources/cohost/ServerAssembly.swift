@@ -99,6 +99,7 @@ struct ServerAssembly {
         config.rooms.sourceRules = SourceRules(
             mediaDirectory: media, destinations: destinations, maxPerRoom: settings.maxSourcesPerRoom,
             maxTotal: settings.maxSources, srtPort: settings.srtPort, rtmpPort: settings.rtmpPort)
+        config.rooms.maxViewersPerRoom = settings.maxViewers
     }
 
     /// Cohost's DTLS identity and its candidates' addresses. Without certificate files, a fresh identity per start:

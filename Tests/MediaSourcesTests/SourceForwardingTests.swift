@@ -61,11 +61,18 @@ import TestSupport
     }
 
     /// A looping reader of `path` and its feed, once the input opened.
-    static func reading(_ path: String, hidden: Bool = false) async throws -> (SourceReader, SourceFeed) {
+    /// `forwarded`: a slot shows the source from the moment its feed exists (not only once `units` starts taking).
+    static func reading(
+        _ path: String, hidden: Bool = false, forwarded: Bool = false
+    ) async throws -> (SourceReader, SourceFeed) {
         let recorder = SourceReaderTests.Recorder(hidden: hidden)
         let reader = recorder.reader(SourceReaderTests.input(path, loop: true, latencyMs: 200))
         reader.start()
-        _ = await eventually(seconds: 10) { recorder.feed.withLock { $0 } != nil }
+        _ = await eventually(seconds: 10, every: .milliseconds(2)) {
+            guard let feed = recorder.feed.withLock({ $0 }) else { return false }
+            if forwarded { feed.setForwarded(true) }
+            return true
+        }
         guard let feed = recorder.feed.withLock({ $0 }) else {
             reader.stop()
             throw TestSupportError.failed("the reader never opened \(path)")
@@ -145,7 +152,9 @@ import TestSupport
         defer { for path in [first, second, joined] { try? FileManager.default.removeItem(atPath: path) } }
         let both = try Data(contentsOf: URL(fileURLWithPath: first)) + Data(contentsOf: URL(fileURLWithPath: second))
         try both.write(to: URL(fileURLWithPath: joined))
-        let (reader, feed) = try await Self.reading(joined)
+        // Forwarded from the start: on a busy machine the reader could otherwise reach the high part (and turn to
+        // encoding for good) before the slot takes anything.
+        let (reader, feed) = try await Self.reading(joined, forwarded: true)
         defer { reader.stop() }
         #expect(feed.forwardFormat?.profileIDC == 0x42)
         // Five seconds of units: the rest of the baseline part, and past the switch.

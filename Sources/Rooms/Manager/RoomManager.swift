@@ -224,17 +224,18 @@ public final class RoomManager: @unchecked Sendable {
     }
 
     /// The offer read against the room and this server, and a WebRTC transport when the offer is WebRTC.
-    private func negotiate(
-        _ offer: String, session: Int, room: Room
+    /// `programme`: a viewer's offer (WHEP), answered with the programme in this profile (`JoinNegotiator`).
+    func negotiate(
+        _ offer: String, session: Int, room: Room, programme: String? = nil
     ) throws(RoomError) -> (Negotiation, WebRTCTransport?) {
         let negotiation = try JoinNegotiator.negotiate(
             offer: offer, address: settings.publicIP, port: settings.rtpPort,
             sessionID: UInt64(session), audioOnly: room.config.audioOnly,
-            sendsRoomView: room.config.returnVideo != nil && !room.config.audioOnly,
+            sendsRoomView: programme != nil || (room.config.returnVideo != nil && !room.config.audioOnly),
             webRTC: settings.webRTC.map {
                 WebRTCIdentity(fingerprint: $0.context.certificate.fingerprintAttribute, addresses: $0.addresses)
             },
-            ssrcInUse: { [router = media.router] in router.isInUse($0) })
+            programme: programme, ssrcInUse: { [router = media.router] in router.isInUse($0) })
         guard let parameters = negotiation.webRTC, let webRTC = settings.webRTC else { return (negotiation, nil) }
         let transport: WebRTCTransport
         do {
@@ -247,9 +248,9 @@ public final class RoomManager: @unchecked Sendable {
     }
 
     /// The participant with its decoders, and the SSRC table's entries for its streams.
-    private func makeParticipant(
+    func makeParticipant(
         userId: String, session: Int, isAdmin: Bool, monitor: Bool, negotiation: Negotiation,
-        transport: WebRTCTransport?, room: Room
+        transport: WebRTCTransport?, room: Room, viewer: Bool = false
     ) throws(RoomError) -> (Participant, [StreamRouter.Entry]) {
         do {
             let participant = try Participant(
@@ -259,7 +260,7 @@ public final class RoomManager: @unchecked Sendable {
                     maxWidth: room.config.maxVideoSize.width, maxHeight: room.config.maxVideoSize.height,
                     decodeBudgetMs: settings.decodeBudgetMs),
                 decodePool: decodePool, returnAudio: negotiation.returnAudio,
-                returnVideo: negotiation.returnVideo, slots: negotiation.slots, webRTC: transport,
+                returnVideo: negotiation.returnVideo, slots: negotiation.slots, webRTC: transport, viewer: viewer,
                 maxIngestKbps: room.config.maxIngestBitrate, nowMs: MonotonicClock.nowMs(), logger: logger)
             return (participant, try Self.routingEntries(negotiation))
         } catch {

@@ -1,3 +1,4 @@
+import Foundation
 import RTP
 import SRTP
 
@@ -34,6 +35,8 @@ extension JoinNegotiator {
         var webRTC: WebRTCParameters?
         var ssrcInUse: (UInt32) -> Bool
         var taken: Set<UInt32>
+        /// A viewer's offer: the programme's profile-level-id (see `JoinNegotiator.negotiate`).
+        var programme: String?
 
         /// One line: accepted with one codec, answered `inactive`, or rejected (port 0).
         mutating func negotiate<R: RandomNumberGenerator>(
@@ -42,9 +45,17 @@ extension JoinNegotiator {
             var rejected = AnswerMedia(
                 kind: media.kind, rawKind: media.rawKind, accepted: false,
                 payloadType: nil, rtpmap: nil, fmtp: nil, crypto: nil)
-            let choice = JoinNegotiator.codec(
-                in: media, audioTaken: audioTaken, videoTaken: videoTaken, audioOnly: audioOnly)
-            let roles = Roles(media, sendsRoomView: sendsRoomView)
+            let choice =
+                programme.map { profile in
+                    media.kind == .video
+                        ? (audioOnly ? nil : JoinNegotiator.programmeCodec(in: media, profile: profile))
+                        : JoinNegotiator.codec(in: media, audioTaken: false, videoTaken: true, audioOnly: true)
+                }
+                ?? JoinNegotiator.codec(
+                    in: media, audioTaken: audioTaken, videoTaken: videoTaken, audioOnly: audioOnly)
+            var roles = Roles(media, sendsRoomView: sendsRoomView)
+            // A viewer sends nothing, whatever its line says.
+            if programme != nil { roles.participantSends = false }
             if media.port != 0, let pt = choice, let map = media.rtpmaps[pt],
                 roles.participantSends || roles.participantReceives
             {
@@ -70,6 +81,10 @@ extension JoinNegotiator {
             var answer = AnswerMedia(
                 kind: media.kind, rawKind: media.rawKind, accepted: true, payloadType: pt, rtpmap: map,
                 fmtp: media.fmtps[pt], crypto: keys?.answer)
+            // The programme's pictures go as they are encoded: the answer names their own profile and level.
+            if let programme, media.kind == .video {
+                answer.fmtp = "level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=\(programme)"
+            }
             answer.direction =
                 roles.participantSends ? (roles.participantReceives ? "sendrecv" : "recvonly") : "sendonly"
             if webRTC != nil { answer.midExtension = media.extensions[midExtensionURI] }
@@ -231,6 +246,22 @@ extension JoinNegotiator {
                 return codec.name != "h264" || !(media.fmtps[pt] ?? "").contains("packetization-mode=2")
             }
         }.first
+    }
+
+    /// The payload type of the offer's H.264 in packetization mode 1 whose profile (profile_idc) is the programme's
+    /// (`profile`, a profile-level-id): a decoder of that profile takes the programme's pictures as they are.
+    static func programmeCodec(in media: MediaDescription, profile: String) -> UInt8? {
+        let wanted = profile.prefix(2).lowercased()
+        return media.payloadTypes.first { pt in
+            guard let map = media.rtpmaps[pt], map.encodingName.lowercased() == "h264", map.clockRate == 90_000 else {
+                return false
+            }
+            let fmtp = (media.fmtps[pt] ?? "").lowercased().replacingOccurrences(of: " ", with: "")
+            guard fmtp.contains("packetization-mode=1") else { return false }
+            // Without a profile-level-id, the offer is constrained baseline 42.
+            guard let range = fmtp.range(of: "profile-level-id=") else { return wanted == "42" }
+            return fmtp[range.upperBound...].prefix(2) == wanted
+        }
     }
 
     /// SDES keys of an RTP/SAVP(F) line: the offer's (what the participant protects with) and Cohost's own, with

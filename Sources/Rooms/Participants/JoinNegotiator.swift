@@ -15,27 +15,32 @@ enum JoinNegotiator {
     static let maxOfferBytes = 64 * 1024
     static let supportedFeedback = ["nack", "nack pli", "ccm fir"]
 
+    /// `programme`: a viewer's offer (WHEP), which receives the programme's sound and pictures and sends nothing: its
+    /// first audio line gets the programme's mix, its first video line the programme's own H.264 in a payload type
+    /// of the profile `programme` (a profile-level-id) names; every other line is rejected.
     static func negotiate(
         offer text: String, address: String, port: Int, sessionID: UInt64,
         audioOnly: Bool, sendsRoomView: Bool = true, webRTC identity: WebRTCIdentity? = nil,
-        ssrcInUse: @escaping (UInt32) -> Bool = { _ in false }
+        programme: String? = nil, ssrcInUse: @escaping (UInt32) -> Bool = { _ in false }
     ) throws(RoomError) -> Negotiation {
         var random = SystemRandomNumberGenerator()
         return try negotiate(
             offer: text, address: address, port: port, sessionID: sessionID, audioOnly: audioOnly,
-            sendsRoomView: sendsRoomView, webRTC: identity, ssrcInUse: ssrcInUse, using: &random)
+            sendsRoomView: sendsRoomView, webRTC: identity, programme: programme, ssrcInUse: ssrcInUse,
+            using: &random)
     }
 
     static func negotiate<R: RandomNumberGenerator>(
         offer text: String, address: String, port: Int, sessionID: UInt64,
         audioOnly: Bool, sendsRoomView: Bool = true, webRTC identity: WebRTCIdentity? = nil,
-        ssrcInUse: @escaping (UInt32) -> Bool = { _ in false }, using random: inout R
+        programme: String? = nil, ssrcInUse: @escaping (UInt32) -> Bool = { _ in false }, using random: inout R
     ) throws(RoomError) -> Negotiation {
         let offer = try parse(text)
         let webRTC = try webRTCParameters(of: offer, identity: identity, using: &random)
         var lines = Lines(
             sessionID: sessionID, audioOnly: audioOnly, sendsRoomView: sendsRoomView, webRTC: webRTC,
             ssrcInUse: ssrcInUse, taken: Set(offer.media.flatMap(\.ssrcs)))
+        lines.programme = programme
         var answers: [AnswerMedia] = []
         var audio: NegotiatedStream?
         var video: NegotiatedStream?
@@ -44,6 +49,19 @@ enum JoinNegotiator {
         var slots: [SlotOffer] = []
         var screen: NegotiatedStream?
         for (index, media) in offer.media.enumerated() {
+            if lines.programme != nil {
+                let taken = media.kind == .audio ? returnAudio != nil : returnVideo != nil
+                guard !taken, media.kind == .audio || media.kind == .video else {
+                    answers.append(.rejected(media))
+                    continue
+                }
+                let line = try lines.negotiate(media, audioTaken: false, videoTaken: false, using: &random)
+                answers.append(line.answer)
+                if let back = line.back {
+                    if back.kind == .audio { returnAudio = back } else { returnVideo = back }
+                }
+                continue
+            }
             if screen == nil, lines.isScreen(media) {
                 let line = try lines.negotiateScreen(media, using: &random)
                 answers.append(line.answer)

@@ -28,6 +28,8 @@ public final class Participant: @unchecked Sendable {
     /// A hidden receiver (an admin's `?monitor=true` join, the console's previews): in no layout, mix, list or event;
     /// only its slots are filled, with every participant's camera.
     public let isMonitor: Bool
+    /// A WHEP viewer: a hidden receiver of the programme (its mix and its own H.264), never a member.
+    public let isViewer: Bool
     let audio: AudioReceiver?
     /// The camera: one stream, or simulcast layers.
     let video: LayeredVideo?
@@ -76,9 +78,10 @@ public final class Participant: @unchecked Sendable {
         screen: NegotiatedStream? = nil,
         decodeChannels: Int = 2, videoLimits: VideoLimits = VideoLimits(), decodePool: DecodePool? = nil,
         returnAudio: ReturnOffer? = nil, returnVideo: ReturnOffer? = nil, slots: [SlotOffer] = [],
-        webRTC: WebRTCTransport? = nil, feed: SourceFeed? = nil,
+        webRTC: WebRTCTransport? = nil, feed: SourceFeed? = nil, viewer: Bool = false,
         maxIngestKbps: Int = 2500, nowMs: Int64, logger: Logger
     ) throws {
+        isViewer = viewer
         self.webRTC = webRTC
         self.feed = feed
         sourceVideo = try feed.flatMap { feed in
@@ -126,7 +129,7 @@ public final class Participant: @unchecked Sendable {
         }
         if let offer = returnVideo, let codec = RoomViewCodec(name: offer.codec) {
             self.returnVideo = try ReturnVideo(
-                offer, codec: codec, cname: "cohost-\(sessionID)", lateKeys: webRTC?.keys)
+                offer, codec: codec, cname: "cohost-\(sessionID)", lateKeys: webRTC?.keys, carriesProgramme: viewer)
         } else {
             self.returnVideo = nil
         }

@@ -120,6 +120,20 @@ final class ProgrammeFeed {
 
     var outputInfos: [OutputInfo] { outputs.infos(bitrateKbps: currentBitrateKbps) }
     var outputSpecs: [OutputSpec] { outputs.specs }
+
+    /// Whether viewers (WHEP) watch: the pictures are encoded for them without an output.
+    var watched = false
+    /// The picture the last canvas was encoded into (nil when it was not), valid until the next canvas: what the
+    /// viewers get.
+    private(set) var lastVideoTag: FLVTag?
+    var parameterSets: (sps: [UInt8], pps: [UInt8])? { video?.parameterSets }
+    /// The programme's H.264 as a profile-level-id ("640028"), nil without video.
+    var profileLevelId: String? {
+        guard let record = video?.decoderConfigurationRecord, record.count > 3 else { return nil }
+        return record[1...3].map { String(format: "%02x", $0) }.joined()
+    }
+    /// The next picture is a keyframe.
+    func requestKeyframe() { keyframeRequest.set() }
     var hlsStream: HLSStream? { outputs.hlsStream }
 
     /// Called every audio tick: runs the adaptive controllers every `controlIntervalMs`, and every
@@ -165,8 +179,10 @@ final class ProgrammeFeed {
     /// Encodes canvas number `index`. Its time is index / canvas fps, plus `phaseMs` (how much later than that
     /// it was composed: see `CanvasPhase`) and `leadMs` (how far ahead of its sound it is stamped: see `VideoLead`).
     func encodeVideo(_ canvas: VideoFrame, index: Int64, leadMs: Int64 = 0, phaseMs: Int64 = 0) {
-        // No output: the canvas's time is left empty, as a skipped canvas's is (an output asks for an IDR).
-        guard let video, !outputs.isEmpty else { return }
+        lastVideoTag = nil
+        // No output and no viewer: the canvas's time is left empty, as a skipped canvas's is (an output asks for an
+        // IDR).
+        guard let video, !outputs.isEmpty || watched else { return }
         do {
             let fps = Int64(config.canvas.fps)
             // Video is stamped later by the AAC priming, as ffmpeg does (avoid_negative_ts): a player that
@@ -189,6 +205,7 @@ final class ProgrammeFeed {
                 return tag
             }
             guard let tag else { return }
+            lastVideoTag = tag
             videoFramesEncoded += 1
             outputs.push(tag)
             outputs.deliver()

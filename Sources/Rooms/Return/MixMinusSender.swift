@@ -87,6 +87,32 @@ final class MixMinusSender {
         }
     }
 
+    /// Sends block `tick` of the programme's mix (the shared encode) to each viewer (WHEP), who has no voice in it.
+    func sendShared(tick: Int64, to viewers: [Participant], programme: [Float], reportDue: Bool) {
+        let timestamp = UInt32(truncatingIfNeeded: tick &* Int64(AudioFormat.blockFrames))
+        for p in viewers {
+            guard let back = p.returnAudio else { continue }
+            do { try encodeShared(channels: back.channels, programme: programme, tick: tick) } catch {
+                encodeErrors += 1
+                continue
+            }
+            back.countBlock(own: false)
+            let payload = sharedPacket[back.channels]
+            guard payload.count > 2 else {
+                back.paused = true
+                continue
+            }
+            back.rtp.send(payload: payload[...], timestamp: timestamp, marker: back.paused) { transport(p, .audio, $0) }
+            back.paused = false
+        }
+        guard reportDue else { return }
+        let ntp = NTPTime.now()
+        for p in viewers {
+            guard let back = p.returnAudio else { continue }
+            back.rtp.sendReport(ntp: ntp, rtpTimestamp: timestamp) { transport(p, .audio, $0) }
+        }
+    }
+
     /// The room's sum without this voice, limited from the programme limiter's state when the talker just
     /// switched to it (so the level does not jump), encoded by the talker's own encoder.
     private func encodeOwn(

@@ -25,6 +25,8 @@ enum RoomViewCodec: Int, Sendable, CaseIterable {
 /// queue.
 final class ReturnVideo {
     let codec: RoomViewCodec
+    /// A viewer's (WHEP): the programme's own H.264 (`ProgrammeVideoSender`), not the room view.
+    let carriesProgramme: Bool
     let rtp: OutboundRTP
     let feedback: ReceiverFeedback
     /// The participant's own SSRC on a line it only receives on (its RTCP comes from it).
@@ -46,8 +48,12 @@ final class ReturnVideo {
         var keyframeRequests = 0
     }
 
-    init(_ offer: ReturnOffer, codec: RoomViewCodec, cname: String, lateKeys: TransportKeys?) throws(SRTPError) {
+    init(
+        _ offer: ReturnOffer, codec: RoomViewCodec, cname: String, lateKeys: TransportKeys?,
+        carriesProgramme: Bool = false
+    ) throws(SRTPError) {
         self.codec = codec
+        self.carriesProgramme = carriesProgramme
         rtp = try OutboundRTP(offer, clockRate: 90_000, cname: cname, lateKeys: lateKeys)
         feedback = ReceiverFeedback(clockRate: 90_000)
         receiverSSRC = offer.receiverSSRC

@@ -85,7 +85,7 @@ final class RoomViewSender {
     /// the bitrate follows the receivers' reports.
     func tick(canvas: VideoFrame, index: Int64, present: [Participant], nowMs: Int64, reportDue: Bool) {
         receivers.removeAll(keepingCapacity: true)
-        for p in present where p.returnVideo != nil { receivers.append(p) }
+        for p in present where p.returnVideo.map({ !$0.carriesProgramme }) == true { receivers.append(p) }
         for codec in RoomViewCodec.allCases where streams[codec.rawValue] != nil {
             if !receivers.contains(where: { $0.returnVideo?.codec == codec }) { streams[codec.rawValue] = nil }
         }

@@ -25,6 +25,8 @@ final class AudioPipeline {
     /// Every voice summed, before the limiter: what mix-minus takes each talker out of.
     private var sum = [Float](repeating: 0, count: MixMinus.blockSamples)
     private let mixMinus: MixMinusSender
+    /// The room's viewers (WHEP) this tick: they get the programme's mix.
+    private var viewers: [Participant] = []
     private var voice = VoiceActivity()
     /// The active speaker now (for the slots' last-N).
     var activeSpeaker: String? { voice.activeSpeaker }
@@ -51,6 +53,7 @@ final class AudioPipeline {
     /// Takes the tick's participants from the roster, in place (hot path: the roster's getter builds an array).
     func gather(from roster: Roster) {
         roster.fill(&present)
+        if roster.hasViewers { roster.fillViewers(&viewers) } else { viewers.removeAll(keepingCapacity: true) }
         if inputBlocks.count < present.count {
             inputBlocks.append(
                 contentsOf: Array(
@@ -106,7 +109,10 @@ final class AudioPipeline {
     }
 
     /// Ends the tick: no participant is kept past it (the storage is).
-    func endTick() { present.removeAll(keepingCapacity: true) }
+    func endTick() {
+        present.removeAll(keepingCapacity: true)
+        viewers.removeAll(keepingCapacity: true)
+    }
 
     /// The room parked: the ticks after it wakes are no skipped ones.
     func forgetLastTick() { lastTick = nil }
@@ -118,7 +124,7 @@ final class AudioPipeline {
     private func mixBlock(tick: Int64, nowMs now: Int64, catchingUp: Bool) {
         mixInputs.removeAll(keepingCapacity: true)
         voices.removeAll(keepingCapacity: true)
-        var listening = false
+        var listening = !viewers.isEmpty
         for i in present.indices {
             let p = present[i]
             let (ok, gain) = p.pullAudio(into: &inputBlocks[i], nowMs: now, catchingUp: catchingUp)
@@ -146,6 +152,9 @@ final class AudioPipeline {
             mixMinus.send(
                 tick: tick, present: present, blocks: inputBlocks, voices: voices, sum: sum, programme: mixBlock,
                 limiterBefore: limiterBefore, reportDue: tick % 50 == 0, nowMs: now)
+        }
+        if !viewers.isEmpty {
+            mixMinus.sendShared(tick: tick, to: viewers, programme: mixBlock, reportDue: tick % 50 == 0)
         }
     }
 

@@ -24,6 +24,9 @@ final class CanvasPipeline {
     /// The room view sent back to participants (nil when the room sends none).
     private let view: RoomViewSender?
     private var present: [Participant] = []
+    /// The programme's own pictures to the room's viewers (WHEP).
+    private let programmeView: ProgrammeVideoSender
+    private var viewers: [Participant] = []
     /// The canvas may not show what is configured (no tick composed it since the room started, since its
     /// pictures changed, or since it went idle): a snapshot composes it first.
     private var stale = true
@@ -37,6 +40,7 @@ final class CanvasPipeline {
         view = config.returnVideo.map {
             RoomViewSender(settings: $0, canvasFps: config.canvas.fps, transport: returnTransport, logger: logger)
         }
+        programmeView = ProgrammeVideoSender(transport: returnTransport)
         self.config = config
         self.roster = roster
         self.programme = programme
@@ -56,7 +60,7 @@ final class CanvasPipeline {
         guard programme.wantsCanvas(index: index) else { return }
         // Nobody in the room and no output: nothing would change on the canvas or go anywhere (an idle room costs
         // nothing). A snapshot composes it when it asks.
-        guard programme.hasOutputs || roster.count > 0 else {
+        guard programme.hasOutputs || roster.count > 0 || roster.hasViewers else {
             goIdle()
             return
         }
@@ -103,6 +107,22 @@ final class CanvasPipeline {
         let stamp = timing.stamp
         programme.encodeVideo(compositor.canvas, index: index, leadMs: stamp.leadMs, phaseMs: stamp.phaseMs)
         let encoded = threadCPUMicros()
+        if roster.hasViewers {
+            roster.fillViewers(&viewers)
+            let fps = Int64(config.canvas.fps)
+            // RTP time is the programme's (its pictures stamped ahead of their sound by the lead, as the outputs
+            // have them); sender reports map the compose time to now, as the viewers' sound maps its tick.
+            let composedMs = index * 1000 / fps + stamp.phaseMs
+            if programmeView.tick(
+                tag: programme.lastVideoTag, parameterSets: programme.parameterSets, viewers: viewers,
+                rtpTimestamp: UInt32(truncatingIfNeeded: (composedMs + stamp.leadMs) * 90),
+                reportTimestamp: UInt32(truncatingIfNeeded: composedMs * 90),
+                reportDue: index % fps == 0, nowMs: now)
+            {
+                programme.requestKeyframe()
+            }
+            viewers.removeAll(keepingCapacity: true)
+        }
         if let view {
             roster.fill(&present)
             view.tick(
@@ -127,6 +147,8 @@ final class CanvasPipeline {
 
     /// Room view frames encoded so far, per codec.
     var viewFrames: (vp8: Int, h264: Int) { (view?.frames(.vp8) ?? 0, view?.frames(.h264) ?? 0) }
+    /// Programme pictures sent to viewers so far.
+    var programmeFramesSent: Int { programmeView.framesSent }
 
     /// Nobody is left to draw: the tiles of the last canvas go (a snapshot must not show them) and the canvas is
     /// composed only when a snapshot asks.

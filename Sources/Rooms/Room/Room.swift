@@ -285,6 +285,11 @@ public final class Room: @unchecked Sendable {
 
     public var recordingInfos: [RecordingInfo] { recordings.infos }
 
+    /// WHEP viewers watching now.
+    public var viewerCount: Int { roster.viewerCount }
+    /// The programme's pictures as a profile-level-id, nil in an audio-only room.
+    var programmeProfileLevelId: String? { queue.sync { programme.profileLevelId } }
+
     /// What the room's HLS output serves; nil without one.
     public var hlsStream: HLSStream? { hlsLock.withLock { servedHLS } }
 
@@ -296,6 +301,8 @@ public final class Room: @unchecked Sendable {
     func audioTick(_ index: Int64, nowMs now: Int64 = MonotonicClock.nowMs()) {
         director?.takeChanges()
         audio.gather(from: roster)
+        let watched = roster.hasViewers
+        programme.watched = watched
         for p in audio.present {
             if case .firstVideoFrame(let w, let h)? = p.drain(nowMs: now) {
                 events.publish(.firstVideoFrame(userId: p.userId, width: w, height: h))
@@ -311,7 +318,7 @@ public final class Room: @unchecked Sendable {
                     output: output.id, url: redactedURL(output.url), status: status,
                     bitrate: programme.currentBitrateKbps))
         }
-        if !programme.hasOutputs, roster.ifEmpty({ schedule.park() }) {
+        if !programme.hasOutputs, !watched, roster.ifEmpty({ schedule.park() }) {
             audio.forgetLastTick()
             feedback.forgetLastTick()
             canvas?.goIdle()

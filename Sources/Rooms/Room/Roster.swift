@@ -90,6 +90,15 @@ final class Roster: @unchecked Sendable {
     /// A member, else a monitor of that user id.
     func memberOrMonitor(_ userId: String) -> Participant? { lock.withLock { members[userId] ?? monitors[userId] } }
     var hasMonitors: Bool { lock.withLock { !monitors.isEmpty } }
+    /// WHEP viewers are monitors that receive the programme.
+    var hasViewers: Bool { lock.withLock { monitors.values.contains { $0.isViewer } } }
+    var viewerCount: Int { lock.withLock { monitors.values.filter(\.isViewer).count } }
+    func fillViewers(_ list: inout [Participant]) {
+        lock.withLock {
+            list.removeAll(keepingCapacity: true)
+            for m in monitors.values where m.isViewer { list.append(m) }
+        }
+    }
     func monitor(_ userId: String) -> Participant? { lock.withLock { monitors[userId] } }
     /// Runs `body` on each monitor under the lock (nothing slow: no allocation on a tick).
     func forEachMonitor(_ body: (Participant) -> Void) { lock.withLock { for m in monitors.values { body(m) } } }
