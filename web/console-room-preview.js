@@ -1,10 +1,14 @@
-// console-room-preview.js — the room page's programme preview: GET …/snapshot about 2.5 times a second, shown in
-// the preview card and under the layout editor's boxes, with how old the last frame is.
+// console-room-preview.js — the room page's programme preview: the programme itself over WHEP (its own H.264, muted)
+// when this browser decodes the room's profile, else GET …/snapshot about 2.5 times a second; shown in the preview
+// card and, as a still every 400 ms, under the layout editor's boxes, with how old the last frame is.
 
-import { errorSentence, isAbort } from "./api.js";
+import { apiBase, errorSentence, isAbort } from "./api.js";
 import { h, messageLine, setText } from "./console-dom.js";
+import { watch } from "./cohost.js";
 
 const SNAPSHOT_EVERY_MS = 400;
+/** How long the WHEP picture may take to show before the preview falls back to snapshots. */
+const WHEP_PICTURE_MS = 5000;
 
 function loaded(img) {
     return img.decode ? img.decode().catch(() => {}) : Promise.resolve();
@@ -58,15 +62,86 @@ async function snapshotLoop(view, preview) {
 }
 
 function paintAge(view, preview) {
-    if (view.destroyed || !preview.lastFrameAt) return;
+    if (view.destroyed) return;
+    if (preview.session) {
+        setText(preview.note, "live (WHEP)");
+        return;
+    }
+    if (!preview.lastFrameAt) return;
     const seconds = Math.max(0, Math.round((Date.now() - preview.lastFrameAt) / 100) / 10);
     setText(preview.note, `snapshot ${seconds.toFixed(1)} s ago`);
 }
 
+/** The programme over WHEP in the preview's video; true once its picture shows. Any failure (no H.264 of the room's
+ *  profile in this browser, a refusal) leaves the preview to the snapshots. */
+async function startWHEP(view, preview) {
+    let session = null;
+    try {
+        session = await watch({ room: view.name, token: view.ctx.token, url: apiBase(), video: preview.video });
+        // A video line the answer rejected (no H.264 of the room's profile here): snapshots at once.
+        const line = session.pc.getTransceivers().find((t) => t.receiver.track.kind === "video");
+        if (!line || ["inactive", "stopped"].includes(line.currentDirection)) throw new Error("no picture");
+        const deadline = performance.now() + WHEP_PICTURE_MS;
+        while (!preview.video.videoWidth && performance.now() < deadline && !view.destroyed) {
+            await new Promise((r) => setTimeout(r, 100));
+        }
+        if (!preview.video.videoWidth || view.destroyed) throw new Error("no picture");
+    } catch {
+        if (session) await session.stop();
+        return false;
+    }
+    preview.session = session;
+    preview.video.hidden = false;
+    preview.img.hidden = true;
+    preview.status.hide();
+    stillLoop(view, preview);
+    return true;
+}
+
+/** The layout editor's backdrop: a still of the WHEP picture every SNAPSHOT_EVERY_MS, drawn here (no request). */
+function stillLoop(view, preview) {
+    if (view.destroyed || !preview.session) return;
+    const editor = view.editor;
+    const video = preview.video;
+    if (editor && video.videoWidth) {
+        const canvas = document.createElement("canvas");
+        canvas.width = video.videoWidth;
+        canvas.height = video.videoHeight;
+        canvas.getContext("2d").drawImage(video, 0, 0);
+        canvas.toBlob(async (blob) => {
+            if (!blob || view.destroyed) return;
+            const url = URL.createObjectURL(blob);
+            preview.liveURLs.push(url);
+            editor.setBackdrop(url);
+            await loaded(editor.backdrop);
+            while (preview.liveURLs.length > 1 && preview.liveURLs[0] !== url) {
+                URL.revokeObjectURL(preview.liveURLs.shift());
+            }
+        });
+    }
+    preview.lastFrameAt = Date.now();
+    preview.timer = setTimeout(() => stillLoop(view, preview), SNAPSHOT_EVERY_MS);
+}
+
+/** WHEP first (once per page), then snapshots when it cannot show the picture. */
+async function startPreview(view, preview) {
+    if (preview.session) return;
+    preview.running = !(view.destroyed || view.gone || (view.info && view.info.audioOnly));
+    if (!preview.running) return;
+    if (!preview.triedWHEP) {
+        preview.triedWHEP = true;
+        if (await startWHEP(view, preview)) return;
+    }
+    snapshotLoop(view, preview);
+}
+
 export function createPreview(view) {
     const img = h("img", { alt: `Programme of ${view.name}`, dataset: { testid: "preview" }, draggable: false });
+    const video = h("video", { dataset: { testid: "preview-video" }, autoplay: true, playsInline: true });
+    video.muted = true;
+    video.hidden = true;
     const note = h("span", { class: "muted small" }, "");
-    const frame = h("div", { class: "video-frame preview" }, img);
+    const frame = h("div", { class: "video-frame preview" }, img, video);
     const status = messageLine();
     const el = h(
         "section",
@@ -77,6 +152,9 @@ export function createPreview(view) {
     );
     const preview = {
         img,
+        video,
+        session: null, // the WHEP session while the preview plays it
+        triedWHEP: false,
         note,
         status,
         liveURLs: [], // blob URLs still shown somewhere, oldest first
@@ -90,9 +168,9 @@ export function createPreview(view) {
         el,
         img,
         get running() {
-            return preview.running;
+            return preview.running || Boolean(preview.session);
         },
-        start: () => snapshotLoop(view, preview),
+        start: () => startPreview(view, preview),
         /** Cancels the next snapshot; start() begins again once `running` is false. */
         stop: () => clearTimeout(preview.timer),
         /** The canvas's own shape (presets are portrait), never taller than most of the window. */
@@ -103,6 +181,8 @@ export function createPreview(view) {
         destroy() {
             clearTimeout(preview.timer);
             clearInterval(ageTimer);
+            if (preview.session) preview.session.stop();
+            preview.session = null;
             for (const url of preview.liveURLs.splice(0)) URL.revokeObjectURL(url);
         },
     };

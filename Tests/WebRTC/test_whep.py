@@ -232,5 +232,38 @@ class WHEPTests(unittest.IsolatedAsyncioTestCase):
             await playwright.stop()
 
 
+    async def test_the_consoles_preview_plays_the_programme_over_whep(self):
+        r = self.cohost.create_room({"name": self.room, "canvas": {"width": 320, "height": 180, "fps": 15},
+                                     "video": {"profile": "main"}, "returnVideo": "none"})
+        self.assertEqual(r.status, 201, r)
+        anchor = peers.Peer(tone_hz=440, colour=(0, 160, 0), gate=None)
+        self.peers.append(anchor)
+        await self.sender(anchor)
+        wav = os.path.join(tempfile.mkdtemp(prefix="cohost-whep-"), "silence.wav")
+        harness.write_tone_wav(wav, 1000, seconds=2, amplitude=0.0)
+        playwright = await async_playwright().start()
+        try:
+            chromium = await browser.launch(playwright, wav)
+            page = await (await chromium.new_context(viewport={"width": 1280, "height": 800})).new_page()
+            await page.goto(f"{self.cohost.base}/rooms/{self.room}#token={self.cohost.admin()}")
+            video = page.locator("[data-testid=preview-video]")
+
+            async def playing():
+                return await video.evaluate("v => !v.hidden && v.videoWidth") == 320
+
+            self.assertTrue(await harness.await_until(playing, 20), self.diag("the preview plays no WHEP picture"))
+            self.assertTrue(await page.locator("[data-testid=preview]").evaluate("i => i.hidden"))
+            room = self.cohost.room(self.room)
+            self.assertEqual((room["viewers"], [p["userId"] for p in room["participants"]]), (1, ["anchor"]), room)
+            # The picture is the sender's green.
+            rgb = await video.evaluate("""v => { const c = document.createElement("canvas"); c.width = 32;
+                c.height = 18; const g = c.getContext("2d"); g.drawImage(v, 0, 0, 32, 18);
+                const d = g.getImageData(16, 9, 1, 1).data; return [d[0], d[1], d[2]]; }""")
+            self.assertTrue(rgb[1] > 120 and rgb[0] < 80 and rgb[2] < 80, rgb)
+            await chromium.close()
+        finally:
+            await playwright.stop()
+
+
 if __name__ == "__main__":
     unittest.main()
