@@ -106,5 +106,91 @@ extension EndToEnd {
             let list = try cohost.call("GET", "/v1/rooms/\(room)/recordings", token: admin).body
             #expect(String(decoding: list, as: UTF8.self) == #"{"recordings":[]}"#)
         }
+
+        @Test func anH264SendersPicturesAreRecordedByteForByteInMatroska() async throws {
+            let directory = NSTemporaryDirectory() + "cohost-rec-h264-\(UUID().uuidString)"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            // An orange clip from ffmpeg's libx264, its parameter sets before each keyframe (one a second).
+            let clip = directory + "/orange.h264"
+            let rendered = try run(
+                "ffmpeg",
+                [
+                    "-hide_banner", "-loglevel", "error", "-nostdin", "-f", "lavfi", "-i",
+                    "color=c=orange:s=320x240:r=30,noise=alls=20:allf=t", "-t", "2", "-c:v", "libx264", "-profile:v",
+                    "baseline", "-g", "30", "-pix_fmt", "yuv420p", "-f", "h264", "-y", clip,
+                ], timeout: 60)
+            #expect(rendered.status == 0, "\(rendered.stderr)")
+            let sent = H264Units.nalUnits(annexB: [UInt8](try Data(contentsOf: URL(fileURLWithPath: clip))))
+
+            let cohost = try CohostHarness()
+            let room = "taped264"
+            let admin = cohost.token(room: room, user: "producer", admin: true)
+            #expect(
+                try cohost.call("POST", "/v1/rooms", token: admin, body: Data(#"{"name":"taped264"}"#.utf8)).status
+                    == 201)
+            let joined = try cohost.call(
+                "POST", "/v1/rooms/\(room)/participants", token: cohost.token(room: room, user: "cam"),
+                body: Data(CohostHarness.h264Offer(ssrc: 82_002).utf8), contentType: "application/sdp")
+            #expect(joined.status == 201)
+            let sender = try H264ClipSender(clip: clip, ssrc: 82_002, port: cohost.rtpPort)
+            sender.start()
+            defer { sender.stop() }
+            let started = try cohost.call(
+                "POST", "/v1/rooms/\(room)/recordings", token: admin, body: Data(#"{"userId":"cam"}"#.utf8))
+            #expect(started.status == 201)
+            let info = (try? JSONSerialization.jsonObject(with: started.body)) as? [String: Any] ?? [:]
+            let file = try #require(info["file"] as? String)
+            #expect(
+                file.hasSuffix(".mkv") && info["videoCodec"] as? String == "h264" && info["audio"] as? Bool == false)
+            let path = FileManager.default.temporaryDirectory.path + "/" + file
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            #expect(
+                await eventually(seconds: 15, every: .milliseconds(100)) {
+                    let list = (try? cohost.call("GET", "/v1/rooms/\(room)/recordings", token: admin).body) ?? Data()
+                    let entry =
+                        ((try? JSONSerialization.jsonObject(with: list)) as? [String: Any])?["recordings"]
+                        as? [[String: Any]]
+                    return (entry?.first?["videoFrames"] as? Int ?? 0) >= 90
+                })
+            let id = try #require(info["id"] as? String)
+            #expect(try cohost.call("DELETE", "/v1/rooms/\(room)/recordings/\(id)", token: admin).status == 204)
+
+            // What the file holds, back in Annex B: every picture's slices are the clip's own bytes, in the clip's
+            // order, and there are as many pictures as the sender's 30 a second over the recorded span.
+            let annexB = directory + "/recorded.h264"
+            let copied = try run(
+                "ffmpeg",
+                [
+                    "-hide_banner", "-loglevel", "error", "-nostdin", "-i", path, "-c", "copy", "-f", "h264", "-y",
+                    annexB,
+                ],
+                timeout: 30)
+            #expect(copied.status == 0, "\(copied.stderr)")
+            let recorded = H264Units.nalUnits(annexB: [UInt8](try Data(contentsOf: URL(fileURLWithPath: annexB))))
+            let slices = recorded.filter { [1, 5].contains(($0.first ?? 0) & 0x1F) }
+            let clipSlices = sent.filter { [1, 5].contains(($0.first ?? 0) & 0x1F) }
+            #expect(slices.count >= 90)
+            #expect((slices.first?.first ?? 0) & 0x1F == 5, "the recording starts at a keyframe")
+            let start = try #require(clipSlices.firstIndex(of: slices[0]))
+            let inOrder = slices.enumerated().allSatisfy { i, slice in
+                clipSlices[(start + i) % clipSlices.count] == slice
+            }
+            #expect(inOrder, "every recorded slice is the clip's next one, byte for byte")
+            // The span the file's own timestamps cover (a file written as it goes has no duration in its header).
+            let times = try run(
+                "ffprobe",
+                ["-v", "error", "-select_streams", "v", "-show_entries", "packet=pts_time", "-of", "csv=p=0", path],
+                timeout: 15)
+            let stamps = String(decoding: times.stdout, as: UTF8.self).split(whereSeparator: \.isNewline)
+                .compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+            let span = (stamps.max() ?? 0) - (stamps.min() ?? 0) + 1.0 / 30
+            #expect(abs(Double(slices.count) - span * 30) <= 3, "\(slices.count) pictures over \(span) s")
+            let rgb = try decodeFirstVideoFrameRGB(path: path, width: 32, height: 24)
+            let mean = (0..<3).map { c in
+                stride(from: c, to: rgb.count, by: 3).map { Int(rgb[$0]) }.reduce(0, +) / (32 * 24)
+            }
+            #expect(mean[0] > 180 && mean[1] > 100 && mean[1] < 200 && mean[2] < 90, "orange: \(mean)")
+        }
     }
 }

@@ -24,6 +24,7 @@ export PYTHONDONTWRITEBYTECODE=1
 # Without arguments: the suites that test Cohost. test_harness and test_chromium.ChromiumSandboxTests check this
 # sandbox itself (namespace, tokens, fake devices, a browser-to-browser call): run them by name when it changes.
 if [ "$#" -eq 0 ]; then
-    set -- test_aiortc test_chromium.ChromiumCohostTests test_https test_join_page test_console test_show test_whep
+    set -- test_aiortc test_chromium.ChromiumCohostTests test_https test_join_page test_console test_show test_whep \
+        test_recording
 fi
 exec python3 -m unittest -v "$@"
