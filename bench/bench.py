@@ -1,7 +1,8 @@
 """`make bench`: every benchmark, a table on stdout and bench/results.json (full runs only).
 
 Environment: BENCH_QUICK=1 (short windows, N=2, R=5,10: a smoke run, not figures to quote); BENCH_PARTS
-(comma list of video,latency,voice,alloc,return,rooms,cluster,forwarding,simulcast,relay,outputs; default all); BENCH_WARMUP / BENCH_WINDOW (seconds);
+(comma list of video,latency,voice,alloc,return,rooms,cluster,forwarding,simulcast,relay,outputs,playback; default
+all); BENCH_WARMUP / BENCH_WINDOW (seconds);
 BENCH_SIZES (e.g. 2,4,9); BENCH_REPEAT (windows of each mixer per N, the cheapest counting; default 3, 1 quick); BENCH_VOICE_STEPS (e.g. 10,25,50,75,100);
 BENCH_ROOM_STEPS (video rooms of 4 per load-test step, e.g. 1,2,3); COHOST_BIN (default .build/release/cohost); BENCH_OUT (where to write
 the JSON; default bench/results.json for a full run, else the run's work directory); BENCH_KEEP=1 (keep logs).
@@ -23,6 +24,7 @@ import forwarding  # noqa: E402
 import latency  # noqa: E402
 import media  # noqa: E402
 import outputs  # noqa: E402
+import playback  # noqa: E402
 import relay  # noqa: E402
 import report  # noqa: E402
 import returnpath  # noqa: E402
@@ -49,7 +51,7 @@ def config():
         "video_repeat": int(os.environ.get("BENCH_REPEAT", 1 if QUICK else 3)),
         "voice_steps": _ints("BENCH_VOICE_STEPS", [5, 10] if QUICK else [10, 25, 35, 40, 45, 50, 55, 60, 75, 100]),
         "room_steps": _ints("BENCH_ROOM_STEPS", [1, 2] if QUICK else [1, 2, 3, 4, 5, 6]),
-        "parts": os.environ.get("BENCH_PARTS", "video,latency,voice,alloc,return,rooms,cluster,forwarding,simulcast,relay,outputs").split(","),
+        "parts": os.environ.get("BENCH_PARTS", "video,latency,voice,alloc,return,rooms,cluster,forwarding,simulcast,relay,outputs,playback").split(","),
     }
 
 
@@ -78,7 +80,7 @@ def main():
                "machine": machine_info(), "config": cfg,
                "video": None, "latency": None, "voice": None, "alloc": None, "return": None, "rooms": None,
                "cluster": None, "forwarding": None, "simulcast": None, "relay": None, "outputs": None,
-               "errors": {}}
+               "playback": None, "errors": {}}
     steps = [("video", lambda: video.run(ctx, cfg["video_sizes"])),
              ("latency", lambda: latency.run(ctx, load=1 if QUICK else 3)),
              ("voice", lambda: voice.run(ctx, cfg["voice_steps"])),
@@ -89,7 +91,8 @@ def main():
              ("forwarding", lambda: forwarding.run(ctx)),
              ("simulcast", lambda: video.run_simulcast(ctx, cfg["simulcast_sizes"])),
              ("relay", lambda: relay.run(ctx)),
-             ("outputs", lambda: outputs.run(ctx))]
+             ("outputs", lambda: outputs.run(ctx)),
+             ("playback", lambda: playback.run(ctx))]
     for name, fn in steps:
         if name not in cfg["parts"]:
             continue
@@ -106,7 +109,8 @@ def main():
     # Only a full run of every part replaces the committed bench/results.json; smoke and partial runs write
     # into their work directory (or BENCH_OUT).
     complete = not QUICK and all(p in cfg["parts"] for p in ("video", "latency", "voice", "alloc", "return", "rooms", "cluster",
-                                                             "forwarding", "simulcast", "relay", "outputs"))
+                                                             "forwarding", "simulcast", "relay", "outputs",
+                                                             "playback"))
     keep = bool(results["errors"] or os.environ.get("BENCH_KEEP") or not complete)
     out = os.environ.get("BENCH_OUT") or (os.path.join(ROOT, "bench", "results.json") if complete
                                           else os.path.join(workdir, "results.json"))

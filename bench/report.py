@@ -54,6 +54,9 @@ def targets(r):
     out["srt_output_thread_cores"] = _check(_get(r, "outputs", "srt_thread_cores"), 0.03)
     out["mp4_output_thread_cores"] = _check(_get(r, "outputs", "mp4_thread_cores"), 0.03)
     out["hls_output_thread_cores"] = _check(_get(r, "outputs", "hls_thread_cores"), 0.03)
+    out["whep_added_cores_per_viewer"] = _check(_get(r, "playback", "whep_added_cores_per_viewer"), 0.03)
+    out["whep_delay_p50_ms"] = _check(_get(r, "playback", "whep_delay", "p50_ms"), 400)
+    out["llhls_delay_p50_ms"] = _check(_get(r, "playback", "llhls_delay", "p50_ms"), 2500)
     return out
 
 
@@ -141,6 +144,14 @@ def table(r):
                   f"({_f(out.get('hls_parts_per_second'), 1)} parts/s served); the output's own thread: "
                   f"SRT {_f(out.get('srt_thread_cores'), 4)}, MP4 {_f(out.get('mp4_thread_cores'), 4)}, "
                   f"HLS {_f(out.get('hls_thread_cores'), 4)} cores"]
+    play = r.get("playback")
+    if play:
+        lines += ["", "13. the programme to viewers (640x360 baseline room, burned-in sender clock)",
+                  f"   room {_f(play.get('room_cores'), 3)} cores; + {play.get('viewers')} WHEP viewers "
+                  f"{_f(play.get('whep_added_cores'), 4)} ({_f(play.get('whep_added_cores_per_viewer'), 4)} each)",
+                  f"   WHEP delay p50/p95 {_f(_get(play, 'whep_delay', 'p50_ms'))}/"
+                  f"{_f(_get(play, 'whep_delay', 'p95_ms'))} ms; LL-HLS newest part p50/p95 "
+                  f"{_f(_get(play, 'llhls_delay', 'p50_ms'))}/{_f(_get(play, 'llhls_delay', 'p95_ms'))} ms"]
     lat = r.get("latency")
     if lat:
         lines += ["", "2. latency (age of each new pulled frame; cohost path vs direct sender->nginx path)",
