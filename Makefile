@@ -38,7 +38,8 @@ SCHEMATHESIS = COHOST_BIN=$$($(SWIFT) build --show-bin-path)/cohost Tests/Schema
 
 # End-to-end suites that check behaviour and measure no time beyond generous waits (command line, API contract,
 # safe defaults, room service).
-E2E_FUNCTIONAL = EndToEndTests\.EndToEnd/(CommandLineTests|SchemaConformanceTests|SchemaValidatorTests|SafeDefaultsTests|RoomServiceTests)/
+# The pattern names whole suites (a suite's own checks run only where its tests do).
+E2E_FUNCTIONAL = EndToEndTests\.EndToEnd/(CommandLineTests|SchemaConformanceTests|SchemaValidatorTests|SafeDefaultsTests|RoomServiceTests)($$|/)
 
 # Schemathesis runs beside the unit suites and then the functional end-to-end suites (its servers mostly wait on its
 # generator, and none of these measures wall time against a bound it could miss), then its output is printed; the

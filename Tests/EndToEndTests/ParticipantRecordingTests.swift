@@ -9,6 +9,14 @@ extension EndToEnd {
     @Suite struct ParticipantRecordingTests {
         static let green = YUVColor(r: 40, g: 200, b: 40)
 
+        /// The video frames the room's first recording has written so far (0 without one).
+        static func videoFramesRecorded(_ cohost: CohostHarness, room: String, admin: String) -> Int {
+            let list = (try? cohost.call("GET", "/v1/rooms/\(room)/recordings", token: admin).body) ?? Data()
+            let entries =
+                ((try? JSONSerialization.jsonObject(with: list)) as? [String: Any])?["recordings"] as? [[String: Any]]
+            return entries?.first?["videoFrames"] as? Int ?? 0
+        }
+
         static func events(_ recorder: EventRecorder, _ type: String) -> [[String: Any]] {
             recorder.messages.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
                 .filter { $0["type"] as? String == type }
@@ -59,11 +67,7 @@ extension EndToEnd {
             // Three seconds of frames written, then stopped: the answer comes once the file is closed.
             #expect(
                 await eventually(seconds: 15, every: .milliseconds(100)) {
-                    let list = (try? cohost.call("GET", "/v1/rooms/\(room)/recordings", token: admin).body) ?? Data()
-                    let entry =
-                        ((try? JSONSerialization.jsonObject(with: list)) as? [String: Any])?["recordings"]
-                        as? [[String: Any]]
-                    return (entry?.first?["videoFrames"] as? Int ?? 0) >= 90
+                    Self.videoFramesRecorded(cohost, room: room, admin: admin) >= 90
                 })
             #expect(try cohost.call("DELETE", "/v1/rooms/\(room)/recordings/\(id)", token: admin).status == 204)
             #expect(try cohost.call("DELETE", "/v1/rooms/\(room)/recordings/\(id)", token: admin).status == 404)
@@ -147,11 +151,7 @@ extension EndToEnd {
             defer { try? FileManager.default.removeItem(atPath: path) }
             #expect(
                 await eventually(seconds: 15, every: .milliseconds(100)) {
-                    let list = (try? cohost.call("GET", "/v1/rooms/\(room)/recordings", token: admin).body) ?? Data()
-                    let entry =
-                        ((try? JSONSerialization.jsonObject(with: list)) as? [String: Any])?["recordings"]
-                        as? [[String: Any]]
-                    return (entry?.first?["videoFrames"] as? Int ?? 0) >= 90
+                    Self.videoFramesRecorded(cohost, room: room, admin: admin) >= 90
                 })
             let id = try #require(info["id"] as? String)
             #expect(try cohost.call("DELETE", "/v1/rooms/\(room)/recordings/\(id)", token: admin).status == 204)

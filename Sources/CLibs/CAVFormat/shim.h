@@ -143,7 +143,7 @@ static inline void cohost_free_custom_io(AVIOContext *io) {
 }
 
 // Output: a muxer writing to a file descriptor the caller opened (with its own flags: O_EXCL, O_NOFOLLOW), each
-// buffer straight to the kernel. Not seekable: the MP4 muxer then writes fragments only.
+// buffer straight to the kernel.
 static inline int cohost_fd_write(void *opaque, const uint8_t *buf, int size) {
     int fd = (int)(intptr_t)opaque;
     int done = 0;
@@ -158,21 +158,8 @@ static inline int cohost_fd_write(void *opaque, const uint8_t *buf, int size) {
     return size;
 }
 
-static inline AVIOContext *cohost_fd_write_io(int fd, int bufsize) {
-    unsigned char *buffer = av_malloc(bufsize);
-    if (!buffer) return NULL;
-    AVIOContext *io = avio_alloc_context(buffer, bufsize, 1, (void *)(intptr_t)fd, NULL,
-                                         (int (*)(void *, uint8_t *, int))cohost_fd_write, NULL);
-    if (!io) {
-        av_free(buffer);
-        return NULL;
-    }
-    io->seekable = 0;
-    return io;
-}
-
-// Output: a muxer writing through a callback (the HLS packager's fragment sink), each buffer as it fills and at
-// every flush. Not seekable, like the descriptor above.
+// Output: a muxer writing through a callback (a file descriptor, or the HLS packager's fragment sink), each buffer as
+// it fills and at every flush. Not seekable: the MP4 muxer then writes fragments only.
 static inline AVIOContext *cohost_callback_write_io(void *opaque, int (*write)(void *, const uint8_t *, int),
                                                     int bufsize) {
     unsigned char *buffer = av_malloc(bufsize);
@@ -185,6 +172,10 @@ static inline AVIOContext *cohost_callback_write_io(void *opaque, int (*write)(v
     }
     io->seekable = 0;
     return io;
+}
+
+static inline AVIOContext *cohost_fd_write_io(int fd, int bufsize) {
+    return cohost_callback_write_io((void *)(intptr_t)fd, cohost_fd_write, bufsize);
 }
 
 // Opens `url` for writing with one of libavformat's protocols (srt), every blocking call under the deadline.

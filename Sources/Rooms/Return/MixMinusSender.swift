@@ -70,18 +70,25 @@ final class MixMinusSender {
             }
             back.lastWasOwn = own
             back.countBlock(own: own)
-            let payload = own ? back.packet : sharedPacket[back.channels]
-            // DTX: a packet of at most 2 bytes says "still silent" and is not sent (RFC 7587 §3.1.3).
-            guard payload.count > 2 else {
-                back.paused = true
-                continue
-            }
-            back.rtp.send(payload: payload[...], timestamp: timestamp, marker: back.paused) { transport(p, .audio, $0) }
-            back.paused = false
+            send(own ? back.packet : sharedPacket[back.channels], to: p, back, timestamp: timestamp)
         }
-        guard reportDue else { return }
+        if reportDue { sendReports(to: present, timestamp: timestamp) }
+    }
+
+    /// DTX: a packet of at most 2 bytes says "still silent" and is not sent (RFC 7587 §3.1.3); the next one that is
+    /// starts a talkspurt (marker).
+    private func send(_ payload: [UInt8], to p: Participant, _ back: ReturnAudio, timestamp: UInt32) {
+        guard payload.count > 2 else {
+            back.paused = true
+            return
+        }
+        back.rtp.send(payload: payload[...], timestamp: timestamp, marker: back.paused) { transport(p, .audio, $0) }
+        back.paused = false
+    }
+
+    private func sendReports(to listeners: [Participant], timestamp: UInt32) {
         let ntp = NTPTime.now()
-        for p in present {
+        for p in listeners {
             guard let back = p.returnAudio else { continue }
             back.rtp.sendReport(ntp: ntp, rtpTimestamp: timestamp) { transport(p, .audio, $0) }
         }
@@ -97,20 +104,9 @@ final class MixMinusSender {
                 continue
             }
             back.countBlock(own: false)
-            let payload = sharedPacket[back.channels]
-            guard payload.count > 2 else {
-                back.paused = true
-                continue
-            }
-            back.rtp.send(payload: payload[...], timestamp: timestamp, marker: back.paused) { transport(p, .audio, $0) }
-            back.paused = false
+            send(sharedPacket[back.channels], to: p, back, timestamp: timestamp)
         }
-        guard reportDue else { return }
-        let ntp = NTPTime.now()
-        for p in viewers {
-            guard let back = p.returnAudio else { continue }
-            back.rtp.sendReport(ntp: ntp, rtpTimestamp: timestamp) { transport(p, .audio, $0) }
-        }
+        if reportDue { sendReports(to: viewers, timestamp: timestamp) }
     }
 
     /// The room's sum without this voice, limited from the programme limiter's state when the talker just

@@ -33,7 +33,7 @@ final class ProgrammeVideoSender {
             guard let back = p.returnVideo else { continue }
             nacks.removeAll(keepingCapacity: true)
             if back.takeRequests(nacks: &nacks) || back.first == nil { wantsKeyframe = true }
-            answer(nacks, for: p, back)
+            back.retransmit(nacks, from: history) { transport(p, .video, $0) }
         }
         if let tag, tag.kind == .video, !tag.isSequenceHeader, tag.body.count > 5 {
             send(tag, parameterSets: parameterSets, viewers: viewers, timestamp: rtpTimestamp)
@@ -72,40 +72,7 @@ final class ProgrammeVideoSender {
         guard end > firstIndex else { return }
         for p in viewers {
             guard let back = p.returnVideo else { continue }
-            if back.first == nil {
-                guard tag.isKeyframe else { continue }
-                back.first = (firstIndex, back.rtp.nextSequence)
-            }
-            for index in firstIndex..<end {
-                history.withPacket(index) { entry in
-                    back.rtp.send(
-                        payload: entry.payload[...], timestamp: entry.timestamp, marker: entry.marker,
-                        sequence: back.sequence(of: index)
-                    ) { transport(p, .video, $0) }
-                }
-            }
-        }
-    }
-
-    private func answer(_ numbers: [UInt16], for p: Participant, _ back: ReturnVideo) {
-        let last = history.nextIndex - 1
-        for number in numbers {
-            guard back.retransmissionBudget > 0, let index = back.index(ofSequence: number, lastIndex: last),
-                let sequence = back.sequence(of: index)
-            else {
-                back.countRetransmission(answered: false)
-                continue
-            }
-            var answered = false
-            history.withPacket(index) { entry in
-                answered = true
-                back.retransmissionBudget -= 1
-                back.rtp.send(
-                    payload: entry.payload[...], timestamp: entry.timestamp, marker: entry.marker,
-                    sequence: sequence, retransmission: true
-                ) { transport(p, .video, $0) }
-            }
-            back.countRetransmission(answered: answered)
+            back.send(firstIndex..<end, from: history, startsAtKeyframe: tag.isKeyframe) { transport(p, .video, $0) }
         }
     }
 }

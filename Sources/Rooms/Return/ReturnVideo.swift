@@ -119,3 +119,44 @@ final class ReturnVideo {
 
     var retransmissions: (answered: Int, unanswerable: Int) { resent.withLock { $0 } }
 }
+
+extension ReturnVideo {
+    /// The NACKed `numbers` sent again from `history` while this second's budget lasts, each counted as answered or
+    /// not; `deliver` puts a packet on the wire. (`RoomViewSender` and `ProgrammeVideoSender` share this.)
+    func retransmit(_ numbers: [UInt16], from history: SendHistory, _ deliver: ([UInt8]) -> Void) {
+        let last = history.nextIndex - 1
+        for number in numbers {
+            guard retransmissionBudget > 0, let index = index(ofSequence: number, lastIndex: last),
+                let sequence = sequence(of: index)
+            else {
+                countRetransmission(answered: false)
+                continue
+            }
+            var answered = false
+            history.withPacket(index) { entry in
+                answered = true
+                retransmissionBudget -= 1
+                rtp.send(
+                    payload: entry.payload[...], timestamp: entry.timestamp, marker: entry.marker,
+                    sequence: sequence, retransmission: true, deliver)
+            }
+            countRetransmission(answered: answered)
+        }
+    }
+
+    /// The shared packets `range` of `history` on this receiver's own sequence numbers; nothing before its first
+    /// keyframe (`startsAtKeyframe` marks the range that may be its first).
+    func send(_ range: Range<Int64>, from history: SendHistory, startsAtKeyframe: Bool, _ deliver: ([UInt8]) -> Void) {
+        if first == nil {
+            guard startsAtKeyframe else { return }
+            first = (range.lowerBound, rtp.nextSequence)
+        }
+        for index in range {
+            history.withPacket(index) { entry in
+                rtp.send(
+                    payload: entry.payload[...], timestamp: entry.timestamp, marker: entry.marker,
+                    sequence: sequence(of: index), deliver)
+            }
+        }
+    }
+}

@@ -181,18 +181,7 @@ final class RoomViewSender {
         guard end > firstIndex else { return }
         for p in receivers {
             guard let back = p.returnVideo, back.codec == codec else { continue }
-            if back.first == nil {
-                guard keyframe else { continue }
-                back.first = (firstIndex, back.rtp.nextSequence)
-            }
-            for index in firstIndex..<end {
-                stream.history.withPacket(index) { entry in
-                    back.rtp.send(
-                        payload: entry.payload[...], timestamp: entry.timestamp, marker: entry.marker,
-                        sequence: back.sequence(of: index)
-                    ) { transport(p, .video, $0) }
-                }
-            }
+            back.send(firstIndex..<end, from: stream.history, startsAtKeyframe: keyframe) { transport(p, .video, $0) }
         }
     }
 
@@ -204,25 +193,7 @@ final class RoomViewSender {
             let wantsKeyframe = back.takeRequests(nacks: &nacks)
             guard let stream = streams[back.codec.rawValue] else { continue }
             if wantsKeyframe { stream.keyframeWanted = true }
-            let last = stream.history.nextIndex - 1
-            for number in nacks {
-                guard back.retransmissionBudget > 0, let index = back.index(ofSequence: number, lastIndex: last),
-                    let sequence = back.sequence(of: index)
-                else {
-                    back.countRetransmission(answered: false)
-                    continue
-                }
-                var answered = false
-                stream.history.withPacket(index) { entry in
-                    answered = true
-                    back.retransmissionBudget -= 1
-                    back.rtp.send(
-                        payload: entry.payload[...], timestamp: entry.timestamp, marker: entry.marker,
-                        sequence: sequence, retransmission: true
-                    ) { transport(p, .video, $0) }
-                }
-                back.countRetransmission(answered: answered)
-            }
+            back.retransmit(nacks, from: stream.history) { transport(p, .video, $0) }
         }
     }
 
