@@ -136,12 +136,14 @@ export async function watch({ room, token, url = location.origin, video = null }
         pc,
         stream,
         async stop() {
-            pc.close();
-            if (!location) return;
+            // The session first, while its transport is still up (closed first, the server may end it itself).
             const at = location;
             location = null;
-            await fetch(new URL(at, base), { method: "DELETE", headers: { Authorization: "Bearer " + token } })
-                .catch(() => {});
+            if (at) {
+                await fetch(new URL(at, base), { method: "DELETE", headers: { Authorization: "Bearer " + token } })
+                    .catch(() => {});
+            }
+            pc.close();
         },
     };
 }
