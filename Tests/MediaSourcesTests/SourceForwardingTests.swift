@@ -65,14 +65,10 @@ import TestSupport
     static func reading(
         _ path: String, hidden: Bool = false, forwarded: Bool = false
     ) async throws -> (SourceReader, SourceFeed) {
-        let recorder = SourceReaderTests.Recorder(hidden: hidden)
+        let recorder = SourceReaderTests.Recorder(hidden: hidden, forwarded: forwarded)
         let reader = recorder.reader(SourceReaderTests.input(path, loop: true, latencyMs: 200))
         reader.start()
-        _ = await eventually(seconds: 10, every: .milliseconds(2)) {
-            guard let feed = recorder.feed.withLock({ $0 }) else { return false }
-            if forwarded { feed.setForwarded(true) }
-            return true
-        }
+        _ = await eventually(seconds: 10) { recorder.feed.withLock { $0 } != nil }
         guard let feed = recorder.feed.withLock({ $0 }) else {
             reader.stop()
             throw TestSupportError.failed("the reader never opened \(path)")

@@ -24,9 +24,15 @@ import TestSupport
         let feed = Mutex<SourceFeed?>(nil)
         /// The feed starts as no region showing it.
         let hidden: Bool
+        /// The feed starts as a slot showing it, from the reader's own thread as it opens (a test's polling task may
+        /// run seconds late on a busy machine).
+        let forwarded: Bool
         var stateNames: [SourceState] { states.withLock { $0.map(\.0) } }
 
-        init(hidden: Bool = false) { self.hidden = hidden }
+        init(hidden: Bool = false, forwarded: Bool = false) {
+            self.hidden = hidden
+            self.forwarded = forwarded
+        }
 
         func reader(_ input: SourceInput) -> SourceReader {
             SourceReader(
@@ -36,6 +42,7 @@ import TestSupport
                     let made = SourceFeed(
                         hasAudio: audio, hasVideo: video, latencyMs: input.latencyMs, forwardFormat: forward)
                     if self.hidden { made.setShown(false) }
+                    if self.forwarded { made.setForwarded(true) }
                     self.feed.withLock { $0 = made }
                     return made
                 })
