@@ -172,7 +172,7 @@ export interface WatchSession {
   stop(): Promise<void>;
 }
 
-/** Plays a room's programme over WHEP (POST /whep/{room}); nothing is sent. */
+/** Plays a room's programme over WHEP (POST /whep/{room}); nothing is sent. Exported by cohost-watch.js. */
 export function watch(options: WatchOptions): Promise<WatchSession>;
 
 /** The claims of a JWT, not verified (for display only), or null. */

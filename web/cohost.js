@@ -1,6 +1,6 @@
 // cohost.js: join a Cohost room from a browser, over WebRTC. No dependencies; typed by cohost.d.ts,
 // documented in docs/client.md. Integrators load this file alone, so it imports nothing; the console's api.js
-// imports its tokenClaims rather than keeping a second one.
+// imports its tokenClaims rather than keeping a second one, and cohost-watch.js (WHEP playback) its offer path.
 //
 //   import { join } from "/web/cohost.js";
 //   const call = await join({ room: "show", token });
@@ -107,45 +107,6 @@ export async function join({
     }
     if (events) call.openEvents();
     return call;
-}
-
-/** Plays `room`'s programme over WHEP with any token of the room (a viewer token included): its mix and its own
- *  H.264, nothing sent. Resolves to { pc, stream, stop() } once the answer is applied; `video` (an element) is given
- *  the stream. stop() ends the session (DELETE of the answer's Location). */
-export async function watch({ room, token, url = location.origin, video = null } = {}) {
-    if (!room || !token) throw new CohostError("watch() needs a room and a token", { code: "invalid_argument" });
-    const base = String(url).replace(/\/+$/, "");
-    const pc = new RTCPeerConnection();
-    const stream = new MediaStream();
-    pc.addEventListener("track", (e) => stream.addTrack(e.track));
-    let location = null;
-    try {
-        pc.addTransceiver("audio", { direction: "recvonly" });
-        pc.addTransceiver("video", { direction: "recvonly" });
-        await pc.setLocalDescription(await pc.createOffer());
-        await gathered(pc, GATHER_CAP_MS);
-        const response = await postOffer(`${base}/whep/${encodeURIComponent(room)}`, token, pc.localDescription.sdp);
-        location = response.headers.get("Location");
-        await pc.setRemoteDescription({ type: "answer", sdp: await response.text() });
-    } catch (err) {
-        pc.close();
-        throw err;
-    }
-    if (video) video.srcObject = stream;
-    return {
-        pc,
-        stream,
-        async stop() {
-            // The session first, while its transport is still up (closed first, the server may end it itself).
-            const at = location;
-            location = null;
-            if (at) {
-                await fetch(new URL(at, base), { method: "DELETE", headers: { Authorization: "Bearer " + token } })
-                    .catch(() => {});
-            }
-            pc.close();
-        },
-    };
 }
 
 /** A joined call. Events (EventTarget, or on(name, fn) with the detail): levels, activeSpeaker, joined, left,
@@ -469,7 +430,8 @@ function markSlides(sdp, mid) {
         .join("\r\n");
 }
 
-function gathered(pc, capMs) {
+/** Resolves once `pc` has gathered its candidates (true), or after `capMs` (false). For cohost-watch.js too. */
+export function gathered(pc, capMs = GATHER_CAP_MS) {
     if (pc.iceGatheringState === "complete") return Promise.resolve(true);
     return new Promise((resolve) => {
         const done = (complete) => {
@@ -484,7 +446,7 @@ function gathered(pc, capMs) {
 }
 
 /** fetch with the Bearer token; an answer other than 2xx becomes a CohostError with the API's code and message. */
-async function postOffer(url, token, sdp) {
+export async function postOffer(url, token, sdp) {
     let response;
     try {
         response = await fetch(url, {

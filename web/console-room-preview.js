@@ -4,7 +4,7 @@
 
 import { apiBase, errorSentence, isAbort } from "./api.js";
 import { h, messageLine, setText } from "./console-dom.js";
-import { watch } from "./cohost.js";
+import { watch } from "./cohost-watch.js";
 
 const SNAPSHOT_EVERY_MS = 400;
 /** How long the WHEP picture may take to show before the preview falls back to snapshots. */

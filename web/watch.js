@@ -1,5 +1,5 @@
 // The viewer page: /watch/{room}#token=<viewer token> plays the room's programme over WHEP.
-import { watch } from "./cohost.js";
+import { watch } from "./cohost-watch.js";
 
 const room = decodeURIComponent(location.pathname.split("/").pop() || "");
 const token = new URLSearchParams(location.hash.slice(1)).get("token");

@@ -30,11 +30,12 @@ final class AudioReceiver: @unchecked Sendable {
     /// Gaps longer than this are a pause or a restart, not loss: they are not concealed.
     static let maxConcealedFrames = AudioFormat.blockFrames * 10
 
+    /// Where each Opus packet also goes, as received, while the participant is recorded.
+    private let tap = RecordingTap()
+
     private struct State {
         let stream: InboundStream
         let decoder: OpusDecoder
-        /// Where each Opus packet also goes, as received, while the participant is recorded.
-        var recorder: TrackRecorder?
         var fifo = AudioFIFO()
         /// Frames released by the jitter buffer, decoded at the next pull.
         var pending = PendingAudioFrames()
@@ -170,16 +171,10 @@ final class AudioReceiver: @unchecked Sendable {
     }
 
     /// Starts (or, with nil, stops) handing every packet to `recorder`; false when another recorder has it.
-    func record(into recorder: TrackRecorder?) -> Bool {
-        withState { s in
-            guard recorder == nil || s.recorder == nil else { return false }
-            s.recorder = recorder
-            return true
-        }
-    }
+    func record(into recorder: TrackRecorder?) -> Bool { tap.attach(recorder) }
 
     private func queue(_ frame: EncodedFrame, into s: inout State, nowMs: Int64) {
-        s.recorder?.audio(frame.data, rtpTimestamp: frame.rtpTimestamp, arrivalMs: nowMs)
+        tap.audio(frame, arrivalMs: nowMs)
         if s.pending.isFull, let oldest = s.pending.popFirst() {
             decode(oldest.data, rtpTimestamp: oldest.rtpTimestamp, into: &s, nowMs: oldest.releasedMs)
         }

@@ -56,48 +56,8 @@ final class VideoReceiver: DecodeJob, @unchecked Sendable {
     /// the burst a jitter buffer releases when a retransmission fills its gap (up to 200 ms of frames).
     static let queueCapacity = 16
     static let queueBytes = 8 << 20
-
-    private struct State {
-        let stream: InboundStream
-        var presenter: VideoPresenter<DecodedPicture>
-        /// Where each complete frame also goes, as received, while the participant is recorded.
-        var recorder: TrackRecorder?
-        /// Complete frames waiting for the decoder (capacity reserved once), and whether this receiver is in the
-        /// pool's line or being decoded.
-        var queue: [EncodedFrame] = []
-        var queuedBytes = 0
-        var scheduled = false
-        /// A frame was dropped on a full queue: the interframes after it wait for a keyframe (set and cleared on the
-        /// packet path, so a decode finishing meanwhile cannot undo it).
-        var dropUntilKeyframe = false
-        var budget: DecodeBudget
-        /// The sender's pictures are larger than the room allows: frames are refused until a keyframe that fits.
-        var refusedSize: (width: Int, height: Int)?
-        /// Frames skipped by the budget while no keyframe has restarted decoding.
-        var skippedForBudget = false
-        /// The first picture was decoded; the room announces it at its next tick (`drain`).
-        var firstPicture: (width: Int, height: Int)?
-        var firstPictureAnnounced = false
-        var sync = LipSyncController()
-        /// Set by a decode error: the next feedback round asks for a keyframe.
-        var decoderWantsKeyframe = false
-        var waitingForKeyframe = true
-        var framesDecoded = 0
-        var decodeErrors = 0
-        var framesTooLarge = 0
-        var framesOverBudget = 0
-        var framesQueueFull = 0
-        var rates = StreamRates()
-        /// The decode time of the picture whose ahead-of-sound figure was last reported (`currentFrame`).
-        var aheadReportedForMs: Int64 = -1
-        /// The FIR command sequence number (RFC 5104 §4.3.1.1): one more for every new request.
-        var firSequence: UInt8 = 0
-        /// The picture size the last keyframe declared, decoded or not (0 until one came): how simulcast layers
-        /// are told apart.
-        var keyframeWidth = 0
-        var keyframeHeight = 0
-        var lastPacketMs: Int64?
-    }
+    /// Where complete frames also go while the participant is recorded.
+    private let tap = RecordingTap()
 
     init(
         _ negotiated: NegotiatedStream, userId: String, limits: VideoLimits = VideoLimits(), pool: DecodePool? = nil,
@@ -173,13 +133,9 @@ final class VideoReceiver: DecodeJob, @unchecked Sendable {
     /// Starts (or, with nil, stops) handing every complete frame to `recorder`; a recording starts at a keyframe,
     /// which is asked for now. False when another recorder has it.
     func record(into recorder: TrackRecorder?) -> Bool {
-        let started = withState { s -> Bool in
-            guard recorder == nil || s.recorder == nil else { return false }
-            s.recorder = recorder
-            if recorder != nil { s.decoderWantsKeyframe = true }
-            return true
-        }
-        return started
+        guard tap.attach(recorder) else { return false }
+        if recorder != nil { withState { $0.decoderWantsKeyframe = true } }
+        return true
     }
 
     var codecForRecording: TrackRecorder.VideoCodec { isH264 ? .h264 : .vp8 }
@@ -349,9 +305,7 @@ final class VideoReceiver: DecodeJob, @unchecked Sendable {
     // MARK: the decode queue (under `lock`)
 
     private func enqueue(_ frame: EncodedFrame, into s: inout State) {
-        s.recorder?.video(
-            frame.data, rtpTimestamp: frame.rtpTimestamp, isKeyframe: frame.isKeyframe,
-            arrivalMs: MonotonicClock.nowMs())
+        tap.video(frame)
         if rid != nil, frame.isKeyframe,
             let size = isH264 ? KeyframeSize.h264(frame.data) : KeyframeSize.vp8(frame.data)
         {
