@@ -100,7 +100,7 @@ let package = Package(
         .target(
             name: "Server",
             dependencies: [
-                "Rooms", "CohostAPI", "Clocks", "Layout", "CUDP", "MediaSources", "Publishing",
+                "Rooms", "CohostAPI", "Clocks", "ICE", "Layout", "CUDP", "MediaSources", "Publishing",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -118,7 +118,8 @@ let package = Package(
         .target(
             name: "ServeConfig",
             dependencies: [
-                .product(name: "Logging", package: "swift-log")
+                "ICE",
+                .product(name: "Logging", package: "swift-log"),
             ]),
         // The API client of the `cohost` subcommands (room, participant, output, events, invite): HTTP over
         // URLSession, the events WebSocket, request bodies from flags, and the tables they print.
@@ -146,7 +147,7 @@ let package = Package(
             name: "cohost",
             dependencies: [
                 "Server", "Rooms", "Publishing", "ServeConfig", "DTLS", "CohostAPI", "CohostClient", "Layout",
-                "LoadTest",
+                "LoadTest", "ICE",
                 "Store", "Cluster",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -194,7 +195,7 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: [
-                "Server", "Rooms", "CohostAPI", "DTLS", "TestSupport",
+                "Server", "Rooms", "CohostAPI", "DTLS", "ICE", "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

@@ -2,9 +2,11 @@
 # Builds the libFuzzer targets in fuzz/ (with AddressSanitizer) and runs each for FUZZ_SECONDS (default 60),
 # starting from the corpus in fuzz/corpus/<target> when there is one.
 # Usage: scripts/fuzz.sh [target...]   targets: rtp rtcp vp8 h264 avcunits sdp amf0 sdes jwt join toml stun dtls
+#        icetcp
 # Each target is compiled with the source files it exercises (no C library among them): the packet targets link
 # an instrumented RTP module, jwt compiles the token parser without its HMAC (swift-crypto), join the negotiator
 # with the RTP module and SRTP's SDES files, toml the config file reader, stun the STUN parser without its HMAC,
+# icetcp ICE-TCP's framer and the STUN/TURN URI parser,
 # dtls the DTLS module against Debian's OpenSSL (not instrumented: the target is Cohost's handling of it).
 # A failing input is saved as .build-fuzz/<target>-crash-<sha1>; replay it with .build-fuzz/fuzz-<target> <file>.
 set -euo pipefail
@@ -12,7 +14,7 @@ cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
 out=.build-fuzz
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(rtp rtcp vp8 h264 avcunits sdp amf0 sdes jwt join toml stun dtls)
+[ ${#targets[@]} -eq 0 ] && targets=(rtp rtcp vp8 h264 avcunits sdp amf0 sdes jwt join toml stun dtls icetcp)
 mkdir -p "$out"
 flags=(-sanitize=fuzzer,address -parse-as-library -O -g)
 # The linker warns about every ASan helper symbol; show everything else, and stop on failure.
@@ -40,6 +42,7 @@ for target in "${targets[@]}"; do
         stun) sources=(Sources/ICE/STUNMessage.swift Sources/ICE/STUNError.swift Sources/ICE/CRC32.swift
                        Sources/ICE/XORMappedAddress.swift)
               links=() ;;
+        icetcp) sources=(Sources/ICE/ICETCPFramer.swift Sources/ICE/ICEServerURL.swift) links=() ;;
         dtls) [ -f "$out/libSRTP.a" ] || library SRTP "${srtp_pure[@]}"
               sources=(Sources/DTLS/*.swift)
               links=(-lSRTP -I Sources/CLibs/COpenSSL -lssl -lcrypto) ;;

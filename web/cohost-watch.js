@@ -5,7 +5,7 @@
 //   const session = await watch({ room: "show", token: viewerToken, video });
 //   await session.stop();
 
-import { CohostError, gathered, postOffer } from "./cohost.js";
+import { CohostError, gathered, iceServers, postOffer } from "./cohost.js";
 
 /** Plays `room`'s programme over WHEP with any token of the room (a viewer token included): its mix and its own
  *  H.264, nothing sent. Resolves to { pc, stream, stop() } once the answer is applied; `video` (an element) is given
@@ -13,7 +13,7 @@ import { CohostError, gathered, postOffer } from "./cohost.js";
 export async function watch({ room, token, url = location.origin, video = null } = {}) {
     if (!room || !token) throw new CohostError("watch() needs a room and a token", { code: "invalid_argument" });
     const base = String(url).replace(/\/+$/, "");
-    const pc = new RTCPeerConnection();
+    const pc = new RTCPeerConnection({ iceServers: await iceServers(base, room, token) });
     const stream = new MediaStream();
     pc.addEventListener("track", (e) => stream.addTrack(e.track));
     let location = null;

@@ -60,6 +60,9 @@ export interface CallEvents {
   updated: { userId: string; camera: boolean; microphone: boolean };
   /** Cohost asked to stop (or start again) simulcast layers of your camera, and they were: the RIDs paused now. */
   layers: { paused: string[] };
+  /** A TURN server refused the credentials (code 401) or could not be reached, while connecting (also kept in
+   *  `relayErrors`: most come while join() gathers). */
+  relayError: { url: string; code: number; text: string };
 }
 
 export declare class Call extends EventTarget {
@@ -106,6 +109,8 @@ export declare class Call extends EventTarget {
   ): Promise<{ slots: object[]; chosen: object[] } | undefined>;
   /** The camera's simulcast layers Cohost asked to pause (their RIDs). */
   readonly pausedLayers: string[];
+  /** The TURN errors seen while connecting (the relayError events' details). */
+  readonly relayErrors: { url: string; code: number; text: string }[];
   /** Applies a `slots` event about this call: `trackEnded` and `track` for what changed. */
   updateSlots(slots: { mid: string; userId?: string; source?: StreamSource }[]): void;
   /** Reads what the slots show now (once the events socket is open). */
@@ -174,6 +179,10 @@ export interface WatchSession {
 
 /** Plays a room's programme over WHEP (POST /whep/{room}); nothing is sent. Exported by cohost-watch.js. */
 export function watch(options: WatchOptions): Promise<WatchSession>;
+
+/** The STUN and TURN servers (TURN credentials minted for the token) from GET /v1/rooms/{room}/ice-servers, for
+ *  an RTCPeerConnection; [] when the server names none or cannot be asked. join() and watch() use it. */
+export function iceServers(url: string, room: string, token: string): Promise<RTCIceServer[]>;
 
 /** The claims of a JWT, not verified (for display only), or null. */
 export function tokenClaims(token: string): { sub?: string; room?: string; exp?: number; admin?: boolean; [claim: string]: unknown } | null;

@@ -70,7 +70,7 @@ export async function join({
         throw err;
     }
 
-    const pc = new RTCPeerConnection();
+    const pc = new RTCPeerConnection({ iceServers: await iceServers(base, room, token) });
     const localStream = new MediaStream(Object.values(tracks));
     const call = new Call(pc, { room, token, base, localStream, owned, userId: tokenClaims(token)?.sub ?? null });
     try {
@@ -133,6 +133,16 @@ export class Call extends EventTarget {
         this.#owned = owned;
         pc.addEventListener("track", (e) => {
             if (!this.slotStreams.has(e.transceiver?.mid)) this.remoteStream.addTrack(e.track);
+        });
+        // A TURN server that refuses the credentials (401) or cannot be reached: said at once, since the
+        // connection itself only fails once every other path has timed out too.
+        // Kept too: most come while join() gathers, before anyone can listen.
+        this.relayErrors = [];
+        pc.addEventListener("icecandidateerror", (e) => {
+            if (!/^turns?:/.test(e.url || "")) return;
+            const error = { url: e.url, code: e.errorCode, text: e.errorText };
+            this.relayErrors.push(error);
+            this.emit("relayError", error);
         });
         pc.addEventListener("connectionstatechange", () => {
             this.emit("state", pc.connectionState);
@@ -428,6 +438,22 @@ function markSlides(sdp, mid) {
         .map((section) => (section.includes(`\r\na=mid:${mid}\r\n`) ? section.replace(`\r\na=mid:${mid}\r\n`,
             `\r\na=mid:${mid}\r\na=content:slides\r\n`) : section))
         .join("\r\n");
+}
+
+/** The STUN and TURN servers the server hands this token, TURN credentials included, for an RTCPeerConnection
+ *  (GET /v1/rooms/{room}/ice-servers). None when it names none or cannot say: the host and ICE-TCP paths still work. */
+export async function iceServers(base, room, token) {
+    try {
+        const response = await fetch(`${base}/v1/rooms/${encodeURIComponent(room)}/ice-servers`, {
+            headers: { Authorization: "Bearer " + token },
+            cache: "no-store",
+        });
+        if (!response.ok) return [];
+        const body = await response.json();
+        return Array.isArray(body.iceServers) ? body.iceServers : [];
+    } catch {
+        return [];
+    }
 }
 
 /** Resolves once `pc` has gathered its candidates (true), or after `capMs` (false). For cohost-watch.js too. */

@@ -56,6 +56,14 @@ export function mediaSentence(err) {
     }
 }
 
+/** A TURN server's refusal while the call connects (an icecandidateerror's code). */
+export function relaySentence(code) {
+    return code === 401
+        ? "The relay server refused this link's credentials (TURN 401). " +
+              "Ask the producer to check the server's TURN secret."
+        : `The relay server could not be reached (TURN error ${code}). Trying the other ways in…`;
+}
+
 /** reason → [title, text, whether Join again is offered] */
 export const ENDINGS = {
     left: ["You left the room", "Thanks for joining.", true],

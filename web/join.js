@@ -4,7 +4,7 @@
 // call ends.
 import { join, tokenClaims } from "./cohost.js";
 import { createCohostTiles } from "./join-cohosts.js";
-import { ENDINGS, mediaSentence, sentence, STATES } from "./join-text.js";
+import { ENDINGS, mediaSentence, relaySentence, sentence, STATES } from "./join-text.js";
 
 const $ = (id) => document.getElementById(id);
 const app = $("app");
@@ -302,6 +302,11 @@ async function joinRoom() {
     page.call = call;
     for (const kind of ["audio", "video"]) call.setMuted(kind, page.muted[kind]);
     call.on("state", (state) => setCallState(state));
+    const relayRefused = ({ code }) => {
+        if (call.pc.connectionState !== "connected") notice(relaySentence(code));
+    };
+    call.relayErrors.slice(-1).forEach(relayRefused);
+    call.on("relayError", relayRefused);
     call.on("levels", (levels) => {
         for (const [id, level] of Object.entries(levels)) if (id !== page.userId) setLevel(id, level);
     });

@@ -36,6 +36,8 @@ public struct MediaDescription: Equatable, Sendable {
     public var fingerprint: Fingerprint?
     /// `a=setup` (RFC 4145 §4): active, passive, actpass or holdconn.
     public var setup: String?
+    /// `a=bundle-only` (RFC 9143 §6): the line has port 0 yet is live, on the BUNDLE group's transport.
+    public var bundleOnly = false
     /// `a=extmap` (RFC 8285): the id of each offered header extension, by URI (at most 16 kept).
     public var extensions: [String: UInt8] = [:]
     /// `a=rid` lines (RFC 8851): a simulcast or RID-tagged send offer.
@@ -129,6 +131,8 @@ public struct MediaDescription: Equatable, Sendable {
             cryptos.append(try Self.parseCrypto(value, line: line))
         case "rtcp-mux":
             rtcpMux = true
+        case "bundle-only":
+            bundleOnly = true
         case "rtcp-fb":
             let ptText = value.prefix { $0 != " " }
             let feedback = value.dropFirst(ptText.count).split(separator: " ").joined(separator: " ").lowercased()

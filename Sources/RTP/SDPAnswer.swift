@@ -74,31 +74,42 @@ public struct AnswerTransport: Equatable, Sendable {
     public var setup: String
     /// Host candidates: address and port, in order of preference.
     public var candidates: [(address: String, port: Int)]
+    /// The ICE-TCP port (RFC 6544): a passive TCP candidate at each address; nil for none.
+    public var tcpPort: Int?
 
     public init(
         iceUfrag: String, icePassword: String, fingerprint: String, setup: String,
-        candidates: [(address: String, port: Int)]
+        candidates: [(address: String, port: Int)], tcpPort: Int? = nil
     ) {
         self.iceUfrag = iceUfrag
         self.icePassword = icePassword
         self.fingerprint = fingerprint
         self.setup = setup
         self.candidates = candidates
+        self.tcpPort = tcpPort
     }
 
     public static func == (a: Self, b: Self) -> Bool {
         a.iceUfrag == b.iceUfrag && a.icePassword == b.icePassword && a.fingerprint == b.fingerprint
             && a.setup == b.setup && a.candidates.map(\.address) == b.candidates.map(\.address)
-            && a.candidates.map(\.port) == b.candidates.map(\.port)
+            && a.candidates.map(\.port) == b.candidates.map(\.port) && a.tcpPort == b.tcpPort
     }
 
-    /// `a=candidate` values: one host candidate per address, component 1 (rtcp-mux), priority by RFC 8445 §5.1.2.1
-    /// with the local preference falling by address.
+    /// `a=candidate` values: one UDP host candidate per address, component 1 (rtcp-mux), priority by RFC 8445
+    /// §5.1.2.1 with the local preference falling by address; then the passive TCP ones (RFC 6544 §4.2: direction
+    /// preference 4 of passive host candidates), below every UDP one, so TCP carries media only when UDP fails.
     public var candidateLines: [String] {
-        candidates.enumerated().map { index, candidate in
+        let udp = candidates.enumerated().map { index, candidate in
             let priority = (126 << 24) | ((65_535 - index) << 8) | 255
             return "candidate:\(index + 1) 1 udp \(priority) \(candidate.address) \(candidate.port) typ host"
         }
+        guard let tcpPort else { return udp }
+        let tcp = candidates.enumerated().map { index, candidate in
+            let priority = (126 << 24) | (((4 << 13) | (8_191 - index)) << 8) | 255
+            return "candidate:\(candidates.count + index + 1) 1 tcp \(priority) \(candidate.address) \(tcpPort)"
+                + " typ host tcptype passive"
+        }
+        return udp + tcp
     }
 }
 

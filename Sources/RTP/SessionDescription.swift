@@ -80,6 +80,15 @@ public struct SessionDescription: Equatable, Sendable {
             if media[i].fingerprint == nil { media[i].fingerprint = session.fingerprint }
             if media[i].setup == nil { media[i].setup = session.setup }
         }
+        // RFC 9143 §7.2: a bundle-only line (port 0) in a BUNDLE group whose tagged (first) line has a port is
+        // offered, not disabled; it takes the group's transport, so it is read as live with the tagged line's port.
+        for group in bundleGroups {
+            guard let tagged = media.first(where: { $0.mid == group.first && $0.port != 0 }) else { continue }
+            for i in media.indices
+            where media[i].port == 0 && media[i].bundleOnly && media[i].mid.map(group.contains) == true {
+                media[i].port = tagged.port
+            }
+        }
         return SessionDescription(media: media, bundleGroups: bundleGroups)
     }
 }

@@ -27,6 +27,8 @@ public struct RoomSettings: Sendable {
     public var sourceRules = SourceRules()
     /// WHEP viewers a room takes at once (`max_viewers`).
     public var maxViewersPerRoom = 100
+    /// STUN and TURN servers handed to clients (`turn_urls`, `turn_secret`, `stun_url`).
+    public var iceServers = ICEServers()
 
     public init(
         publicIP: String = "127.0.0.1", rtpPort: Int = 7882, participantTimeoutMs: Int64 = 10_000, maxRooms: Int = 100,
@@ -52,9 +54,12 @@ public struct RoomSettings: Sendable {
 public struct WebRTCSettings: Sendable {
     public var context: DTLSContext
     public var addresses: [String]
+    /// The ICE-TCP port (RFC 6544, passive candidates beside the UDP ones); nil offers none.
+    public var tcpPort: Int?
 
-    public init(context: DTLSContext, addresses: [String]) {
+    public init(context: DTLSContext, addresses: [String], tcpPort: Int? = nil) {
         self.context = context
         self.addresses = addresses
+        self.tcpPort = tcpPort
     }
 }

@@ -54,6 +54,7 @@ extension ServeSettings {
             throw refuse(.maxViewers, "must be within 0...10000, got \(viewers)")
         }
         settings.maxViewers = viewers
+        try resolveICE(given, refuse, into: &settings)
         return settings
     }
 
@@ -235,8 +236,9 @@ struct Given {
     var http, publicIP, keys, keysFile, recordingsDir, metricsToken, webhookKey, logLevel: String?
     var dtlsCert, dtlsKey, publicIP6, webDir, tlsCert, tlsKey, dataDir, store, nodeID, nodeURL: String?
     var rtpPort, maxTokenTTL, maxConnections, participantTimeout, emptyRoomTimeout, decodeBudgetMs: Int?
-    var nodeTimeout, maxSources, maxSourcesPerRoom, srtPort, rtmpPort, maxViewers: Int?
-    var mediaDir: String?
+    var nodeTimeout, maxSources, maxSourcesPerRoom, srtPort, rtmpPort, maxViewers, iceTCPPort: Int?
+    var mediaDir, turnSecret, stunURL: String?
+    var turnURLs: [String]
     var autoCreateRooms: Bool?
     var outputHosts, webhookURLs: [String]?
     var corsOrigins: [String]
@@ -279,6 +281,10 @@ struct Given {
         srtPort = try sources.integer(.srtPort, flags.srtPort)
         rtmpPort = try sources.integer(.rtmpPort, flags.rtmpPort)
         maxViewers = try sources.integer(.maxViewers, flags.maxViewers)
+        iceTCPPort = try sources.integer(.iceTCPPort, flags.iceTCPPort)
+        turnURLs = try sources.list(.turnURLs, flags.turnURLs) ?? []
+        turnSecret = try sources.string(.turnSecret, flags.turnSecret)
+        stunURL = try sources.string(.stunURL, flags.stunURL)
     }
 }
 
@@ -344,6 +350,10 @@ private struct Sources {
         case .srtPort: flags.srtPort != nil
         case .rtmpPort: flags.rtmpPort != nil
         case .maxViewers: flags.maxViewers != nil
+        case .iceTCPPort: flags.iceTCPPort != nil
+        case .turnURLs: !flags.turnURLs.isEmpty
+        case .turnSecret: flags.turnSecret != nil
+        case .stunURL: flags.stunURL != nil
         }
     }
 

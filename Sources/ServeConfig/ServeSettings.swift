@@ -38,6 +38,10 @@ public struct ServeFlags: Sendable, Equatable {
     public var srtPort: Int?
     public var rtmpPort: Int?
     public var maxViewers: Int?
+    public var iceTCPPort: Int?
+    public var turnURLs: [String]
+    public var turnSecret: String?
+    public var stunURL: String?
 
     public init(
         http: String? = nil, rtpPort: Int? = nil, publicIP: String? = nil, keys: String? = nil,
@@ -49,8 +53,13 @@ public struct ServeFlags: Sendable, Equatable {
         dtlsKey: String? = nil, publicIP6: String? = nil, webDir: String? = nil, tlsCert: String? = nil,
         tlsKey: String? = nil, dataDir: String? = nil, store: String? = nil, nodeID: String? = nil,
         nodeURL: String? = nil, nodeTimeout: Int? = nil, mediaDir: String? = nil, maxSources: Int? = nil,
-        maxSourcesPerRoom: Int? = nil, srtPort: Int? = nil, rtmpPort: Int? = nil, maxViewers: Int? = nil
+        maxSourcesPerRoom: Int? = nil, srtPort: Int? = nil, rtmpPort: Int? = nil, maxViewers: Int? = nil,
+        iceTCPPort: Int? = nil, turnURLs: [String] = [], turnSecret: String? = nil, stunURL: String? = nil
     ) {
+        self.iceTCPPort = iceTCPPort
+        self.turnURLs = turnURLs
+        self.turnSecret = turnSecret
+        self.stunURL = stunURL
         self.maxViewers = maxViewers
         self.rtmpPort = rtmpPort
         self.srtPort = srtPort
@@ -161,6 +170,13 @@ public struct ServeSettings: Sendable, Equatable {
     public var rtmpPort = Defaults.rtmpPort
     /// WHEP viewers of one room at once.
     public var maxViewers = Defaults.maxViewers
+    /// The ICE-TCP port (passive candidates beside the UDP ones); 0: none. Default: the media port's number.
+    public var iceTCPPort = Defaults.rtpPort
+    /// TURN servers handed to clients with credentials minted from `turnSecret` (coturn's `use-auth-secret`).
+    public var turnURLs: [String] = []
+    public var turnSecret: String?
+    /// A STUN server asked at start for the public address, when `public_ip` is not given.
+    public var stunURL: String?
     /// Where each setting's value came from.
     public var origins: [SettingKey: SettingOrigin]
 

@@ -39,6 +39,10 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
     case srtPort = "srt_port"
     case rtmpPort = "rtmp_port"
     case maxViewers = "max_viewers"
+    case iceTCPPort = "ice_tcp_port"
+    case turnURLs = "turn_urls"
+    case turnSecret = "turn_secret"
+    case stunURL = "stun_url"
 
     /// The key in the TOML config file.
     public var fileKey: String { rawValue }
@@ -51,12 +55,14 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
     public var kind: Kind {
         switch self {
         case .rtpPort, .participantTimeout, .emptyRoomTimeout, .maxTokenTTL, .decodeBudgetMs, .maxConnections,
-            .nodeTimeout, .maxSources, .maxSourcesPerRoom, .srtPort, .rtmpPort, .maxViewers:
+            .nodeTimeout, .maxSources, .maxSourcesPerRoom, .srtPort, .rtmpPort, .maxViewers,
+            .iceTCPPort:
             .integer
         case .autoCreateRooms: .boolean
-        case .webhookURL, .outputHosts, .corsOrigins: .stringList
+        case .webhookURL, .outputHosts, .corsOrigins, .turnURLs: .stringList
         case .http, .publicIP, .keys, .keysFile, .recordingsDir, .metricsToken, .webhookKey, .logLevel, .dtlsCert,
-            .dtlsKey, .publicIP6, .webDir, .tlsCert, .tlsKey, .dataDir, .store, .nodeID, .nodeURL, .mediaDir:
+            .dtlsKey, .publicIP6, .webDir, .tlsCert, .tlsKey, .dataDir, .store, .nodeID, .nodeURL, .mediaDir,
+            .turnSecret, .stunURL:
             .string
         }
     }

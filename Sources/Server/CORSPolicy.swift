@@ -33,7 +33,7 @@ struct CORSPolicy<Context: RequestContext>: RouterMiddleware {
         }
         var response = try await next(request, context)
         allow(origin, in: &response.headers)
-        response.headers[.accessControlExposeHeaders] = "Location, ETag"
+        response.headers[.accessControlExposeHeaders] = "Location, ETag, Link"
         return response
     }
 

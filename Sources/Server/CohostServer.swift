@@ -45,7 +45,7 @@ public enum CohostServer {
     public static func makeRouter(
         manager: RoomManager, keys: APIKeys, registry: PrometheusCollectorRegistry, metricsToken: String? = nil,
         connections: ConnectionLimit? = nil, corsOrigins: [String] = [], webDirectory: String? = nil,
-        cluster: (any ClusterView)? = nil
+        cluster: (any ClusterView)? = nil, iceTCP: ICETCPListener? = nil
     ) -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
         // Outermost, so error responses carry the CORS headers too (a page must be able to read them).
@@ -57,7 +57,8 @@ public enum CohostServer {
         }
         NodesRoute(cluster: cluster, manager: manager, keys: keys).register(on: router)
         router.get("healthz") { _, _ in "ok\n" }
-        let metrics = MetricsEndpoint(manager: manager, registry: registry, connections: connections)
+        let metrics = MetricsEndpoint(
+            manager: manager, registry: registry, connections: connections, iceTCP: iceTCP)
         router.get("metrics") { request, _ in
             if let metricsToken, !MetricsEndpoint.authorizes(request.headers[.authorization], token: metricsToken) {
                 throw APIError(
@@ -71,6 +72,7 @@ public enum CohostServer {
         RoomRoutes(manager: manager, keys: keys, cluster: cluster).register(on: router)
         WHIPRoutes(manager: manager, keys: keys).register(on: router)
         WHEPRoutes(manager: manager, keys: keys).register(on: router)
+        ICEServersRoute(manager: manager, keys: keys).register(on: router)
         if let webDirectory { WebPages(directory: URL(fileURLWithPath: webDirectory)).register(on: router) }
         MethodTable.register(on: router, withPages: webDirectory != nil)
         SnapshotRoute(manager: manager, keys: keys).register(on: router)
@@ -80,13 +82,14 @@ public enum CohostServer {
 
     public static func makeApplication(
         manager: RoomManager, configuration: ServerConfiguration,
-        registry: PrometheusCollectorRegistry, logger: Logger, cluster: (any ClusterView)? = nil
+        registry: PrometheusCollectorRegistry, logger: Logger, cluster: (any ClusterView)? = nil,
+        iceTCP: ICETCPListener? = nil
     ) -> some ApplicationProtocol {
         let connections = ConnectionLimit(limit: configuration.maxConnections)
         let router = makeRouter(
             manager: manager, keys: configuration.keys, registry: registry, metricsToken: configuration.metricsToken,
             connections: connections, corsOrigins: configuration.corsOrigins, webDirectory: configuration.webDirectory,
-            cluster: cluster)
+            cluster: cluster, iceTCP: iceTCP)
         let keys = configuration.keys
         let http1 = HTTP1WebSocketUpgradeChannel.Configuration(http1: .init(idleTimeout: configuration.idleTimeout))
         return Application(
@@ -111,7 +114,8 @@ public enum CohostServer {
     ) async throws {
         let manager = RoomManager(settings: configuration.rooms, logger: logger, store: configuration.store)
         let media = MediaEndpoint(
-            manager: manager, host: configuration.rtpHost, port: configuration.rooms.rtpPort, logger: logger)
+            manager: manager, host: configuration.rtpHost, port: configuration.rooms.rtpPort,
+            tcpPort: configuration.rooms.webRTC?.tcpPort, logger: logger)
         try await media.bind()
         // One SRT and one RTMP port for every room's pushed sources, when configured.
         var srt: SRTListener?
@@ -138,7 +142,8 @@ public enum CohostServer {
             throw error
         }
         let app = makeApplication(
-            manager: manager, configuration: configuration, registry: registry, logger: logger, cluster: cluster)
+            manager: manager, configuration: configuration, registry: registry, logger: logger, cluster: cluster,
+            iceTCP: media.iceTCP)
         let services = ServerServices(
             cluster: cluster, webhooks: configuration.webhooks, media: media, manager: manager, srt: srt, rtmp: rtmp,
             tls: configuration.tls, app: app, logger: logger)

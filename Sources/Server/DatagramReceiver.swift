@@ -19,6 +19,8 @@ public protocol DatagramSink: AnyObject {
 /// A pipe wakes it to stop. Nothing here allocates per datagram.
 public final class DatagramReceiver: @unchecked Sendable {
     private let sockets: [UDPSocket]
+    /// ICE-TCP's listener and connections, polled beside the sockets so their frames reach the sink on this thread.
+    private let streams: ICETCPListener?
     private let sink: any DatagramSink
     private let batch: DatagramBatch
     private let logger: Logger
@@ -32,8 +34,8 @@ public final class DatagramReceiver: @unchecked Sendable {
     private var receiveErrors = 0
 
     public init(
-        sockets: [UDPSocket], sink: any DatagramSink, batch: DatagramBatch = DatagramBatch(),
-        logger: Logger
+        sockets: [UDPSocket], streams: ICETCPListener? = nil, sink: any DatagramSink,
+        batch: DatagramBatch = DatagramBatch(), logger: Logger
     ) throws(UDPSocketError) {
         var ends: [Int32] = [0, 0]
         guard pipe(&ends) == 0 else { throw UDPSocketError(call: "pipe", code: errno) }
@@ -41,6 +43,7 @@ public final class DatagramReceiver: @unchecked Sendable {
         wakeRead = ends[0]
         wakeWrite = ends[1]
         self.sockets = sockets
+        self.streams = streams
         self.sink = sink
         self.batch = batch
         self.logger = logger
@@ -81,11 +84,16 @@ public final class DatagramReceiver: @unchecked Sendable {
     private func run() {
         var polled = sockets.map { pollfd(fd: $0.descriptor, events: Int16(POLLIN), revents: 0) }
         polled.append(pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0))
+        let fixed = polled.count
         var bytes: [UInt8] = []
         bytes.reserveCapacity(batch.slotSize)
         var pollErrors = 0
         while true {
-            let ready = poll(&polled, nfds_t(polled.count), -1)
+            if let streams {
+                polled.removeSubrange(fixed...)
+                streams.appendPollDescriptors(to: &polled)
+            }
+            let ready = poll(&polled, nfds_t(polled.count), streams?.pollTimeoutMs ?? -1)
             if ready < 0 {
                 let code = errno
                 if code == EINTR { continue }
@@ -107,6 +115,7 @@ public final class DatagramReceiver: @unchecked Sendable {
             for index in sockets.indices where polled[index].revents != 0 {
                 drain(sockets[index], into: &bytes)
             }
+            streams?.service(polled[fixed...], sink: sink)
         }
     }
 

@@ -10,13 +10,18 @@ public final class MediaEndpoint: Service, @unchecked Sendable {
     private let manager: RoomManager
     private let host: String
     private let port: Int
+    private let tcpPort: Int?
     private let logger: Logger
     private var receiver: DatagramReceiver?
+    /// The ICE-TCP listener once bound (nil when ICE-TCP is off).
+    public private(set) var iceTCP: ICETCPListener?
 
-    public init(manager: RoomManager, host: String, port: Int, logger: Logger) {
+    /// `tcpPort`: ICE-TCP's port (nil: none).
+    public init(manager: RoomManager, host: String, port: Int, tcpPort: Int? = nil, logger: Logger) {
         self.manager = manager
         self.host = host
         self.port = port
+        self.tcpPort = tcpPort
         self.logger = logger
     }
 
@@ -24,13 +29,19 @@ public final class MediaEndpoint: Service, @unchecked Sendable {
     public func bind() async throws {
         let media = try UDPSocket(host: host, port: port)
         let rtcp = try UDPSocket(host: host, port: port + 1)
+        let streams = try tcpPort.map { try ICETCPListener(host: host, port: $0, logger: logger) }
         let receiver = try DatagramReceiver(
-            sockets: [media, rtcp], sink: IngestSink(demux: manager.media), logger: logger)
+            sockets: [media, rtcp], streams: streams, sink: IngestSink(demux: manager.media), logger: logger)
         receiver.start()
         self.receiver = receiver
+        iceTCP = streams
         // rtcp-mux peers expect feedback from the port they send to.
-        manager.media.attach { bytes, peer in media.send(bytes, to: peer) }
-        logger.info("media endpoint listening", metadata: ["udp": "\(host):\(port) (RTCP also :\(port + 1))"])
+        manager.media.attach { bytes, peer in
+            if peer.isStream { streams?.send(bytes, to: peer) } else { media.send(bytes, to: peer) }
+        }
+        var listening = ["udp": Logger.MetadataValue.string("\(host):\(port) (RTCP also :\(port + 1))")]
+        if let streams { listening["ice_tcp"] = "\(host):\(streams.localPort)" }
+        logger.info("media endpoint listening", metadata: listening)
     }
 
     public func run() async throws {

@@ -28,11 +28,16 @@ struct MetricsEndpoint: Sendable {
     private let emittedReturns = EmittedStreams()
     private let emittedSlots = EmittedStreams()
     let connections: ConnectionLimit?
+    let iceTCP: ICETCPListener?
 
-    init(manager: RoomManager, registry: PrometheusCollectorRegistry, connections: ConnectionLimit? = nil) {
+    init(
+        manager: RoomManager, registry: PrometheusCollectorRegistry, connections: ConnectionLimit? = nil,
+        iceTCP: ICETCPListener? = nil
+    ) {
         self.manager = manager
         self.registry = registry
         self.connections = connections
+        self.iceTCP = iceTCP
     }
 
     static let streamGauges: [(name: String, value: @Sendable (StreamReport) -> Double)] = [
@@ -107,6 +112,18 @@ struct MetricsEndpoint: Sendable {
         Gauge(label: "cohost_webrtc_handshakes", dimensions: [("result", "failed")]).record(w.handshakesFailed)
         Gauge(label: "cohost_udp_dropped", dimensions: [("reason", "stun_ignored")]).record(w.stunIgnored)
         Gauge(label: "cohost_udp_dropped", dimensions: [("reason", "dtls_unknown_source")]).record(w.dtlsUnknownSource)
+        if let t = iceTCP?.snapshot {
+            Gauge(label: "cohost_ice_tcp_connections").record(t.open)
+            Gauge(label: "cohost_ice_tcp_accepted").record(t.accepted)
+            Gauge(label: "cohost_ice_tcp_frames").record(t.frames)
+            for (reason, count) in [
+                ("timeout", t.closedTimeout), ("invalid", t.closedInvalid), ("limit", t.closedLimit),
+                ("peer", t.closedPeer), ("idle", t.closedIdle),
+            ] {
+                Gauge(label: "cohost_ice_tcp_closed", dimensions: [("reason", reason)]).record(count)
+            }
+            Gauge(label: "cohost_ice_tcp_send_dropped").record(t.sendDropped)
+        }
         // A participant's camera, screen share and simulcast layers are streams of the same kind: told apart by
         // source and RID (empty when there is none).
         Self.record(

@@ -17,7 +17,8 @@ struct WHEPRoutes: TokenCheckedRoute, Sendable {
 
     func watch(_ request: Request, context: some RequestContext) async throws -> Response {
         let name = try roomName(context)
-        try caller(request).requireViewer(of: name)
+        let caller = try self.caller(request)
+        try caller.requireViewer(of: name)
         guard let type = request.headers[.contentType], type.lowercased().hasPrefix("application/sdp") else {
             throw APIError(
                 status: .unsupportedMediaType, code: "unsupported_media",
@@ -26,10 +27,9 @@ struct WHEPRoutes: TokenCheckedRoute, Sendable {
         let buffer = try await collect(request, limit: RoomRoutes.maxSDPBody)
         let offer = String(decoding: buffer.readableBytesView, as: UTF8.self)
         let (answer, viewer) = try await offload { [manager] in try manager.watch(room: name, offer: offer) }
-        return Response(
-            status: .created,
-            headers: [.contentType: "application/sdp", .location: "/whep/\(name)/\(viewer)"],
-            body: ResponseBody(byteBuffer: ByteBuffer(string: answer)))
+        var headers: HTTPFields = [.contentType: "application/sdp", .location: "/whep/\(name)/\(viewer)"]
+        addICEServerLinks(to: &headers, caller: caller)
+        return Response(status: .created, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: answer)))
     }
 
     func stop(_ request: Request, context: some RequestContext) async throws -> Response {

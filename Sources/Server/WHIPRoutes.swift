@@ -34,6 +34,7 @@ struct WHIPRoutes: TokenCheckedRoute, Sendable {
             .contentType: "application/sdp", .location: Self.sessionPath(room: name, user: caller.claims.sub),
         ]
         if let ufrag = manager.iceUfrag(room: name, userId: caller.claims.sub) { headers[.eTag] = Self.etag(ufrag) }
+        addICEServerLinks(to: &headers, caller: caller)
         return Response(status: .created, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: answer)))
     }
 

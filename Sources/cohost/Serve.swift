@@ -209,6 +209,28 @@ struct Serve: AsyncParsableCommand {
         help: "WHEP viewers of one room at once (default \(ServeSettings.Defaults.maxViewers)).")
     var maxViewers: Int?
 
+    @Option(
+        name: .customLong("ice-tcp-port"),
+        help: "TCP port of ICE-TCP, for guests whose UDP is blocked (default: the --rtp-port number; 0: none).")
+    var iceTCPPort: Int?
+
+    @Option(
+        name: .customLong("turn-urls"),
+        help:
+            "A TURN server handed to clients, e.g. turn:turn.example.com:3478?transport=udp (repeatable; env: comma separated)."
+    )
+    var turnURLs: [String] = []
+
+    @Option(
+        name: .customLong("turn-secret"),
+        help: "The TURN server's static-auth-secret: Cohost mints each client's TURN credentials with it.")
+    var turnSecret: String?
+
+    @Option(
+        name: .customLong("stun-url"),
+        help: "A STUN server asked at start for the public address when --public-ip is not given (stun:HOST:PORT).")
+    var stunURL: String?
+
     var flags: ServeFlags {
         ServeFlags(
             http: http, rtpPort: rtpPort, publicIP: publicIP, keys: keys, keysFile: keysFile,
@@ -220,7 +242,8 @@ struct Serve: AsyncParsableCommand {
             dtlsKey: dtlsKey, publicIP6: publicIP6, webDir: webDir, tlsCert: tlsCert, tlsKey: tlsKey, dataDir: dataDir,
             store: store, nodeID: nodeID, nodeURL: nodeURL, nodeTimeout: nodeTimeout, mediaDir: mediaDir,
             maxSources: maxSources, maxSourcesPerRoom: maxSourcesPerRoom, srtPort: srtPort,
-            rtmpPort: rtmpPort, maxViewers: maxViewers)
+            rtmpPort: rtmpPort, maxViewers: maxViewers, iceTCPPort: iceTCPPort, turnURLs: turnURLs,
+            turnSecret: turnSecret, stunURL: stunURL)
     }
 
     /// Reads the config file (if any) and merges every source; a refused value stops the start with its source named.

@@ -1,6 +1,7 @@
 import Cluster
 import DTLS
 import Foundation
+import ICE
 import Logging
 import Publishing
 import Rooms
@@ -100,11 +101,16 @@ struct ServerAssembly {
             mediaDirectory: media, destinations: destinations, maxPerRoom: settings.maxSourcesPerRoom,
             maxTotal: settings.maxSources, srtPort: settings.srtPort, rtmpPort: settings.rtmpPort)
         config.rooms.maxViewersPerRoom = settings.maxViewers
+        config.rooms.iceServers = ICEServers(
+            turnURLs: settings.turnURLs, turnSecret: settings.turnSecret,
+            stunURLs: settings.stunURL.map { [$0] } ?? [])
     }
 
     /// Cohost's DTLS identity and its candidates' addresses. Without certificate files, a fresh identity per start:
     /// a browser checks it per session, through the answer's fingerprint.
     private func webRTC(into config: inout ServerConfiguration) throws {
+        let announced = try publicIP()
+        config.rooms.publicIP = announced
         do {
             let certificate: DTLSCertificate
             if let certPath = settings.dtlsCert, let keyPath = settings.dtlsKey {
@@ -116,11 +122,28 @@ struct ServerAssembly {
             }
             let context = try DTLSContext(certificate: certificate)
             config.rooms.webRTC = WebRTCSettings(
-                context: context, addresses: [settings.publicIP] + (settings.publicIP6.map { [$0] } ?? []))
+                context: context, addresses: [announced] + (settings.publicIP6.map { [$0] } ?? []),
+                tcpPort: settings.iceTCPPort == 0 ? nil : settings.iceTCPPort)
             // Both families on the one media port: IPv4 peers arrive mapped and are handled as IPv4.
             if settings.publicIP6 != nil { config.rtpHost = "::" }
         } catch {
             throw ServeConfigError("WebRTC: \(error)")
+        }
+    }
+
+    /// The IPv4 address candidates carry: `public_ip` when given, else what `stun_url`'s server sees, else the
+    /// default. A STUN server that does not answer stops the start: announcing a wrong address would fail every
+    /// join later, quietly.
+    private func publicIP() throws -> String {
+        guard case .builtInDefault = settings.origin(of: .publicIP), let stun = settings.stunURL,
+            let server = ICEServerURL(stun)
+        else { return settings.publicIP }
+        do {
+            let address = try STUNProbe.publicIPv4(server: server)
+            logger.info("public address from STUN", metadata: ["address": "\(address)", "server": "\(stun)"])
+            return address
+        } catch {
+            throw ServeConfigError("\(settings.origin(of: .stunURL)): \(error)")
         }
     }
 

@@ -36,7 +36,8 @@ import Testing
         let all = try ConfigFile.parse(
             uncommenting([
                 "keys", "keys_file", "webhook_key", "auto_create_rooms", "metrics_token", "dtls_cert", "dtls_key",
-                "public_ip6", "tls_cert", "tls_key", "node_id", "node_url", "node_timeout",
+                "public_ip6", "tls_cert", "tls_key", "node_id", "node_url", "node_timeout", "public_ip", "ice_tcp_port",
+                "turn_secret", "stun_url",
             ]), path: path)
         #expect(Set(all.entries.keys) == Set(SettingKey.allCases.map(\.fileKey)))
         // Both ways of giving keys at once is refused.

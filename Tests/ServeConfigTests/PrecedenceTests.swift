@@ -16,7 +16,9 @@ enum Fixture {
         logLevel: "debug", corsOrigins: ["https://flag.example"], dtlsCert: "/flag/cert.pem", dtlsKey: "/flag/key.pem",
         publicIP6: "2001:db8::1", webDir: "/flag/web", tlsCert: "/flag/tls.crt", tlsKey: "/flag/tls.key",
         dataDir: "/flag/data", store: "none", nodeID: "flag-node", nodeURL: "http://10.0.0.1:8001", nodeTimeout: 11,
-        mediaDir: "/flag/media", maxSources: 11, maxSourcesPerRoom: 1, srtPort: 9101, rtmpPort: 9201, maxViewers: 11)
+        mediaDir: "/flag/media", maxSources: 11, maxSourcesPerRoom: 1, srtPort: 9101, rtmpPort: 9201, maxViewers: 11,
+        iceTCPPort: 9301, turnURLs: ["turn:flag.example"], turnSecret: "flag-turn-secret-0000",
+        stunURL: "stun:flag.example")
 
     static let env = [
         "COHOST_HTTP": "0.0.0.0:8002", "COHOST_RTP_PORT": "9002", "COHOST_PUBLIC_IP": "10.0.0.2",
@@ -32,7 +34,8 @@ enum Fixture {
         "COHOST_NODE_URL": "http://10.0.0.2:8002", "COHOST_NODE_TIMEOUT": "22", "COHOST_MEDIA_DIR": "/env/media",
         "COHOST_MAX_SOURCES": "22", "COHOST_MAX_SOURCES_PER_ROOM": "2", "COHOST_SRT_PORT": "9102",
         "COHOST_RTMP_PORT": "9202",
-        "COHOST_MAX_VIEWERS": "12",
+        "COHOST_MAX_VIEWERS": "12", "COHOST_ICE_TCP_PORT": "9302", "COHOST_TURN_URLS": "turn:env.example",
+        "COHOST_TURN_SECRET": "env-turn-secret-00000", "COHOST_STUN_URL": "stun:env.example",
     ]
 
     static let fileText = """
@@ -71,6 +74,10 @@ enum Fixture {
         srt_port = 9103
         rtmp_port = 9203
         max_viewers = 13
+        ice_tcp_port = 9303
+        turn_urls = ["turn:file.example"]
+        turn_secret = "file-turn-secret-0000"
+        stun_url = "stun:file.example"
         """
 
     static func file() throws -> ConfigFile { try ConfigFile.parse(fileText, path: "/etc/cohost/cohost.toml") }
@@ -98,6 +105,9 @@ enum Fixture {
         #expect(
             s.mediaDir == "/flag/media" && s.maxSources == 11 && s.maxSourcesPerRoom == 1 && s.srtPort == 9101
                 && s.rtmpPort == 9201 && s.maxViewers == 11)
+        #expect(
+            s.iceTCPPort == 9301 && s.turnURLs == ["turn:flag.example"] && s.turnSecret == "flag-turn-secret-0000"
+                && s.stunURL == "stun:flag.example")
         for key in Fixture.keys { #expect(s.origin(of: key) == .flag(key)) }
     }
 
@@ -122,6 +132,9 @@ enum Fixture {
         #expect(
             s.mediaDir == "/env/media" && s.maxSources == 22 && s.maxSourcesPerRoom == 2 && s.srtPort == 9102
                 && s.rtmpPort == 9202 && s.maxViewers == 12)
+        #expect(
+            s.iceTCPPort == 9302 && s.turnURLs == ["turn:env.example"] && s.turnSecret == "env-turn-secret-00000"
+                && s.stunURL == "stun:env.example")
         for key in Fixture.keys { #expect(s.origin(of: key) == .environment(key)) }
     }
 
@@ -144,6 +157,9 @@ enum Fixture {
         #expect(
             s.mediaDir == "/file/media" && s.maxSources == 33 && s.maxSourcesPerRoom == 3 && s.srtPort == 9103
                 && s.rtmpPort == 9203 && s.maxViewers == 13)
+        #expect(
+            s.iceTCPPort == 9303 && s.turnURLs == ["turn:file.example"] && s.turnSecret == "file-turn-secret-0000"
+                && s.stunURL == "stun:file.example")
         // The fixture's keys sit on lines 2... in declaration order.
         for (index, key) in Fixture.keys.enumerated() {
             #expect(s.origin(of: key) == .file(key, path: "/etc/cohost/cohost.toml", line: index + 2))
@@ -226,7 +242,7 @@ enum Fixture {
                 "decode_budget_ms", "webhook_url", "webhook_key", "log_level", "cors_origins", "dtls_cert", "dtls_key",
                 "public_ip6", "web_dir", "tls_cert", "tls_key", "data_dir", "store", "node_id",
                 "node_url", "node_timeout", "media_dir", "max_sources", "max_sources_per_room",
-                "srt_port", "rtmp_port", "max_viewers",
+                "srt_port", "rtmp_port", "max_viewers", "ice_tcp_port", "turn_urls", "turn_secret", "stun_url",
             ])
         #expect(
             SettingKey.allCases.map(\.envVar) == [
@@ -238,7 +254,8 @@ enum Fixture {
                 "COHOST_PUBLIC_IP6", "COHOST_WEB_DIR", "COHOST_TLS_CERT", "COHOST_TLS_KEY", "COHOST_DATA_DIR",
                 "COHOST_STORE", "COHOST_NODE_ID", "COHOST_NODE_URL", "COHOST_NODE_TIMEOUT", "COHOST_MEDIA_DIR",
                 "COHOST_MAX_SOURCES", "COHOST_MAX_SOURCES_PER_ROOM", "COHOST_SRT_PORT",
-                "COHOST_RTMP_PORT", "COHOST_MAX_VIEWERS",
+                "COHOST_RTMP_PORT", "COHOST_MAX_VIEWERS", "COHOST_ICE_TCP_PORT", "COHOST_TURN_URLS",
+                "COHOST_TURN_SECRET", "COHOST_STUN_URL",
             ])
         #expect(
             SettingKey.allCases.map(\.flag) == [
@@ -249,7 +266,8 @@ enum Fixture {
                 "--cors-origins", "--dtls-cert", "--dtls-key", "--public-ip6",
                 "--web-dir", "--tls-cert", "--tls-key", "--data-dir", "--store",
                 "--node-id", "--node-url", "--node-timeout", "--media-dir", "--max-sources", "--max-sources-per-room",
-                "--srt-port", "--rtmp-port", "--max-viewers",
+                "--srt-port", "--rtmp-port", "--max-viewers", "--ice-tcp-port", "--turn-urls", "--turn-secret",
+                "--stun-url",
             ])
     }
 }

@@ -192,7 +192,7 @@ import Testing
             ) {
                 #expect($0.status == .unauthorized)
                 #expect($0.headers[.accessControlAllowOrigin] == "https://show.example")
-                #expect($0.headers[.accessControlExposeHeaders] == "Location, ETag")
+                #expect($0.headers[.accessControlExposeHeaders] == "Location, ETag, Link")
             }
         }
     }

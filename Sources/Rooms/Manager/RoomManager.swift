@@ -233,7 +233,9 @@ public final class RoomManager: @unchecked Sendable {
             sessionID: UInt64(session), audioOnly: room.config.audioOnly,
             sendsRoomView: programme != nil || (room.config.returnVideo != nil && !room.config.audioOnly),
             webRTC: settings.webRTC.map {
-                WebRTCIdentity(fingerprint: $0.context.certificate.fingerprintAttribute, addresses: $0.addresses)
+                WebRTCIdentity(
+                    fingerprint: $0.context.certificate.fingerprintAttribute, addresses: $0.addresses,
+                    tcpPort: $0.tcpPort)
             },
             programme: programme, ssrcInUse: { [router = media.router] in router.isInUse($0) })
         guard let parameters = negotiation.webRTC, let webRTC = settings.webRTC else { return (negotiation, nil) }
@@ -374,7 +376,8 @@ public final class RoomManager: @unchecked Sendable {
         }
         let candidates = AnswerTransport(
             iceUfrag: fresh.ufrag, icePassword: fresh.password, fingerprint: "", setup: "",
-            candidates: (settings.webRTC?.addresses ?? [settings.publicIP]).map { ($0, settings.rtpPort) }
+            candidates: (settings.webRTC?.addresses ?? [settings.publicIP]).map { ($0, settings.rtpPort) },
+            tcpPort: settings.webRTC?.tcpPort
         ).candidateLines
         return (["ice-ufrag:\(fresh.ufrag)", "ice-pwd:\(fresh.password)"] + candidates + ["end-of-candidates"])
             .map { "a=\($0)\r\n" }.joined()

@@ -107,9 +107,12 @@ public struct WebRTCIdentity: Sendable {
     public var fingerprint: String
     /// The host candidates' addresses (the public IPs), tried in this order.
     public var addresses: [String]
+    /// The ICE-TCP port at the same addresses; nil offers UDP only.
+    public var tcpPort: Int?
 
-    public init(fingerprint: String, addresses: [String]) {
+    public init(fingerprint: String, addresses: [String], tcpPort: Int? = nil) {
         self.fingerprint = fingerprint
         self.addresses = addresses
+        self.tcpPort = tcpPort
     }
 }

@@ -112,7 +112,7 @@ enum JoinNegotiator {
             AnswerTransport(
                 iceUfrag: $0.localUfrag, icePassword: $0.localPassword, fingerprint: identity?.fingerprint ?? "",
                 setup: $0.dtlsServer ? "passive" : "active",
-                candidates: (identity?.addresses ?? [address]).map { ($0, port) })
+                candidates: (identity?.addresses ?? [address]).map { ($0, port) }, tcpPort: identity?.tcpPort)
         }
         return Negotiation(
             audio: audio, video: video, returnAudio: returnAudio, returnVideo: returnVideo, slots: slots,

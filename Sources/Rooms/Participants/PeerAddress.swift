@@ -20,6 +20,9 @@ public struct PeerAddress: Hashable, Sendable, CustomStringConvertible {
 
     private var address: Host
     public var port: Int
+    /// The ICE-TCP connection the peer speaks over (RFC 6544), 0 for UDP: two TCP connections from one address
+    /// are two peers, and neither is the same peer as a UDP socket at that address.
+    public var stream: UInt32 = 0
 
     /// Parses a numeric IPv4 or IPv6 address (an IPv6 one may carry its scope: `fe80::1%eth0` or `%2`);
     /// anything else is kept as a name.
@@ -113,7 +116,10 @@ public struct PeerAddress: Hashable, Sendable, CustomStringConvertible {
     /// Same host, whatever the port (plain RTCP may come from the port above the RTP one).
     public func hasSameHost(as other: PeerAddress) -> Bool { address == other.address }
 
-    public var description: String { "\(host):\(port)" }
+    public var description: String { stream == 0 ? "\(host):\(port)" : "tcp/\(stream)/\(host):\(port)" }
+
+    /// Whether the peer speaks over ICE-TCP.
+    public var isStream: Bool { stream != 0 }
 
     /// `raw` is an `in_addr` or `in6_addr`.
     private static func format<T>(family: Int32, _ raw: inout T) -> String {
