@@ -86,18 +86,8 @@ public final class ICETCPListener: @unchecked Sendable {
 
     /// Binds and listens on `host:port` (numeric, or a name resolved to its first address).
     public init(host: String, port: Int, limits: Limits = Limits(), logger: Logger) throws(UDPSocketError) {
-        var hints = addrinfo()
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        hints.ai_flags = AI_PASSIVE
-        var found: UnsafeMutablePointer<addrinfo>?
-        let status = getaddrinfo(host, String(port), &hints, &found)
-        guard status == 0, let info = found else {
-            throw status == EAI_SYSTEM
-                ? UDPSocketError(call: "resolve \(host)", code: errno)
-                : UDPSocketError(call: "resolve \(host)", lookupStatus: status)
-        }
-        defer { freeaddrinfo(found) }
-        let family = info.pointee.ai_family
+        let info = try BindAddress(host: host, port: port, type: Int32(SOCK_STREAM.rawValue))
+        let family = info.family
         let fd = socket(
             family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw UDPSocketError(call: "socket", code: errno) }
@@ -108,7 +98,7 @@ public final class ICETCPListener: @unchecked Sendable {
             var dualStack: Int32 = 0
             _ = setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &dualStack, socklen_t(MemoryLayout<Int32>.size))
         }
-        guard bind(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0, listen(fd, 128) == 0 else {
+        guard bind(fd, info.address, info.length) == 0, listen(fd, 128) == 0 else {
             let code = errno
             Glibc.close(fd)
             throw UDPSocketError(call: "listen tcp \(host):\(port)", code: code)

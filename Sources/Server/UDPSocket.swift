@@ -43,18 +43,8 @@ public final class UDPSocket: @unchecked Sendable {
     /// A port already bound by another socket is an error: no `SO_REUSEADDR`, which for UDP on Linux would
     /// let a second server share the port and take some of the first one's packets.
     public init(host: String, port: Int, receiveBufferBytes: Int = 4 << 20) throws(UDPSocketError) {
-        var hints = addrinfo()
-        hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)
-        hints.ai_flags = AI_PASSIVE
-        var found: UnsafeMutablePointer<addrinfo>?
-        let status = getaddrinfo(host, String(port), &hints, &found)
-        guard status == 0, let info = found else {
-            throw status == EAI_SYSTEM
-                ? UDPSocketError(call: "resolve \(host)", code: errno)
-                : UDPSocketError(call: "resolve \(host)", lookupStatus: status)
-        }
-        defer { freeaddrinfo(found) }
-        family = info.pointee.ai_family
+        let info = try BindAddress(host: host, port: port, type: Int32(SOCK_DGRAM.rawValue))
+        family = info.family
         let fd = socket(family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw UDPSocketError(call: "socket", code: errno) }
         var size = Int32(receiveBufferBytes)
@@ -65,7 +55,7 @@ public final class UDPSocket: @unchecked Sendable {
             var dualStack: Int32 = 0
             _ = setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &dualStack, socklen_t(MemoryLayout<Int32>.size))
         }
-        guard bind(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 else {
+        guard bind(fd, info.address, info.length) == 0 else {
             let code = errno
             close(fd)
             throw UDPSocketError(call: "bind \(host):\(port)", code: code)
