@@ -36,7 +36,7 @@ public final class DTLSEndpoint {
     public private(set) var discarded = 0
 
     private let context: DTLSContext
-    private let ssl: OpaquePointer
+    let ssl: OpaquePointer
     private let readBIO: OpaquePointer
     private let writeBIO: OpaquePointer
     private let mtu: Int
@@ -65,6 +65,9 @@ public final class DTLSEndpoint {
         self.mtu = mtu
         self.expectedFingerprint = peerFingerprint
         SSL_set_options(ssl, cohost_ssl_op_no_query_mtu())
+        // One handshake per association: the fingerprint check runs on it, and a renegotiation could bring in
+        // another certificate unchecked.
+        SSL_set_options(ssl, cohost_ssl_op_no_renegotiation())
         _ = cohost_ssl_set_mtu(ssl, mtu - 28)
         _ = cohost_dtls_set_link_mtu(ssl, mtu)
         switch role {
@@ -220,7 +223,7 @@ public final class DTLSEndpoint {
         }
     }
 
-    private func drain() -> [[UInt8]] {
+    func drain() -> [[UInt8]] {
         let pending = Int(BIO_ctrl_pending(writeBIO))
         guard pending > 0 else { return [] }
         var bytes = [UInt8](repeating: 0, count: pending)

@@ -6,6 +6,7 @@ public enum ExposurePolicy {
     /// Secrets printed in this repository (dev mode's and the deploy examples'): never real keys.
     public static let publishedSecrets: Set<String> = [
         "devsecret", "change-me-to-a-long-random-secret", "replace-with-openssl-rand-hex-16",
+        "replace-with-openssl-rand-hex-32",
     ]
 
     /// Whether `host` (of a listener) can only be reached from this machine.
@@ -37,6 +38,29 @@ public enum ExposurePolicy {
             room and user: give it a token with --metrics-token, COHOST_METRICS_TOKEN or metrics_token \
             (e.g. openssl rand -hex 16), or listen on 127.0.0.1
             """
+    }
+
+    /// A warning for an API that other machines reach over plain HTTP (tokens cross the network in clear); nil on
+    /// a loopback address or with TLS. A warning, not a refusal: a TLS proxy in front is the usual setup.
+    public static func plainHTTPWarning(http: HostPort, tls: Bool) -> String? {
+        guard !isLoopback(host: http.host), !tls else { return nil }
+        let shown = http.host.isEmpty ? "all interfaces" : http.host
+        return """
+            the HTTP API listens on \(shown) (port \(http.port)) over plain HTTP: tokens and SDP cross the network \
+            in clear unless a TLS proxy is in front; serve HTTPS with tls_cert and tls_key (docs/security.md)
+            """
+    }
+
+    /// Why `secret` may not sign webhook deliveries; nil when it is acceptable. Never quotes the secret.
+    public static func weakWebhookSecret(_ secret: String) -> String? {
+        if publishedSecrets.contains(secret) {
+            return "is an example printed in Cohost's repository: generate one (e.g. openssl rand -hex 32)"
+        }
+        if secret.utf8.count < minimumSecretBytes {
+            return
+                "has \(secret.utf8.count) bytes; at least \(minimumSecretBytes) are needed (e.g. openssl rand -hex 32)"
+        }
+        return nil
     }
 
     /// Why `secret` may not sign tokens of `key`; nil when it is acceptable. Never quotes the secret.

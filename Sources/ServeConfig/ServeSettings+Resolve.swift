@@ -29,7 +29,7 @@ extension ServeSettings {
             recordingsDir: storage.recordingsDir, outputHosts: given.outputHosts ?? [],
             metricsToken: given.metricsToken, maxConnections: limits.maxConnections,
             participantTimeout: limits.participantTimeout, emptyRoomTimeout: limits.emptyRoomTimeout,
-            decodeBudgetMs: limits.decodeBudgetMs, webhookURLs: webhooks, webhookKey: given.webhookKey,
+            decodeBudgetMs: limits.decodeBudgetMs, webhookURLs: webhooks, webhookSecret: given.webhookSecret,
             logLevel: limits.logLevel, origins: refuse.origins)
         settings.corsOrigins = given.corsOrigins
         settings.publicIP6 = given.publicIP6
@@ -55,6 +55,16 @@ extension ServeSettings {
         }
         settings.maxViewers = viewers
         try resolveICE(given, refuse, into: &settings)
+        // The default fits under a smaller max_connections; a value given must.
+        let perAddress =
+            given.maxConnectionsPerAddress ?? min(Defaults.maxConnectionsPerAddress, settings.maxConnections)
+        guard (0...settings.maxConnections).contains(perAddress) else {
+            throw refuse(
+                .maxConnectionsPerAddress,
+                "must be within 0...max_connections (\(settings.maxConnections)); 0 = no cap per address, got "
+                    + "\(perAddress)")
+        }
+        settings.maxConnectionsPerAddress = perAddress
         return settings
     }
 
@@ -120,9 +130,19 @@ extension ServeSettings {
         for url in urls where WebhookURL.parse(url) == nil {
             throw refuse(.webhookURL, "must be an absolute http:// or https:// URL with a host, got '\(url)'")
         }
-        if given.webhookKey != nil && urls.isEmpty {
+        if given.webhookSecret != nil && urls.isEmpty {
             throw refuse(
-                .webhookKey, "needs at least one webhook URL (--webhook-url, COHOST_WEBHOOK_URL or webhook_url)")
+                .webhookSecret, "needs at least one webhook URL (--webhook-url, COHOST_WEBHOOK_URL or webhook_url)")
+        }
+        // Deliveries are signed with a secret of their own: a receiver holds it, and must not be able to mint tokens.
+        if !urls.isEmpty {
+            guard let secret = given.webhookSecret else {
+                throw refuse(
+                    .webhookSecret,
+                    "must be set with webhook_url: deliveries are signed with it, never with an API key's secret "
+                        + "(e.g. openssl rand -hex 32)")
+            }
+            if let problem = ExposurePolicy.weakWebhookSecret(secret) { throw refuse(.webhookSecret, problem) }
         }
         return urls
     }
@@ -233,10 +253,11 @@ extension ServeSettings {
 
 /// Each setting's value from the first source that has one, before any rule; nil (or empty) where none has.
 struct Given {
-    var http, publicIP, keys, keysFile, recordingsDir, metricsToken, webhookKey, logLevel: String?
+    var http, publicIP, keys, keysFile, recordingsDir, metricsToken, webhookSecret, logLevel: String?
     var dtlsCert, dtlsKey, publicIP6, webDir, tlsCert, tlsKey, dataDir, store, nodeID, nodeURL: String?
     var rtpPort, maxTokenTTL, maxConnections, participantTimeout, emptyRoomTimeout, decodeBudgetMs: Int?
     var nodeTimeout, maxSources, maxSourcesPerRoom, srtPort, rtmpPort, maxViewers, iceTCPPort: Int?
+    var maxConnectionsPerAddress: Int?
     var mediaDir, turnSecret, stunURL: String?
     var turnURLs: [String]
     var autoCreateRooms: Bool?
@@ -261,7 +282,7 @@ struct Given {
         emptyRoomTimeout = try sources.integer(.emptyRoomTimeout, flags.emptyRoomTimeout)
         decodeBudgetMs = try sources.integer(.decodeBudgetMs, flags.decodeBudgetMs)
         webhookURLs = try sources.list(.webhookURL, flags.webhookURLs)
-        webhookKey = try sources.string(.webhookKey, flags.webhookKey)
+        webhookSecret = try sources.string(.webhookSecret, flags.webhookSecret)
         logLevel = try sources.string(.logLevel, flags.logLevel)
         corsOrigins = try sources.list(.corsOrigins, flags.corsOrigins) ?? []
         dtlsCert = try sources.string(.dtlsCert, flags.dtlsCert)
@@ -285,6 +306,7 @@ struct Given {
         turnURLs = try sources.list(.turnURLs, flags.turnURLs) ?? []
         turnSecret = try sources.string(.turnSecret, flags.turnSecret)
         stunURL = try sources.string(.stunURL, flags.stunURL)
+        maxConnectionsPerAddress = try sources.integer(.maxConnectionsPerAddress, flags.maxConnectionsPerAddress)
     }
 }
 
@@ -330,7 +352,7 @@ private struct Sources {
         case .emptyRoomTimeout: flags.emptyRoomTimeout != nil
         case .decodeBudgetMs: flags.decodeBudgetMs != nil
         case .webhookURL: !flags.webhookURLs.isEmpty
-        case .webhookKey: flags.webhookKey != nil
+        case .webhookSecret: flags.webhookSecret != nil
         case .logLevel: flags.logLevel != nil
         case .corsOrigins: !flags.corsOrigins.isEmpty
         case .dtlsCert: flags.dtlsCert != nil
@@ -354,6 +376,7 @@ private struct Sources {
         case .turnURLs: !flags.turnURLs.isEmpty
         case .turnSecret: flags.turnSecret != nil
         case .stunURL: flags.stunURL != nil
+        case .maxConnectionsPerAddress: flags.maxConnectionsPerAddress != nil
         }
     }
 
@@ -369,6 +392,11 @@ private struct Sources {
             .sorted { ($0.value.line ?? .max, $0.key) < ($1.value.line ?? .max, $1.key) }
         guard let (key, entry) = unknown.first else { return }
         let place = entry.line.map { " (line \($0))" } ?? ""
+        if key == "webhook_key" {
+            throw ServeConfigError(
+                "'webhook_key' in config file \(file.path)\(place) is not read any more: webhooks are signed with "
+                    + "webhook_secret, a secret of their own, never an API key's")
+        }
         let known = SettingKey.allCases.map(\.fileKey).joined(separator: ", ")
         throw ServeConfigError("unknown key '\(key)' in config file \(file.path)\(place); known keys: \(known)")
     }

@@ -18,7 +18,7 @@ public struct ServeFlags: Sendable, Equatable {
     public var emptyRoomTimeout: Int?
     public var decodeBudgetMs: Int?
     public var webhookURLs: [String]
-    public var webhookKey: String?
+    public var webhookSecret: String?
     public var logLevel: String?
     public var corsOrigins: [String]
     public var dtlsCert: String?
@@ -42,6 +42,7 @@ public struct ServeFlags: Sendable, Equatable {
     public var turnURLs: [String]
     public var turnSecret: String?
     public var stunURL: String?
+    public var maxConnectionsPerAddress: Int?
 
     public init(
         http: String? = nil, rtpPort: Int? = nil, publicIP: String? = nil, keys: String? = nil,
@@ -49,13 +50,15 @@ public struct ServeFlags: Sendable, Equatable {
         outputHosts: [String] = [], metricsToken: String? = nil, maxConnections: Int? = nil,
         participantTimeout: Int? = nil, emptyRoomTimeout: Int? = nil, decodeBudgetMs: Int? = nil,
         webhookURLs: [String] = [],
-        webhookKey: String? = nil, logLevel: String? = nil, corsOrigins: [String] = [], dtlsCert: String? = nil,
+        webhookSecret: String? = nil, logLevel: String? = nil, corsOrigins: [String] = [], dtlsCert: String? = nil,
         dtlsKey: String? = nil, publicIP6: String? = nil, webDir: String? = nil, tlsCert: String? = nil,
         tlsKey: String? = nil, dataDir: String? = nil, store: String? = nil, nodeID: String? = nil,
         nodeURL: String? = nil, nodeTimeout: Int? = nil, mediaDir: String? = nil, maxSources: Int? = nil,
         maxSourcesPerRoom: Int? = nil, srtPort: Int? = nil, rtmpPort: Int? = nil, maxViewers: Int? = nil,
-        iceTCPPort: Int? = nil, turnURLs: [String] = [], turnSecret: String? = nil, stunURL: String? = nil
+        iceTCPPort: Int? = nil, turnURLs: [String] = [], turnSecret: String? = nil, stunURL: String? = nil,
+        maxConnectionsPerAddress: Int? = nil
     ) {
+        self.maxConnectionsPerAddress = maxConnectionsPerAddress
         self.iceTCPPort = iceTCPPort
         self.turnURLs = turnURLs
         self.turnSecret = turnSecret
@@ -93,7 +96,7 @@ public struct ServeFlags: Sendable, Equatable {
         self.emptyRoomTimeout = emptyRoomTimeout
         self.decodeBudgetMs = decodeBudgetMs
         self.webhookURLs = webhookURLs
-        self.webhookKey = webhookKey
+        self.webhookSecret = webhookSecret
         self.logLevel = logLevel
     }
 }
@@ -134,7 +137,7 @@ public struct ServeSettings: Sendable, Equatable {
     /// Webhook receivers, in the order given.
     public var webhookURLs: [String]
     /// The API key whose secret signs webhooks; nil = the first of `keys`.
-    public var webhookKey: String?
+    public var webhookSecret: String?
     /// The log level.
     public var logLevel: Logger.Level
     /// Web origins (`https://host[:port]`, or `*`) whose pages may call the API from a browser (CORS).
@@ -177,6 +180,8 @@ public struct ServeSettings: Sendable, Equatable {
     public var turnSecret: String?
     /// A STUN server asked at start for the public address, when `public_ip` is not given.
     public var stunURL: String?
+    /// HTTP connections one remote address may hold at once; 0: only `maxConnections` caps them.
+    public var maxConnectionsPerAddress = Defaults.maxConnectionsPerAddress
     /// Where each setting's value came from.
     public var origins: [SettingKey: SettingOrigin]
 
@@ -202,6 +207,7 @@ public struct ServeSettings: Sendable, Equatable {
         public static let srtPort = 0
         public static let rtmpPort = 0
         public static let maxViewers = 100
+        public static let maxConnectionsPerAddress = 64
     }
 
     /// The store `store` names: nil for `none`.

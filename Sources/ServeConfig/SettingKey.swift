@@ -19,7 +19,7 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
     case emptyRoomTimeout = "empty_room_timeout"
     case decodeBudgetMs = "decode_budget_ms"
     case webhookURL = "webhook_url"
-    case webhookKey = "webhook_key"
+    case webhookSecret = "webhook_secret"
     case logLevel = "log_level"
     case corsOrigins = "cors_origins"
     case dtlsCert = "dtls_cert"
@@ -43,6 +43,7 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
     case turnURLs = "turn_urls"
     case turnSecret = "turn_secret"
     case stunURL = "stun_url"
+    case maxConnectionsPerAddress = "max_connections_per_address"
 
     /// The key in the TOML config file.
     public var fileKey: String { rawValue }
@@ -56,11 +57,11 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
         switch self {
         case .rtpPort, .participantTimeout, .emptyRoomTimeout, .maxTokenTTL, .decodeBudgetMs, .maxConnections,
             .nodeTimeout, .maxSources, .maxSourcesPerRoom, .srtPort, .rtmpPort, .maxViewers,
-            .iceTCPPort:
+            .iceTCPPort, .maxConnectionsPerAddress:
             .integer
         case .autoCreateRooms: .boolean
         case .webhookURL, .outputHosts, .corsOrigins, .turnURLs: .stringList
-        case .http, .publicIP, .keys, .keysFile, .recordingsDir, .metricsToken, .webhookKey, .logLevel, .dtlsCert,
+        case .http, .publicIP, .keys, .keysFile, .recordingsDir, .metricsToken, .webhookSecret, .logLevel, .dtlsCert,
             .dtlsKey, .publicIP6, .webDir, .tlsCert, .tlsKey, .dataDir, .store, .nodeID, .nodeURL, .mediaDir,
             .turnSecret, .stunURL:
             .string

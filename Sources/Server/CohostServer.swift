@@ -22,8 +22,12 @@ public struct ServerConfiguration: Sendable {
     public var metricsToken: String?
     /// An HTTP connection with no request for this long is closed (idle keep-alive, half-open, slow clients).
     public var idleTimeout: TimeAmount = .seconds(30)
-    /// HTTP connections open at once; one beyond is closed when accepted (`ConnectionLimit`).
+    /// HTTP connections open at once, in all and from one address (0: no such cap); one beyond is closed when
+    /// accepted (`ConnectionLimit`).
     public var maxConnections = 1024
+    public var maxConnectionsPerAddress = 64
+    /// How long a request's head and its body may take to arrive (`RequestDeadlines`).
+    public var requestDeadlines = RequestDeadlines()
     /// Origins whose pages may call the API from a browser (`CORSPolicy`).
     public var corsOrigins: [String] = []
     /// The console's files; nil or a directory without them: no pages are served.
@@ -45,12 +49,16 @@ public enum CohostServer {
     public static func makeRouter(
         manager: RoomManager, keys: APIKeys, registry: PrometheusCollectorRegistry, metricsToken: String? = nil,
         connections: ConnectionLimit? = nil, corsOrigins: [String] = [], webDirectory: String? = nil,
-        cluster: (any ClusterView)? = nil, iceTCP: ICETCPListener? = nil
+        cluster: (any ClusterView)? = nil, iceTCP: ICETCPListener? = nil, https: Bool = false
     ) -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
+        let origins = WebOrigins(corsOrigins: corsOrigins, loopbackHostsOnly: keys.isDev)
+        // Served over HTTPS: browsers are told to keep to it (a year, RFC 6797).
+        if https { router.middlewares.add(StrictTransportSecurity()) }
         // Outermost, so error responses carry the CORS headers too (a page must be able to read them).
         if !corsOrigins.isEmpty { router.middlewares.add(CORSPolicy(origins: corsOrigins)) }
         router.middlewares.add(ErrorShapeMiddleware())
+        if origins.loopbackHostsOnly { router.middlewares.add(LoopbackHostOnly(origins: origins)) }
         if let cluster {
             router.middlewares.add(
                 ClusterProxy(cluster: cluster, keys: keys, maxTokenTTLSeconds: manager.settings.maxTokenTTLSeconds))
@@ -69,7 +77,7 @@ public enum CohostServer {
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                 body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.render())))
         }
-        RoomRoutes(manager: manager, keys: keys, cluster: cluster).register(on: router)
+        RoomRoutes(manager: manager, keys: keys, cluster: cluster, origins: origins).register(on: router)
         WHIPRoutes(manager: manager, keys: keys).register(on: router)
         WHEPRoutes(manager: manager, keys: keys).register(on: router)
         ICEServersRoute(manager: manager, keys: keys).register(on: router)
@@ -85,18 +93,30 @@ public enum CohostServer {
         registry: PrometheusCollectorRegistry, logger: Logger, cluster: (any ClusterView)? = nil,
         iceTCP: ICETCPListener? = nil
     ) -> some ApplicationProtocol {
-        let connections = ConnectionLimit(limit: configuration.maxConnections)
+        let connections = ConnectionLimit(
+            limit: configuration.maxConnections, perAddress: configuration.maxConnectionsPerAddress,
+            deadlines: configuration.requestDeadlines)
         let router = makeRouter(
             manager: manager, keys: configuration.keys, registry: registry, metricsToken: configuration.metricsToken,
             connections: connections, corsOrigins: configuration.corsOrigins, webDirectory: configuration.webDirectory,
-            cluster: cluster, iceTCP: iceTCP)
+            cluster: cluster, iceTCP: iceTCP, https: configuration.tls != nil)
         let keys = configuration.keys
-        let http1 = HTTP1WebSocketUpgradeChannel.Configuration(http1: .init(idleTimeout: configuration.idleTimeout))
+        let origins = WebOrigins(corsOrigins: configuration.corsOrigins, loopbackHostsOnly: keys.isDev)
+        let http1 = HTTP1WebSocketUpgradeChannel.Configuration(
+            http1: .init(
+                additionalChannelHandlers: [RequestDeadlines.Progress()], idleTimeout: configuration.idleTimeout))
         return Application(
             router: router,
             server: HTTPServerBuilder { responder in
                 let channel = HTTP1WebSocketUpgradeChannel(responder: responder, configuration: http1) {
-                    request, _, _ in EventsSocket.shouldUpgrade(request, manager: manager, keys: keys, cluster: cluster)
+                    request, channel, _ in
+                    let answer = EventsSocket.shouldUpgrade(
+                        request, manager: manager, keys: keys, cluster: cluster, origins: origins)
+                    // A WebSocket is no HTTP request any more: its frames have no deadlines.
+                    if case .upgrade = answer {
+                        channel.triggerUserOutboundEvent(RequestDeadlines.Event.leftHTTP, promise: nil)
+                    }
+                    return answer
                 }
                 guard let tls = configuration.tls else { return connections.wrapping(channel) }
                 return connections.wrapping(try TLSChannel(channel, tlsConfiguration: tls.configuration))

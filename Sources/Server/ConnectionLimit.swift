@@ -3,17 +3,29 @@ import Logging
 import NIOCore
 import Synchronization
 
-/// Caps the HTTP connections open at once (event WebSockets included): one accepted beyond `limit` is closed before
-/// any of its bytes is read, and counted (`cohost_http_connections_refused`).
+/// Caps the HTTP connections open at once (event WebSockets included), in all and from one remote address, so that
+/// one client cannot take every connection: one accepted beyond either cap is closed before any of its bytes is read,
+/// and counted (`cohost_http_connections_refused`, `cohost_http_connections_refused_per_address`). Each connection
+/// also gets the request deadlines (`RequestDeadlines`).
 public final class ConnectionLimit: Sendable {
     public let limit: Int
+    /// Connections from one address at once; 0: no cap but the total.
+    public let perAddress: Int
+    public let deadlines: RequestDeadlines
     private let open = Atomic<Int>(0)
     private let refused = Atomic<Int>(0)
+    private let refusedPerAddress = Atomic<Int>(0)
+    private let byAddress = Mutex<[String: Int]>([:])
 
-    public init(limit: Int) { self.limit = limit }
+    public init(limit: Int, perAddress: Int = 0, deadlines: RequestDeadlines = RequestDeadlines()) {
+        self.limit = limit
+        self.perAddress = perAddress
+        self.deadlines = deadlines
+    }
 
     var openConnections: Int { open.load(ordering: .relaxed) }
     var refusedConnections: Int { refused.load(ordering: .relaxed) }
+    var refusedPerAddressConnections: Int { refusedPerAddress.load(ordering: .relaxed) }
 
     /// `inner`'s connections, each counted from its first handler on.
     func wrapping<Inner: ServerChildChannel>(_ inner: Inner) -> some ServerChildChannel {
@@ -25,7 +37,11 @@ public final class ConnectionLimit: Sendable {
         let limit: ConnectionLimit
 
         func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Inner.Value> {
-            do { try channel.pipeline.syncOperations.addHandler(Counter(limit: limit), position: .first) } catch {
+            do {
+                try channel.pipeline.syncOperations.addHandler(
+                    RequestDeadlines.Timer(deadlines: limit.deadlines), position: .first)
+                try channel.pipeline.syncOperations.addHandler(Counter(limit: limit), position: .first)
+            } catch {
                 return channel.eventLoop.makeFailedFuture(error)
             }
             return inner.setup(channel: channel, logger: logger)
@@ -39,6 +55,8 @@ public final class ConnectionLimit: Sendable {
         typealias InboundIn = NIOAny
         private let limit: ConnectionLimit
         private var counted = false
+        /// The remote address it is counted under, when the per-address cap applies.
+        private var address: String?
 
         init(limit: ConnectionLimit) { self.limit = limit }
 
@@ -61,8 +79,20 @@ public final class ConnectionLimit: Sendable {
         private func admit(_ context: ChannelHandlerContext) -> Bool {
             guard !counted else { return true }
             counted = true
-            guard limit.open.wrappingAdd(1, ordering: .relaxed).newValue > limit.limit else { return true }
-            limit.refused.wrappingAdd(1, ordering: .relaxed)
+            // Counted in both from here on; `release` takes it out of both.
+            if limit.open.wrappingAdd(1, ordering: .relaxed).newValue > limit.limit {
+                limit.refused.wrappingAdd(1, ordering: .relaxed)
+                context.close(promise: nil)
+                return false
+            }
+            guard limit.perAddress > 0, let remote = context.channel.remoteAddress?.ipAddress else { return true }
+            address = remote
+            let count = limit.byAddress.withLock { counts in
+                counts[remote, default: 0] += 1
+                return counts[remote, default: 0]
+            }
+            guard count > limit.perAddress else { return true }
+            limit.refusedPerAddress.wrappingAdd(1, ordering: .relaxed)
             context.close(promise: nil)
             return false
         }
@@ -71,6 +101,12 @@ public final class ConnectionLimit: Sendable {
             guard counted else { return }
             counted = false
             limit.open.wrappingSubtract(1, ordering: .relaxed)
+            guard let address else { return }
+            self.address = nil
+            limit.byAddress.withLock { counts in
+                let left = counts[address, default: 1] - 1
+                counts[address] = left > 0 ? left : nil
+            }
         }
     }
 }

@@ -17,11 +17,16 @@ enum EventsSocket {
     static let open = SocketCount()
 
     static func shouldUpgrade(
-        _ request: HTTPRequest, manager: RoomManager, keys: APIKeys, cluster: (any ClusterView)? = nil
+        _ request: HTTPRequest, manager: RoomManager, keys: APIKeys, cluster: (any ClusterView)? = nil,
+        origins: WebOrigins = WebOrigins()
     )
         -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>>
     {
         guard let target = request.path, let room = roomName(inPath: target) else { return .dontUpgrade }
+        // Declined here, the request reaches the events route, which says why (403 origin_forbidden, host_forbidden).
+        guard origins.allowsHost(request.authority),
+            origins.allowsSocket(origin: request.headerFields[.origin], host: request.authority)
+        else { return .dontUpgrade }
         guard let existing = manager.room(room) else {
             // Another node's room: the socket is relayed from there (EventsRelay).
             guard let cluster, request.headerFields[ClusterForwarding.forwardedBy] == nil else { return .dontUpgrade }

@@ -99,6 +99,9 @@ struct MetricsEndpoint: Sendable {
         if let connections {
             Gauge(label: "cohost_http_connections").record(connections.openConnections)
             Gauge(label: "cohost_http_connections_refused").record(connections.refusedConnections)
+            Gauge(label: "cohost_http_connections_refused_per_address").record(
+                connections.refusedPerAddressConnections)
+            Gauge(label: "cohost_http_requests_timed_out").record(connections.deadlines.timedOut)
         }
         let c = manager.ingestCounters
         Gauge(label: "cohost_udp_datagrams").record(c.datagrams)

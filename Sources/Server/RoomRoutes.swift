@@ -11,6 +11,8 @@ struct RoomRoutes: TokenCheckedRoute, Sendable {
     let keys: APIKeys
     /// In a cluster, the room list covers every live node.
     var cluster: (any ClusterView)? = nil
+    /// Which pages may open the events socket.
+    var origins = WebOrigins()
     static let maxJSONBody = 64 * 1024
     // A browser offer with 16 receive slots is about 50 KB (each Chromium video line lists every codec).
     static let maxSDPBody = 64 * 1024
@@ -295,6 +297,14 @@ struct RoomRoutes: TokenCheckedRoute, Sendable {
     /// Reached only when the WebSocket upgrade was declined: say why.
     func eventsWithoutUpgrade(_ request: Request, context: some RequestContext) async throws -> Response {
         let name = try roomName(context)
+        let origin = request.headers[.origin]
+        guard origins.allowsSocket(origin: origin, host: request.head.authority) else {
+            throw APIError(
+                status: .forbidden, code: "origin_forbidden",
+                message:
+                    "pages from \(origin ?? "") may not open this server's events: it is not the server's own origin "
+                    + "or one of cors_origins")
+        }
         let caller = try self.caller(request, allowQuery: true)
         try caller.requireMember(of: name)
         _ = try existingRoom(name)

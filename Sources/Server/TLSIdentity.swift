@@ -28,6 +28,8 @@ public final class TLSIdentity: Sendable {
         let (chain, key) = current.withLock { $0 }
         var configuration = TLSConfiguration.makeServerConfiguration(
             certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        // TLS 1.0 and 1.1 are deprecated (RFC 8996); every browser and client Cohost serves speaks 1.2 or 1.3.
+        configuration.minimumTLSVersion = .tlsv12
         configuration.sslContextCallback = { [self] _, promise in
             let (chain, key) = current.withLock { $0 }
             var override = NIOSSLContextConfigurationOverride()

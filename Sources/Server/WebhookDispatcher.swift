@@ -14,20 +14,17 @@ public final class WebhookDispatcher: RoomEventSink, @unchecked Sendable {
     /// What to deliver where, and how hard to try.
     public struct Configuration: Sendable {
         public var urls: [URL]
-        /// The secret of the API key the deliveries are signed with.
+        /// The webhook secret the deliveries are signed with (`webhook_secret`; never an API key's).
         public var secret: String
-        /// The API key whose secret signs (sent as `X-Cohost-Key`, so a receiver can pick the secret).
-        public var keyID: String
         public var queueCapacity: Int
         public var retry: WebhookRetryPolicy
         public var requestTimeoutSeconds: Double
 
         public init(
-            urls: [URL], keyID: String, secret: String, queueCapacity: Int = 1000,
+            urls: [URL], secret: String, queueCapacity: Int = 1000,
             retry: WebhookRetryPolicy = .standard, requestTimeoutSeconds: Double = 10
         ) {
             self.urls = urls
-            self.keyID = keyID
             self.secret = secret
             self.queueCapacity = queueCapacity
             self.retry = retry
@@ -53,7 +50,7 @@ public final class WebhookDispatcher: RoomEventSink, @unchecked Sendable {
         targets = configuration.urls.map { url in
             Target(
                 url: url, queue: WebhookQueue(capacity: configuration.queueCapacity, policy: configuration.retry),
-                sender: sender, keyID: configuration.keyID, secret: configuration.secret, logger: logger
+                sender: sender, secret: configuration.secret, logger: logger
             ) { id in
                 guard let journal else { return }
                 journalQueue.async {
@@ -137,7 +134,7 @@ private final class Target: @unchecked Sendable {
 
     /// `finished`: called with the event id once a delivery is acknowledged or given up.
     init(
-        url: URL, queue: WebhookQueue, sender: WebhookSender, keyID: String, secret: String, logger: Logger,
+        url: URL, queue: WebhookQueue, sender: WebhookSender, secret: String, logger: Logger,
         finished: @escaping @Sendable (String) -> Void
     ) {
         self.url = url
@@ -155,7 +152,7 @@ private final class Target: @unchecked Sendable {
                 case let .wait(untilMs):
                     try? await Task.sleep(for: .milliseconds(max(1, untilMs - MonotonicClock.nowMs())))
                 case let .send(delivery):
-                    let result = await sender.send(delivery, to: url, keyID: keyID, secret: secret)
+                    let result = await sender.send(delivery, to: url, secret: secret)
                     guard let self else { return }
                     let outcome = self.finish(success: result.isSuccess)
                     Self.report(outcome, delivery: delivery, result: result, url: url, logger: logger)

@@ -34,21 +34,20 @@ struct WebhookSender: Sendable {
     }
 
     /// The headers of a delivery, as protocol/webhooks.md lists them.
-    static func headers(for delivery: WebhookDelivery, keyID: String, secret: String) -> [String: String] {
+    static func headers(for delivery: WebhookDelivery, secret: String) -> [String: String] {
         [
             "Content-Type": "application/json",
             WebhookSignature.header: WebhookSignature.sign(delivery.body, secret: secret),
             "X-Cohost-Event-Id": delivery.id,
-            "X-Cohost-Key": keyID,
             "X-Cohost-Attempt": "\(delivery.attempts)",
             "User-Agent": "cohost-webhook",
         ]
     }
 
-    func send(_ delivery: WebhookDelivery, to url: URL, keyID: String, secret: String) async -> Result {
+    func send(_ delivery: WebhookDelivery, to url: URL, secret: String) async -> Result {
         var request = URLRequest(url: url)
         request.httpMethod = "POST"
-        for (name, value) in Self.headers(for: delivery, keyID: keyID, secret: secret) {
+        for (name, value) in Self.headers(for: delivery, secret: secret) {
             request.setValue(value, forHTTPHeaderField: name)
         }
         request.httpBody = Data(delivery.body)

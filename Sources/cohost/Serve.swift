@@ -113,9 +113,11 @@ struct Serve: AsyncParsableCommand {
     var webhookURLs: [String] = []
 
     @Option(
-        name: .customLong("webhook-key"),
-        help: "The API key whose secret signs webhook deliveries (default: the first of --keys).")
-    var webhookKey: String?
+        name: .customLong("webhook-secret"),
+        help:
+            "The secret webhook deliveries are signed with, needed with --webhook-url: its own, never an API key's (at least 32 bytes)."
+    )
+    var webhookSecret: String?
 
     @Option(
         name: .customLong("log-level"),
@@ -231,6 +233,13 @@ struct Serve: AsyncParsableCommand {
         help: "A STUN server asked at start for the public address when --public-ip is not given (stun:HOST:PORT).")
     var stunURL: String?
 
+    @Option(
+        name: .customLong("max-connections-per-address"),
+        help:
+            "HTTP connections one remote address may hold at once (default \(ServeSettings.Defaults.maxConnectionsPerAddress); 0: no cap per address)."
+    )
+    var maxConnectionsPerAddress: Int?
+
     var flags: ServeFlags {
         ServeFlags(
             http: http, rtpPort: rtpPort, publicIP: publicIP, keys: keys, keysFile: keysFile,
@@ -238,12 +247,12 @@ struct Serve: AsyncParsableCommand {
             outputHosts: outputHosts, metricsToken: metricsToken, maxConnections: maxConnections,
             participantTimeout: participantTimeout,
             emptyRoomTimeout: emptyRoomTimeout, decodeBudgetMs: decodeBudgetMs, webhookURLs: webhookURLs,
-            webhookKey: webhookKey, logLevel: logLevel, corsOrigins: corsOrigins, dtlsCert: dtlsCert,
+            webhookSecret: webhookSecret, logLevel: logLevel, corsOrigins: corsOrigins, dtlsCert: dtlsCert,
             dtlsKey: dtlsKey, publicIP6: publicIP6, webDir: webDir, tlsCert: tlsCert, tlsKey: tlsKey, dataDir: dataDir,
             store: store, nodeID: nodeID, nodeURL: nodeURL, nodeTimeout: nodeTimeout, mediaDir: mediaDir,
             maxSources: maxSources, maxSourcesPerRoom: maxSourcesPerRoom, srtPort: srtPort,
             rtmpPort: rtmpPort, maxViewers: maxViewers, iceTCPPort: iceTCPPort, turnURLs: turnURLs,
-            turnSecret: turnSecret, stunURL: stunURL)
+            turnSecret: turnSecret, stunURL: stunURL, maxConnectionsPerAddress: maxConnectionsPerAddress)
     }
 
     /// Reads the config file (if any) and merges every source; a refused value stops the start with its source named.

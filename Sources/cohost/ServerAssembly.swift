@@ -24,10 +24,13 @@ struct ServerAssembly {
         if let refusal = ExposurePolicy.openMetricsRefusal(http: settings.http, metricsToken: settings.metricsToken) {
             throw ServeConfigError("\(settings.origin(of: .http)): \(refusal)")
         }
+        if let warning = ExposurePolicy.plainHTTPWarning(http: settings.http, tls: config.tls != nil) {
+            logger.warning("\(warning)")
+        }
         try rooms(into: &config, devMode: devMode)
         try webRTC(into: &config)
         try store(into: &config)
-        try webhooks(into: &config, firstKey: firstKey)
+        try webhooks(into: &config)
         return config
     }
 
@@ -43,6 +46,7 @@ struct ServerAssembly {
             }
         }
         config.maxConnections = settings.maxConnections
+        config.maxConnectionsPerAddress = settings.maxConnectionsPerAddress
     }
 
     /// The API keys, each secret strong enough; none is dev mode, on a loopback listener only. Returns whether this
@@ -194,14 +198,13 @@ struct ServerAssembly {
         logger.info("cluster node", metadata: ["node": "\(nodeID)", "api": "\(apiURL)", "media": "\(media)"])
     }
 
-    private func webhooks(into config: inout ServerConfiguration, firstKey: String) throws {
-        guard !settings.webhookURLs.isEmpty else { return }
-        let keyID = settings.webhookKey ?? firstKey
-        guard let secret = config.keys.secret(for: keyID) else {
-            let origin = settings.webhookKey == nil ? "the first API key" : "\(settings.origin(of: .webhookKey))"
+    private func webhooks(into config: inout ServerConfiguration) throws {
+        guard !settings.webhookURLs.isEmpty, let secret = settings.webhookSecret else { return }
+        // A receiver holds this secret: were it an API key's, the receiver could mint tokens.
+        if let key = config.keys.keys.first(where: { config.keys.secret(for: $0) == secret }) {
             throw ServeConfigError(
-                "\(origin) '\(keyID)' is not one of the configured API keys (\(config.keys.keys.joined(separator: ", ")))"
-            )
+                "\(settings.origin(of: .webhookSecret)) is the secret of API key '\(key)': webhooks need a secret of "
+                    + "their own (e.g. openssl rand -hex 32)")
         }
         let urls = settings.webhookURLs.compactMap(WebhookURL.parse)
         for url in urls {
@@ -210,11 +213,11 @@ struct ServerAssembly {
             }
         }
         let dispatcher = WebhookDispatcher(
-            configuration: .init(urls: urls, keyID: keyID, secret: secret), logger: logger,
+            configuration: .init(urls: urls, secret: secret), logger: logger,
             journal: config.store as? any WebhookJournal)
         config.rooms.eventSinks.append(dispatcher)
         config.webhooks = dispatcher
-        logger.info("webhooks on", metadata: ["urls": "\(settings.webhookURLs.count)", "key": "\(keyID)"])
+        logger.info("webhooks on", metadata: ["urls": "\(settings.webhookURLs.count)"])
     }
 
     /// The node id when none is configured: the host name, made a valid id.

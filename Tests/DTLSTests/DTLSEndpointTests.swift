@@ -1,3 +1,4 @@
+import COpenSSL
 import SRTP
 import Testing
 
@@ -90,6 +91,25 @@ import Testing
         p.run()
         #expect(p.server.state == .failed("the peer's certificate does not match the offer's a=fingerprint"))
         #expect(p.server.keys == nil)
+    }
+
+    /// OpenSSL 3 servers refuse a client's renegotiation by default; a client follows a server's HelloRequest unless
+    /// told not to. Cohost is the DTLS client when the offer says `a=setup:passive`: a peer that is the server asks
+    /// for a second handshake, in which it could show a certificate the fingerprint never checked.
+    @Test func aPeerServersRenegotiationIsRefusedAndTheSessionKeepsItsKeys() throws {
+        var p = try Self.pair()
+        p.run()
+        let keys = try #require(p.client.keys)
+        SSL_clear_options(p.server.ssl, cohost_ssl_op_no_renegotiation())
+        #expect(SSL_renegotiate(p.server.ssl) == 1)
+        _ = SSL_do_handshake(p.server.ssl)
+        let helloRequest = p.server.drain()
+        #expect(!helloRequest.isEmpty)
+        let answer = helloRequest.flatMap { p.client.receive($0) }
+        // A no_renegotiation warning alert (record type 21), no ClientHello (a handshake record, 22).
+        #expect(!answer.isEmpty && answer.allSatisfy { $0[0] == 21 }, "\(answer.map { $0[0] })")
+        #expect(p.client.state == .connected)
+        #expect(p.client.keys == keys)
     }
 
     @Test func closeNotifyFromThePeerClosesTheEndpoint() throws {

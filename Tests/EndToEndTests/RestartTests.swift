@@ -86,7 +86,11 @@ extension EndToEnd {
             ).path
             defer { try? FileManager.default.removeItem(atPath: dataDir) }
             let port = try FreePort.tcp()  // nothing listens there yet
-            let arguments = CohostHarness.standardArguments + ["--webhook-url", "http://127.0.0.1:\(port)/hook"]
+            let arguments =
+                CohostHarness.standardArguments + [
+                    "--webhook-url", "http://127.0.0.1:\(port)/hook", "--webhook-secret",
+                    "hook-0123456789abcdef0123456789ab",
+                ]
             let first = try CohostHarness(arguments: arguments, dataDir: dataDir)
             let joined = try first.call(
                 "POST", "/v1/rooms/hooked/participants", token: first.token(room: "hooked", user: "ann"),

@@ -162,6 +162,152 @@ extension EndToEnd {
                 "\(scraped.prefix(2000))")
         }
 
+        /// A socket to the harness's HTTP port from `source` (a loopback address), not blocking.
+        static func connection(to port: Int, from source: String = "127.0.0.1") -> Int32 {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            _ = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            _ = Loopback.connect(fd, port: port)
+            return fd
+        }
+
+        /// Whether the server closed `fd` (a read gives 0 bytes; -1 with EAGAIN: still open).
+        static func closedByServer(_ fd: Int32) -> Bool {
+            var byte: UInt8 = 0
+            return recv(fd, &byte, 1, Int32(MSG_DONTWAIT)) == 0
+        }
+
+        @Test func slowHeadersAreCutOffAtTheHeadDeadlineWhileTheServerAnswersOthers() async throws {
+            let cohost = try CohostHarness()
+            // Forty clients each send half a request head, then a byte every 2 s: never silent long enough for the
+            // idle timeout (30 s), never finishing the head.
+            let sockets = (0..<40).map { _ in Self.connection(to: cohost.httpPort) }
+            defer { sockets.forEach { close($0) } }
+            let half = Array("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n".utf8)
+            for fd in sockets { _ = half.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } }
+            let started = Date()
+            var closedAfter: [Double] = []
+            var open = Set(sockets)
+            while !open.isEmpty && Date().timeIntervalSince(started) < 20 {
+                try await Task.sleep(for: .milliseconds(250))
+                for fd in open where Self.closedByServer(fd) {
+                    open.remove(fd)
+                    closedAfter.append(Date().timeIntervalSince(started))
+                }
+                if Int(Date().timeIntervalSince(started) * 4) % 8 == 0 {
+                    for fd in open {
+                        _ = [UInt8(ascii: "X")].withUnsafeBytes { send(fd, $0.baseAddress, 1, Int32(MSG_NOSIGNAL)) }
+                    }
+                }
+                // Meanwhile a whole request is answered at once.
+                if closedAfter.isEmpty { #expect(try cohost.call("GET", "/healthz", token: nil).status == 200) }
+            }
+            #expect(open.isEmpty, "\(open.count) of 40 still open after 20 s")
+            #expect(closedAfter.allSatisfy { (9.5...14).contains($0) }, "closed after \(closedAfter) s")
+            let scraped = String(decoding: try cohost.call("GET", "/metrics", token: nil).body, as: UTF8.self)
+            #expect(
+                EndToEnd.SchemaConformanceTests.metric("cohost_http_requests_timed_out", in: scraped) == 40,
+                "\(scraped.prefix(1500))")
+        }
+
+        @Test func oneAddressCannotTakeEveryConnection() async throws {
+            let cohost = try CohostHarness(
+                arguments: CohostHarness.standardArguments + ["--max-connections-per-address", "8"])
+            let crowd = (0..<12).map { _ in Self.connection(to: cohost.httpPort, from: "127.0.0.2") }
+            defer { crowd.forEach { close($0) } }
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(crowd.filter(Self.closedByServer).count == 4)
+            // Another address still gets in, and is answered.
+            let other = Self.connection(to: cohost.httpPort, from: "127.0.0.3")
+            defer { close(other) }
+            let request = Array("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8)
+            _ = request.withUnsafeBytes { send(other, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            var reply = [UInt8](repeating: 0, count: 12)
+            var timeout = timeval(tv_sec: 5, tv_usec: 0)
+            _ = setsockopt(other, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            let flags = fcntl(other, F_GETFL)
+            _ = fcntl(other, F_SETFL, flags & ~O_NONBLOCK)
+            #expect(recv(other, &reply, reply.count, Int32(MSG_WAITALL)) == 12)
+            #expect(String(decoding: reply, as: UTF8.self) == "HTTP/1.1 200")
+            let scraped = String(decoding: try cohost.call("GET", "/metrics", token: nil).body, as: UTF8.self)
+            #expect(
+                EndToEnd.SchemaConformanceTests.metric("cohost_http_connections_refused_per_address", in: scraped) == 4)
+        }
+
+        /// The status line of one raw request (with `headers`) to the harness's port.
+        static func status(_ port: Int, _ head: String) throws -> String {
+            let fd = Self.connection(to: port)
+            defer { close(fd) }
+            var timeout = timeval(tv_sec: 5, tv_usec: 0)
+            _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            let bytes = Array(head.utf8)
+            _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            // Until the head and the Content-Length of body it announces (a 101 has none), or the connection ends.
+            var reply: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 1024)
+            func complete(_ text: String) -> Bool {
+                guard let end = text.range(of: "\r\n\r\n") else { return false }
+                let length =
+                    text[..<end.lowerBound].split(separator: "\r\n")
+                    .first { $0.lowercased().hasPrefix("content-length:") }
+                    .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+                return text.utf8.count - text[..<end.upperBound].utf8.count >= length
+            }
+            while reply.count < 8192 && !complete(String(decoding: reply, as: UTF8.self)) {
+                let count = recv(fd, &chunk, chunk.count, 0)
+                guard count > 0 else { break }
+                reply += chunk.prefix(count)
+            }
+            let text = String(decoding: reply, as: UTF8.self)
+            return String(text.split(separator: "\r\n").first ?? "")
+                + (text.contains("host_forbidden") ? " host_forbidden" : "")
+                + (text.contains("origin_forbidden") ? " origin_forbidden" : "")
+        }
+
+        @Test func aDevServerAnswersOnlyLoopbackNamesAndItsEventsOnlyItsOwnPages() async throws {
+            // Dev mode: no keys, on loopback. A page on rebind.example resolving to 127.0.0.1 cannot use the
+            // published dev key against it, nor can another page open its events.
+            let cohost = try CohostHarness(arguments: ["--log-level", "info"])
+            let port = cohost.httpPort
+            #expect(
+                try Self.status(port, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n")
+                    == "HTTP/1.1 200 OK")
+            #expect(
+                try Self.status(
+                    port, "GET /healthz HTTP/1.1\r\nHost: rebind.example:\(port)\r\nConnection: close\r\n\r\n")
+                    == "HTTP/1.1 403 Forbidden host_forbidden")
+            let admin = TestToken.mint(key: "devkey", secret: "devsecret", room: "*", user: "mod", admin: true)
+            #expect(
+                try cohost.call("POST", "/v1/rooms", token: admin, body: Data(#"{"name":"ws","audioOnly":true}"#.utf8))
+                    .status == 201)
+            func upgrade(origin: String?, host: String = "127.0.0.1:\(port)") throws -> String {
+                try Self.status(
+                    port,
+                    "GET /v1/rooms/ws/events?token=\(admin) HTTP/1.1\r\nHost: \(host)\r\nUpgrade: websocket\r\n"
+                        + "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                        + "Sec-WebSocket-Version: 13\r\n" + (origin.map { "Origin: \($0)\r\n" } ?? "") + "\r\n")
+            }
+            #expect(try upgrade(origin: nil) == "HTTP/1.1 101 Switching Protocols")
+            #expect(try upgrade(origin: "http://127.0.0.1:\(port)") == "HTTP/1.1 101 Switching Protocols")
+            // A refused upgrade is refused as such (a browser shows a page no status); the same request without the
+            // upgrade says why.
+            #expect(try upgrade(origin: "https://evil.example") == "HTTP/1.1 400 Bad Request")
+            #expect(
+                try upgrade(origin: "http://rebind.example:\(port)", host: "rebind.example:\(port)")
+                    == "HTTP/1.1 400 Bad Request")
+            #expect(
+                try Self.status(
+                    port,
+                    "GET /v1/rooms/ws/events?token=\(admin) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
+                        + "Origin: https://evil.example\r\n\r\n") == "HTTP/1.1 403 Forbidden origin_forbidden")
+        }
+
         @Test func anEventsSocketClosesWhenItsTokenExpiresAndOneTokenHoldsAtMostFour() async throws {
             let cohost = try CohostHarness()
             let admin = cohost.token(room: "ws", user: "mod", admin: true)

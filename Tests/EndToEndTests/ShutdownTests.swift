@@ -16,6 +16,7 @@ extension EndToEnd {
             let node = try CohostHarness(
                 arguments: CohostHarness.standardArguments + [
                     "--store", pg.url, "--node-id", "solo", "--webhook-url", "http://127.0.0.1:\(receiver.port)/hook",
+                    "--webhook-secret", "hook-0123456789abcdef0123456789ab",
                 ])
             let admin = node.token(room: "*", user: "producer", admin: true)
             let file = "shutdown-\(UUID().uuidString).flv"

@@ -259,6 +259,11 @@ import Testing
             (Self.obs.replacingOccurrences(of: "a=fingerprint:", with: "a=x-fingerprint:"), "a=fingerprint"),
             (Self.obs.replacingOccurrences(of: "a=ice-pwd:", with: "a=x-ice-pwd:"), "a=ice-pwd"),
             (Self.obs.replacingOccurrences(of: "a=setup:actpass", with: "a=setup:holdconn"), "holdconn"),
+            // SHA-1 fingerprints are too weak to bind the DTLS certificate.
+            (
+                Self.obs.replacingOccurrences(of: "a=fingerprint:sha-256 ", with: "a=fingerprint:sha-1 "),
+                "a=fingerprint uses sha-1; Cohost checks sha-256, sha-384 or sha-512"
+            ),
             (
                 Self.obs.replacingOccurrences(of: "m=video 61876 UDP/TLS/RTP/SAVPF", with: "m=video 61876 RTP/AVP"),
                 "cannot be mixed"

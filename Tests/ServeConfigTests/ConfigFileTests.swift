@@ -20,7 +20,7 @@ import Testing
         #expect(s.decodeBudgetMs == defaults.decodeBudgetMs)
         #expect(s.maxConnections == defaults.maxConnections)
         #expect(s.webhookURLs == [])
-        #expect(s.webhookKey == nil)
+        #expect(s.webhookSecret == nil)
         #expect(s.logLevel == defaults.logLevel)
     }
 
@@ -35,19 +35,30 @@ import Testing
         // Secrets and optional keys are commented out; uncommented, they must still be valid TOML.
         let all = try ConfigFile.parse(
             uncommenting([
-                "keys", "keys_file", "webhook_key", "auto_create_rooms", "metrics_token", "dtls_cert", "dtls_key",
+                "keys", "keys_file", "webhook_secret", "auto_create_rooms", "metrics_token", "dtls_cert", "dtls_key",
                 "public_ip6", "tls_cert", "tls_key", "node_id", "node_url", "node_timeout", "public_ip", "ice_tcp_port",
                 "turn_secret", "stun_url",
-            ]), path: path)
+            ]).replacingOccurrences(of: "replace-with-openssl-rand-hex-32", with: String(repeating: "a1", count: 16)),
+            path: path)
         #expect(Set(all.entries.keys) == Set(SettingKey.allCases.map(\.fileKey)))
         // Both ways of giving keys at once is refused.
         #expect(
             refusal { _ = try ServeSettings.resolve(flags: ServeFlags(), env: [:], file: all) }?
                 .hasSuffix("give the keys once") == true)
-        let file = try ConfigFile.parse(uncommenting(["keys", "webhook_key", "auto_create_rooms"]), path: path)
+        let chosen = uncommenting(["keys", "webhook_secret", "auto_create_rooms"])
+        // The example's placeholder is refused as a published secret, as an operator's copy left unedited would be.
+        #expect(
+            refusal {
+                _ = try ServeSettings.resolve(
+                    flags: ServeFlags(), env: [:], file: try ConfigFile.parse(chosen, path: path))
+            }?.hasSuffix("is an example printed in Cohost's repository: generate one (e.g. openssl rand -hex 32)")
+                == true)
+        let secret = String(repeating: "a1", count: 16)
+        let file = try ConfigFile.parse(
+            chosen.replacingOccurrences(of: "replace-with-openssl-rand-hex-32", with: secret), path: path)
         let s = try ServeSettings.resolve(flags: ServeFlags(), env: [:], file: file)
         #expect(s.keys == "prod1:change-me-to-a-long-random-secret")
-        #expect(s.webhookKey == "prod1" && s.autoCreateRooms == false)
+        #expect(s.webhookSecret == secret && s.autoCreateRooms == false)
         #expect(s.webhookURLs == ["https://hooks.example.com/cohost"])
     }
 

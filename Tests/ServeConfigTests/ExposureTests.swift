@@ -29,6 +29,19 @@ import Testing
         }
     }
 
+    @Test func plainHTTPOnAnAddressOthersReachIsWarnedAbout() throws {
+        for host in ["127.0.0.1", "localhost", "[::1]"] {
+            let http = try #require(HostPort("\(host):7880"))
+            #expect(ExposurePolicy.plainHTTPWarning(http: http, tls: false) == nil, "\(host)")
+        }
+        let exposed = try #require(HostPort("0.0.0.0:7880"))
+        #expect(ExposurePolicy.plainHTTPWarning(http: exposed, tls: true) == nil)
+        #expect(
+            ExposurePolicy.plainHTTPWarning(http: exposed, tls: false)
+                == "the HTTP API listens on 0.0.0.0 (port 7880) over plain HTTP: tokens and SDP cross the network "
+                + "in clear unless a TLS proxy is in front; serve HTTPS with tls_cert and tls_key (docs/security.md)")
+    }
+
     @Test func shortAndPublishedSecretsAreRefusedWithoutQuotingThem() throws {
         let short = try #require(ExposurePolicy.weakSecret(key: "prod1", secret: "hunter2-hunter2"))
         #expect(

@@ -12,13 +12,14 @@ enum Fixture {
         http: "0.0.0.0:8001", rtpPort: 9001, publicIP: "10.0.0.1", keys: "flag:s1", autoCreateRooms: true,
         maxTokenTTL: 101, recordingsDir: "/flag/rec", outputHosts: ["flag.example"],
         metricsToken: "flag-metrics-token", maxConnections: 101, participantTimeout: 11,
-        emptyRoomTimeout: 12, decodeBudgetMs: 101, webhookURLs: ["http://flag.example/hook"], webhookKey: "flag",
+        emptyRoomTimeout: 12, decodeBudgetMs: 101, webhookURLs: ["http://flag.example/hook"],
+        webhookSecret: "flag-webhook-secret-0123456789abcd",
         logLevel: "debug", corsOrigins: ["https://flag.example"], dtlsCert: "/flag/cert.pem", dtlsKey: "/flag/key.pem",
         publicIP6: "2001:db8::1", webDir: "/flag/web", tlsCert: "/flag/tls.crt", tlsKey: "/flag/tls.key",
         dataDir: "/flag/data", store: "none", nodeID: "flag-node", nodeURL: "http://10.0.0.1:8001", nodeTimeout: 11,
         mediaDir: "/flag/media", maxSources: 11, maxSourcesPerRoom: 1, srtPort: 9101, rtmpPort: 9201, maxViewers: 11,
         iceTCPPort: 9301, turnURLs: ["turn:flag.example"], turnSecret: "flag-turn-secret-0000",
-        stunURL: "stun:flag.example")
+        stunURL: "stun:flag.example", maxConnectionsPerAddress: 31)
 
     static let env = [
         "COHOST_HTTP": "0.0.0.0:8002", "COHOST_RTP_PORT": "9002", "COHOST_PUBLIC_IP": "10.0.0.2",
@@ -26,7 +27,8 @@ enum Fixture {
         "COHOST_RECORDINGS_DIR": "/env/rec", "COHOST_OUTPUT_HOSTS": "env.example, 10.2.0.0/16",
         "COHOST_METRICS_TOKEN": "env-metrics-token-", "COHOST_MAX_CONNECTIONS": "202",
         "COHOST_PARTICIPANT_TIMEOUT": "21", "COHOST_EMPTY_ROOM_TIMEOUT": "22", "COHOST_DECODE_BUDGET_MS": "202",
-        "COHOST_WEBHOOK_URL": "http://env.example/a, https://env.example/b", "COHOST_WEBHOOK_KEY": "env",
+        "COHOST_WEBHOOK_URL": "http://env.example/a, https://env.example/b",
+        "COHOST_WEBHOOK_SECRET": "env-webhook-secret-0123456789abcde",
         "COHOST_LOG_LEVEL": "warning", "COHOST_CORS_ORIGINS": "https://env.example, http://127.0.0.1:8080",
         "COHOST_DTLS_CERT": "/env/cert.pem", "COHOST_DTLS_KEY": "/env/key.pem", "COHOST_PUBLIC_IP6": "2001:db8::2",
         "COHOST_WEB_DIR": "/env/web", "COHOST_TLS_CERT": "/env/tls.crt", "COHOST_TLS_KEY": "/env/tls.key",
@@ -36,6 +38,7 @@ enum Fixture {
         "COHOST_RTMP_PORT": "9202",
         "COHOST_MAX_VIEWERS": "12", "COHOST_ICE_TCP_PORT": "9302", "COHOST_TURN_URLS": "turn:env.example",
         "COHOST_TURN_SECRET": "env-turn-secret-00000", "COHOST_STUN_URL": "stun:env.example",
+        "COHOST_MAX_CONNECTIONS_PER_ADDRESS": "32",
     ]
 
     static let fileText = """
@@ -54,7 +57,7 @@ enum Fixture {
         empty_room_timeout = 32
         decode_budget_ms = 303
         webhook_url = ["http://file.example/hook"]
-        webhook_key = "file"
+        webhook_secret = "file-webhook-secret-0123456789abcd"
         log_level = "error"
         cors_origins = ["https://file.example"]
         dtls_cert = "/file/cert.pem"
@@ -78,6 +81,7 @@ enum Fixture {
         turn_urls = ["turn:file.example"]
         turn_secret = "file-turn-secret-0000"
         stun_url = "stun:file.example"
+        max_connections_per_address = 33
         """
 
     static func file() throws -> ConfigFile { try ConfigFile.parse(fileText, path: "/etc/cohost/cohost.toml") }
@@ -94,7 +98,7 @@ enum Fixture {
         #expect(s.emptyRoomTimeout == 12)
         #expect(s.decodeBudgetMs == 101)
         #expect(s.webhookURLs == ["http://flag.example/hook"])
-        #expect(s.webhookKey == "flag")
+        #expect(s.webhookSecret == "flag-webhook-secret-0123456789abcd")
         #expect(s.logLevel == .debug)
         #expect(s.corsOrigins == ["https://flag.example"] && s.dtlsCert == "/flag/cert.pem")
         #expect(s.publicIP6 == "2001:db8::1" && s.webDir == "/flag/web" && s.tlsCert == "/flag/tls.crt")
@@ -107,7 +111,7 @@ enum Fixture {
                 && s.rtmpPort == 9201 && s.maxViewers == 11)
         #expect(
             s.iceTCPPort == 9301 && s.turnURLs == ["turn:flag.example"] && s.turnSecret == "flag-turn-secret-0000"
-                && s.stunURL == "stun:flag.example")
+                && s.stunURL == "stun:flag.example" && s.maxConnectionsPerAddress == 31)
         for key in Fixture.keys { #expect(s.origin(of: key) == .flag(key)) }
     }
 
@@ -121,7 +125,7 @@ enum Fixture {
         #expect(s.emptyRoomTimeout == 22)
         #expect(s.decodeBudgetMs == 202)
         #expect(s.webhookURLs == ["http://env.example/a", "https://env.example/b"])
-        #expect(s.webhookKey == "env")
+        #expect(s.webhookSecret == "env-webhook-secret-0123456789abcde")
         #expect(s.logLevel == .warning)
         #expect(s.autoCreateRooms == false && s.maxTokenTTL == 102 && s.recordingsDir == "/env/rec")
         #expect(s.dataDir == "/env/data" && s.storeLocation == .sqlite(path: "/env/rooms.db"))
@@ -134,7 +138,7 @@ enum Fixture {
                 && s.rtmpPort == 9202 && s.maxViewers == 12)
         #expect(
             s.iceTCPPort == 9302 && s.turnURLs == ["turn:env.example"] && s.turnSecret == "env-turn-secret-00000"
-                && s.stunURL == "stun:env.example")
+                && s.stunURL == "stun:env.example" && s.maxConnectionsPerAddress == 32)
         for key in Fixture.keys { #expect(s.origin(of: key) == .environment(key)) }
     }
 
@@ -148,7 +152,7 @@ enum Fixture {
         #expect(s.emptyRoomTimeout == 32)
         #expect(s.decodeBudgetMs == 303)
         #expect(s.webhookURLs == ["http://file.example/hook"])
-        #expect(s.webhookKey == "file")
+        #expect(s.webhookSecret == "file-webhook-secret-0123456789abcd")
         #expect(s.logLevel == .error)
         #expect(s.autoCreateRooms == true && s.maxTokenTTL == 103 && s.recordingsDir == "/file/rec")
         #expect(s.dataDir == "/file/data" && s.storeLocation == .sqlite(path: "/file/data/cohost.db"))
@@ -159,7 +163,7 @@ enum Fixture {
                 && s.rtmpPort == 9203 && s.maxViewers == 13)
         #expect(
             s.iceTCPPort == 9303 && s.turnURLs == ["turn:file.example"] && s.turnSecret == "file-turn-secret-0000"
-                && s.stunURL == "stun:file.example")
+                && s.stunURL == "stun:file.example" && s.maxConnectionsPerAddress == 33)
         // The fixture's keys sit on lines 2... in declaration order.
         for (index, key) in Fixture.keys.enumerated() {
             #expect(s.origin(of: key) == .file(key, path: "/etc/cohost/cohost.toml", line: index + 2))
@@ -187,7 +191,7 @@ enum Fixture {
                     http: HostPort("127.0.0.1:7880")!, rtpPort: 7882, publicIP: "127.0.0.1", keys: nil,
                     maxTokenTTL: 86_400, recordingsDir: "./recordings", outputHosts: [], maxConnections: 1024,
                     participantTimeout: 10,
-                    emptyRoomTimeout: 300, decodeBudgetMs: 500, webhookURLs: [], webhookKey: nil, logLevel: .info,
+                    emptyRoomTimeout: 300, decodeBudgetMs: 500, webhookURLs: [], webhookSecret: nil, logLevel: .info,
                     origins: Dictionary(uniqueKeysWithValues: SettingKey.allCases.map { ($0, .builtInDefault($0)) })))
     }
 
@@ -217,11 +221,12 @@ enum Fixture {
     @Test func aWebhookListIsTakenWholeFromOneSourceNeverMerged() throws {
         let file = try ConfigFile.parse(
             "webhook_url = [\"http://a.example/1\", \"http://a.example/2\"]\n", path: "c.toml")
+        let secret = String(repeating: "w", count: 32)
         let fromEnv = try ServeSettings.resolve(
-            flags: ServeFlags(), env: ["COHOST_WEBHOOK_URL": "http://b.example/3"], file: file)
+            flags: ServeFlags(webhookSecret: secret), env: ["COHOST_WEBHOOK_URL": "http://b.example/3"], file: file)
         #expect(fromEnv.webhookURLs == ["http://b.example/3"])
         let fromFlags = try ServeSettings.resolve(
-            flags: ServeFlags(webhookURLs: ["http://c.example/4", "http://c.example/5"]),
+            flags: ServeFlags(webhookURLs: ["http://c.example/4", "http://c.example/5"], webhookSecret: secret),
             env: ["COHOST_WEBHOOK_URL": "http://b.example/3"], file: file)
         #expect(fromFlags.webhookURLs == ["http://c.example/4", "http://c.example/5"])
     }
@@ -239,35 +244,37 @@ enum Fixture {
                 "http", "rtp_port", "public_ip", "keys", "keys_file", "auto_create_rooms", "max_token_ttl",
                 "recordings_dir", "output_hosts", "metrics_token", "max_connections", "participant_timeout",
                 "empty_room_timeout",
-                "decode_budget_ms", "webhook_url", "webhook_key", "log_level", "cors_origins", "dtls_cert", "dtls_key",
+                "decode_budget_ms", "webhook_url", "webhook_secret", "log_level", "cors_origins", "dtls_cert",
+                "dtls_key",
                 "public_ip6", "web_dir", "tls_cert", "tls_key", "data_dir", "store", "node_id",
                 "node_url", "node_timeout", "media_dir", "max_sources", "max_sources_per_room",
                 "srt_port", "rtmp_port", "max_viewers", "ice_tcp_port", "turn_urls", "turn_secret", "stun_url",
+                "max_connections_per_address",
             ])
         #expect(
             SettingKey.allCases.map(\.envVar) == [
                 "COHOST_HTTP", "COHOST_RTP_PORT", "COHOST_PUBLIC_IP", "COHOST_KEYS", "COHOST_KEYS_FILE",
                 "COHOST_AUTO_CREATE_ROOMS", "COHOST_MAX_TOKEN_TTL", "COHOST_RECORDINGS_DIR", "COHOST_OUTPUT_HOSTS",
                 "COHOST_METRICS_TOKEN", "COHOST_MAX_CONNECTIONS", "COHOST_PARTICIPANT_TIMEOUT",
-                "COHOST_EMPTY_ROOM_TIMEOUT", "COHOST_DECODE_BUDGET_MS", "COHOST_WEBHOOK_URL", "COHOST_WEBHOOK_KEY",
+                "COHOST_EMPTY_ROOM_TIMEOUT", "COHOST_DECODE_BUDGET_MS", "COHOST_WEBHOOK_URL", "COHOST_WEBHOOK_SECRET",
                 "COHOST_LOG_LEVEL", "COHOST_CORS_ORIGINS", "COHOST_DTLS_CERT", "COHOST_DTLS_KEY",
                 "COHOST_PUBLIC_IP6", "COHOST_WEB_DIR", "COHOST_TLS_CERT", "COHOST_TLS_KEY", "COHOST_DATA_DIR",
                 "COHOST_STORE", "COHOST_NODE_ID", "COHOST_NODE_URL", "COHOST_NODE_TIMEOUT", "COHOST_MEDIA_DIR",
                 "COHOST_MAX_SOURCES", "COHOST_MAX_SOURCES_PER_ROOM", "COHOST_SRT_PORT",
                 "COHOST_RTMP_PORT", "COHOST_MAX_VIEWERS", "COHOST_ICE_TCP_PORT", "COHOST_TURN_URLS",
-                "COHOST_TURN_SECRET", "COHOST_STUN_URL",
+                "COHOST_TURN_SECRET", "COHOST_STUN_URL", "COHOST_MAX_CONNECTIONS_PER_ADDRESS",
             ])
         #expect(
             SettingKey.allCases.map(\.flag) == [
                 "--http", "--rtp-port", "--public-ip", "--keys", "--keys-file", "--auto-create-rooms",
                 "--max-token-ttl", "--recordings-dir", "--output-hosts", "--metrics-token", "--max-connections",
                 "--participant-timeout",
-                "--empty-room-timeout", "--decode-budget-ms", "--webhook-url", "--webhook-key", "--log-level",
+                "--empty-room-timeout", "--decode-budget-ms", "--webhook-url", "--webhook-secret", "--log-level",
                 "--cors-origins", "--dtls-cert", "--dtls-key", "--public-ip6",
                 "--web-dir", "--tls-cert", "--tls-key", "--data-dir", "--store",
                 "--node-id", "--node-url", "--node-timeout", "--media-dir", "--max-sources", "--max-sources-per-room",
                 "--srt-port", "--rtmp-port", "--max-viewers", "--ice-tcp-port", "--turn-urls", "--turn-secret",
-                "--stun-url",
+                "--stun-url", "--max-connections-per-address",
             ])
     }
 }

@@ -24,10 +24,10 @@ func resolve(flags: ServeFlags = ServeFlags(), env: [String: String] = [:], toml
 @Suite struct UnknownKeyAndTypeTests {
     static let known =
         "known keys: http, rtp_port, public_ip, keys, keys_file, auto_create_rooms, max_token_ttl, recordings_dir, output_hosts, "
-        + "metrics_token, max_connections, participant_timeout, empty_room_timeout, decode_budget_ms, webhook_url, webhook_key, log_level, "
+        + "metrics_token, max_connections, participant_timeout, empty_room_timeout, decode_budget_ms, webhook_url, webhook_secret, log_level, "
         + "cors_origins, dtls_cert, dtls_key, public_ip6, web_dir, tls_cert, tls_key, data_dir, store, node_id, node_url, node_timeout, "
         + "media_dir, max_sources, max_sources_per_room, srt_port, rtmp_port, max_viewers, ice_tcp_port, turn_urls, "
-        + "turn_secret, stun_url"
+        + "turn_secret, stun_url, max_connections_per_address"
 
     @Test func anUnknownKeyIsRefusedWithItsNameAndLine() {
         #expect(
@@ -217,11 +217,36 @@ func resolve(flags: ServeFlags = ServeFlags(), env: [String: String] = [:], toml
                 == "'webhook_url' in config file cohost.toml (line 1) \(rule) 'http://'")
     }
 
-    @Test func aWebhookKeyWithoutAnyURLIsRefusedNamingItsSource() {
+    @Test func aWebhookSecretWithoutAnyURLIsRefusedNamingItsSource() {
+        let secret = String(repeating: "w", count: 32)
         let rule = "needs at least one webhook URL (--webhook-url, COHOST_WEBHOOK_URL or webhook_url)"
-        #expect(resolve(flags: ServeFlags(webhookKey: "k1")) == "--webhook-key \(rule)")
-        #expect(resolve(env: ["COHOST_WEBHOOK_KEY": "k1"]) == "environment variable COHOST_WEBHOOK_KEY \(rule)")
-        #expect(resolve(toml: "webhook_key = \"k1\"\n") == "'webhook_key' in config file cohost.toml (line 1) \(rule)")
+        #expect(resolve(flags: ServeFlags(webhookSecret: secret)) == "--webhook-secret \(rule)")
+        #expect(
+            resolve(env: ["COHOST_WEBHOOK_SECRET": secret]) == "environment variable COHOST_WEBHOOK_SECRET \(rule)")
+        #expect(
+            resolve(toml: "webhook_secret = \"\(secret)\"\n")
+                == "'webhook_secret' in config file cohost.toml (line 1) \(rule)")
+    }
+
+    @Test func webhooksNeedASecretOfTheirOwnStrongEnough() {
+        let urls = ["https://hooks.example/cohost"]
+        #expect(
+            resolve(flags: ServeFlags(webhookURLs: urls))
+                == "the built-in default of --webhook-secret must be set with webhook_url: deliveries are signed with "
+                + "it, never with an API key's secret (e.g. openssl rand -hex 32)")
+        #expect(
+            resolve(flags: ServeFlags(webhookURLs: urls, webhookSecret: "short"))
+                == "--webhook-secret has 5 bytes; at least 32 are needed (e.g. openssl rand -hex 32)")
+        #expect(
+            resolve(flags: ServeFlags(webhookURLs: urls, webhookSecret: "change-me-to-a-long-random-secret"))
+                == "--webhook-secret is an example printed in Cohost's repository: generate one (e.g. openssl rand "
+                + "-hex 32)")
+        #expect(resolve(flags: ServeFlags(webhookURLs: urls, webhookSecret: String(repeating: "w", count: 32))) == nil)
+        // The setting it replaces is refused by name, not ignored.
+        #expect(
+            resolve(toml: "webhook_key = \"k1\"\n")
+                == "'webhook_key' in config file cohost.toml (line 1) is not read any more: webhooks are signed with "
+                + "webhook_secret, a secret of their own, never an API key's")
     }
 
     @Test func aBadFileValueIsAcceptedWhenAHigherSourceOverridesIt() {

@@ -88,7 +88,7 @@ import TestSupport
     @Test func aRefusedDeliveryIsRetriedWithTheSameIdAndSignatureThenTheRestFollowInOrder() async throws {
         try await Self.withListener(failFirst: 1) { url, received in
             let dispatcher = WebhookDispatcher(
-                configuration: .init(urls: [url], keyID: "k1", secret: "s1"), logger: Logger(label: "test"))
+                configuration: .init(urls: [url], secret: "s1"), logger: Logger(label: "test"))
             defer { dispatcher.stop() }
             // Real room events, through the manager's sinks.
             let manager = RoomManager(
@@ -121,7 +121,7 @@ import TestSupport
                 types == ["participant_joined", "participant_joined", "participant_left room_closed", "room_closed"])
             for r in all {
                 #expect(r.contentType == "application/json")
-                #expect(r.key == "k1")
+                #expect(r.key == nil, "no API key is named: deliveries are signed with the webhook secret")
                 #expect(r.signature == "sha256=" + (try Self.opensslHMAC(r.body, secret: "s1")))
                 #expect(r.eventId?.count == 36)  // a UUID
             }
@@ -133,7 +133,7 @@ import TestSupport
     @Test func theRetryWaitsTheFirstBackoffStep() async throws {
         try await Self.withListener(failFirst: 1) { url, received in
             let dispatcher = WebhookDispatcher(
-                configuration: .init(urls: [url], keyID: "k1", secret: "s1"), logger: Logger(label: "test"))
+                configuration: .init(urls: [url], secret: "s1"), logger: Logger(label: "test"))
             defer { dispatcher.stop() }
             let started = Date()
             dispatcher.receive(
@@ -150,7 +150,7 @@ import TestSupport
         let url = URL(string: "http://127.0.0.1:9/hook")!
         let policy = WebhookRetryPolicy(initialDelayMs: 10, maxDelayMs: 40, giveUpAfterMs: 150)
         let dispatcher = WebhookDispatcher(
-            configuration: .init(urls: [url], keyID: "k1", secret: "s1", queueCapacity: 2, retry: policy),
+            configuration: .init(urls: [url], secret: "s1", queueCapacity: 2, retry: policy),
             logger: Logger(label: "test"))
         defer { dispatcher.stop() }
         let started = Date()

@@ -102,6 +102,21 @@ class HTTPSTests(unittest.TestCase):
         with self.assertRaises(Exception):
             urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=3).read()
 
+    def test_tls_before_1_2_is_refused_and_answers_carry_hsts(self):
+        old = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        old.check_hostname = False
+        old.verify_mode = ssl.CERT_NONE
+        old.minimum_version = old.maximum_version = ssl.TLSVersion.TLSv1_1
+        old.set_ciphers("DEFAULT:@SECLEVEL=0")  # this client would speak TLS 1.1: only the server can refuse it
+        with socket.create_connection(("127.0.0.1", self.port), timeout=5) as raw:
+            with self.assertRaises(ssl.SSLError):
+                old.wrap_socket(raw, server_hostname="show.test")
+        current = unverified()
+        current.minimum_version = current.maximum_version = ssl.TLSVersion.TLSv1_2
+        with urllib.request.urlopen(f"https://127.0.0.1:{self.port}/healthz", context=current, timeout=5) as r:
+            self.assertEqual(r.status, 200)
+            self.assertEqual(r.headers.get("Strict-Transport-Security"), "max-age=31536000")
+
     def test_sighup_rereads_the_certificate_for_new_connections(self):
         old = served_fingerprint(self.port)
         renewed_cert, renewed_key = make_certificate(self.dir, "renewed", "show.test")

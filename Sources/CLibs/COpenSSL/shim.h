@@ -15,6 +15,7 @@ static inline long cohost_bio_set_mem_eof_return(BIO *bio, long v) { return BIO_
 static inline long cohost_ssl_ctx_set_read_ahead(SSL_CTX *ctx, long m) { return SSL_CTX_set_read_ahead(ctx, m); }
 static inline uint64_t cohost_ssl_op_no_query_mtu(void) { return SSL_OP_NO_QUERY_MTU; }
 static inline uint64_t cohost_ssl_op_cookie_exchange(void) { return SSL_OP_COOKIE_EXCHANGE; }
+static inline uint64_t cohost_ssl_op_no_renegotiation(void) { return SSL_OP_NO_RENEGOTIATION; }
 static inline int cohost_ssl_set_app_data(SSL *ssl, void *data) { return SSL_set_app_data(ssl, data); }
 static inline void *cohost_ssl_get_app_data(const SSL *ssl) { return SSL_get_app_data(ssl); }
 static inline long cohost_ssl_ctx_set_ecdh_auto(SSL_CTX *ctx) { return SSL_CTX_set1_groups_list(ctx, "P-256:X25519"); }

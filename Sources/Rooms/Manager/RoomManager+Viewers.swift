@@ -31,11 +31,12 @@ extension RoomManager {
         if let taken = media.register(entries, room: roomName, participant: participant) {
             throw .conflict("ssrc_conflict", "SSRC \(taken) is already in use on this server")
         }
+        // The transport first: once in the room the viewer can be removed, and removing detaches it.
+        media.webRTC.add(transport, participant: participant, room: roomName)
         do { _ = try room.add(participant) } catch {
             media.detach(participant)
             throw error
         }
-        media.webRTC.add(transport, participant: participant, room: roomName)
         logger.info("viewer joined", metadata: ["room": "\(roomName)", "viewer": "\(viewer)"])
         return (negotiation.answer, viewer)
     }

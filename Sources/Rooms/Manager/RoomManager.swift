@@ -204,12 +204,14 @@ public final class RoomManager: @unchecked Sendable {
         if let taken = media.register(entries, room: roomName, participant: participant) {
             throw .conflict("ssrc_conflict", "SSRC \(taken) is already in use on this server")
         }
+        // The transport before the participant is visible: a kick right after `add` detaches both, where a transport
+        // added after it would stay behind, answering checks for nobody.
+        if let transport { media.webRTC.add(transport, participant: participant, room: roomName) }
         let replaced: Participant?
         do { replaced = try room.add(participant) } catch {
             media.detach(participant)
             throw error
         }
-        if let transport { media.webRTC.add(transport, participant: participant, room: roomName) }
         if let replaced {
             // A concurrent join of the same user may have registered its SSRCs after the check above: the session
             // replaced here must not keep them (it would decode forever, in no room).

@@ -29,10 +29,11 @@ extension JoinNegotiator {
         guard let fingerprint = first.fingerprint else {
             throw .badRequest("invalid_sdp", "a WebRTC offer needs a=fingerprint (DTLS-SRTP)")
         }
-        guard ["sha-1", "sha-256", "sha-384", "sha-512"].contains(fingerprint.algorithm) else {
+        // SHA-1 is refused: a certificate made to collide with the peer's fingerprint would pass the check.
+        guard ["sha-256", "sha-384", "sha-512"].contains(fingerprint.algorithm) else {
             throw .badRequest(
                 "invalid_sdp",
-                "a=fingerprint uses \(fingerprint.algorithm); Cohost checks sha-256, sha-384, sha-512 or sha-1")
+                "a=fingerprint uses \(fingerprint.algorithm); Cohost checks sha-256, sha-384 or sha-512")
         }
         for media in secure.dropFirst()
         where media.iceUfrag != ufrag || media.icePassword != password || media.fingerprint != fingerprint {

@@ -77,6 +77,9 @@ public struct APIKeys: Sendable, CustomStringConvertible {
     /// Dev mode's single key (protocol/token.md); the server says so loudly when it uses it.
     public static let dev = APIKeys(["devkey": "devsecret"])
 
+    /// Whether these are dev mode's published key and secret.
+    public var isDev: Bool { secrets == ["devkey": "devsecret"] }
+
     /// Parses `KEY:SECRET[,KEY2:SECRET2]`. Whitespace around entries is ignored; a secret may
     /// itself contain `:` (the key ends at the first one). Keys follow the identifier syntax.
     public static func parse(_ spec: String) throws -> APIKeys {
