@@ -18,6 +18,49 @@ extension EndToEnd {
                 ])
         }
 
+        @Test func aKickHoldsWhenItsRoomIsClosedAndCreatedAgainOnAnotherNode() async throws {
+            let pg = try PostgresServer()
+            defer { pg.stop() }
+            let a = try Self.node("a", pg)
+            let b = try Self.node("b", pg)
+            let c = try Self.node("c", pg)
+            let admin = a.token(room: "*", user: "producer", admin: true)
+            #expect(
+                await eventually(seconds: 5) {
+                    ((try? Self.json(c.call("GET", "/v1/nodes", token: admin).body))?["nodes"] as? [Any])?.count == 3
+                })
+            let room = Data(#"{"name":"kicked","audioOnly":true}"#.utf8)
+            #expect(try a.call("POST", "/v1/rooms", token: admin, body: room).status == 201)
+            let bob = a.token(room: "kicked", user: "bob")
+            func join(_ node: CohostHarness, ssrc: UInt32) throws -> (Int, String?) {
+                let r = try node.call(
+                    "POST", "/v1/rooms/kicked/participants", token: bob,
+                    body: Data(CohostHarness.offer(audioSSRC: ssrc, videoSSRC: nil).utf8),
+                    contentType: "application/sdp")
+                let code = (try? Self.json(r.body))?["error"].flatMap { ($0 as? [String: Any])?["code"] as? String }
+                return (r.status, code)
+            }
+            #expect(try join(c, ssrc: 7201).0 == 201)
+            #expect(try b.call("DELETE", "/v1/rooms/kicked/participants/bob", token: admin).status == 204)
+            #expect(try join(c, ssrc: 7202) == (403, "kicked"))
+            // Closed through one node, created again on another: bob's token still opens nothing, on any node.
+            #expect(try c.call("DELETE", "/v1/rooms/kicked", token: admin).status == 204)
+            #expect(try b.call("POST", "/v1/rooms", token: admin, body: room).status == 201)
+            let owner = try Self.json(b.call("GET", "/v1/nodes", token: admin).body)
+            #expect(
+                (owner["nodes"] as? [[String: Any]])?.first { ($0["ownedRooms"] as? [String]) == ["kicked"] }?["id"]
+                    as? String == "b")
+            for (name, node) in [("a", a), ("b", b), ("c", c)] {
+                // A node learns the new owner from its next look at the store (503 room_unavailable until then).
+                var result: (Int, String?) = (0, nil)
+                _ = await eventually(seconds: 10) {
+                    result = (try? join(node, ssrc: 7203)) ?? (0, nil)
+                    return result.0 != 503
+                }
+                #expect(result == (403, "kicked"), "through \(name): \(result)")
+            }
+        }
+
         @Test func anyNodeAnswersForARoomAndAKilledOwnersRoomMovesWithItsOutput() async throws {
             let pg = try PostgresServer()
             defer { pg.stop() }

@@ -101,6 +101,16 @@ public final class RoomManager: @unchecked Sendable {
     /// A reserved name's room: claimed in a shared store (which decides which node holds a name), its encoders
     /// opened, its observers attached. Not started yet.
     private func open(_ config: RoomConfig) throws(RoomError) -> Room {
+        // A name closed on another node and created again here keeps the kicks made there: the kicked keep out.
+        if let cluster = persistence?.store as? any ClusterStore {
+            do {
+                for kick in try cluster.kicks(of: config.name) {
+                    kicks.record(room: kick.room, userId: kick.userId, atSeconds: kick.atSeconds)
+                }
+            } catch {
+                throw RoomError(.unavailable, "store_unavailable", "the room store failed: \(error)")
+            }
+        }
         if let store = persistence?.store {
             let claimed: Bool
             do { claimed = try store.claimRoom(name: config.name, definition: RoomDefinition(config).json) } catch {
