@@ -26,13 +26,16 @@ struct ClusterProxy<Context: RequestContext>: RouterMiddleware {
         let path = request.uri.path
         // Players cannot set headers: HLS takes `?token=` (HLSRoute), here too.
         let hls = path.contains("/hls/")
-        guard (try? Caller.authenticate(request, keys: keys, allowQuery: hls, maxLifetime: maxTokenTTLSeconds)) != nil
+        guard
+            let caller = try? Caller.authenticate(
+                request, keys: keys, allowQuery: hls, maxLifetime: maxTokenTTLSeconds)
         else {
             return try await next(request, context)
         }
         let segments = Array(path.split(separator: "/", omittingEmptySubsequences: false).dropFirst())
         if path == "/v1/rooms" || path == "/v1/rooms/" {
-            if request.method == .post, let peer = cluster.placement() {
+            // Only a call its route could accept is sent on: creating a room takes an admin token.
+            if request.method == .post, caller.claims.admin, let peer = cluster.placement() {
                 return try await ClusterForwarding.forward(request, to: peer, from: cluster.nodeID)
             }
             return try await next(request, context)
@@ -45,7 +48,10 @@ struct ClusterProxy<Context: RequestContext>: RouterMiddleware {
         } else {
             room = nil
         }
-        guard let room, Identifier.isValid(room) else { return try await next(request, context) }
+        // A token for another room is refused here, by the route: nothing about a room is sent on for it.
+        guard let room, Identifier.isValid(room), caller.covers(room: room) else {
+            return try await next(request, context)
+        }
         switch cluster.location(of: room) {
         case .local:
             return try await next(request, context)
@@ -146,8 +152,16 @@ enum ClusterForwarding {
         "keep-alive", "x-cohost-forwarded-by",
     ]
 
-    /// No cookies or cache: every call carries its own token.
-    static let session = URLSession(configuration: .ephemeral)
+    /// No cookies or cache: every call carries its own token. Redirects are answered as they come, never followed:
+    /// a node's answer cannot send the caller's token on to another address.
+    static let session = URLSession(configuration: .ephemeral, delegate: NoRedirects(), delegateQueue: nil)
+
+    final class NoRedirects: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+        func urlSession(
+            _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+            newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
+        ) { completionHandler(nil) }
+    }
 }
 
 /// `GET /v1/nodes` (an admin token for every room, `*`): the cluster's nodes, their load and the rooms each owns.

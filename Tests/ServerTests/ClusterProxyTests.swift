@@ -1,0 +1,86 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import CohostAPI
+import Logging
+import NIOConcurrencyHelpers
+import Prometheus
+import Rooms
+import ServiceLifecycle
+import Testing
+
+@testable import Server
+
+/// The cluster proxy in-process, its peer a real Hummingbird server on loopback: what it sends on and what not.
+@Suite(.serialized) struct ClusterProxyTests {
+    /// A cluster whose room "far" is on the peer at `url`.
+    final class OnePeer: ClusterView, @unchecked Sendable {
+        let peer: ClusterPeer
+        init(url: String) { peer = ClusterPeer(id: "n2", apiURL: url) }
+        var nodeID: String { "n1" }
+        func location(of room: String) -> RoomLocation { room == "far" ? .peer(peer) : .absent }
+        func placement() -> ClusterPeer? { peer }
+        func peers() -> [ClusterPeer] { [peer] }
+        func report() throws(StoreError) -> [NodeReport] { [] }
+        func stop() {}
+    }
+
+    /// The peer: every path it is asked for, in order. `/v1/rooms/far` answers a redirect to `/stolen`.
+    static func withPeer(_ body: (String, NIOLockedValueBox<[String]>) async throws -> Void) async throws {
+        let asked = NIOLockedValueBox<[String]>([])
+        let router = Router()
+        router.get("v1/rooms/far") { request, _ -> Response in
+            asked.withLockedValue { $0.append(request.uri.path) }
+            return Response(status: .found, headers: [.location: "/stolen"])
+        }
+        router.get("stolen") { request, _ -> Response in
+            asked.withLockedValue { $0.append(request.uri.path) }
+            return Response(status: .ok)
+        }
+        let (ports, bound) = AsyncStream.makeStream(of: Int.self)
+        let app = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { channel in
+                bound.yield(channel.localAddress?.port ?? 0)
+                bound.finish()
+            })
+        let group = ServiceGroup(services: [app], logger: Logger(label: "test"))
+        async let run: Void = group.run()
+        let port = try #require(await ports.first { _ in true })
+        do { try await body("http://127.0.0.1:\(port)", asked) } catch {
+            await group.triggerGracefulShutdown()
+            try await run
+            throw error
+        }
+        await group.triggerGracefulShutdown()
+        try await run
+    }
+
+    @Test func aTokenForAnotherRoomIsNotSentOnAndARedirectIsNotFollowed() async throws {
+        try await Self.withPeer { url, asked in
+            let manager = RoomManager(
+                settings: RoomSettings(publicIP: "192.0.2.7", rtpPort: 40000), logger: Logger(label: "test"))
+            defer { manager.shutdown() }
+            let router = CohostServer.makeRouter(
+                manager: manager, keys: InProcessApp.keys, registry: PrometheusCollectorRegistry(),
+                cluster: OnePeer(url: url))
+            let client = RouterClient(responder: router.buildResponder())
+            let other = token(room: "near", user: "ann", admin: true)
+            try await client.execute(
+                uri: "/v1/rooms/far", method: .get, headers: [.authorization: "Bearer \(other)"]
+            ) {
+                #expect($0.status == .forbidden)
+                #expect(errorCode($0) == "forbidden")
+            }
+            #expect(asked.withLockedValue { $0 }.isEmpty, "nothing sent on for a token of another room")
+            let far = token(room: "far", user: "ann", admin: true)
+            try await client.execute(
+                uri: "/v1/rooms/far", method: .get, headers: [.authorization: "Bearer \(far)"]
+            ) {
+                #expect($0.status == .found)
+                #expect($0.headers[.location] == "/stolen")
+            }
+            #expect(asked.withLockedValue { $0 } == ["/v1/rooms/far"], "the redirect came back, not followed")
+        }
+    }
+}
