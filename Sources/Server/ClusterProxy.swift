@@ -155,13 +155,6 @@ enum ClusterForwarding {
     /// No cookies or cache: every call carries its own token. Redirects are answered as they come, never followed:
     /// a node's answer cannot send the caller's token on to another address.
     static let session = URLSession(configuration: .ephemeral, delegate: NoRedirects(), delegateQueue: nil)
-
-    final class NoRedirects: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
-        func urlSession(
-            _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-            newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
-        ) { completionHandler(nil) }
-    }
 }
 
 /// `GET /v1/nodes` (an admin token for every room, `*`): the cluster's nodes, their load and the rooms each owns.

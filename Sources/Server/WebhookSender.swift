@@ -30,7 +30,8 @@ struct WebhookSender: Sendable {
         // Receivers answer with a status; nothing is worth caching or storing.
         configuration.urlCache = nil
         configuration.httpCookieStorage = nil
-        session = URLSession(configuration: configuration)
+        // A receiver's redirect is its answer (a failure), never followed elsewhere with the signed event.
+        session = URLSession(configuration: configuration, delegate: NoRedirects(), delegateQueue: nil)
     }
 
     /// The headers of a delivery, as protocol/webhooks.md lists them.

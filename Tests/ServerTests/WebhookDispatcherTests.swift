@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Hummingbird
 import Logging
+import NIOConcurrencyHelpers
 import Rooms
 @testable import Server
 import ServiceLifecycle
@@ -143,6 +144,41 @@ import TestSupport
             #expect(received.all.count == 2)
             #expect(elapsed >= 0.5 && elapsed < 3, "delivered after \(elapsed) s")
         }
+    }
+
+    @Test func aReceiversRedirectIsAFailureNotFollowed() async throws {
+        let asked = NIOLockedValueBox<[String]>([])
+        let router = Router()
+        router.post("hook") { request, _ -> Response in
+            asked.withLockedValue { $0.append(request.uri.path) }
+            return Response(status: .temporaryRedirect, headers: [.location: "/elsewhere"])
+        }
+        router.post("elsewhere") { request, _ -> Response in
+            asked.withLockedValue { $0.append(request.uri.path) }
+            return Response(status: .noContent)
+        }
+        let (ports, bound) = AsyncStream.makeStream(of: Int.self)
+        let app = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { channel in
+                bound.yield(channel.localAddress?.port ?? 0)
+                bound.finish()
+            })
+        let group = ServiceGroup(services: [app], logger: Logger(label: "test"))
+        async let run: Void = group.run()
+        let port = try #require(await ports.first { _ in true })
+        let policy = WebhookRetryPolicy(initialDelayMs: 10, maxDelayMs: 40, giveUpAfterMs: 150)
+        let dispatcher = WebhookDispatcher(
+            configuration: .init(urls: [URL(string: "http://127.0.0.1:\(port)/hook")!], secret: "s1", retry: policy),
+            logger: Logger(label: "test"))
+        dispatcher.receive(eventJSON: #"{"room":"r","type":"room_closed"}"#, room: "r")
+        await eventually(seconds: 5) { dispatcher.pending == 0 }
+        #expect(dispatcher.counts.failed == 1 && dispatcher.counts.delivered == 0)
+        let paths = asked.withLockedValue { $0 }
+        #expect(!paths.isEmpty && paths.allSatisfy { $0 == "/hook" }, "\(paths)")
+        dispatcher.stop()
+        await group.triggerGracefulShutdown()
+        try await run
     }
 
     @Test func anUnreachableURLIsGivenUpAndAFullQueueDrops() async throws {
