@@ -12,8 +12,9 @@ public final class PostgresRoomStore: RoomStore, WebhookJournal {
     /// pg_advisory_lock key for migrations (any constant the application owns).
     static let migrationLock = "7391602"
 
+    /// `url` with `sslmode=verify-full` added for a non-loopback host that names no `sslmode` (`PostgresURL`).
     public init(url: String, nodeID: String) throws(StoreError) {
-        let db = try PostgresDatabase(url: url)
+        let db = try PostgresDatabase(url: PostgresURL.withSecureDefault(url))
         self.db = db
         self.nodeID = nodeID
         try db.query("SELECT pg_advisory_lock(\(Self.migrationLock))")
