@@ -47,9 +47,10 @@ for target in "${targets[@]}"; do
               sources=(Sources/DTLS/*.swift)
               links=(-lSRTP -I Sources/CLibs/COpenSSL -lssl -lcrypto) ;;
         join) [ -f "$out/libSRTP.a" ] || library SRTP "${srtp_pure[@]}"
+              [ -f "$out/libForwarding.a" ] || library Forwarding Sources/Forwarding/*.swift
               sources=(Sources/Rooms/Participants/JoinNegotiation.swift Sources/Rooms/Participants/JoinNegotiator*.swift
                        Sources/Rooms/RoomError.swift)
-              links=(-lRTP -lSRTP) ;;
+              links=(-lRTP -lSRTP -lForwarding) ;;
         *) echo "unknown fuzz target '$target'"; exit 2 ;;
     esac
     compile "${flags[@]}" -I "$out" -L "$out" "${links[@]}" -module-name "Fuzz_$target" \

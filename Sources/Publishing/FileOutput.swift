@@ -19,15 +19,17 @@ public final class FileOutput: Output {
     public let path: String?
     public var options: OutputOptions { core.options }
     private let core: OutputCore
+    private let quota: RecordingQuota?
 
     /// `path`: where to write, when the caller resolved the URL already (`OutputRules.filePath`).
     public init(
         id: String, url: String, path resolved: String? = nil, options: OutputOptions = OutputOptions(),
-        logger: Logger,
+        quota: RecordingQuota? = nil, logger: Logger,
         onKeyframeNeeded: @escaping KeyframeRequestHandler = {}, onStateChange: @escaping OutputStateHandler
     ) {
         self.id = id
         self.url = url
+        self.quota = quota
         var logger = logger
         logger[metadataKey: "output"] = "\(id)"
         var initial = OutputStateChange(state: .disconnected)
@@ -71,7 +73,7 @@ public final class FileOutput: Output {
     private func run(path: String) {
         do {
             // Closed when this returns (the writer's deinit), before the final state is reported.
-            let file = try RecordingFile(path: path)
+            let file = try RecordingFile(path: path, quota: quota)
             let headers = core.headerTags
             let hasVideo = headers.contains { $0.kind == .video }
             let hasAudio = headers.contains { $0.kind == .audio } || !hasVideo
@@ -111,7 +113,9 @@ public final class FileOutput: Output {
         }
         switch writer {
         case .flv(let file): try file.write(tag)
-        case .muxed(let muxer, _): try muxer.write(tag)
+        case .muxed(let muxer, let file):
+            try muxer.write(tag)
+            try file.countMuxedBytes()
         }
         core.recordSent(tag)
     }

@@ -14,17 +14,20 @@ public final class HLSOutput: Output {
     public var options: OutputOptions { core.options }
     private let core: OutputCore
     private let recordingDirectory: String?
+    private let quota: RecordingQuota?
 
-    /// `recordingDirectory`: where the VOD copy goes (made at start; it must not exist), when `hls.vod`.
+    /// `recordingDirectory`: where the VOD copy goes (made at start; it must not exist), when `hls.vod`; its bytes
+    /// count against `quota`.
     public init(
         id: String, url: String, hls: HLSOptions, options: OutputOptions = OutputOptions(),
-        recordingDirectory: String? = nil, logger: Logger,
+        recordingDirectory: String? = nil, quota: RecordingQuota? = nil, logger: Logger,
         onKeyframeNeeded: @escaping KeyframeRequestHandler = {}, onStateChange: @escaping OutputStateHandler
     ) {
         self.id = id
         self.url = url
         stream = HLSStream(options: hls)
         self.recordingDirectory = recordingDirectory
+        self.quota = quota
         var logger = logger
         logger[metadataKey: "output"] = "\(id)"
         var initial = OutputStateChange(state: .disconnected)
@@ -53,7 +56,7 @@ public final class HLSOutput: Output {
         var packager: HLSPackager?
         do {
             let recording = try recordingDirectory.map { directory throws(OutputIOError) in
-                try HLSRecording(directory: directory, targetDuration: stream.options.targetDuration)
+                try HLSRecording(directory: directory, targetDuration: stream.options.targetDuration, quota: quota)
             }
             let made = HLSPackager(
                 headers: core.headerTags, options: stream.options, stream: stream, recording: recording,

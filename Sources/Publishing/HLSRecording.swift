@@ -8,6 +8,7 @@ import Foundation
 final class HLSRecording {
     let directory: String
     private let targetDuration: Int
+    private let quota: RecordingQuota?
     private var segment: RecordingFile?
     private var lines: [String] = []
     private var currentInit: Int?
@@ -15,7 +16,8 @@ final class HLSRecording {
     private var nextMSN = 0
 
     /// Creates `directory` (it must not exist).
-    init(directory: String, targetDuration: Int) throws(OutputIOError) {
+    init(directory: String, targetDuration: Int, quota: RecordingQuota? = nil) throws(OutputIOError) {
+        self.quota = quota
         guard mkdir(directory, 0o700) == 0 else {
             let name = directory.split(separator: "/").last.map(String.init) ?? directory
             throw OutputIOError(
@@ -27,7 +29,7 @@ final class HLSRecording {
     }
 
     func writeInit(_ index: Int, _ bytes: [UInt8]) throws(OutputIOError) {
-        let file = try RecordingFile(path: "\(directory)/init\(index).mp4")
+        let file = try RecordingFile(path: "\(directory)/init\(index).mp4", quota: quota)
         try file.write(bytes: bytes)
         try file.close()
     }
@@ -38,7 +40,9 @@ final class HLSRecording {
     }
 
     func append(_ fragment: [UInt8]) throws(OutputIOError) {
-        if segment == nil, let pending { segment = try RecordingFile(path: "\(directory)/s\(pending.msn).m4s") }
+        if segment == nil, let pending {
+            segment = try RecordingFile(path: "\(directory)/s\(pending.msn).m4s", quota: quota)
+        }
         try segment?.write(bytes: fragment)
     }
 
@@ -70,7 +74,7 @@ final class HLSRecording {
         text += lines
         if ended { text.append("#EXT-X-ENDLIST") }
         let temporary = "\(directory)/.index.m3u8.\(nextMSN)"
-        let file = try RecordingFile(path: temporary)
+        let file = try RecordingFile(path: temporary, quota: quota)
         try file.write(bytes: Array((text.joined(separator: "\n") + "\n").utf8))
         try file.close()
         guard rename(temporary, "\(directory)/index.m3u8") == 0 else {

@@ -104,8 +104,8 @@ public func makeOutput(
         case .failure(let error): throw error
         }
         return FileOutput(
-            id: id, url: url, path: path, options: options, logger: logger, onKeyframeNeeded: onKeyframeNeeded,
-            onStateChange: onStateChange)
+            id: id, url: url, path: path, options: options, quota: rules.recordings?.quota, logger: logger,
+            onKeyframeNeeded: onKeyframeNeeded, onStateChange: onStateChange)
     default:
         throw .unsupportedScheme(url: url)
     }

@@ -32,6 +32,12 @@ public struct RecordingsDirectory: Sendable, Equatable {
     /// Absolute as configured (links not resolved): systemd's `StateDirectory` with `DynamicUser` is a link, and
     /// operators write URLs with the path they configured.
     public let configuredPath: String
+    /// What every recording written into it counts against (`recordings_max_bytes`); nil: no quota.
+    public var quota: RecordingQuota?
+
+    public static func == (a: Self, b: Self) -> Bool {
+        a.path == b.path && a.configuredPath == b.configuredPath && a.quota === b.quota
+    }
 
     /// Creates the directory (and its parents) when missing.
     public init(creating path: String) throws(OutputRulesError) {

@@ -12,10 +12,14 @@ final class RecordingFile: @unchecked Sendable {
     let path: String
     /// Reused for every tag (hot path: one tag per frame).
     private var buffer: [UInt8] = []
+    private let quota: RecordingQuota?
+    /// The file's size as last counted against `quota`.
+    private var counted: Int64 = 0
 
     /// Creates the file: never an existing one (another recording is not truncated) and never through a symbolic
-    /// link. The error names the file, not the directories around it.
-    init(path: String) throws(OutputIOError) {
+    /// link. The error names the file, not the directories around it. Its bytes count against `quota`.
+    init(path: String, quota: RecordingQuota? = nil) throws(OutputIOError) {
+        self.quota = quota
         // Readable by the server's user alone: a recording is the show, before anyone decided to publish it.
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
@@ -32,6 +36,18 @@ final class RecordingFile: @unchecked Sendable {
 
     /// The open descriptor, for a muxer to write through (-1 once closed).
     var fileDescriptor: Int32 { descriptor }
+
+    /// Counts what a muxer wrote through the descriptor since the last call against the quota; throws the quota's
+    /// refusal once it is passed (by at most the muxer's buffer). A `fstat`, called once per frame written.
+    func countMuxedBytes() throws(OutputIOError) {
+        guard let quota, descriptor >= 0 else { return }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return }
+        let grown = Int64(status.st_size) - counted
+        guard grown > 0 else { return }
+        counted = Int64(status.st_size)
+        guard quota.take(grown) else { throw OutputIOError(description: quota.refusal, isFinal: true) }
+    }
 
     func writeHeader(hasVideo: Bool, hasAudio: Bool) throws(OutputIOError) {
         buffer.removeAll(keepingCapacity: true)
@@ -67,6 +83,12 @@ final class RecordingFile: @unchecked Sendable {
 
     private func writeBuffer() throws(OutputIOError) {
         guard descriptor >= 0 else { throw OutputIOError(description: "\(path) is closed", isFinal: true) }
+        if let quota {
+            guard quota.take(Int64(buffer.count)) else {
+                throw OutputIOError(description: quota.refusal, isFinal: true)
+            }
+            counted += Int64(buffer.count)
+        }
         var offset = 0
         while offset < buffer.count {
             let written = buffer.withUnsafeBytes { raw in

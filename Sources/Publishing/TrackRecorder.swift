@@ -56,7 +56,8 @@ public final class TrackRecorder: @unchecked Sendable {
     /// `maxQueued`: frames waiting for the worker (200: 2 s of 30 fps video and 20 ms audio frames, more than a
     /// jitter buffer releases at once).
     public init(
-        path: String, video: VideoCodec?, audio: Bool, startMs: Int64, maxQueued: Int = 200, logger: Logger,
+        path: String, video: VideoCodec?, audio: Bool, startMs: Int64, maxQueued: Int = 200,
+        quota: RecordingQuota? = nil, logger: Logger,
         onFinish: @escaping @Sendable (Summary) -> Void
     ) throws(RecordingError) {
         guard video != nil || audio else { throw RecordingError(message: "nothing to record: no audio and no video") }
@@ -68,7 +69,9 @@ public final class TrackRecorder: @unchecked Sendable {
         self.onFinish = onFinish
         self.maxQueued = maxQueued
         let file: RecordingFile
-        do { file = try RecordingFile(path: path) } catch { throw RecordingError(message: error.description) }
+        do { file = try RecordingFile(path: path, quota: quota) } catch {
+            throw RecordingError(message: error.description)
+        }
         OutputCore.startWorker(named: "rec-track") { [self] in run(file) }
     }
 
@@ -131,6 +134,7 @@ public final class TrackRecorder: @unchecked Sendable {
                     try writer.write(
                         isVideo: frame.isVideo, data: frame.data, rtpTimestamp: frame.rtpTimestamp,
                         isKeyframe: frame.isKeyframe, arrivalMs: frame.arrivalMs, io: io)
+                    try file.countMuxedBytes()
                 }
                 batch.removeAll(keepingCapacity: true)
                 condition.withLock {

@@ -65,6 +65,11 @@ extension ServeSettings {
                     + "\(perAddress)")
         }
         settings.maxConnectionsPerAddress = perAddress
+        let quota = given.recordingsMaxBytes ?? 0
+        guard quota == 0 || quota >= 1_048_576 else {
+            throw refuse(.recordingsMaxBytes, "must be 0 (no quota) or at least 1048576 bytes, got \(quota)")
+        }
+        settings.recordingsMaxBytes = quota
         return settings
     }
 
@@ -257,7 +262,7 @@ struct Given {
     var dtlsCert, dtlsKey, publicIP6, webDir, tlsCert, tlsKey, dataDir, store, nodeID, nodeURL: String?
     var rtpPort, maxTokenTTL, maxConnections, participantTimeout, emptyRoomTimeout, decodeBudgetMs: Int?
     var nodeTimeout, maxSources, maxSourcesPerRoom, srtPort, rtmpPort, maxViewers, iceTCPPort: Int?
-    var maxConnectionsPerAddress: Int?
+    var maxConnectionsPerAddress, recordingsMaxBytes: Int?
     var mediaDir, turnSecret, stunURL: String?
     var turnURLs: [String]
     var autoCreateRooms: Bool?
@@ -307,6 +312,7 @@ struct Given {
         turnSecret = try sources.string(.turnSecret, flags.turnSecret)
         stunURL = try sources.string(.stunURL, flags.stunURL)
         maxConnectionsPerAddress = try sources.integer(.maxConnectionsPerAddress, flags.maxConnectionsPerAddress)
+        recordingsMaxBytes = try sources.integer(.recordingsMaxBytes, flags.recordingsMaxBytes)
     }
 }
 
@@ -377,6 +383,7 @@ private struct Sources {
         case .turnSecret: flags.turnSecret != nil
         case .stunURL: flags.stunURL != nil
         case .maxConnectionsPerAddress: flags.maxConnectionsPerAddress != nil
+        case .recordingsMaxBytes: flags.recordingsMaxBytes != nil
         }
     }
 

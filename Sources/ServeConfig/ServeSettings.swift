@@ -43,6 +43,7 @@ public struct ServeFlags: Sendable, Equatable {
     public var turnSecret: String?
     public var stunURL: String?
     public var maxConnectionsPerAddress: Int?
+    public var recordingsMaxBytes: Int?
 
     public init(
         http: String? = nil, rtpPort: Int? = nil, publicIP: String? = nil, keys: String? = nil,
@@ -56,9 +57,10 @@ public struct ServeFlags: Sendable, Equatable {
         nodeURL: String? = nil, nodeTimeout: Int? = nil, mediaDir: String? = nil, maxSources: Int? = nil,
         maxSourcesPerRoom: Int? = nil, srtPort: Int? = nil, rtmpPort: Int? = nil, maxViewers: Int? = nil,
         iceTCPPort: Int? = nil, turnURLs: [String] = [], turnSecret: String? = nil, stunURL: String? = nil,
-        maxConnectionsPerAddress: Int? = nil
+        maxConnectionsPerAddress: Int? = nil, recordingsMaxBytes: Int? = nil
     ) {
         self.maxConnectionsPerAddress = maxConnectionsPerAddress
+        self.recordingsMaxBytes = recordingsMaxBytes
         self.iceTCPPort = iceTCPPort
         self.turnURLs = turnURLs
         self.turnSecret = turnSecret
@@ -182,6 +184,8 @@ public struct ServeSettings: Sendable, Equatable {
     public var stunURL: String?
     /// HTTP connections one remote address may hold at once; 0: only `maxConnections` caps them.
     public var maxConnectionsPerAddress = Defaults.maxConnectionsPerAddress
+    /// What the recordings directory may hold, in bytes; 0: no quota.
+    public var recordingsMaxBytes = 0
     /// Where each setting's value came from.
     public var origins: [SettingKey: SettingOrigin]
 

@@ -44,6 +44,7 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
     case turnSecret = "turn_secret"
     case stunURL = "stun_url"
     case maxConnectionsPerAddress = "max_connections_per_address"
+    case recordingsMaxBytes = "recordings_max_bytes"
 
     /// The key in the TOML config file.
     public var fileKey: String { rawValue }
@@ -57,7 +58,7 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
         switch self {
         case .rtpPort, .participantTimeout, .emptyRoomTimeout, .maxTokenTTL, .decodeBudgetMs, .maxConnections,
             .nodeTimeout, .maxSources, .maxSourcesPerRoom, .srtPort, .rtmpPort, .maxViewers,
-            .iceTCPPort, .maxConnectionsPerAddress:
+            .iceTCPPort, .maxConnectionsPerAddress, .recordingsMaxBytes:
             .integer
         case .autoCreateRooms: .boolean
         case .webhookURL, .outputHosts, .corsOrigins, .turnURLs: .stringList

@@ -240,6 +240,13 @@ struct Serve: AsyncParsableCommand {
     )
     var maxConnectionsPerAddress: Int?
 
+    @Option(
+        name: .customLong("recordings-max-bytes"),
+        help:
+            "What the recordings directory may hold, in bytes; a recording that would pass it stops (default 0: no quota)."
+    )
+    var recordingsMaxBytes: Int?
+
     var flags: ServeFlags {
         ServeFlags(
             http: http, rtpPort: rtpPort, publicIP: publicIP, keys: keys, keysFile: keysFile,
@@ -252,7 +259,8 @@ struct Serve: AsyncParsableCommand {
             store: store, nodeID: nodeID, nodeURL: nodeURL, nodeTimeout: nodeTimeout, mediaDir: mediaDir,
             maxSources: maxSources, maxSourcesPerRoom: maxSourcesPerRoom, srtPort: srtPort,
             rtmpPort: rtmpPort, maxViewers: maxViewers, iceTCPPort: iceTCPPort, turnURLs: turnURLs,
-            turnSecret: turnSecret, stunURL: stunURL, maxConnectionsPerAddress: maxConnectionsPerAddress)
+            turnSecret: turnSecret, stunURL: stunURL, maxConnectionsPerAddress: maxConnectionsPerAddress,
+            recordingsMaxBytes: recordingsMaxBytes)
     }
 
     /// Reads the config file (if any) and merges every source; a refused value stops the start with its source named.

@@ -85,9 +85,13 @@ struct ServerAssembly {
         do { destinations = try DestinationPolicy(allowing: settings.outputHosts) } catch {
             throw ServeConfigError("\(settings.origin(of: .outputHosts)): \(error)")
         }
-        let recordings: RecordingsDirectory
+        var recordings: RecordingsDirectory
         do { recordings = try RecordingsDirectory(creating: settings.recordingsDir) } catch {
             throw ServeConfigError("\(settings.origin(of: .recordingsDir)): \(error)")
+        }
+        if settings.recordingsMaxBytes > 0 {
+            recordings.quota = RecordingQuota(
+                limitBytes: Int64(settings.recordingsMaxBytes), directory: recordings.path)
         }
         config.rooms = RoomSettings(
             publicIP: settings.publicIP, rtpPort: settings.rtpPort,

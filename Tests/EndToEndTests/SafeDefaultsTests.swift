@@ -308,6 +308,40 @@ extension EndToEnd {
                         + "Origin: https://evil.example\r\n\r\n") == "HTTP/1.1 403 Forbidden origin_forbidden")
         }
 
+        @Test func aFileOutputStopsAtTheRecordingsQuotaSayingWhy() async throws {
+            let recordings = FileManager.default.temporaryDirectory.appendingPathComponent("quota-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: recordings, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: recordings) }
+            // Last week's show fills the directory but for 20 KB: what is there at start counts.
+            try Data(repeating: 7, count: 1_048_576 - 20_000).write(to: recordings.appendingPathComponent("old.flv"))
+            let cohost = try CohostHarness(
+                arguments: [
+                    "--keys", "\(CohostHarness.key):\(CohostHarness.secret)", "--recordings-dir", recordings.path,
+                    "--recordings-max-bytes", "1048576",
+                ])
+            let admin = cohost.token(room: "*", user: "mod", admin: true)
+            // An output wakes the room: its programme is encoded with nobody in it.
+            let created = try cohost.call(
+                "POST", "/v1/rooms", token: admin,
+                body: Data(#"{"name":"full","outputs":[{"url":"file://show.flv"}]}"#.utf8))
+            #expect(created.status == 201)
+            var output: [String: Any] = [:]
+            let stopped = await eventually(seconds: 30, every: .milliseconds(200)) {
+                let room = try? JSONSerialization.jsonObject(
+                    with: cohost.call("GET", "/v1/rooms/full", token: admin).body)
+                output = ((room as? [String: Any])?["outputs"] as? [[String: Any]])?.first ?? [:]
+                return output["state"] as? String == "error"
+            }
+            #expect(stopped, "\(output)")
+            #expect(
+                output["error"] as? String
+                    == "the recordings directory is full: its quota of 1048576 bytes (recordings_max_bytes) is reached")
+            let size =
+                try FileManager.default.attributesOfItem(atPath: recordings.appendingPathComponent("show.flv").path)[
+                    .size] as? Int
+            #expect((1...20_000).contains(size ?? 0), "\(size ?? 0) bytes")
+        }
+
         @Test func anEventsSocketClosesWhenItsTokenExpiresAndOneTokenHoldsAtMostFour() async throws {
             let cohost = try CohostHarness()
             let admin = cohost.token(room: "ws", user: "mod", admin: true)

@@ -50,7 +50,8 @@ struct OutputTable {
             }
             let playlist = "/v1/rooms/\(room)/hls/index.m3u8"
             output = HLSOutput(
-                id: id, url: playlist, hls: hls, options: spec.options, recordingDirectory: directory, logger: logger,
+                id: id, url: playlist, hls: hls, options: spec.options, recordingDirectory: directory,
+                quota: rules.recordings?.quota, logger: logger,
                 onKeyframeNeeded: onKeyframeNeeded
             ) { change in
                 onStateChange(id, playlist, change)

@@ -87,7 +87,7 @@ final class ParticipantRecordings: @unchecked Sendable {
         do {
             recorder = try TrackRecorder(
                 path: directory.path + "/" + file, video: codec, audio: audio != nil, startMs: MonotonicClock.nowMs(),
-                logger: logger
+                quota: directory.quota, logger: logger
             ) { [weak self] summary in
                 self?.finished(id, summary)
             }
