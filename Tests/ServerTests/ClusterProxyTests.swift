@@ -37,23 +37,7 @@ import Testing
             asked.withLockedValue { $0.append(request.uri.path) }
             return Response(status: .ok)
         }
-        let (ports, bound) = AsyncStream.makeStream(of: Int.self)
-        let app = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in
-                bound.yield(channel.localAddress?.port ?? 0)
-                bound.finish()
-            })
-        let group = ServiceGroup(services: [app], logger: Logger(label: "test"))
-        async let run: Void = group.run()
-        let port = try #require(await ports.first { _ in true })
-        do { try await body("http://127.0.0.1:\(port)", asked) } catch {
-            await group.triggerGracefulShutdown()
-            try await run
-            throw error
-        }
-        await group.triggerGracefulShutdown()
-        try await run
+        try await withLoopbackServer(router) { port in try await body("http://127.0.0.1:\(port)", asked) }
     }
 
     @Test func aTokenForAnotherRoomIsNotSentOnAndARedirectIsNotFollowed() async throws {

@@ -51,23 +51,9 @@ import TestSupport
                     contentType: header("content-type"), body: Array(bytes.readableBytesView)))
             return Response(status: refuse ? .internalServerError : .noContent)
         }
-        let (ports, bound) = AsyncStream.makeStream(of: Int.self)
-        let app = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in
-                bound.yield(channel.localAddress?.port ?? 0)
-                bound.finish()
-            })
-        let group = ServiceGroup(services: [app], logger: Logger(label: "test"))
-        async let run: Void = group.run()
-        let port = try #require(await ports.first { _ in true })
-        do { try await body(URL(string: "http://127.0.0.1:\(port)/hook")!, received) } catch {
-            await group.triggerGracefulShutdown()
-            try await run
-            throw error
+        try await withLoopbackServer(router) { port in
+            try await body(URL(string: "http://127.0.0.1:\(port)/hook")!, received)
         }
-        await group.triggerGracefulShutdown()
-        try await run
     }
 
     /// HMAC-SHA256 hex by openssl, independent of the code under test.
@@ -157,28 +143,19 @@ import TestSupport
             asked.withLockedValue { $0.append(request.uri.path) }
             return Response(status: .noContent)
         }
-        let (ports, bound) = AsyncStream.makeStream(of: Int.self)
-        let app = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in
-                bound.yield(channel.localAddress?.port ?? 0)
-                bound.finish()
-            })
-        let group = ServiceGroup(services: [app], logger: Logger(label: "test"))
-        async let run: Void = group.run()
-        let port = try #require(await ports.first { _ in true })
-        let policy = WebhookRetryPolicy(initialDelayMs: 10, maxDelayMs: 40, giveUpAfterMs: 150)
-        let dispatcher = WebhookDispatcher(
-            configuration: .init(urls: [URL(string: "http://127.0.0.1:\(port)/hook")!], secret: "s1", retry: policy),
-            logger: Logger(label: "test"))
-        dispatcher.receive(eventJSON: #"{"room":"r","type":"room_closed"}"#, room: "r")
-        await eventually(seconds: 5) { dispatcher.pending == 0 }
-        #expect(dispatcher.counts.failed == 1 && dispatcher.counts.delivered == 0)
-        let paths = asked.withLockedValue { $0 }
-        #expect(!paths.isEmpty && paths.allSatisfy { $0 == "/hook" }, "\(paths)")
-        dispatcher.stop()
-        await group.triggerGracefulShutdown()
-        try await run
+        try await withLoopbackServer(router) { port in
+            let policy = WebhookRetryPolicy(initialDelayMs: 10, maxDelayMs: 40, giveUpAfterMs: 150)
+            let dispatcher = WebhookDispatcher(
+                configuration: .init(
+                    urls: [URL(string: "http://127.0.0.1:\(port)/hook")!], secret: "s1", retry: policy),
+                logger: Logger(label: "test"))
+            defer { dispatcher.stop() }
+            dispatcher.receive(eventJSON: #"{"room":"r","type":"room_closed"}"#, room: "r")
+            await eventually(seconds: 5) { dispatcher.pending == 0 }
+            #expect(dispatcher.counts.failed == 1 && dispatcher.counts.delivered == 0)
+            let paths = asked.withLockedValue { $0 }
+            #expect(!paths.isEmpty && paths.allSatisfy { $0 == "/hook" }, "\(paths)")
+        }
     }
 
     @Test func anUnreachableURLIsGivenUpAndAFullQueueDrops() async throws {
