@@ -71,6 +71,12 @@ public struct ICETCPFramer: Sendable {
         return taken
     }
 
+    /// The length the next frame's prefix announces, once its two bytes are in.
+    public var announcedLength: Int? {
+        guard end - start >= 2 else { return nil }
+        return Int(buffer[start]) << 8 | Int(buffer[start + 1])
+    }
+
     /// The next whole frame into `frame` (its storage reused), or false when the held bytes end inside one.
     public mutating func next(into frame: inout [UInt8]) -> Bool {
         guard end - start >= 2 else { return false }

@@ -83,6 +83,9 @@ public final class ICETCPListener: @unchecked Sendable {
     private var polled: [Connection] = []
     private var frame: [UInt8] = []
     private var lastSweepMs: Int64 = 0
+    private var wakeBytes = [UInt8](repeating: 0, count: 64)
+    /// The largest first frame taken: a STUN Binding request with every attribute a browser puts in it fits.
+    static let maxFirstFrame = 1_500
 
     /// Binds and listens on `host:port` (numeric, or a name resolved to its first address).
     public init(host: String, port: Int, limits: Limits = Limits(), logger: Logger) throws(UDPSocketError) {
@@ -228,8 +231,7 @@ public final class ICETCPListener: @unchecked Sendable {
         let now = MonotonicClock.nowMs()
         let base = results.startIndex
         if results[base + 1].revents != 0 {
-            var drain = [UInt8](repeating: 0, count: 64)
-            while read(wakeRead, &drain, drain.count) > 0 {}
+            while read(wakeRead, &wakeBytes, wakeBytes.count) > 0 {}
         }
         for (offset, connection) in polled.enumerated() {
             let events = results[base + 2 + offset].revents
@@ -254,6 +256,10 @@ public final class ICETCPListener: @unchecked Sendable {
                 return drop(connection, reason: .peer)
             }
             if count < 0 { return }
+            // A connectivity check is a few hundred bytes: a stranger may not make the framer grow to 64 KB.
+            if connection.frames == 0, let length = connection.framer.announcedLength, length > Self.maxFirstFrame {
+                return drop(connection, reason: .invalid)
+            }
             while connection.framer.next(into: &frame) {
                 // RFC 6544 §10: a connection starts with a connectivity check.
                 if connection.frames == 0 && (frame.first ?? 0xFF) >= 4 { return drop(connection, reason: .invalid) }

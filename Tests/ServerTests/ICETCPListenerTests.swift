@@ -105,6 +105,12 @@ import Glibc
         #expect(waitFor { running.listener.snapshot.closedInvalid == 1 })
         #expect(running.collector.snapshot.datagrams.isEmpty)
         #expect(running.listener.snapshot.open == 0)
+        // A first frame announcing more than a check could be is refused before its bytes come.
+        let big = try client(running.listener.localPort)
+        defer { close(big) }
+        write(big, [0xFF, 0xFF, 0x00, 0x01])
+        #expect(read(big, 1).isEmpty)
+        #expect(waitFor { running.listener.snapshot.closedInvalid == 2 })
     }
 
     @Test func anUnansweredConnectionIsClosedAfterTheValidationTimeAndAnAnsweredOneWhenSilent() throws {
