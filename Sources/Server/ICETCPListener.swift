@@ -191,16 +191,19 @@ public final class ICETCPListener: @unchecked Sendable {
         var header = (high, low)
         return withUnsafeMutableBytes(of: &header) { head in
             bytes.withUnsafeBytes { payload in
-                var vectors = [
+                // A tuple on the stack, not an array: this runs for every packet sent to a TCP peer.
+                var vectors = (
                     iovec(iov_base: head.baseAddress, iov_len: 2),
-                    iovec(iov_base: UnsafeMutableRawPointer(mutating: payload.baseAddress), iov_len: payload.count),
-                ]
-                return vectors.withUnsafeMutableBufferPointer { iov in
-                    var message = msghdr()
-                    message.msg_iov = iov.baseAddress
-                    message.msg_iovlen = payload.count == 0 ? 1 : 2
-                    let sent = sendmsg(fd, &message, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
-                    return max(sent, 0)
+                    iovec(iov_base: UnsafeMutableRawPointer(mutating: payload.baseAddress), iov_len: payload.count)
+                )
+                return withUnsafeMutablePointer(to: &vectors) { pair in
+                    pair.withMemoryRebound(to: iovec.self, capacity: 2) { iov in
+                        var message = msghdr()
+                        message.msg_iov = iov
+                        message.msg_iovlen = payload.count == 0 ? 1 : 2
+                        let sent = sendmsg(fd, &message, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
+                        return max(sent, 0)
+                    }
                 }
             }
         }
