@@ -197,7 +197,7 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: [
-                "Server", "Rooms", "CohostAPI", "DTLS", "ICE", "TestSupport",
+                "Server", "Rooms", "CohostAPI", "DTLS", "ICE", "Publishing", "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
@@ -212,7 +212,7 @@ let package = Package(
         .testTarget(
             name: "StoreTests",
             dependencies: [
-                "Store", "Rooms", "Layout", "Codecs", "Media", "TestSupport",
+                "Store", "Rooms", "Layout", "Codecs", "Media", "Publishing", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(

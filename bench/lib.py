@@ -268,7 +268,7 @@ class Cohost:
                                        "--media-dir", self.media_dir, "--recordings-dir", self.recordings_dir,
                                        "--http", f"127.0.0.1:{self.http_port}",
                                        "--rtp-port", str(self.rtp_port), "--keys", f"{self.key}:{self.secret}",
-                                       "--log-level", os.environ.get("BENCH_LOG_LEVEL", "warning")], env=full_env)
+                                       "--output-hosts", "127.0.0.1", "--log-level", os.environ.get("BENCH_LOG_LEVEL", "warning")], env=full_env)
         self.pid = self.proc.pid
         end = time.monotonic() + start_timeout
         while time.monotonic() < end:

@@ -26,7 +26,7 @@ CONF
 nginx -p "$work" -c "$work/nginx.conf" & pids+=($!)
 
 key=demo secret=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
-$bin serve --http 127.0.0.1:$http_port --rtp-port $rtp_port --keys "$key:$secret" --data-dir "$work/data" 2>"$work/logs/cohost.log" & pids+=($!)
+$bin serve --http 127.0.0.1:$http_port --rtp-port $rtp_port --keys "$key:$secret" --output-hosts 127.0.0.1 --data-dir "$work/data" 2>"$work/logs/cohost.log" & pids+=($!)
 for _ in $(seq 50); do curl -sf "http://127.0.0.1:$http_port/healthz" >/dev/null && break; sleep 0.2; done
 
 admin=$($bin token --key $key --secret "$secret" --room demo --user producer --admin)

@@ -43,12 +43,16 @@ public final class MediaInput: @unchecked Sendable {
     /// What `customIO` reads from, kept open as long as the input.
     private let connection: (any PushedConnection)?
 
+    /// The host every URL opened through the context must name (`cohost_io_pin`), owned as long as the input.
+    private let pin: IOPin?
+
     /// Opens `url` with libavformat `options` (`rtsp_transport`, `timeout`, …) and reads its stream information,
-    /// each within `timeoutMs`.
+    /// each within `timeoutMs`. With `pinnedHost`, whatever the demuxer opens besides (an HLS playlist's segments)
+    /// must be on that host.
     public convenience init(
-        url: String, options: [String: String] = [:], timeoutMs: Int64 = 5000
+        url: String, options: [String: String] = [:], timeoutMs: Int64 = 5000, pinnedHost: String? = nil
     ) throws(MediaInputError) {
-        try self.init(url: url, connection: nil, options: options, timeoutMs: timeoutMs)
+        try self.init(url: url, connection: nil, options: options, timeoutMs: timeoutMs, pinnedHost: pinnedHost)
     }
 
     /// Reads what an encoder pushes on an accepted connection: MPEG-TS over SRT, FLV over RTMP. The connection's
@@ -59,10 +63,12 @@ public final class MediaInput: @unchecked Sendable {
     }
 
     private init(
-        url: String, connection: (any PushedConnection)?, options: [String: String], timeoutMs: Int64
+        url: String, connection: (any PushedConnection)?, options: [String: String], timeoutMs: Int64,
+        pinnedHost: String? = nil
     ) throws(MediaInputError) {
         _ = Self.quietLogs
         self.connection = connection
+        pin = pinnedHost.map { IOPin(host: $0) }
         deadline = .allocate(capacity: 1)
         deadline.pointee = cohost_io_deadline(deadline_us: 0, cancelled: 0)
         guard let allocated = av_packet_alloc() else {
@@ -77,6 +83,7 @@ public final class MediaInput: @unchecked Sendable {
             throw MediaInputError("out of memory")
         }
         cohost_set_interrupt(made, deadline)
+        if let pin { cohost_pin_io(made, pin.pointer) }
         if let connection {
             var io: UnsafeMutablePointer<AVIOContext>?
             if let srt = connection as? SRTConnection {
@@ -233,4 +240,21 @@ public final class MediaInput: @unchecked Sendable {
         av_log_set_level(AV_LOG_WARNING)
         cohost_install_redacting_log()
     }()
+}
+
+/// The C struct `cohost_pin_io` points the context at: the allowed host and libavformat's own `io_open`.
+private final class IOPin {
+    let pointer: UnsafeMutablePointer<cohost_io_pin>
+
+    init(host: String) {
+        pointer = .allocate(capacity: 1)
+        pointer.initialize(to: cohost_io_pin())
+        withUnsafeMutableBytes(of: &pointer.pointee.host) { raw in
+            let bytes = Array(host.utf8.prefix(raw.count - 1))
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+    }
+
+    deinit { pointer.deallocate() }
 }

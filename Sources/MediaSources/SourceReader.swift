@@ -56,6 +56,7 @@ public final class SourceReader: @unchecked Sendable {
         @Sendable (_ hasAudio: Bool, _ hasVideo: Bool, _ forward: SourceVideoFormat?) -> SourceFeed?
 
     private let input: SourceInput
+    private let destinations: (any SourceDestinations)?
     private let onState: StateHandler
     private let onOpen: OpenHandler
     private let lock = NSCondition()
@@ -74,8 +75,13 @@ public final class SourceReader: @unchecked Sendable {
     /// clock, a stream's discontinuity): the timeline is stitched there instead of waiting or rushing.
     static let jumpSeconds = 3.0
 
-    public init(_ input: SourceInput, onState: @escaping StateHandler, onOpen: @escaping OpenHandler) {
+    /// `destinations` checks a network source's host before every connect; nil: any host (files, pushes, tests).
+    public init(
+        _ input: SourceInput, destinations: (any SourceDestinations)? = nil, onState: @escaping StateHandler,
+        onOpen: @escaping OpenHandler
+    ) {
         self.input = input
+        self.destinations = destinations
         self.onState = onState
         self.onOpen = onOpen
     }
@@ -173,6 +179,33 @@ public final class SourceReader: @unchecked Sendable {
         }
     }
 
+    private enum Target {
+        /// What to open, the host its nested URLs must name, and the message that replaces a failure's own.
+        case open(url: String, options: [String: String], pinnedHost: String?, vague: String?)
+        case refused(String)
+    }
+
+    /// A network input's host checked now, at this connect: the URL aimed at the checked address (libavformat then
+    /// looks nothing up; over TLS the name stays), and a failure told as it is only for a host the operator listed,
+    /// so that a source's state maps no network for whoever chose its URL.
+    private func connectTarget() -> Target {
+        guard !input.isFile, let destinations, let location = SourceLocation(input.location) else {
+            return .open(url: input.location, options: input.options, pinnedHost: nil, vague: nil)
+        }
+        let vague = "cannot connect to \(location.hostHeader)"
+        guard let address = destinations.address(for: location.host) else { return .refused(vague) }
+        let told = destinations.tellsFailures(of: location.host) ? nil : vague
+        if location.isTLS {
+            return .open(url: input.location, options: input.options, pinnedHost: location.host, vague: told)
+        }
+        var options = input.options
+        if location.scheme == "http" {
+            // The server still hears the name (virtual hosts); nested requests inherit the header.
+            options["headers"] = "Host: \(location.hostHeader)\r\n"
+        }
+        return .open(url: location.aimed(at: address), options: options, pinnedHost: address, vague: told)
+    }
+
     private enum Outcome {
         case stopped, ended
         case failed(String)
@@ -187,7 +220,16 @@ public final class SourceReader: @unchecked Sendable {
                 guard let connection = nextConnection() else { return .stopped }
                 media = try MediaInput(connection: connection, timeoutMs: Self.openTimeoutMs)
             } else {
-                media = try MediaInput(url: input.location, options: input.options, timeoutMs: Self.openTimeoutMs)
+                switch connectTarget() {
+                case .refused(let message): return isStopped ? .stopped : .lost(message)
+                case .open(let url, let options, let pinnedHost, let vague):
+                    do {
+                        media = try MediaInput(
+                            url: url, options: options, timeoutMs: Self.openTimeoutMs, pinnedHost: pinnedHost)
+                    } catch {
+                        return isStopped ? .stopped : .lost(vague ?? error.message)
+                    }
+                }
             }
         } catch {
             return isStopped ? .stopped : .lost(error.message)

@@ -3,9 +3,10 @@ import Foundation
 import Glibc
 #endif
 
-/// Where a room admin may aim an output: never at a link-local or cloud-metadata address (169.254.0.0/16,
-/// fe80::/10, and the same in IPv4-mapped form), and, when the operator gives an allow-list (`output_hosts`),
-/// only at a host or into a network it names. Immutable, so any thread may ask.
+/// Where a room admin may aim an output or a pulled source, and where webhooks may go. Never at a link-local or
+/// cloud-metadata address (169.254.0.0/16, fe80::/10). Without an allow-list, never at an internal address either
+/// (loopback, RFC 1918, CGNAT, ULA, 0.0.0.0/8, multicast; dev mode allows loopback); with one (`output_hosts`,
+/// `webhook_hosts`), only at a host or into a network it names, internal or not. Immutable, so any thread may ask.
 public struct DestinationPolicy: Sendable, Equatable {
     /// A host name (exact, case-insensitive) or an IPv4/IPv6 network.
     public enum Pattern: Sendable, Equatable {
@@ -13,13 +14,25 @@ public struct DestinationPolicy: Sendable, Equatable {
         case network(IPNetwork)
     }
 
-    /// nil: any host but the always-refused ranges.
+    /// nil: any public host (and loopback when `allowsLoopback`).
     public let allowed: [Pattern]?
+    /// Dev mode without a list: a developer's own machine is a destination.
+    public let allowsLoopback: Bool
+    /// The setting that lists allowed hosts, named in refusals.
+    public let setting: String
 
-    public init() { allowed = nil }
+    public init(setting: String = "output_hosts", allowsLoopback: Bool = false) {
+        allowed = nil
+        self.allowsLoopback = allowsLoopback
+        self.setting = setting
+    }
 
-    /// Parses `output_hosts` items: `example.com`, `10.1.2.3`, `10.0.0.0/8`, `::1`, `fd00::/8`. Empty: no list.
-    public init(allowing items: [String]) throws(OutputRulesError) {
+    /// Parses allow-list items: `example.com`, `10.1.2.3`, `10.0.0.0/8`, `::1`, `fd00::/8`. Empty: no list.
+    public init(
+        allowing items: [String], setting: String = "output_hosts", allowsLoopback: Bool = false
+    ) throws(OutputRulesError) {
+        self.setting = setting
+        self.allowsLoopback = allowsLoopback
         guard !items.isEmpty else {
             allowed = nil
             return
@@ -38,30 +51,34 @@ public struct DestinationPolicy: Sendable, Equatable {
         allowed = patterns
     }
 
-    /// Why `host` may not be an output's destination before resolving it, nil when it may be (a name outside the
-    /// list may still resolve into an allowed network: `refusal(host:addresses:)` decides at connect time).
+    /// Why `host` may not be a destination before resolving it, nil when it may be (a name is judged by where it
+    /// resolves: `refusal(host:addresses:)` decides at connect time).
     public func refusal(host: String) -> String? {
-        if let always = Self.alwaysRefusedHost(host) { return always }
+        if let address = IPAddress(host) { return refusal(address, literal: host) }
         guard let allowed else { return nil }
-        if let address = IPAddress(host) {
-            return allowed.contains { $0.matches(address) } ? nil : Self.notAllowed(host)
-        }
-        let name = host.lowercased()
-        if allowed.contains(.host(name)) { return nil }
-        return allowed.contains { if case .network = $0 { true } else { false } } ? nil : Self.notAllowed(host)
+        if allowed.contains(.host(host.lowercased())) { return nil }
+        return allowed.contains { if case .network = $0 { true } else { false } } ? nil : notAllowed(host)
     }
 
     /// Why `host`, resolved to `addresses`, may not be connected to; nil when every address may.
     public func refusal(host: String, addresses: [IPAddress]) -> String? {
         if let problem = refusal(host: host) { return problem }
         for address in addresses where address.isAlwaysRefused { return Self.linkLocal(host) }
-        guard let allowed, !allowed.contains(.host(host.lowercased())) else { return nil }
-        // An unlisted name is allowed only by where it resolves: nothing resolved, nothing to allow.
-        guard !addresses.isEmpty else { return Self.notAllowed(host) }
-        for address in addresses where !allowed.contains(where: { $0.matches(address) }) {
-            return Self.notAllowed(host)
+        // A listed name is the operator's word, wherever it resolves.
+        if let allowed, allowed.contains(.host(host.lowercased())) { return nil }
+        // Nothing resolved, nothing to allow.
+        guard !addresses.isEmpty else { return notAllowed(host) }
+        for address in addresses {
+            if let problem = refusal(address, literal: host) { return problem }
         }
         return nil
+    }
+
+    private func refusal(_ address: IPAddress, literal: String) -> String? {
+        if address.isAlwaysRefused { return Self.linkLocal(literal) }
+        if let allowed { return allowed.contains { $0.matches(address) } ? nil : notAllowed(literal) }
+        if address.isLoopback && allowsLoopback { return nil }
+        return address.isInternal ? internalRefused(literal) : nil
     }
 
     /// Whether the operator's allow-list names `host` itself (an address literal inside a listed network counts).
@@ -78,11 +95,13 @@ public struct DestinationPolicy: Sendable, Equatable {
     }
 
     private static func linkLocal(_ host: String) -> String {
-        "'\(host)' is a link-local or metadata address: outputs and webhooks never go there"
+        "'\(host)' is a link-local or metadata address: outputs, sources and webhooks never go there"
     }
 
-    private static func notAllowed(_ host: String) -> String {
-        "'\(host)' is not among the hosts outputs may push to (output_hosts)"
+    private func notAllowed(_ host: String) -> String { "'\(host)' is not among the hosts \(setting) allows" }
+
+    private func internalRefused(_ host: String) -> String {
+        "'\(host)' is an internal address (loopback, private, shared or reserved): list it in \(setting) to allow it"
     }
 }
 
@@ -113,10 +132,41 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
 
     public var isIPv4: Bool { bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF }
 
-    /// 169.254.0.0/16 (IPv4 link-local, where clouds serve instance metadata) and fe80::/10 (IPv6 link-local).
+    /// 169.254.0.0/16 (IPv4 link-local, where clouds serve instance metadata) and fe80::/10 (IPv6 link-local),
+    /// also inside NAT64's 64:ff9b::/96.
     public var isAlwaysRefused: Bool {
-        if isIPv4 { return bytes[12] == 169 && bytes[13] == 254 }
+        if let v4 = embeddedIPv4 { return v4[0] == 169 && v4[1] == 254 }
         return bytes[0] == 0xFE && bytes[1] & 0xC0 == 0x80
+    }
+
+    /// 127.0.0.0/8 and ::1.
+    public var isLoopback: Bool {
+        if let v4 = embeddedIPv4 { return v4[0] == 127 }
+        return bytes[0..<15].allSatisfy { $0 == 0 } && bytes[15] == 1
+    }
+
+    /// Not a public unicast address: loopback, 0.0.0.0/8 and ::, RFC 1918, CGNAT (100.64.0.0/10), IETF protocol
+    /// assignments (192.0.0.0/24), benchmarking (198.18.0.0/15), multicast, 240.0.0.0/4 and broadcast, ULA
+    /// (fc00::/7), site-local (fec0::/10), link-local, and the IPv4 forms of all of these (mapped, NAT64).
+    public var isInternal: Bool {
+        if isAlwaysRefused || isLoopback { return true }
+        if let v4 = embeddedIPv4 {
+            let (a, b) = (v4[0], v4[1])
+            return a == 0 || a == 10 || (a == 100 && b & 0xC0 == 64) || (a == 172 && b & 0xF0 == 16)
+                || (a == 192 && b == 168) || (a == 192 && b == 0 && v4[2] == 0) || (a == 198 && b & 0xFE == 18)
+                || a >= 224
+        }
+        if bytes.allSatisfy({ $0 == 0 }) { return true }
+        // IPv4-compatible (::a.b.c.d, deprecated): nothing public is reached that way.
+        if bytes[0..<12].allSatisfy({ $0 == 0 }) { return true }
+        return bytes[0] & 0xFE == 0xFC || (bytes[0] == 0xFE && bytes[1] & 0xC0 == 0xC0) || bytes[0] == 0xFF
+    }
+
+    /// The IPv4 address inside an IPv4-mapped (::ffff:0:0/96) or NAT64 (64:ff9b::/96) one.
+    private var embeddedIPv4: [UInt8]? {
+        if isIPv4 { return Array(bytes[12...]) }
+        let nat64: [UInt8] = [0x00, 0x64, 0xFF, 0x9B, 0, 0, 0, 0, 0, 0, 0, 0]
+        return bytes[0..<12].elementsEqual(nat64) ? Array(bytes[12...]) : nil
     }
 
     public var description: String {

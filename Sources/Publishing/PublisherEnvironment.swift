@@ -59,7 +59,7 @@ struct SRTEnvironment: PublisherEnvironment {
         // The address libsrt will connect to, checked here: a name cannot resolve into a refused network between
         // the check and the connect.
         if let refusal = destinations.refusal(host: host, addresses: IPAddress(address).map { [$0] } ?? []) {
-            throw OutputIOError(description: refusal, isFinal: true)
+            throw OutputIOError(description: vague.description, detail: refusal)
         }
         do { return try SRTOutputConnection(url: url, address: address) } catch { throw told ? error : vague }
     }

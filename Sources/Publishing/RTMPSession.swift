@@ -7,6 +7,8 @@ struct OutputIOError: Error, CustomStringConvertible {
     /// True when retrying cannot help (the server refused the application, librtmp cannot parse the
     /// URL): the output goes to the final `error` state instead of reconnecting.
     var isFinal = false
+    /// What only the operator's log is told (why a destination was refused); the state says `description`.
+    var detail: String? = nil
 }
 
 /// One publishing connection: the owner of an `RTMP*` handle and the URL copy librtmp points into.
@@ -105,8 +107,9 @@ final class RTMPSession: PublishingConnection, @unchecked Sendable {
         // The address librtmp will connect to, checked here (not before the lookup): a name cannot resolve into a
         // refused network between the check and the connect.
         let connectTo = hostCopy.map { String(cString: $0) } ?? hostName
+        // Refused like an unreachable host, so that an output's state maps no network for whoever chose its URL.
         if let refusal = destinations.refusal(host: hostName, addresses: IPAddress(connectTo).map { [$0] } ?? []) {
-            throw OutputIOError(description: refusal, isFinal: true)
+            throw OutputIOError(description: "cannot connect to \(hostName):\(port)", detail: refusal)
         }
 
         errno = 0
@@ -312,23 +315,13 @@ final class RTMPSession: PublishingConnection, @unchecked Sendable {
     /// Resolves a host name with the thread-safe `getaddrinfo` (librtmp would use `gethostbyname`).
     /// Nil for numeric IPv4 hosts, which librtmp handles without a lookup.
     private static func resolvedHostCopy(_ host: String) throws(OutputIOError) -> UnsafeMutablePointer<CChar>? {
-        var probe = in_addr()
-        if inet_pton(AF_INET, host, &probe) == 1 { return nil }
-        var hints = addrinfo()
-        hints.ai_family = AF_INET  // librtmp connects over IPv4 sockets only
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        var result: UnsafeMutablePointer<addrinfo>?
-        let status = getaddrinfo(host, nil, &hints, &result)
-        defer { if let result { freeaddrinfo(result) } }
-        guard status == 0, let first = result, let address = first.pointee.ai_addr else {
-            throw OutputIOError(description: "cannot resolve \(host): \(String(cString: gai_strerror(status)))")
+        if IPAddress(host)?.isIPv4 == true { return nil }
+        let first: IPAddress
+        // librtmp connects over IPv4 sockets only.
+        do { first = try HostResolver.addresses(of: host, ipv4Only: true)[0] } catch {
+            throw OutputIOError(description: error.message)
         }
-        var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
-        let ok = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { ipv4 in
-            var addr = ipv4.pointee.sin_addr
-            return inet_ntop(AF_INET, &addr, &text, socklen_t(text.count)) != nil
-        }
-        guard ok, let copy = strdup(text) else { throw OutputIOError(description: "cannot resolve \(host)") }
+        guard let copy = strdup(first.description) else { throw OutputIOError(description: "out of memory") }
         return copy
     }
 }

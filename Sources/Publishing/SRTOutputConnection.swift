@@ -43,27 +43,8 @@ final class SRTOutputConnection: PublishingConnection {
     /// A literal address as it is; a name resolved with `getaddrinfo` (its first address, IPv4 or IPv6).
     static func resolve(_ host: String) throws(OutputIOError) -> String {
         if IPAddress(host) != nil { return host }
-        // Any socket type: only the address is kept.
-        var result: UnsafeMutablePointer<addrinfo>?
-        let status = getaddrinfo(host, nil, nil, &result)
-        defer { if let result { freeaddrinfo(result) } }
-        guard status == 0, let first = result, let address = first.pointee.ai_addr else {
-            throw OutputIOError(description: "cannot resolve \(host): \(String(cString: gai_strerror(status)))")
+        do { return try HostResolver.addresses(of: host)[0].description } catch {
+            throw OutputIOError(description: error.message)
         }
-        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-        let ok: Bool
-        if first.pointee.ai_family == AF_INET6 {
-            ok = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
-                var addr = v6.pointee.sin6_addr
-                return inet_ntop(AF_INET6, &addr, &text, socklen_t(text.count)) != nil
-            }
-        } else {
-            ok = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
-                var addr = v4.pointee.sin_addr
-                return inet_ntop(AF_INET, &addr, &text, socklen_t(text.count)) != nil
-            }
-        }
-        guard ok, let end = text.firstIndex(of: 0) else { throw OutputIOError(description: "cannot resolve \(host)") }
-        return String(decoding: text[..<end].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

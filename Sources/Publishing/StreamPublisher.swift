@@ -99,6 +99,7 @@ public final class StreamPublisher: Output {
                 break
             } catch {
                 if core.isStopRequested { break }
+                if let detail = error.detail { core.logger.warning("output refused: \(detail)") }
                 if error.isFinal {
                     // Confirm once, at once: a server that dies between handshake and answer looks the same.
                     if !refusalConfirmed {

@@ -70,6 +70,7 @@ extension ServeSettings {
             throw refuse(.recordingsMaxBytes, "must be 0 (no quota) or at least 1048576 bytes, got \(quota)")
         }
         settings.recordingsMaxBytes = quota
+        settings.webhookHosts = given.webhookHosts ?? []
         return settings
     }
 
@@ -266,7 +267,7 @@ struct Given {
     var mediaDir, turnSecret, stunURL: String?
     var turnURLs: [String]
     var autoCreateRooms: Bool?
-    var outputHosts, webhookURLs: [String]?
+    var outputHosts, webhookURLs, webhookHosts: [String]?
     var corsOrigins: [String]
 
     /// Reads every setting in one fixed order, so a value of the wrong type is reported before any rule.
@@ -287,6 +288,7 @@ struct Given {
         emptyRoomTimeout = try sources.integer(.emptyRoomTimeout, flags.emptyRoomTimeout)
         decodeBudgetMs = try sources.integer(.decodeBudgetMs, flags.decodeBudgetMs)
         webhookURLs = try sources.list(.webhookURL, flags.webhookURLs)
+        webhookHosts = try sources.list(.webhookHosts, flags.webhookHosts)
         webhookSecret = try sources.string(.webhookSecret, flags.webhookSecret)
         logLevel = try sources.string(.logLevel, flags.logLevel)
         corsOrigins = try sources.list(.corsOrigins, flags.corsOrigins) ?? []
@@ -358,6 +360,7 @@ private struct Sources {
         case .emptyRoomTimeout: flags.emptyRoomTimeout != nil
         case .decodeBudgetMs: flags.decodeBudgetMs != nil
         case .webhookURL: !flags.webhookURLs.isEmpty
+        case .webhookHosts: !flags.webhookHosts.isEmpty
         case .webhookSecret: flags.webhookSecret != nil
         case .logLevel: flags.logLevel != nil
         case .corsOrigins: !flags.corsOrigins.isEmpty

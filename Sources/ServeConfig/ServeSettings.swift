@@ -44,6 +44,7 @@ public struct ServeFlags: Sendable, Equatable {
     public var stunURL: String?
     public var maxConnectionsPerAddress: Int?
     public var recordingsMaxBytes: Int?
+    public var webhookHosts: [String]
 
     public init(
         http: String? = nil, rtpPort: Int? = nil, publicIP: String? = nil, keys: String? = nil,
@@ -57,8 +58,9 @@ public struct ServeFlags: Sendable, Equatable {
         nodeURL: String? = nil, nodeTimeout: Int? = nil, mediaDir: String? = nil, maxSources: Int? = nil,
         maxSourcesPerRoom: Int? = nil, srtPort: Int? = nil, rtmpPort: Int? = nil, maxViewers: Int? = nil,
         iceTCPPort: Int? = nil, turnURLs: [String] = [], turnSecret: String? = nil, stunURL: String? = nil,
-        maxConnectionsPerAddress: Int? = nil, recordingsMaxBytes: Int? = nil
+        maxConnectionsPerAddress: Int? = nil, recordingsMaxBytes: Int? = nil, webhookHosts: [String] = []
     ) {
+        self.webhookHosts = webhookHosts
         self.maxConnectionsPerAddress = maxConnectionsPerAddress
         self.recordingsMaxBytes = recordingsMaxBytes
         self.iceTCPPort = iceTCPPort
@@ -124,7 +126,7 @@ public struct ServeSettings: Sendable, Equatable {
     public var maxTokenTTL: Int
     /// Where `file://` outputs may write.
     public var recordingsDir: String
-    /// Hosts and CIDRs outputs may push to; empty: any host but link-local and metadata addresses.
+    /// Hosts and CIDRs outputs and pulled sources may reach; empty: any public address (and loopback in dev mode).
     public var outputHosts: [String]
     /// A bearer token `/metrics` requires; nil: open.
     public var metricsToken: String?
@@ -186,6 +188,8 @@ public struct ServeSettings: Sendable, Equatable {
     public var maxConnectionsPerAddress = Defaults.maxConnectionsPerAddress
     /// What the recordings directory may hold, in bytes; 0: no quota.
     public var recordingsMaxBytes = 0
+    /// Hosts and CIDRs webhooks may be delivered to; empty: any public address (and loopback in dev mode).
+    public var webhookHosts: [String] = []
     /// Where each setting's value came from.
     public var origins: [SettingKey: SettingOrigin]
 

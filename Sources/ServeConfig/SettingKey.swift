@@ -45,6 +45,7 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
     case stunURL = "stun_url"
     case maxConnectionsPerAddress = "max_connections_per_address"
     case recordingsMaxBytes = "recordings_max_bytes"
+    case webhookHosts = "webhook_hosts"
 
     /// The key in the TOML config file.
     public var fileKey: String { rawValue }
@@ -61,7 +62,7 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
             .iceTCPPort, .maxConnectionsPerAddress, .recordingsMaxBytes:
             .integer
         case .autoCreateRooms: .boolean
-        case .webhookURL, .outputHosts, .corsOrigins, .turnURLs: .stringList
+        case .webhookURL, .outputHosts, .corsOrigins, .turnURLs, .webhookHosts: .stringList
         case .http, .publicIP, .keys, .keysFile, .recordingsDir, .metricsToken, .webhookSecret, .logLevel, .dtlsCert,
             .dtlsKey, .publicIP6, .webDir, .tlsCert, .tlsKey, .dataDir, .store, .nodeID, .nodeURL, .mediaDir,
             .turnSecret, .stunURL:

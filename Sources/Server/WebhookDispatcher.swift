@@ -3,6 +3,7 @@ import Logging
 import Metrics
 import Rooms
 import Clocks
+import Publishing
 
 /// POSTs every room event to each configured webhook URL (protocol/webhooks.md).
 ///
@@ -19,11 +20,15 @@ public final class WebhookDispatcher: RoomEventSink, @unchecked Sendable {
         public var queueCapacity: Int
         public var retry: WebhookRetryPolicy
         public var requestTimeoutSeconds: Double
+        /// Where deliveries may go, checked on the resolved address before every attempt (`webhook_hosts`).
+        public var destinations: DestinationPolicy
 
         public init(
             urls: [URL], secret: String, queueCapacity: Int = 1000,
-            retry: WebhookRetryPolicy = .standard, requestTimeoutSeconds: Double = 10
+            retry: WebhookRetryPolicy = .standard, requestTimeoutSeconds: Double = 10,
+            destinations: DestinationPolicy = DestinationPolicy(setting: "webhook_hosts")
         ) {
+            self.destinations = destinations
             self.urls = urls
             self.secret = secret
             self.queueCapacity = queueCapacity
@@ -45,7 +50,8 @@ public final class WebhookDispatcher: RoomEventSink, @unchecked Sendable {
         self.configuration = configuration
         self.logger = logger
         self.journal = journal
-        let sender = WebhookSender(timeoutSeconds: configuration.requestTimeoutSeconds)
+        let sender = WebhookSender(
+            timeoutSeconds: configuration.requestTimeoutSeconds, destinations: configuration.destinations)
         let journalQueue = self.journalQueue
         targets = configuration.urls.map { url in
             Target(

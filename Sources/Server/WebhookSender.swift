@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import Publishing
 import Rooms
 
 /// One webhook POST over URLSession: the signed headers, the body, and whether a 2xx came back.
@@ -22,8 +23,10 @@ struct WebhookSender: Sendable {
     }
 
     let session: URLSession
+    let destinations: DestinationPolicy
 
-    init(timeoutSeconds: Double) {
+    init(timeoutSeconds: Double, destinations: DestinationPolicy) {
+        self.destinations = destinations
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = timeoutSeconds
         configuration.timeoutIntervalForResource = timeoutSeconds
@@ -46,6 +49,7 @@ struct WebhookSender: Sendable {
     }
 
     func send(_ delivery: WebhookDelivery, to url: URL, secret: String) async -> Result {
+        if let refusal = await Self.refusal(of: url, destinations) { return .transportError(refusal) }
         var request = URLRequest(url: url)
         request.httpMethod = "POST"
         for (name, value) in Self.headers(for: delivery, secret: secret) {
@@ -62,6 +66,22 @@ struct WebhookSender: Sendable {
                     continuation.resume(returning: .transportError("no HTTP response"))
                 }
             }.resume()
+        }
+    }
+
+    /// Why `url`'s host may not be posted to now: resolved at each attempt and every address checked (a name moved
+    /// into a refused network since the last one is refused at this one). The lookup blocks, so off the pool.
+    static func refusal(of url: URL, _ destinations: DestinationPolicy) async -> String? {
+        guard let host = url.host, !host.isEmpty else { return "the URL has no host" }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
+            DispatchQueue.global().async {
+                do {
+                    let addresses = try HostResolver.addresses(of: host)
+                    continuation.resume(returning: destinations.refusal(host: host, addresses: addresses))
+                } catch {
+                    continuation.resume(returning: "\(error)")
+                }
+            }
         }
     }
 }

@@ -78,9 +78,16 @@ struct Serve: AsyncParsableCommand {
     @Option(
         name: .customLong("output-hosts"),
         help:
-            "A host or CIDR outputs may push to (repeatable; env COHOST_OUTPUT_HOSTS, comma separated). None: any host."
+            "A host or CIDR outputs and pulled sources may reach (repeatable; env COHOST_OUTPUT_HOSTS, comma separated). None: any public address."
     )
     var outputHosts: [String] = []
+
+    @Option(
+        name: .customLong("webhook-hosts"),
+        help:
+            "A host or CIDR webhooks may be delivered to (repeatable; env COHOST_WEBHOOK_HOSTS, comma separated). None: any public address."
+    )
+    var webhookHosts: [String] = []
 
     @Option(
         name: .customLong("metrics-token"),
@@ -260,7 +267,7 @@ struct Serve: AsyncParsableCommand {
             maxSources: maxSources, maxSourcesPerRoom: maxSourcesPerRoom, srtPort: srtPort,
             rtmpPort: rtmpPort, maxViewers: maxViewers, iceTCPPort: iceTCPPort, turnURLs: turnURLs,
             turnSecret: turnSecret, stunURL: stunURL, maxConnectionsPerAddress: maxConnectionsPerAddress,
-            recordingsMaxBytes: recordingsMaxBytes)
+            recordingsMaxBytes: recordingsMaxBytes, webhookHosts: webhookHosts)
     }
 
     /// Reads the config file (if any) and merges every source; a refused value stops the start with its source named.

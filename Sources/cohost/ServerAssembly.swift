@@ -30,7 +30,7 @@ struct ServerAssembly {
         try rooms(into: &config, devMode: devMode)
         try webRTC(into: &config)
         try store(into: &config)
-        try webhooks(into: &config)
+        try webhooks(into: &config, devMode: devMode)
         return config
     }
 
@@ -82,7 +82,10 @@ struct ServerAssembly {
 
     private func rooms(into config: inout ServerConfiguration, devMode: Bool) throws {
         let destinations: DestinationPolicy
-        do { destinations = try DestinationPolicy(allowing: settings.outputHosts) } catch {
+        do {
+            destinations = try DestinationPolicy(
+                allowing: settings.outputHosts, setting: SettingKey.outputHosts.rawValue, allowsLoopback: devMode)
+        } catch {
             throw ServeConfigError("\(settings.origin(of: .outputHosts)): \(error)")
         }
         var recordings: RecordingsDirectory
@@ -202,7 +205,7 @@ struct ServerAssembly {
         logger.info("cluster node", metadata: ["node": "\(nodeID)", "api": "\(apiURL)", "media": "\(media)"])
     }
 
-    private func webhooks(into config: inout ServerConfiguration) throws {
+    private func webhooks(into config: inout ServerConfiguration, devMode: Bool) throws {
         guard !settings.webhookURLs.isEmpty, let secret = settings.webhookSecret else { return }
         // A receiver holds this secret: were it an API key's, the receiver could mint tokens.
         if let key = config.keys.keys.first(where: { config.keys.secret(for: $0) == secret }) {
@@ -210,14 +213,22 @@ struct ServerAssembly {
                 "\(settings.origin(of: .webhookSecret)) is the secret of API key '\(key)': webhooks need a secret of "
                     + "their own (e.g. openssl rand -hex 32)")
         }
+        let destinations: DestinationPolicy
+        do {
+            destinations = try DestinationPolicy(
+                allowing: settings.webhookHosts, setting: SettingKey.webhookHosts.rawValue, allowsLoopback: devMode)
+        } catch {
+            throw ServeConfigError("\(settings.origin(of: .webhookHosts)): \(error)")
+        }
         let urls = settings.webhookURLs.compactMap(WebhookURL.parse)
+        // An address literal the rules refuse is refused at start; a name is checked at every delivery.
         for url in urls {
-            if let refusal = DestinationPolicy.alwaysRefusedHost(url.host ?? "") {
+            if let refusal = destinations.refusal(host: url.host ?? "") {
                 throw ServeConfigError("\(settings.origin(of: .webhookURL)): \(refusal)")
             }
         }
         let dispatcher = WebhookDispatcher(
-            configuration: .init(urls: urls, secret: secret), logger: logger,
+            configuration: .init(urls: urls, secret: secret, destinations: destinations), logger: logger,
             journal: config.store as? any WebhookJournal)
         config.rooms.eventSinks.append(dispatcher)
         config.webhooks = dispatcher

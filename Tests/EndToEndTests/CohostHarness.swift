@@ -10,13 +10,15 @@ final class CohostHarness: @unchecked Sendable {
     static let key = "testkey"
     /// 32 bytes or more: cohost refuses shorter secrets.
     static let secret = "testsecret-0123456789abcdef-0123456789"
-    /// The arguments the harness gives besides ports: keys, rooms created on join (as most suites expect), and
-    /// the system's temporary directory as the recordings and media directory (suites write outputs and files to pull
-    /// below it).
+    /// The arguments the harness gives besides ports: keys, rooms created on join (as most suites expect), the
+    /// system's temporary directory as the recordings and media directory (suites write outputs and files to pull
+    /// below it), and 127.0.0.1 as the one host outputs, sources and webhooks may reach (nginx-rtmp, cameras and
+    /// receivers all run there; a refusal is shown with another loopback address).
     static let standardArguments = [
         "--keys", "\(key):\(secret)", "--log-level", "info", "--auto-create-rooms", "true",
         "--recordings-dir", FileManager.default.temporaryDirectory.path,
         "--media-dir", FileManager.default.temporaryDirectory.path,
+        "--output-hosts", "127.0.0.1", "--webhook-hosts", "127.0.0.1",
     ]
     let httpPort: Int
     let rtpPort: Int

@@ -44,7 +44,7 @@ extension EndToEnd {
             // Keys from a file: nothing secret on the command line.
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("cohost-keys-\(UUID())").path
             try "# keys\n\(CohostHarness.key):\(CohostHarness.secret)\n".write(
-                toFile: file, atomically: true, encoding: .utf8)
+                toFile: file, atomically: false, encoding: .utf8)
             defer { try? FileManager.default.removeItem(atPath: file) }
             let cohost = try CohostHarness(arguments: ["--keys-file", file])
             let admin = cohost.token(room: "filed", user: "mod", admin: true)
@@ -100,6 +100,106 @@ extension EndToEnd {
             // The file is opened on the output's own thread, just after the answer.
             #expect(await eventually(seconds: 5) { FileManager.default.fileExists(atPath: recordings + "/show.flv") })
             #expect(mode(recordings + "/show.flv") == 0o600)
+        }
+
+        /// A TCP listener on 127.0.0.1 that counts who connects: where the refused outputs and sources would go.
+        final class Tripwire {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let port: Int
+            private var accepted = 0
+
+            init() throws {
+                #expect(Loopback.bind(fd, port: 0) && listen(fd, 16) == 0)
+                port = try #require(Loopback.localPort(fd))
+                _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            }
+
+            deinit { close(fd) }
+
+            var connections: Int {
+                while case let peer = accept(fd, nil, nil), peer >= 0 {
+                    accepted += 1
+                    close(peer)
+                }
+                return accepted
+            }
+        }
+
+        @Test func outboundDestinationsRefuseInternalAddressesUnlessListedAndSayOnlyCannotConnect() async throws {
+            let wire = try Tripwire()
+            let port = wire.port
+            // Keys and nothing else: loopback is an internal address like any private one.
+            let plain = try CohostHarness(arguments: ["--keys", "\(CohostHarness.key):\(CohostHarness.secret)"])
+            let admin = plain.token(room: "out", user: "mod", admin: true)
+            #expect(
+                try plain.call("POST", "/v1/rooms", token: admin, body: Data(#"{"name":"out","audioOnly":true}"#.utf8))
+                    .status == 201)
+            func post(_ cohost: CohostHarness, _ path: String, _ body: String) throws -> (Int, String?) {
+                let r = try cohost.call("POST", "/v1/rooms/out/\(path)", token: admin, body: Data(body.utf8))
+                return (r.status, Self.errorCode(r.body))
+            }
+            // Address literals are refused at once, saying why (the URL itself names the address).
+            #expect(try post(plain, "outputs", #"{"url":"rtmp://127.0.0.1:\#(port)/live/k"}"#).0 == 400)
+            #expect(
+                try post(plain, "sources", #"{"userId":"cam","url":"rtsp://127.0.0.1:\#(port)/cam"}"#)
+                    == (403, "forbidden_destination"))
+            #expect(
+                try post(plain, "sources", #"{"userId":"cam","url":"http://[::1]:\#(port)/a.m3u8"}"#)
+                    == (403, "forbidden_destination"))
+            // A name is resolved at connect time: "localhost" is refused then, reported like a host that is down.
+            #expect(try post(plain, "outputs", #"{"url":"rtmp://localhost:\#(port)/live/k"}"#).0 == 201)
+            #expect(try post(plain, "sources", #"{"userId":"cam","url":"rtsp://localhost:\#(port)/cam"}"#).0 == 201)
+            func states(_ cohost: CohostHarness) throws -> (output: String, source: String) {
+                let room = try cohost.call("GET", "/v1/rooms/out", token: admin)
+                let sources = try cohost.call("GET", "/v1/rooms/out/sources", token: admin)
+                func first(_ data: Data, _ key: String) -> [String: Any] {
+                    let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+                    return (json?[key] as? [[String: Any]])?.first ?? [:]
+                }
+                let output = first(room.body, "outputs")
+                let source = first(sources.body, "sources")
+                return (
+                    "\(output["state"] ?? "-") \(output["error"] ?? "-")",
+                    "\(source["state"] ?? "-") \(source["error"] ?? "-")"
+                )
+            }
+            let vague = "cannot connect to localhost:\(port)"
+            #expect(
+                await eventually(seconds: 10) {
+                    let now = (try? states(plain)) ?? (output: "", source: "")
+                    return now.output == "reconnecting \(vague)" && now.source == "retrying \(vague)"
+                }, "\((try? states(plain)) ?? ("", ""))")
+            #expect(plain.process.output.contains("is an internal address"))
+            // Listed elsewhere (another loopback address), the same: refused, nothing more said.
+            let listed = try CohostHarness(
+                arguments: ["--keys", "\(CohostHarness.key):\(CohostHarness.secret)", "--output-hosts", "127.0.0.2"])
+            #expect(
+                try listed.call("POST", "/v1/rooms", token: admin, body: Data(#"{"name":"out","audioOnly":true}"#.utf8))
+                    .status == 201)
+            #expect(try post(listed, "outputs", #"{"url":"srt://localhost:\#(port)?streamid=x"}"#).0 == 201)
+            #expect(try post(listed, "sources", #"{"userId":"hls","url":"http://localhost:\#(port)/a.m3u8"}"#).0 == 201)
+            #expect(
+                await eventually(seconds: 10) {
+                    let now = (try? states(listed)) ?? (output: "", source: "")
+                    return now.output == "reconnecting \(vague)" && now.source == "retrying \(vague)"
+                }, "\((try? states(listed)) ?? ("", ""))")
+            #expect(wire.connections == 0)
+            // A webhook receiver on loopback, unlisted, stops the start.
+            let (status, output) = try Self.refusedStart([
+                "--http", "127.0.0.1:\(try FreePort.tcp())", "--keys", "\(CohostHarness.key):\(CohostHarness.secret)",
+                "--webhook-url", "http://127.0.0.1:\(port)/hook", "--webhook-secret",
+                "hook-0123456789abcdef0123456789ab",
+            ])
+            #expect(status != 0 && output.contains("webhook_hosts"), "\(output)")
+            // Where the list names 127.0.0.1, the same name connects: the tripwire would have seen a refused one.
+            let allowed = try CohostHarness()
+            #expect(
+                try allowed.call(
+                    "POST", "/v1/rooms", token: admin, body: Data(#"{"name":"out","audioOnly":true}"#.utf8)
+                )
+                .status == 201)
+            #expect(try post(allowed, "outputs", #"{"url":"rtmp://localhost:\#(port)/live/k"}"#).0 == 201)
+            #expect(await eventually(seconds: 10) { wire.connections >= 1 })
         }
 
         @Test func tokensRoomsAndMetricsFollowTheOperatorsRules() throws {

@@ -13,15 +13,55 @@ import Testing
         let everything = try DestinationPolicy(allowing: ["0.0.0.0/0", "::/0"])
         #expect(everything.refusal(host: "169.254.169.254") != nil)
         #expect(everything.refusal(host: "rtmp.example", addresses: [try #require(IPAddress("169.254.1.1"))]) != nil)
-        #expect(open.refusal(host: "127.0.0.1") == nil && open.refusal(host: "rtmp.example") == nil)
-        #expect(open.refusal(host: "169.253.255.255") == nil && open.refusal(host: "fec0::1") == nil)
+        #expect(open.refusal(host: "rtmp.example") == nil)
+        #expect(open.refusal(host: "169.253.255.255") == nil && open.refusal(host: "2001:4860::1") == nil)
+    }
+
+    @Test func withoutAListEveryInternalRangeIsRefusedAndOnlyItsEdgesPass() throws {
+        let open = DestinationPolicy()
+        let internalHosts = [
+            "127.0.0.1", "127.255.255.254", "::1", "0.0.0.0", "0.255.255.255", "::", "10.0.0.1", "10.255.255.255",
+            "172.16.0.1", "172.31.255.255", "192.168.0.1", "192.168.255.255", "100.64.0.1", "100.127.255.255",
+            "192.0.0.8", "198.18.0.1", "198.19.255.255", "224.0.0.1", "239.255.255.250", "240.0.0.1",
+            "255.255.255.255", "fc00::1", "fd12:3456::1", "fec0::1", "ff02::1", "::ffff:10.0.0.1",
+            "::ffff:127.0.0.1", "64:ff9b::a00:1", "64:ff9b::7f00:1", "::10.0.0.1",
+        ]
+        for host in internalHosts {
+            #expect(open.refusal(host: host)?.contains("internal address") == true, "\(host)")
+            #expect(try #require(IPAddress(host)).isInternal, "\(host)")
+        }
+        let publicHosts = [
+            "9.255.255.255", "11.0.0.1", "172.15.255.255", "172.32.0.1", "192.167.255.255", "192.169.0.1",
+            "100.63.255.255", "100.128.0.1", "198.17.255.255", "198.20.0.1", "223.255.255.255", "1.1.1.1",
+            "2001:4860:4860::8888", "fbff::1", "fe00::1", "64:ff9b::808:808", "::ffff:8.8.8.8",
+        ]
+        for host in publicHosts {
+            #expect(open.refusal(host: host) == nil, "\(host)")
+            #expect(try !#require(IPAddress(host)).isInternal, "\(host)")
+        }
+        // A name is judged by every address it resolves to.
+        let name = "stream.example"
+        #expect(open.refusal(host: name, addresses: [try #require(IPAddress("8.8.8.8"))]) == nil)
+        #expect(
+            open.refusal(
+                host: name, addresses: [try #require(IPAddress("8.8.8.8")), try #require(IPAddress("10.1.1.1"))])
+                != nil)
+        // Dev mode: loopback, and nothing else internal.
+        let dev = DestinationPolicy(allowsLoopback: true)
+        #expect(dev.refusal(host: "127.0.0.1") == nil && dev.refusal(host: "::1") == nil)
+        #expect(dev.refusal(host: name, addresses: [try #require(IPAddress("127.0.0.1"))]) == nil)
+        #expect(dev.refusal(host: "10.0.0.1") != nil && dev.refusal(host: "169.254.169.254") != nil)
+        // A list admits what it names, internal or not, and nothing else.
+        let listed = try DestinationPolicy(allowing: ["10.0.0.0/8"], setting: "webhook_hosts")
+        #expect(listed.refusal(host: "10.2.3.4") == nil)
+        #expect(listed.refusal(host: "8.8.8.8") == "'8.8.8.8' is not among the hosts webhook_hosts allows")
     }
 
     @Test func anAllowListAdmitsItsHostsAndNetworksOnly() throws {
         let policy = try DestinationPolicy(allowing: ["rtmp.example", "127.0.0.0/30", "::1"])
         #expect(policy.refusal(host: "RTMP.example") == nil)
         #expect(policy.refusal(host: "127.0.0.3") == nil && policy.refusal(host: "::1") == nil)
-        #expect(policy.refusal(host: "127.0.0.4")?.contains("not among the hosts outputs may push to") == true)
+        #expect(policy.refusal(host: "127.0.0.4") == "'127.0.0.4' is not among the hosts output_hosts allows")
         // A name outside the list is judged by where it resolves, at connect time.
         #expect(policy.refusal(host: "other.example") == nil)
         #expect(policy.refusal(host: "other.example", addresses: [try #require(IPAddress("127.0.0.2"))]) == nil)

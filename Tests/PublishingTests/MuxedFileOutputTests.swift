@@ -154,7 +154,7 @@ struct SRTOutputURLTests {
     @Test("makeOutput takes srt:// and refuses a host the rules refuse")
     func factory() throws {
         let output = try makeOutput(
-            id: "s", url: "srt://127.0.0.1:9000?streamid=x", logger: Logger(label: "t"), onStateChange: { _ in })
+            id: "s", url: "srt://srt.example:9000?streamid=x", logger: Logger(label: "t"), onStateChange: { _ in })
         #expect(output is StreamPublisher)
         #expect(throws: OutputError.self) {
             _ = try makeOutput(

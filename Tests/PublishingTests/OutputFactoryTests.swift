@@ -8,7 +8,7 @@ struct OutputFactoryTests {
 
     @Test("rtmp:// makes an StreamPublisher and file:// a FileOutput, both idle until started")
     func schemes() throws {
-        let rtmp = try makeOutput(id: "a", url: "rtmp://127.0.0.1:1935/live/key", logger: logger) { _ in }
+        let rtmp = try makeOutput(id: "a", url: "rtmp://rtmp.example:1935/live/key", logger: logger) { _ in }
         #expect(rtmp is StreamPublisher)
         #expect(rtmp.state == .disconnected)
         let file = try makeOutput(id: "b", url: "file:///tmp/cohost%20test.flv", logger: logger) { _ in }

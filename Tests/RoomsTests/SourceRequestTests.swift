@@ -1,4 +1,5 @@
 import Foundation
+import Publishing
 import Testing
 
 @testable import Rooms
@@ -38,15 +39,17 @@ import Testing
         let (media, path) = try Self.media()
         defer { try? FileManager.default.removeItem(atPath: path) }
         let rules = SourceRules(mediaDirectory: media)
-        let camera = try SourceRequest(userId: "door", url: "rtsp://u:p@127.0.0.1:8554/cam", transport: "udp")
+        let camera = try SourceRequest(userId: "door", url: "rtsp://u:p@cam.example:8554/cam", transport: "udp")
             .plan(rules: rules, room: Self.room)
         #expect(camera.input.options["rtsp_transport"] == "udp")
         #expect(camera.input.options["protocol_whitelist"] == "rtsp,rtsps,rtp,srtp,udp,tcp,tls")
         #expect(
-            camera.input.latencyMs == 500 && !camera.input.isFile && camera.shownURL == "rtsp://***@127.0.0.1:8554/cam")
-        let hls = try SourceRequest(userId: "show", url: "http://127.0.0.1/live.m3u8").plan(
+            camera.input.latencyMs == 500 && !camera.input.isFile
+                && camera.shownURL == "rtsp://***@cam.example:8554/cam")
+        let hls = try SourceRequest(userId: "show", url: "http://cdn.example/live.m3u8").plan(
             rules: rules, room: Self.room)
         #expect(hls.input.options["protocol_whitelist"] == "http,https,tcp,tls,crypto")
+        #expect(hls.input.options["max_redirects"] == "0")
         let jingle = try SourceRequest(userId: "ding", url: "file://jingles/ding.wav", gain: 0.5)
             .plan(rules: rules, room: Self.room)
         #expect(jingle.input.location == media.path + "/jingles/ding.wav" && jingle.input.isFile)
@@ -104,6 +107,12 @@ import Testing
         #expect(code(SourceRequest(userId: "a", url: "rtsp://h/a", gain: .nan)) == "invalid_source")
         #expect(code(SourceRequest(userId: "a", url: "rtsp://h/a\r\nx")) == "invalid_source")
         #expect(code(SourceRequest(userId: "a", url: "rtsp://169.254.169.254/a")) == "forbidden_destination")
+        // An internal address literal, without a list naming it.
+        #expect(code(SourceRequest(userId: "a", url: "rtsp://10.0.0.7/a")) == "forbidden_destination")
+        #expect(code(SourceRequest(userId: "a", url: "http://[::1]:8080/a.m3u8")) == "forbidden_destination")
+        let listed = try SourceRules(destinations: DestinationPolicy(allowing: ["10.0.0.0/8"]))
+        #expect(code(SourceRequest(userId: "a", url: "rtsp://10.0.0.7/a"), listed) == nil)
+        #expect(code(SourceRequest(userId: "a", url: "rtsp://127.0.0.1/a"), listed) == "forbidden_destination")
         #expect(code(SourceRequest(userId: "no spaces", url: "rtsp://h/a")) == "invalid_user")
         #expect(code(SourceRequest(userId: "a", url: "file://../x.wav")) == "forbidden_path")
         #expect(code(SourceRequest(userId: "a", url: "file://escape.wav")) == "forbidden_path")

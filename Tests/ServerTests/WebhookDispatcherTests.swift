@@ -3,6 +3,7 @@ import Testing
 import Hummingbird
 import Logging
 import NIOConcurrencyHelpers
+import Publishing
 import Rooms
 @testable import Server
 import ServiceLifecycle
@@ -75,7 +76,7 @@ import TestSupport
     @Test func aRefusedDeliveryIsRetriedWithTheSameIdAndSignatureThenTheRestFollowInOrder() async throws {
         try await Self.withListener(failFirst: 1) { url, received in
             let dispatcher = WebhookDispatcher(
-                configuration: .init(urls: [url], secret: "s1"), logger: Logger(label: "test"))
+                configuration: .init(urls: [url], secret: "s1", destinations: .loopback), logger: Logger(label: "test"))
             defer { dispatcher.stop() }
             // Real room events, through the manager's sinks.
             let manager = RoomManager(
@@ -120,7 +121,7 @@ import TestSupport
     @Test func theRetryWaitsTheFirstBackoffStep() async throws {
         try await Self.withListener(failFirst: 1) { url, received in
             let dispatcher = WebhookDispatcher(
-                configuration: .init(urls: [url], secret: "s1"), logger: Logger(label: "test"))
+                configuration: .init(urls: [url], secret: "s1", destinations: .loopback), logger: Logger(label: "test"))
             defer { dispatcher.stop() }
             let started = Date()
             dispatcher.receive(
@@ -147,7 +148,8 @@ import TestSupport
             let policy = WebhookRetryPolicy(initialDelayMs: 10, maxDelayMs: 40, giveUpAfterMs: 150)
             let dispatcher = WebhookDispatcher(
                 configuration: .init(
-                    urls: [URL(string: "http://127.0.0.1:\(port)/hook")!], secret: "s1", retry: policy),
+                    urls: [URL(string: "http://127.0.0.1:\(port)/hook")!], secret: "s1", retry: policy,
+                    destinations: .loopback),
                 logger: Logger(label: "test"))
             defer { dispatcher.stop() }
             dispatcher.receive(eventJSON: #"{"room":"r","type":"room_closed"}"#, room: "r")
@@ -158,12 +160,57 @@ import TestSupport
         }
     }
 
+    @Test func aReceiverOnAnInternalAddressIsRefusedBeforeAnyConnectionUnlessListed() async throws {
+        let asked = NIOLockedValueBox(0)
+        let router = Router()
+        router.post("hook") { _, _ -> Response in
+            asked.withLockedValue { $0 += 1 }
+            return Response(status: .noContent)
+        }
+        try await withLoopbackServer(router) { port in
+            let policy = WebhookRetryPolicy(initialDelayMs: 10, maxDelayMs: 40, giveUpAfterMs: 150)
+            // No list: loopback is internal. A name resolving there ("localhost") is refused the same way.
+            for host in ["127.0.0.1", "localhost"] {
+                let refused = WebhookDispatcher(
+                    configuration: .init(
+                        urls: [URL(string: "http://\(host):\(port)/hook")!], secret: "s1", retry: policy),
+                    logger: Logger(label: "test"))
+                refused.receive(eventJSON: #"{"room":"r","type":"room_closed"}"#, room: "r")
+                await eventually(seconds: 5) { refused.pending == 0 }
+                #expect(refused.counts.failed == 1 && refused.counts.delivered == 0, "\(host)")
+                refused.stop()
+            }
+            // A list that names another loopback address refuses this one too.
+            let elsewhere = WebhookDispatcher(
+                configuration: .init(
+                    urls: [URL(string: "http://localhost:\(port)/hook")!], secret: "s1", retry: policy,
+                    destinations: try DestinationPolicy(allowing: ["127.0.0.2"], setting: "webhook_hosts")),
+                logger: Logger(label: "test"))
+            elsewhere.receive(eventJSON: #"{"room":"r","type":"room_closed"}"#, room: "r")
+            await eventually(seconds: 5) { elsewhere.pending == 0 }
+            #expect(elsewhere.counts.failed == 1)
+            elsewhere.stop()
+            #expect(asked.withLockedValue { $0 } == 0)
+            // Listed, the same receiver gets the event.
+            let listed = WebhookDispatcher(
+                configuration: .init(
+                    urls: [URL(string: "http://localhost:\(port)/hook")!], secret: "s1", retry: policy,
+                    destinations: try DestinationPolicy(allowing: ["127.0.0.1"], setting: "webhook_hosts")),
+                logger: Logger(label: "test"))
+            defer { listed.stop() }
+            listed.receive(eventJSON: #"{"room":"r","type":"room_closed"}"#, room: "r")
+            await eventually(seconds: 5) { listed.counts.delivered == 1 }
+            #expect(listed.counts.delivered == 1 && asked.withLockedValue { $0 } == 1)
+        }
+    }
+
     @Test func anUnreachableURLIsGivenUpAndAFullQueueDrops() async throws {
         // Nothing listens on the discard port of loopback: every attempt is a connection error.
         let url = URL(string: "http://127.0.0.1:9/hook")!
         let policy = WebhookRetryPolicy(initialDelayMs: 10, maxDelayMs: 40, giveUpAfterMs: 150)
         let dispatcher = WebhookDispatcher(
-            configuration: .init(urls: [url], secret: "s1", queueCapacity: 2, retry: policy),
+            configuration: .init(
+                urls: [url], secret: "s1", queueCapacity: 2, retry: policy, destinations: .loopback),
             logger: Logger(label: "test"))
         defer { dispatcher.stop() }
         let started = Date()
@@ -175,4 +222,9 @@ import TestSupport
         #expect(dispatcher.counts == .init(delivered: 0, failed: 2, dropped: 3))
         #expect(await dispatcher.drain(timeout: 0.1))
     }
+}
+
+extension DestinationPolicy {
+    /// Receivers on this machine: where every test here posts.
+    static let loopback = try! DestinationPolicy(allowing: ["127.0.0.0/8"], setting: "webhook_hosts")
 }

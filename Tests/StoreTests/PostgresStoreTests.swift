@@ -56,7 +56,7 @@ import TestSupport
         defer { pg.stop() }
         do {
             let manager = RoomManager(
-                settings: RoomSettings(), logger: Logger(label: "test"),
+                settings: .loopbackOutputs, logger: Logger(label: "test"),
                 store: try PostgresRoomStore(url: pg.url, nodeID: "n1"))
             let room = try manager.createRoom(
                 JSONDecoder().decode(
@@ -66,7 +66,7 @@ import TestSupport
             manager.shutdown()
         }
         let manager = RoomManager(
-            settings: RoomSettings(), logger: Logger(label: "test"),
+            settings: .loopbackOutputs, logger: Logger(label: "test"),
             store: try PostgresRoomStore(url: pg.url, nodeID: "n1"))
         defer { manager.shutdown() }
         #expect(try manager.restore().restored == ["kept"])

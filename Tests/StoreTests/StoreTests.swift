@@ -2,6 +2,7 @@ import Codecs
 import Foundation
 import Logging
 import Media
+import Publishing
 import Rooms
 import Testing
 
@@ -154,7 +155,7 @@ import Layout
             mode: .custom, regions: [Region(userId: "ann", x: 10, y: 20, width: 300, height: 170, z: 2)])
         do {
             let manager = RoomManager(
-                settings: RoomSettings(), logger: Logger(label: "test"),
+                settings: .loopbackOutputs, logger: Logger(label: "test"),
                 store: try SQLiteRoomStore(path: path))
             let show = try manager.createRoom(
                 Self.request(#"{"name":"show","canvas":{"width":640,"height":360,"fps":10}}"#))
@@ -171,7 +172,7 @@ import Layout
             #expect(manager.storeErrors == 0)
         }
         let manager = RoomManager(
-            settings: RoomSettings(), logger: Logger(label: "test"),
+            settings: .loopbackOutputs, logger: Logger(label: "test"),
             store: try SQLiteRoomStore(path: path))
         defer { manager.shutdown() }
         let restored = try manager.restore()
@@ -192,10 +193,16 @@ import Layout
         try store.saveRoom(name: "odd", definition: Data(#"{"name":"odd","canvas":{"width":99999}}"#.utf8))
         try store.saveRoom(name: "fine", definition: Data(#"{"name":"fine","audioOnly":true}"#.utf8))
         let manager = RoomManager(
-            settings: RoomSettings(), logger: Logger(label: "test"), store: store)
+            settings: .loopbackOutputs, logger: Logger(label: "test"), store: store)
         defer { manager.shutdown() }
         let restored = try manager.restore()
         #expect(restored.restored == ["fine"] && restored.failed == ["odd"])
         #expect(try store.load().rooms.map(\.name) == ["fine", "odd"])
     }
+}
+
+extension RoomSettings {
+    /// Outputs to this machine allowed: the rooms here push to a closed loopback port.
+    static let loopbackOutputs = RoomSettings(
+        outputRules: OutputRules(destinations: try! DestinationPolicy(allowing: ["127.0.0.1"])))
 }

@@ -47,7 +47,7 @@ public final class NginxRTMP: @unchecked Sendable {
         // The ports are picked free, then bound by nginx: something else may take one in between. nginx then
         // exits at once saying so, and the next try picks new ports.
         for attempt in 1...3 {
-            try config().write(toFile: directory + "/nginx.conf", atomically: true, encoding: .utf8)
+            try config().write(toFile: directory + "/nginx.conf", atomically: false, encoding: .utf8)
             do {
                 try launch()
                 return

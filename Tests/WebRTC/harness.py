@@ -312,7 +312,9 @@ class Cohost(Stoppable):
     """A real `cohost serve` on free loopback ports (like CohostHarness.swift). Its stdout and stderr go to
     `log_path`; `output()` returns them for failure messages. Use as a context manager or call stop()."""
 
-    STANDARD_ARGUMENTS = ["--keys", f"{KEY}:{SECRET}", "--log-level", "info", "--auto-create-rooms", "true"]
+    # 127.0.0.1 is the one host outputs, sources and webhooks may reach: nginx-rtmp and the rest run there.
+    STANDARD_ARGUMENTS = ["--keys", f"{KEY}:{SECRET}", "--log-level", "info", "--auto-create-rooms", "true",
+                          "--output-hosts", "127.0.0.1", "--webhook-hosts", "127.0.0.1"]
 
     def __init__(self, extra_args=(), arguments=None, env=None, binary=None):
         self.binary = binary or cohost_binary()

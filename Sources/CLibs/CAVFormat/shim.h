@@ -2,6 +2,7 @@
 #include <libavcodec/avcodec.h>
 #include <libavutil/avutil.h>
 #include <libavutil/dict.h>
+#include <libavutil/avstring.h>
 #include <libavutil/error.h>
 #include <libavutil/log.h>
 #include <libavutil/time.h>
@@ -38,6 +39,30 @@ static inline int cohost_io_interrupt(void *opaque) {
 static inline void cohost_set_interrupt(AVFormatContext *ctx, cohost_io_deadline *d) {
     ctx->interrupt_callback.callback = cohost_io_interrupt;
     ctx->interrupt_callback.opaque = d;
+}
+
+// Every URL a demuxer opens through the context (an HLS playlist, its segments and keys) must name the host the
+// source was checked for: a playlist cannot send the reader to another host. `original` is the default io_open.
+typedef struct {
+    char host[256];
+    int (*original)(struct AVFormatContext *, AVIOContext **, const char *, int, AVDictionary **);
+} cohost_io_pin;
+
+static inline int cohost_io_open_pinned(struct AVFormatContext *s, AVIOContext **pb, const char *url, int flags,
+                                        AVDictionary **options) {
+    cohost_io_pin *pin = (cohost_io_pin *)s->opaque;
+    char proto[32], host[256], path[8];
+    int port = -1;
+    host[0] = 0;
+    av_url_split(proto, sizeof proto, NULL, 0, host, sizeof host, &port, path, sizeof path, url);
+    if (!pin || !pin->original || host[0] == 0 || av_strcasecmp(host, pin->host) != 0) return AVERROR(EACCES);
+    return pin->original(s, pb, url, flags, options);
+}
+
+static inline void cohost_pin_io(AVFormatContext *ctx, cohost_io_pin *pin) {
+    pin->original = ctx->io_open;
+    ctx->opaque = pin;
+    ctx->io_open = cohost_io_open_pinned;
 }
 
 static inline int64_t cohost_av_nopts_value(void) { return AV_NOPTS_VALUE; }

@@ -35,8 +35,14 @@ extension RoomManager {
         let userId = plan.userId
         let shownURL = plan.shownURL
         let holder = SourceHolder()
+        let logger = self.logger
+        let roomName = room.name
+        let destinations = CheckedSourceDestinations(policy: settings.sourceRules.destinations) { refusal in
+            logger.warning(
+                "source refused", metadata: ["room": "\(roomName)", "user": "\(userId)", "reason": "\(refusal)"])
+        }
         let reader = SourceReader(
-            plan.input,
+            plan.input, destinations: destinations,
             onState: { [weak self, weak room] state, attempt, error in
                 guard let self, let room, let source = holder.source else { return }
                 source.note(state, attempt: attempt, error: error)

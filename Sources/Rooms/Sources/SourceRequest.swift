@@ -166,6 +166,8 @@ extension SourceRequest {
             default:
                 // HLS: the playlist and its segments over http(s) only (never file: or another protocol).
                 options["protocol_whitelist"] = "http,https,tcp,tls,crypto"
+                // A redirect would lead past the destination check made for this host.
+                options["max_redirects"] = "0"
             }
         }
         let live = !isFile

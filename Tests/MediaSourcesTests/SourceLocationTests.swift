@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+
+@testable import MediaSources
+import TestSupport
+
+/// A pulled source's URL aimed at the address its host was checked for, and the HLS reader kept on that host.
+@Suite struct SourceLocationTests {
+    @Test func theHostIsFoundAndReplacedPastCredentialsPortsAndBrackets() throws {
+        let camera = try #require(SourceLocation("rtsp://admin:p@ss@cam.example:8554/live?x=1"))
+        #expect(camera.host == "cam.example" && camera.hostHeader == "cam.example:8554" && !camera.isTLS)
+        #expect(camera.aimed(at: "10.0.0.7") == "rtsp://admin:p@ss@10.0.0.7:8554/live?x=1")
+        let six = try #require(SourceLocation("srt://[2001:db8::1]:9000?streamid=a/b"))
+        #expect(six.host == "2001:db8::1" && six.aimed(at: "2001:db8::2") == "srt://[2001:db8::2]:9000?streamid=a/b")
+        let plain = try #require(SourceLocation("http://CDN.example/live/index.m3u8"))
+        #expect(plain.aimed(at: "192.0.2.10") == "http://192.0.2.10/live/index.m3u8")
+        #expect(plain.hostHeader == "CDN.example" && plain.scheme == "http")
+        #expect(SourceLocation("https://cdn.example/a.m3u8")?.isTLS == true)
+        #expect(SourceLocation("rtmp:///app") == nil && SourceLocation("no-scheme") == nil)
+    }
+
+    /// An HLS playlist served on 127.0.0.1 whose segments live on `segmentHost`; `body` gets the playlist's URL and
+    /// the number of connections a listener on 127.0.0.2 (the other host) has accepted so far.
+    static func withPlaylist(
+        absoluteSegments: Bool, _ body: (_ url: String, _ otherHostConnections: () -> Int) throws -> Void
+    ) throws {
+        let dir = NSTemporaryDirectory() + "cohost-hls-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let made = try run(
+            "ffmpeg",
+            [
+                "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
+                "sine=frequency=440:sample_rate=48000", "-t", "2", "-c:a", "aac", "-f", "hls", "-hls_time", "1",
+                "-hls_list_size", "0", dir + "/index.m3u8",
+            ], timeout: 60)
+        guard made.status == 0 else { throw TestSupportError.failed("ffmpeg: \(made.stderr)") }
+        // The other host: a listener on 127.0.0.2 that only counts who connects.
+        let other = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(other) }
+        var address = Loopback.address(port: 0)
+        address.sin_addr.s_addr = inet_addr("127.0.0.2")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.bind(other, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+        #expect(bound && listen(other, 8) == 0)
+        let otherPort = try #require(Loopback.localPort(other))
+        _ = fcntl(other, F_SETFL, fcntl(other, F_GETFL) | O_NONBLOCK)
+        var accepted = 0
+        func connections() -> Int {
+            while case let fd = accept(other, nil, nil), fd >= 0 {
+                accepted += 1
+                close(fd)
+            }
+            return accepted
+        }
+        if absoluteSegments {
+            let playlist = try String(contentsOfFile: dir + "/index.m3u8", encoding: .utf8)
+            let moved = playlist.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+                line.hasSuffix(".ts") ? "http://127.0.0.2:\(otherPort)/\(line)" : String(line)
+            }.joined(separator: "\n")
+            try moved.write(toFile: dir + "/index.m3u8", atomically: false, encoding: .utf8)
+        }
+        let port = try FreePort.tcp()
+        let web = ManagedProcess(
+            executable: "/usr/bin/python3",
+            arguments: ["-m", "http.server", "\(port)", "--bind", "127.0.0.1", "--directory", dir])
+        try web.start()
+        defer { web.terminate() }
+        let up = (0..<200).contains { _ in
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(fd) }
+            if Loopback.connect(fd, port: port) { return true }
+            usleep(25_000)
+            return false
+        }
+        #expect(up, "the playlist server did not start")
+        try body("http://127.0.0.1:\(port)/index.m3u8", connections)
+    }
+
+    static let hlsOptions = ["protocol_whitelist": "http,tcp", "max_redirects": "0"]
+
+    @Test func aPinnedHLSReaderReadsSegmentsOnItsOwnHost() throws {
+        try Self.withPlaylist(absoluteSegments: false) { url, _ in
+            let input = try MediaInput(url: url, options: Self.hlsOptions, timeoutMs: 5000, pinnedHost: "127.0.0.1")
+            #expect(input.streams.contains { $0.kind == .audio && $0.codec == "aac" })
+        }
+    }
+
+    @Test func aPlaylistNamingAnotherHostIsNotFollowedThere() throws {
+        try Self.withPlaylist(absoluteSegments: true) { url, connections in
+            #expect(throws: MediaInputError.self) {
+                _ = try MediaInput(url: url, options: Self.hlsOptions, timeoutMs: 5000, pinnedHost: "127.0.0.1")
+            }
+            #expect(connections() == 0)
+            // Unpinned, libavformat goes there: what the pin stops.
+            _ = try? MediaInput(url: url, options: Self.hlsOptions, timeoutMs: 3000)
+            #expect(connections() >= 1)
+        }
+    }
+}
