@@ -101,7 +101,7 @@ let package = Package(
         .target(
             name: "Server",
             dependencies: [
-                "Rooms", "CohostAPI", "Clocks", "ICE", "Layout", "CUDP", "MediaSources", "Publishing",
+                "Rooms", "CohostAPI", "Clocks", "HMAC", "ICE", "Layout", "CUDP", "MediaSources", "Publishing",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),

@@ -61,6 +61,7 @@ class Node:
         self.proc = procs.start(f"cohost-{name}", [
             COHOST_BIN, "serve", "--http", f"127.0.0.1:{self.http_port}", "--rtp-port", str(self.rtp_port),
             "--keys", f"{key}:{secret}", "--store", pg.url, "--node-id", name, "--output-hosts", "127.0.0.1",
+            "--cluster-secret", "bench-cluster-0123456789abcdef0123456789", "--cluster-hosts", "127.0.0.1",
             "--log-level", "warning"])
         wait_tcp(self.http_port, 20)
         self.base = f"http://127.0.0.1:{self.http_port}"

@@ -12,6 +12,12 @@ public final class ClusterNode: ClusterView, @unchecked Sendable {
     public let nodeID: String
     public let apiURL: String
     public let mediaAddress: String
+    public let secret: String
+    /// Whether a peer's API URL may be sent calls (`cluster_hosts`): a URL written into the store by whoever can write
+    /// there gets no caller's token otherwise.
+    private let acceptsPeer: @Sendable (String) -> Bool
+    /// Peers already logged as refused, so each is said once.
+    private var refusedPeers: Set<String> = []
     let timeoutMs: Int
     private let store: any ClusterStore
     private let manager: RoomManager
@@ -25,9 +31,11 @@ public final class ClusterNode: ClusterView, @unchecked Sendable {
 
     public init(
         store: any ClusterStore, manager: RoomManager, apiURL: String, mediaAddress: String, timeoutMs: Int,
-        logger: Logger
+        secret: String, acceptsPeer: @escaping @Sendable (String) -> Bool = { _ in true }, logger: Logger
     ) {
         nodeID = store.nodeID
+        self.secret = secret
+        self.acceptsPeer = acceptsPeer
         self.store = store
         self.manager = manager
         self.apiURL = apiURL
@@ -113,13 +121,13 @@ public final class ClusterNode: ClusterView, @unchecked Sendable {
         // Stored as this node's but not here: a restore failed, and the local answer says so.
         if owner == nodeID { return .local }
         let node = lock.withLock { lastNodes.first { $0.id == owner } }
-        guard let node, node.ageMs <= timeoutMs else { return .unavailable(node: owner) }
+        guard let node, node.ageMs <= timeoutMs, accepted(node) else { return .unavailable(node: owner) }
         return .peer(ClusterPeer(id: node.id, apiURL: node.apiURL))
     }
 
     /// The live node with the fewest participants, then rooms; this node on a tie.
     public func placement() -> ClusterPeer? {
-        let nodes = lock.withLock { lastNodes }.filter { $0.ageMs <= timeoutMs }
+        let nodes = lock.withLock { lastNodes }.filter { $0.ageMs <= timeoutMs && ($0.id == nodeID || accepted($0)) }
         let ownLoad = (manager.allRooms.reduce(0) { $0 + $1.participantCount }, manager.allRooms.count)
         guard
             let best = nodes.filter({ $0.id != nodeID }).min(by: {
@@ -130,9 +138,21 @@ public final class ClusterNode: ClusterView, @unchecked Sendable {
     }
 
     public func peers() -> [ClusterPeer] {
-        lock.withLock { lastNodes }.filter { $0.id != nodeID && $0.ageMs <= timeoutMs }.map {
+        lock.withLock { lastNodes }.filter { $0.id != nodeID && $0.ageMs <= timeoutMs && accepted($0) }.map {
             ClusterPeer(id: $0.id, apiURL: $0.apiURL)
         }
+    }
+
+    /// Whether `node`'s API URL is one calls may be sent to; a refused one is logged once.
+    private func accepted(_ node: NodeRecord) -> Bool {
+        if acceptsPeer(node.apiURL) { return true }
+        let first = lock.withLock { refusedPeers.insert(node.id).inserted }
+        if first {
+            logger.error(
+                "a peer's API URL is outside cluster_hosts: no call is sent there",
+                metadata: ["node": "\(node.id)", "api": "\(node.apiURL)"])
+        }
+        return false
     }
 
     public func report() throws(StoreError) -> [NodeReport] {

@@ -71,6 +71,8 @@ extension ServeSettings {
         }
         settings.recordingsMaxBytes = quota
         settings.webhookHosts = given.webhookHosts ?? []
+        settings.clusterSecret = given.clusterSecret
+        settings.clusterHosts = given.clusterHosts ?? []
         return settings
     }
 
@@ -253,6 +255,16 @@ extension ServeSettings {
         if let nodeTimeout = given.nodeTimeout, !(3...600).contains(nodeTimeout) {
             throw refuse(.nodeTimeout, "must be within 3...600 s, got \(nodeTimeout)")
         }
+        // The nodes trust a forwarded call only when it is signed: a cluster has a secret of its own.
+        let clustered = given.store.map(Self.isPostgres) ?? false
+        if let secret = given.clusterSecret {
+            if let problem = ExposurePolicy.weakWebhookSecret(secret) { throw refuse(.clusterSecret, problem) }
+        } else if clustered {
+            throw refuse(
+                .store,
+                "makes this server a cluster node, which needs cluster_secret (the same on every node, at least 32 "
+                    + "bytes: openssl rand -hex 32)")
+        }
         return given.nodeTimeout ?? Defaults.nodeTimeout
     }
 }
@@ -267,7 +279,8 @@ struct Given {
     var mediaDir, turnSecret, stunURL: String?
     var turnURLs: [String]
     var autoCreateRooms: Bool?
-    var outputHosts, webhookURLs, webhookHosts: [String]?
+    var outputHosts, webhookURLs, webhookHosts, clusterHosts: [String]?
+    var clusterSecret: String?
     var corsOrigins: [String]
 
     /// Reads every setting in one fixed order, so a value of the wrong type is reported before any rule.
@@ -289,6 +302,8 @@ struct Given {
         decodeBudgetMs = try sources.integer(.decodeBudgetMs, flags.decodeBudgetMs)
         webhookURLs = try sources.list(.webhookURL, flags.webhookURLs)
         webhookHosts = try sources.list(.webhookHosts, flags.webhookHosts)
+        clusterHosts = try sources.list(.clusterHosts, flags.clusterHosts)
+        clusterSecret = try sources.string(.clusterSecret, flags.clusterSecret)
         webhookSecret = try sources.string(.webhookSecret, flags.webhookSecret)
         logLevel = try sources.string(.logLevel, flags.logLevel)
         corsOrigins = try sources.list(.corsOrigins, flags.corsOrigins) ?? []
@@ -361,6 +376,8 @@ private struct Sources {
         case .decodeBudgetMs: flags.decodeBudgetMs != nil
         case .webhookURL: !flags.webhookURLs.isEmpty
         case .webhookHosts: !flags.webhookHosts.isEmpty
+        case .clusterHosts: !flags.clusterHosts.isEmpty
+        case .clusterSecret: flags.clusterSecret != nil
         case .webhookSecret: flags.webhookSecret != nil
         case .logLevel: flags.logLevel != nil
         case .corsOrigins: !flags.corsOrigins.isEmpty

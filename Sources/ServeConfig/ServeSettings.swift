@@ -45,6 +45,8 @@ public struct ServeFlags: Sendable, Equatable {
     public var maxConnectionsPerAddress: Int?
     public var recordingsMaxBytes: Int?
     public var webhookHosts: [String]
+    public var clusterSecret: String?
+    public var clusterHosts: [String]
 
     public init(
         http: String? = nil, rtpPort: Int? = nil, publicIP: String? = nil, keys: String? = nil,
@@ -58,9 +60,12 @@ public struct ServeFlags: Sendable, Equatable {
         nodeURL: String? = nil, nodeTimeout: Int? = nil, mediaDir: String? = nil, maxSources: Int? = nil,
         maxSourcesPerRoom: Int? = nil, srtPort: Int? = nil, rtmpPort: Int? = nil, maxViewers: Int? = nil,
         iceTCPPort: Int? = nil, turnURLs: [String] = [], turnSecret: String? = nil, stunURL: String? = nil,
-        maxConnectionsPerAddress: Int? = nil, recordingsMaxBytes: Int? = nil, webhookHosts: [String] = []
+        maxConnectionsPerAddress: Int? = nil, recordingsMaxBytes: Int? = nil, webhookHosts: [String] = [],
+        clusterSecret: String? = nil, clusterHosts: [String] = []
     ) {
         self.webhookHosts = webhookHosts
+        self.clusterSecret = clusterSecret
+        self.clusterHosts = clusterHosts
         self.maxConnectionsPerAddress = maxConnectionsPerAddress
         self.recordingsMaxBytes = recordingsMaxBytes
         self.iceTCPPort = iceTCPPort
@@ -190,6 +195,10 @@ public struct ServeSettings: Sendable, Equatable {
     public var recordingsMaxBytes = 0
     /// Hosts and CIDRs webhooks may be delivered to; empty: any public address (and loopback in dev mode).
     public var webhookHosts: [String] = []
+    /// What the nodes of a cluster sign forwarded calls with; required with a PostgreSQL store.
+    public var clusterSecret: String?
+    /// Hosts and CIDRs peers' API URLs may name; empty: any.
+    public var clusterHosts: [String] = []
     /// Where each setting's value came from.
     public var origins: [SettingKey: SettingOrigin]
 

@@ -46,6 +46,8 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
     case maxConnectionsPerAddress = "max_connections_per_address"
     case recordingsMaxBytes = "recordings_max_bytes"
     case webhookHosts = "webhook_hosts"
+    case clusterSecret = "cluster_secret"
+    case clusterHosts = "cluster_hosts"
 
     /// The key in the TOML config file.
     public var fileKey: String { rawValue }
@@ -62,10 +64,10 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
             .iceTCPPort, .maxConnectionsPerAddress, .recordingsMaxBytes:
             .integer
         case .autoCreateRooms: .boolean
-        case .webhookURL, .outputHosts, .corsOrigins, .turnURLs, .webhookHosts: .stringList
+        case .webhookURL, .outputHosts, .corsOrigins, .turnURLs, .webhookHosts, .clusterHosts: .stringList
         case .http, .publicIP, .keys, .keysFile, .recordingsDir, .metricsToken, .webhookSecret, .logLevel, .dtlsCert,
             .dtlsKey, .publicIP6, .webDir, .tlsCert, .tlsKey, .dataDir, .store, .nodeID, .nodeURL, .mediaDir,
-            .turnSecret, .stunURL:
+            .turnSecret, .stunURL, .clusterSecret:
             .string
         }
     }

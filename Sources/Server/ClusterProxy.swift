@@ -12,7 +12,8 @@ import CohostAPI
 /// answer returned as it came (a proxy, not a redirect: browsers drop `Authorization` on a cross-origin redirect, a
 /// WHIP resource's URL must stay the one the client was given, and a WebSocket cannot follow one). A new room, and a
 /// join that would create one, go to the least-loaded node. `GET /v1/rooms` lists the rooms of every live node.
-/// A forwarded call carries `X-Cohost-Forwarded-By` and is always answered where it arrives, so nothing loops.
+/// A forwarded call carries `X-Cohost-Forwarded-By`, signed (`ForwardSignature`), and is always answered where it
+/// arrives, so nothing loops.
 struct ClusterProxy<Context: RequestContext>: RouterMiddleware {
     let cluster: any ClusterView
     let keys: APIKeys
@@ -36,7 +37,7 @@ struct ClusterProxy<Context: RequestContext>: RouterMiddleware {
         if path == "/v1/rooms" || path == "/v1/rooms/" {
             // Only a call its route could accept is sent on: creating a room takes an admin token.
             if request.method == .post, caller.claims.admin, let peer = cluster.placement() {
-                return try await ClusterForwarding.forward(request, to: peer, from: cluster.nodeID)
+                return try await ClusterForwarding.forward(request, to: peer, via: cluster)
             }
             return try await next(request, context)
         }
@@ -60,11 +61,11 @@ struct ClusterProxy<Context: RequestContext>: RouterMiddleware {
             let join = segments.count == 4 && segments[3] == "participants"
             let whip = segments.count == 2 && segments[0] == "whip"
             if request.method == .post, join || whip, let peer = cluster.placement() {
-                return try await ClusterForwarding.forward(request, to: peer, from: cluster.nodeID)
+                return try await ClusterForwarding.forward(request, to: peer, via: cluster)
             }
             return try await next(request, context)
         case .peer(let peer):
-            return try await ClusterForwarding.forward(request, to: peer, from: cluster.nodeID)
+            return try await ClusterForwarding.forward(request, to: peer, via: cluster)
         case .unavailable(let node):
             throw APIError(
                 status: .serviceUnavailable, code: "room_unavailable",
@@ -75,20 +76,21 @@ struct ClusterProxy<Context: RequestContext>: RouterMiddleware {
 
 /// Sending a call on to a peer node, and what comes back.
 enum ClusterForwarding {
-    static let forwardedBy = HTTPField.Name("X-Cohost-Forwarded-By")!
+    static let forwardedBy = ForwardSignature.node
     /// The largest body sent on: the largest any route takes (a room with its three pictures).
     static let maxBody = RoomRoutes.maxRoomBody
 
     /// Sends the call on to `peer` and returns its answer.
-    static func forward(_ request: Request, to peer: ClusterPeer, from node: String) async throws -> Response {
+    static func forward(_ request: Request, to peer: ClusterPeer, via cluster: any ClusterView) async throws -> Response
+    {
         let body: ByteBuffer
         do { body = try await request.body.collect(upTo: maxBody) } catch {
             throw APIError(
                 status: .contentTooLarge, code: "body_too_large", message: "request body larger than \(maxBody) bytes")
         }
         let (status, headers, answer) = try await send(
-            method: request.method.rawValue, url: peer.apiURL + request.uri.description, headers: request.headers,
-            body: body.readableBytes > 0 ? Data(buffer: body) : nil, from: node, peer: peer)
+            method: request.method.rawValue, target: request.uri.description, headers: request.headers,
+            body: body.readableBytes > 0 ? Data(buffer: body) : nil, via: cluster, peer: peer)
         return Response(
             status: .init(code: status), headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(data: answer)))
     }
@@ -100,8 +102,7 @@ enum ClusterForwarding {
         for peer in cluster.peers() {
             guard
                 let (status, _, answer) = try? await send(
-                    method: "GET", url: peer.apiURL + "/v1/rooms", headers: headers, body: nil, from: cluster.nodeID,
-                    peer: peer),
+                    method: "GET", target: "/v1/rooms", headers: headers, body: nil, via: cluster, peer: peer),
                 status == 200,
                 let list = ((try? JSONSerialization.jsonObject(with: answer)) as? [String: Any])?["rooms"]
                     as? [[String: Any]]
@@ -111,20 +112,23 @@ enum ClusterForwarding {
         return rooms
     }
 
-    /// One HTTP exchange with a peer: the caller's headers but those of this hop.
+    /// One HTTP exchange with a peer: the caller's headers but those of this hop, signed as this node's.
     static func send(
-        method: String, url: String, headers: HTTPFields, body: Data?, from node: String, peer: ClusterPeer
+        method: String, target: String, headers: HTTPFields, body: Data?, via cluster: any ClusterView,
+        peer: ClusterPeer
     ) async throws -> (Int, HTTPFields, Data) {
-        guard let target = URL(string: url) else {
+        guard let url = URL(string: peer.apiURL + target) else {
             throw APIError(
                 status: .badGateway, code: "node_unreachable", message: "node '\(peer.id)' has no usable URL")
         }
-        var request = URLRequest(url: target, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 30)
+        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 30)
         request.httpMethod = method
         for field in headers where !hopByHop.contains(field.name.canonicalName) {
             request.addValue(field.value, forHTTPHeaderField: field.name.rawName)
         }
-        request.setValue(node, forHTTPHeaderField: forwardedBy.rawName)
+        let signed = ForwardSignature.fields(
+            secret: cluster.secret, method: method, target: target, node: cluster.nodeID, body: Array(body ?? Data()))
+        for (name, value) in signed { request.setValue(value, forHTTPHeaderField: name.rawName) }
         request.httpBody = body
         let (data, response): (Data, URLResponse)
         do { (data, response) = try await session.data(for: request) } catch {
@@ -149,7 +153,7 @@ enum ClusterForwarding {
     /// Headers that belong to one connection, never sent on (RFC 9110 §7.6.1), and the length URLSession sets.
     static let hopByHop: Set<String> = [
         "connection", "host", "content-length", "transfer-encoding", "upgrade", "te", "proxy-authorization",
-        "keep-alive", "x-cohost-forwarded-by",
+        "keep-alive", "x-cohost-forwarded-by", "x-cohost-forwarded-at", "x-cohost-forward-signature",
     ]
 
     /// No cookies or cache: every call carries its own token. Redirects are answered as they come, never followed:

@@ -33,7 +33,11 @@ enum EventsRelay {
             peer.apiURL.replacingOccurrences(of: "http://", with: "ws://")
             .replacingOccurrences(of: "https://", with: "wss://") + "/v1/rooms/\(room)/events"
         var configuration = WebSocketClientConfiguration(maxFrameSize: 1 << 20)
-        configuration.additionalHeaders = [.authorization: "Bearer \(token)", ClusterForwarding.forwardedBy: node]
+        var headers: HTTPFields = [.authorization: "Bearer \(token)"]
+        let signed = ForwardSignature.fields(
+            secret: cluster.secret, method: "GET", target: "/v1/rooms/\(room)/events", node: node, body: [])
+        for (name, value) in signed { headers[name] = value }
+        configuration.additionalHeaders = headers
         let upstreamConfiguration = configuration
         return .upgrade(answer) { inbound, outbound, _ in
             defer { EventsSocket.open.release(holder) }

@@ -29,7 +29,11 @@ enum EventsSocket {
         else { return .dontUpgrade }
         guard let existing = manager.room(room) else {
             // Another node's room: the socket is relayed from there (EventsRelay).
-            guard let cluster, request.headerFields[ClusterForwarding.forwardedBy] == nil else { return .dontUpgrade }
+            // A relayed socket (signed by a node) is answered here or not at all: nothing loops.
+            guard let cluster,
+                !ForwardSignature.isValid(
+                    request.headerFields, secret: cluster.secret, method: "GET", target: target, body: [])
+            else { return .dontUpgrade }
             return EventsRelay.upgrade(request, room: room, cluster: cluster, manager: manager, keys: keys)
         }
         let (token, protocolToken) = offeredToken(request, target: target)

@@ -90,6 +90,20 @@ struct Serve: AsyncParsableCommand {
     var webhookHosts: [String] = []
 
     @Option(
+        name: .customLong("cluster-secret"),
+        help:
+            "The secret the nodes of a cluster sign forwarded calls with (at least 32 bytes; the same on every node); required with a PostgreSQL store."
+    )
+    var clusterSecret: String?
+
+    @Option(
+        name: .customLong("cluster-hosts"),
+        help:
+            "A host or CIDR a peer node's API URL may name (repeatable; env COHOST_CLUSTER_HOSTS, comma separated). None: any."
+    )
+    var clusterHosts: [String] = []
+
+    @Option(
         name: .customLong("metrics-token"),
         help: "Bearer token /metrics requires (at least 16 characters). None: /metrics is open.")
     var metricsToken: String?
@@ -267,7 +281,8 @@ struct Serve: AsyncParsableCommand {
             maxSources: maxSources, maxSourcesPerRoom: maxSourcesPerRoom, srtPort: srtPort,
             rtmpPort: rtmpPort, maxViewers: maxViewers, iceTCPPort: iceTCPPort, turnURLs: turnURLs,
             turnSecret: turnSecret, stunURL: stunURL, maxConnectionsPerAddress: maxConnectionsPerAddress,
-            recordingsMaxBytes: recordingsMaxBytes, webhookHosts: webhookHosts)
+            recordingsMaxBytes: recordingsMaxBytes, webhookHosts: webhookHosts, clusterSecret: clusterSecret,
+            clusterHosts: clusterHosts)
     }
 
     /// Reads the config file (if any) and merges every source; a refused value stops the start with its source named.

@@ -195,10 +195,23 @@ struct ServerAssembly {
         let media = "\(settings.publicIP):\(settings.rtpPort)"
         let timeoutMs = settings.nodeTimeout * 1000
         let logger = logger
+        guard let secret = settings.clusterSecret else {
+            throw ServeConfigError("\(settings.origin(of: .store)): a cluster node needs cluster_secret")
+        }
+        let peers: DestinationPolicy
+        do {
+            peers = try DestinationPolicy(allowing: settings.clusterHosts, setting: SettingKey.clusterHosts.rawValue)
+        } catch {
+            throw ServeConfigError("\(settings.origin(of: .clusterHosts)): \(error)")
+        }
+        let acceptsPeer: @Sendable (String) -> Bool = { url in
+            guard peers.allowed != nil else { return true }
+            return URL(string: url)?.host.map { peers.allows(host: $0) } ?? false
+        }
         config.makeCluster = { manager in
             let node = ClusterNode(
                 store: store, manager: manager, apiURL: apiURL, mediaAddress: media, timeoutMs: timeoutMs,
-                logger: logger)
+                secret: secret, acceptsPeer: acceptsPeer, logger: logger)
             try node.start()
             return node
         }

@@ -65,7 +65,8 @@ import Testing
     static func node(_ id: String, _ tables: Tables, manager: RoomManager) -> ClusterNode {
         ClusterNode(
             store: View(tables: tables, nodeID: id), manager: manager, apiURL: "http://\(id).test:7880",
-            mediaAddress: "127.0.0.1:7882", timeoutMs: 5_000, logger: Logger(label: "test"))
+            mediaAddress: "127.0.0.1:7882", timeoutMs: 5_000, secret: "cluster-secret-0123456789abcdef0123",
+            logger: Logger(label: "test"))
     }
 
     static func silent(_ id: String, rooms: [String], in tables: Tables) throws {

@@ -11,11 +11,62 @@ extension EndToEnd {
             try #require(try JSONSerialization.jsonObject(with: body) as? [String: Any])
         }
 
+        static let clusterSecret = "cluster-0123456789abcdef0123456789abcdef"
+
         static func node(_ id: String, _ pg: PostgresServer) throws -> CohostHarness {
             try CohostHarness(
                 arguments: CohostHarness.standardArguments + [
                     "--store", pg.url, "--node-id", id, "--node-timeout", "5", "--participant-timeout", "60",
+                    "--cluster-secret", clusterSecret, "--cluster-hosts", "127.0.0.1",
                 ])
+        }
+
+        @Test func aCallThatSaysItWasForwardedWithoutTheClustersSignatureIsSentOnAsAnyClients() async throws {
+            let pg = try PostgresServer()
+            defer { pg.stop() }
+            let nodes = try ["a", "b", "c"].map { try Self.node($0, pg) }
+            let admin = nodes[0].token(room: "*", user: "producer", admin: true)
+            #expect(
+                await eventually(seconds: 5) {
+                    nodes.allSatisfy { node in
+                        ((try? Self.json(node.call("GET", "/v1/nodes", token: admin).body))?["nodes"] as? [Any])?
+                            .count == 3
+                    }
+                })
+            let room = Data(#"{"name":"signed","audioOnly":true}"#.utf8)
+            #expect(try nodes[0].call("POST", "/v1/rooms", token: admin, body: room).status == 201)
+            // Which node owns it: the others must send calls about it there.
+            var owner: String?
+            #expect(
+                await eventually(seconds: 5) {
+                    let list = (try? Self.json(nodes[0].call("GET", "/v1/nodes", token: admin).body))?["nodes"]
+                    owner =
+                        (list as? [[String: Any]])?.first { ($0["ownedRooms"] as? [String]) == ["signed"] }?["id"]
+                        as? String
+                    return owner != nil
+                })
+            let now = Int(Date().timeIntervalSince1970)
+            // The marks a node puts on what it forwards, forged: no signature, a made-up one, one under another secret
+            // (the format is right, the key is not).
+            let forgeries: [[String: String]] = [
+                ["X-Cohost-Forwarded-By": "a"],
+                [
+                    "X-Cohost-Forwarded-By": "a", "X-Cohost-Forwarded-At": "\(now)",
+                    "X-Cohost-Forward-Signature": String(repeating: "0", count: 64),
+                ],
+                [
+                    "X-Cohost-Forwarded-By": "a", "X-Cohost-Forwarded-At": "\(now)",
+                    "X-Cohost-Forward-Signature": "3b5c1a0f2a9e6f5d1c8b7a6e5d4c3b2a1f0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c",
+                ],
+            ]
+            for (id, node) in zip(["a", "b", "c"], nodes) where id != owner {
+                for forged in forgeries {
+                    // Honoured, the mark would make this node answer for itself: 404, no such room here.
+                    let r = try node.call("GET", "/v1/rooms/signed", token: admin, headers: forged)
+                    #expect(r.status == 200, "through \(id) with \(forged.keys.sorted()): \(r.status)")
+                    #expect((try? Self.json(r.body))?["name"] as? String == "signed")
+                }
+            }
         }
 
         @Test func aKickHoldsWhenItsRoomIsClosedAndCreatedAgainOnAnotherNode() async throws {

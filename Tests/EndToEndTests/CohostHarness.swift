@@ -97,9 +97,10 @@ final class CohostHarness: @unchecked Sendable {
 
     func call(
         _ method: String, _ path: String, token: String?, body: Data? = nil,
-        contentType: String = "application/json"
+        contentType: String = "application/json", headers: [String: String] = [:]
     ) throws -> (status: Int, body: Data, headers: [String: String]) {
-        try HTTP.requestWithHeaders(method, url(path), token: token, body: body, contentType: contentType)
+        try HTTP.requestWithHeaders(
+            method, url(path), token: token, body: body, contentType: contentType, headers: headers)
     }
 
     static func offer(audioSSRC: UInt32, videoSSRC: UInt32?) -> String {
@@ -155,10 +156,11 @@ enum HTTP {
 
     static func requestWithHeaders(
         _ method: String, _ url: String, token: String?, body: Data?,
-        contentType: String
+        contentType: String, headers extra: [String: String] = [:]
     ) throws -> (status: Int, body: Data, headers: [String: String]) {
         var request = URLRequest(url: URL(string: url)!, timeoutInterval: 10)
         request.httpMethod = method
+        for (name, value) in extra { request.setValue(value, forHTTPHeaderField: name) }
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         if let body {
             request.httpBody = body

@@ -58,7 +58,7 @@ extension EndToEnd {
             defer { receiver.stop() }
             let (cohost, port) = try Self.startCohost([
                 "--keys", "k1:\(Self.s1),k2:\(Self.s2)", "--webhook-secret", Self.hookSecret, "--webhook-url",
-                "http://127.0.0.1:\(receiver.port)/hook",
+                "http://127.0.0.1:\(receiver.port)/hook", "--webhook-hosts", "127.0.0.1",
                 "--empty-room-timeout", "3",
             ])
             defer { cohost.terminate() }

@@ -16,7 +16,8 @@ extension EndToEnd {
             let node = try CohostHarness(
                 arguments: CohostHarness.standardArguments + [
                     "--store", pg.url, "--node-id", "solo", "--webhook-url", "http://127.0.0.1:\(receiver.port)/hook",
-                    "--webhook-secret", "hook-0123456789abcdef0123456789ab",
+                    "--webhook-secret", "hook-0123456789abcdef0123456789ab", "--cluster-secret",
+                    "cluster-0123456789abcdef0123456789abcdef",
                 ])
             let admin = node.token(room: "*", user: "producer", admin: true)
             let file = "shutdown-\(UUID().uuidString).flv"

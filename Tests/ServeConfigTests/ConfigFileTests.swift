@@ -37,7 +37,7 @@ import Testing
             uncommenting([
                 "keys", "keys_file", "webhook_secret", "auto_create_rooms", "metrics_token", "dtls_cert", "dtls_key",
                 "public_ip6", "tls_cert", "tls_key", "node_id", "node_url", "node_timeout", "public_ip", "ice_tcp_port",
-                "turn_secret", "stun_url",
+                "turn_secret", "stun_url", "cluster_secret", "cluster_hosts",
             ]).replacingOccurrences(of: "replace-with-openssl-rand-hex-32", with: String(repeating: "a1", count: 16)),
             path: path)
         #expect(Set(all.entries.keys) == Set(SettingKey.allCases.map(\.fileKey)))

@@ -27,7 +27,7 @@ func resolve(flags: ServeFlags = ServeFlags(), env: [String: String] = [:], toml
         + "metrics_token, max_connections, participant_timeout, empty_room_timeout, decode_budget_ms, webhook_url, webhook_secret, log_level, "
         + "cors_origins, dtls_cert, dtls_key, public_ip6, web_dir, tls_cert, tls_key, data_dir, store, node_id, node_url, node_timeout, "
         + "media_dir, max_sources, max_sources_per_room, srt_port, rtmp_port, max_viewers, ice_tcp_port, turn_urls, "
-        + "turn_secret, stun_url, max_connections_per_address, recordings_max_bytes, webhook_hosts"
+        + "turn_secret, stun_url, max_connections_per_address, recordings_max_bytes, webhook_hosts, cluster_secret, cluster_hosts"
 
     @Test func anUnknownKeyIsRefusedWithItsNameAndLine() {
         #expect(
@@ -285,9 +285,19 @@ func resolve(flags: ServeFlags = ServeFlags(), env: [String: String] = [:], toml
     }
 
     @Test func theStoreIsSQLiteAFilePostgresOrNoneAndANodeIsNamedProperly() throws {
+        let secret = "cluster-0123456789abcdef0123456789abcdef"
         #expect(
-            try ServeSettings.resolve(flags: ServeFlags(store: "postgres://db.example/cohost"), env: [:], file: nil)
-                .storeLocation == .postgres(url: "postgres://db.example/cohost"))
+            try ServeSettings.resolve(
+                flags: ServeFlags(store: "postgres://db.example/cohost", clusterSecret: secret), env: [:], file: nil
+            ).storeLocation == .postgres(url: "postgres://db.example/cohost"))
+        // A cluster's nodes sign what they forward: no secret, or a weak one, and the node does not start.
+        #expect(
+            resolve(flags: ServeFlags(store: "postgres://db.example/cohost"))
+                == "--store makes this server a cluster node, which needs cluster_secret (the same on every node, at "
+                + "least 32 bytes: openssl rand -hex 32)")
+        #expect(
+            resolve(flags: ServeFlags(store: "postgres://db.example/cohost", clusterSecret: "short"))?.hasPrefix(
+                "--cluster-secret has 5 bytes") == true)
         #expect(
             resolve(env: ["COHOST_STORE": "redis://x"])
                 == "environment variable COHOST_STORE must be sqlite, sqlite:PATH, postgres://… or none, got 'redis://x'"

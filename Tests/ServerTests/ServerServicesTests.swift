@@ -60,6 +60,7 @@ import CohostAPI
         let roomsAtStop = NIOLockedValueBox<[Int]>([])
         init(manager: RoomManager) { self.manager = manager }
         var nodeID: String { "n1" }
+        var secret: String { "cluster-secret-0123456789abcdef0123" }
         func location(of room: String) -> RoomLocation { .local }
         func placement() -> ClusterPeer? { nil }
         func peers() -> [ClusterPeer] { [] }

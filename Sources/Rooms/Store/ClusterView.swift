@@ -6,6 +6,8 @@ import Foundation
 public protocol ClusterView: Sendable {
     /// This node's id.
     var nodeID: String { get }
+    /// What the nodes sign forwarded calls and relayed sockets with (`cluster_secret`).
+    var secret: String { get }
     /// Where `room` is served: here, nowhere yet, on a live peer, or on a node that stopped answering and whose
     /// rooms have not been taken over yet.
     func location(of room: String) -> RoomLocation
