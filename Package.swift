@@ -142,6 +142,7 @@ let package = Package(
             dependencies: [
                 "Rooms", "CohostAPI",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
             ]),
         // `cohost load-test`: synthetic VP8 + Opus participants over plain RTP, paced in real time, and the report.
         .target(name: "LoadTest", dependencies: ["CohostAPI", "CohostClient", "Codecs", "RTP", "Media"]),

@@ -2,11 +2,12 @@
 # Builds the libFuzzer targets in fuzz/ (with AddressSanitizer) and runs each for FUZZ_SECONDS (default 60),
 # starting from the corpus in fuzz/corpus/<target> when there is one.
 # Usage: scripts/fuzz.sh [target...]   targets: rtp rtcp vp8 h264 avcunits sdp amf0 sdes jwt join toml stun dtls
-#        icetcp
+#   icetcp iceagent destinations
 # Each target is compiled with the source files it exercises (no C library among them): the packet targets link
 # an instrumented RTP module, jwt compiles the token parser without its HMAC (swift-crypto), join the negotiator
 # with the RTP module and SRTP's SDES files, toml the config file reader, stun the STUN parser without its HMAC,
-# icetcp ICE-TCP's framer and the STUN/TURN URI parser,
+# icetcp ICE-TCP's framer and the STUN/TURN URI parser, iceagent the ICE-lite agent with its HMAC over Debian's
+# libcrypto, destinations the address and URL checks of outbound connections,
 # dtls the DTLS module against Debian's OpenSSL (not instrumented: the target is Cohost's handling of it).
 # A failing input is saved as .build-fuzz/<target>-crash-<sha1>; replay it with .build-fuzz/fuzz-<target> <file>.
 set -euo pipefail
@@ -14,7 +15,8 @@ cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
 out=.build-fuzz
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(rtp rtcp vp8 h264 avcunits sdp amf0 sdes jwt join toml stun dtls icetcp)
+[ ${#targets[@]} -eq 0 ] && targets=(rtp rtcp vp8 h264 avcunits sdp amf0 sdes jwt join toml stun dtls icetcp iceagent
+    destinations)
 mkdir -p "$out"
 flags=(-sanitize=fuzzer,address -parse-as-library -O -g)
 # The linker warns about every ASan helper symbol; show everything else, and stop on failure.
@@ -43,6 +45,12 @@ for target in "${targets[@]}"; do
                        Sources/ICE/XORMappedAddress.swift)
               links=() ;;
         icetcp) sources=(Sources/ICE/ICETCPFramer.swift Sources/ICE/ICEServerURL.swift) links=() ;;
+        iceagent) [ -f "$out/libHMAC.a" ] || library HMAC -I Sources/CLibs/CLibCrypto Sources/HMAC/HMAC.swift
+              sources=(Sources/ICE/STUNMessage.swift Sources/ICE/STUNMessage+Integrity.swift Sources/ICE/STUNError.swift
+                       Sources/ICE/CRC32.swift Sources/ICE/XORMappedAddress.swift Sources/ICE/ICELiteAgent.swift)
+              links=(-lHMAC -I Sources/CLibs/CLibCrypto -lcrypto) ;;
+        destinations) sources=(Sources/Publishing/DestinationPolicy.swift Sources/MediaSources/SourceLocation.swift)
+              links=() ;;
         dtls) [ -f "$out/libSRTP.a" ] || library SRTP "${srtp_pure[@]}"
               sources=(Sources/DTLS/*.swift)
               links=(-lSRTP -I Sources/CLibs/COpenSSL -lssl -lcrypto) ;;

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Metrics
 import Rooms
 import CohostAPI
 
@@ -16,6 +17,8 @@ public final class ClusterNode: ClusterView, @unchecked Sendable {
     /// Whether a peer's API URL may be sent calls (`cluster_hosts`): a URL written into the store by whoever can write
     /// there gets no caller's token otherwise.
     private let acceptsPeer: @Sendable (String) -> Bool
+    /// Monotonic seconds, for the store lookups' rate limits.
+    private let clock: @Sendable () -> Double
     /// Peers already logged as refused, so each is said once.
     private var refusedPeers: Set<String> = []
     let timeoutMs: Int
@@ -24,6 +27,16 @@ public final class ClusterNode: ClusterView, @unchecked Sendable {
     private let logger: Logger
     private let lock = NSLock()
     private var lastNodes: [NodeRecord] = []
+    /// Every room's owner as the last heartbeat read it: owner lookups are answered from here.
+    private var lastOwners: [String: String] = [:]
+    /// When each room was last looked up in the store: at most once a second per room, however many calls ask.
+    private var lookedUpMs: [String: Int64] = [:]
+    /// Store lookups for names the snapshot does not hold, this second: at most `missLookupsPerSecond`.
+    private var missSecond: Int64 = 0
+    private var missLookups = 0
+    /// A room created on another node since the last heartbeat is found in the store; a flood of made-up names
+    /// costs the store this many queries a second and no more (the rest are answered "absent").
+    static let missLookupsPerSecond = 20
     private var timer: DispatchSourceTimer?
     private var cpu = ProcessCPU()
     /// Rooms taken over from silent nodes since the start.
@@ -31,9 +44,11 @@ public final class ClusterNode: ClusterView, @unchecked Sendable {
 
     public init(
         store: any ClusterStore, manager: RoomManager, apiURL: String, mediaAddress: String, timeoutMs: Int,
-        secret: String, acceptsPeer: @escaping @Sendable (String) -> Bool = { _ in true }, logger: Logger
+        secret: String, acceptsPeer: @escaping @Sendable (String) -> Bool = { _ in true }, logger: Logger,
+        clock: @escaping @Sendable () -> Double = { ProcessInfo.processInfo.systemUptime }
     ) {
         nodeID = store.nodeID
+        self.clock = clock
         self.secret = secret
         self.acceptsPeer = acceptsPeer
         self.store = store
@@ -77,7 +92,11 @@ public final class ClusterNode: ClusterView, @unchecked Sendable {
             apiURL: apiURL, mediaAddress: mediaAddress, rooms: rooms.count,
             participants: rooms.reduce(0) { $0 + $1.participantCount }, cpu: cpu.coresSinceLastCall())
         let nodes = try store.nodes()
-        lock.withLock { lastNodes = nodes }
+        let owners = try store.owners()
+        lock.withLock {
+            lastNodes = nodes
+            lastOwners = Dictionary(owners.map { ($0.room, $0.owner) }, uniquingKeysWith: { a, _ in a })
+        }
     }
 
     /// The rooms of silent nodes, shared among the live ones by name order (room i of all the store's rooms to
@@ -89,8 +108,10 @@ public final class ClusterNode: ClusterView, @unchecked Sendable {
         let live = nodes.filter { $0.ageMs <= timeoutMs }.map(\.id).sorted()
         guard let me = live.firstIndex(of: nodeID) else { return }
         let liveSet = Set(live)
-        for (i, entry) in try store.owners().enumerated() where i % live.count == me && !liveSet.contains(entry.owner) {
+        let owners = lock.withLock { lastOwners }.sorted { $0.key < $1.key }.map { (room: $0.key, owner: $0.value) }
+        for (i, entry) in owners.enumerated() where i % live.count == me && !liveSet.contains(entry.owner) {
             guard let definition = try store.takeOver(entry.room, from: entry.owner) else { continue }
+            lock.withLock { lastOwners[entry.room] = nodeID }
             do {
                 try manager.adopt(definition: definition, kicks: store.kicks(of: entry.room))
                 lock.withLock { takenOver += 1 }
@@ -105,7 +126,7 @@ public final class ClusterNode: ClusterView, @unchecked Sendable {
 
     /// A node that was silent for too long comes back to find its rooms served elsewhere: it lets them go.
     private func releaseRoomsOwnedElsewhere() throws(StoreError) {
-        let owners = Dictionary(try store.owners().map { ($0.room, $0.owner) }, uniquingKeysWith: { a, _ in a })
+        let owners = lock.withLock { lastOwners }
         for room in manager.allRooms {
             guard let owner = owners[room.name], owner != nodeID else { continue }
             manager.release(room.name)
@@ -117,9 +138,56 @@ public final class ClusterNode: ClusterView, @unchecked Sendable {
 
     public func location(of room: String) -> RoomLocation {
         if manager.room(room) != nil { return .local }
-        guard let owner = try? store.owner(of: room) else { return .absent }
+        guard let owner = lock.withLock({ lastOwners[room] }) else {
+            let second = Int64(clock())
+            let allowed = lock.withLock { () -> Bool in
+                if missSecond != second { (missSecond, missLookups) = (second, 0) }
+                guard missLookups < Self.missLookupsPerSecond else { return false }
+                missLookups += 1
+                return true
+            }
+            guard allowed else { return .absent }
+            return lookUp(room)
+        }
+        // This node's by the snapshot but not here: closed since, or a restore that failed. The store says which
+        // (a name the snapshot holds: never a query for a made-up one).
+        if owner == nodeID { return relocate(room) }
+        return location(owner: owner)
+    }
+
+    public func relocate(_ room: String) -> RoomLocation {
+        let now = Int64(clock() * 1000)
+        let due = lock.withLock { () -> Bool in
+            if let last = lookedUpMs[room], now - last < 1000 { return false }
+            lookedUpMs = lookedUpMs.filter { now - $0.value < 1000 }
+            lookedUpMs[room] = now
+            return true
+        }
+        guard due else {
+            let owner = lock.withLock { lastOwners[room] }
+            return owner.map { $0 == nodeID ? .local : location(owner: $0) } ?? .absent
+        }
+        return lookUp(room)
+    }
+
+    /// The store's owner of `room`, kept in the snapshot.
+    private func lookUp(_ room: String) -> RoomLocation {
+        ClusterMetrics.storeLookups.increment()
+        guard let stored = try? store.owner(of: room) else {
+            lock.withLock { _ = lastOwners.removeValue(forKey: room) }
+            return .absent
+        }
+        lock.withLock { lastOwners[room] = stored }
         // Stored as this node's but not here: a restore failed, and the local answer says so.
-        if owner == nodeID { return .local }
+        if stored == nodeID { return .local }
+        return location(owner: stored)
+    }
+
+    public func noteOwner(_ room: String, node: String) {
+        lock.withLock { lastOwners[room] = node }
+    }
+
+    private func location(owner: String) -> RoomLocation {
         let node = lock.withLock { lastNodes.first { $0.id == owner } }
         guard let node, node.ageMs <= timeoutMs, accepted(node) else { return .unavailable(node: owner) }
         return .peer(ClusterPeer(id: node.id, apiURL: node.apiURL))
@@ -186,4 +254,11 @@ struct ProcessCPU {
         guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
+}
+
+/// The cluster's counters on `/metrics`.
+enum ClusterMetrics {
+    /// Owner lookups that went to the store (a snapshot's owner that no longer held its room); a request for a
+    /// name no node held at the last heartbeat never adds one.
+    static var storeLookups: Counter { Counter(label: "cohost_cluster_store_lookups") }
 }

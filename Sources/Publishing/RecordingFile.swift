@@ -46,7 +46,7 @@ final class RecordingFile: @unchecked Sendable {
         let grown = Int64(status.st_size) - counted
         guard grown > 0 else { return }
         counted = Int64(status.st_size)
-        guard quota.take(grown) else { throw OutputIOError(description: quota.refusal, isFinal: true) }
+        if let refusal = quota.take(grown) { throw OutputIOError(description: refusal, isFinal: true) }
     }
 
     func writeHeader(hasVideo: Bool, hasAudio: Bool) throws(OutputIOError) {
@@ -84,8 +84,8 @@ final class RecordingFile: @unchecked Sendable {
     private func writeBuffer() throws(OutputIOError) {
         guard descriptor >= 0 else { throw OutputIOError(description: "\(path) is closed", isFinal: true) }
         if let quota {
-            guard quota.take(Int64(buffer.count)) else {
-                throw OutputIOError(description: quota.refusal, isFinal: true)
+            if let refusal = quota.take(Int64(buffer.count)) {
+                throw OutputIOError(description: refusal, isFinal: true)
             }
             counted += Int64(buffer.count)
         }

@@ -17,6 +17,9 @@ public struct RoomSettings: Sendable {
     public var maxTokenTTLSeconds: Int64
     /// Where outputs may write and push.
     public var outputRules: OutputRules
+    /// What each room's recordings may write since it opened (bytes, charged to the directory's quota too); 0: no
+    /// quota per room.
+    public var roomRecordingsMaxBytes: Int64 = 0
     /// Decoder CPU time a second one participant's video may use (`DecodeBudget`).
     public var decodeBudgetMs: Int64
     /// Threads decoding video (`DecodePool`).

@@ -70,6 +70,12 @@ extension ServeSettings {
             throw refuse(.recordingsMaxBytes, "must be 0 (no quota) or at least 1048576 bytes, got \(quota)")
         }
         settings.recordingsMaxBytes = quota
+        let roomQuota = given.recordingsRoomMaxBytes ?? 0
+        guard roomQuota == 0 || roomQuota >= 65_536 else {
+            throw refuse(
+                .recordingsRoomMaxBytes, "must be 0 (no quota per room) or at least 65536 bytes, got \(roomQuota)")
+        }
+        settings.recordingsRoomMaxBytes = roomQuota
         settings.webhookHosts = given.webhookHosts ?? []
         settings.clusterSecret = given.clusterSecret
         settings.clusterHosts = given.clusterHosts ?? []
@@ -275,7 +281,7 @@ struct Given {
     var dtlsCert, dtlsKey, publicIP6, webDir, tlsCert, tlsKey, dataDir, store, nodeID, nodeURL: String?
     var rtpPort, maxTokenTTL, maxConnections, participantTimeout, emptyRoomTimeout, decodeBudgetMs: Int?
     var nodeTimeout, maxSources, maxSourcesPerRoom, srtPort, rtmpPort, maxViewers, iceTCPPort: Int?
-    var maxConnectionsPerAddress, recordingsMaxBytes: Int?
+    var maxConnectionsPerAddress, recordingsMaxBytes, recordingsRoomMaxBytes: Int?
     var mediaDir, turnSecret, stunURL: String?
     var turnURLs: [String]
     var autoCreateRooms: Bool?
@@ -330,6 +336,7 @@ struct Given {
         stunURL = try sources.string(.stunURL, flags.stunURL)
         maxConnectionsPerAddress = try sources.integer(.maxConnectionsPerAddress, flags.maxConnectionsPerAddress)
         recordingsMaxBytes = try sources.integer(.recordingsMaxBytes, flags.recordingsMaxBytes)
+        recordingsRoomMaxBytes = try sources.integer(.recordingsRoomMaxBytes, flags.recordingsRoomMaxBytes)
     }
 }
 
@@ -404,6 +411,7 @@ private struct Sources {
         case .stunURL: flags.stunURL != nil
         case .maxConnectionsPerAddress: flags.maxConnectionsPerAddress != nil
         case .recordingsMaxBytes: flags.recordingsMaxBytes != nil
+        case .recordingsRoomMaxBytes: flags.recordingsRoomMaxBytes != nil
         }
     }
 

@@ -47,6 +47,7 @@ public struct ServeFlags: Sendable, Equatable {
     public var webhookHosts: [String]
     public var clusterSecret: String?
     public var clusterHosts: [String]
+    public var recordingsRoomMaxBytes: Int?
 
     public init(
         http: String? = nil, rtpPort: Int? = nil, publicIP: String? = nil, keys: String? = nil,
@@ -61,8 +62,9 @@ public struct ServeFlags: Sendable, Equatable {
         maxSourcesPerRoom: Int? = nil, srtPort: Int? = nil, rtmpPort: Int? = nil, maxViewers: Int? = nil,
         iceTCPPort: Int? = nil, turnURLs: [String] = [], turnSecret: String? = nil, stunURL: String? = nil,
         maxConnectionsPerAddress: Int? = nil, recordingsMaxBytes: Int? = nil, webhookHosts: [String] = [],
-        clusterSecret: String? = nil, clusterHosts: [String] = []
+        clusterSecret: String? = nil, clusterHosts: [String] = [], recordingsRoomMaxBytes: Int? = nil
     ) {
+        self.recordingsRoomMaxBytes = recordingsRoomMaxBytes
         self.webhookHosts = webhookHosts
         self.clusterSecret = clusterSecret
         self.clusterHosts = clusterHosts
@@ -199,6 +201,8 @@ public struct ServeSettings: Sendable, Equatable {
     public var clusterSecret: String?
     /// Hosts and CIDRs peers' API URLs may name; empty: any.
     public var clusterHosts: [String] = []
+    /// What one room's recordings may write, in bytes, since it opened; 0: no quota per room.
+    public var recordingsRoomMaxBytes = 0
     /// Where each setting's value came from.
     public var origins: [SettingKey: SettingOrigin]
 

@@ -48,6 +48,7 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
     case webhookHosts = "webhook_hosts"
     case clusterSecret = "cluster_secret"
     case clusterHosts = "cluster_hosts"
+    case recordingsRoomMaxBytes = "recordings_room_max_bytes"
 
     /// The key in the TOML config file.
     public var fileKey: String { rawValue }
@@ -61,7 +62,7 @@ public enum SettingKey: String, CaseIterable, Sendable, Hashable, Comparable {
         switch self {
         case .rtpPort, .participantTimeout, .emptyRoomTimeout, .maxTokenTTL, .decodeBudgetMs, .maxConnections,
             .nodeTimeout, .maxSources, .maxSourcesPerRoom, .srtPort, .rtmpPort, .maxViewers,
-            .iceTCPPort, .maxConnectionsPerAddress, .recordingsMaxBytes:
+            .iceTCPPort, .maxConnectionsPerAddress, .recordingsMaxBytes, .recordingsRoomMaxBytes:
             .integer
         case .autoCreateRooms: .boolean
         case .webhookURL, .outputHosts, .corsOrigins, .turnURLs, .webhookHosts, .clusterHosts: .stringList

@@ -37,7 +37,16 @@ struct ClusterProxy<Context: RequestContext>: RouterMiddleware {
         if path == "/v1/rooms" || path == "/v1/rooms/" {
             // Only a call its route could accept is sent on: creating a room takes an admin token.
             if request.method == .post, caller.claims.admin, let peer = cluster.placement() {
-                return try await ClusterForwarding.forward(request, to: peer, via: cluster)
+                let body = try await ClusterForwarding.body(of: request)
+                let (response, answer) = try await ClusterForwarding.forward(
+                    request, body: body, to: peer, via: cluster)
+                // Known here at once, before the next heartbeat: the caller's next call may come here.
+                if response.status == .created,
+                    let name = (try? JSONSerialization.jsonObject(with: answer) as? [String: Any])?["name"] as? String
+                {
+                    cluster.noteOwner(name, node: peer.id)
+                }
+                return response
             }
             return try await next(request, context)
         }
@@ -61,11 +70,21 @@ struct ClusterProxy<Context: RequestContext>: RouterMiddleware {
             let join = segments.count == 4 && segments[3] == "participants"
             let whip = segments.count == 2 && segments[0] == "whip"
             if request.method == .post, join || whip, let peer = cluster.placement() {
-                return try await ClusterForwarding.forward(request, to: peer, via: cluster)
+                let body = try await ClusterForwarding.body(of: request)
+                let (response, _) = try await ClusterForwarding.forward(request, body: body, to: peer, via: cluster)
+                if response.status == .created { cluster.noteOwner(room, node: peer.id) }
+                return response
             }
             return try await next(request, context)
         case .peer(let peer):
-            return try await ClusterForwarding.forward(request, to: peer, via: cluster)
+            let body = try await ClusterForwarding.body(of: request)
+            let (response, _) = try await ClusterForwarding.forward(request, body: body, to: peer, via: cluster)
+            // The owner the last heartbeat named no longer holds the room (closed, moved since): once, where the
+            // store says it is now.
+            guard response.status == .notFound, case .peer(let now) = cluster.relocate(room), now != peer else {
+                return response
+            }
+            return try await ClusterForwarding.forward(request, body: body, to: now, via: cluster).0
         case .unavailable(let node):
             throw APIError(
                 status: .serviceUnavailable, code: "room_unavailable",
@@ -80,19 +99,26 @@ enum ClusterForwarding {
     /// The largest body sent on: the largest any route takes (a room with its three pictures).
     static let maxBody = RoomRoutes.maxRoomBody
 
-    /// Sends the call on to `peer` and returns its answer.
-    static func forward(_ request: Request, to peer: ClusterPeer, via cluster: any ClusterView) async throws -> Response
-    {
+    /// The call's body, read once (it may be sent on twice), up to the largest any route takes.
+    static func body(of request: Request) async throws -> Data? {
         let body: ByteBuffer
         do { body = try await request.body.collect(upTo: maxBody) } catch {
             throw APIError(
                 status: .contentTooLarge, code: "body_too_large", message: "request body larger than \(maxBody) bytes")
         }
+        return body.readableBytes > 0 ? Data(buffer: body) : nil
+    }
+
+    /// Sends the call on to `peer`; returns its answer, and the answer's body.
+    static func forward(
+        _ request: Request, body: Data?, to peer: ClusterPeer, via cluster: any ClusterView
+    ) async throws -> (Response, Data) {
         let (status, headers, answer) = try await send(
-            method: request.method.rawValue, target: request.uri.description, headers: request.headers,
-            body: body.readableBytes > 0 ? Data(buffer: body) : nil, via: cluster, peer: peer)
-        return Response(
+            method: request.method.rawValue, target: request.uri.description, headers: request.headers, body: body,
+            via: cluster, peer: peer)
+        let response = Response(
             status: .init(code: status), headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(data: answer)))
+        return (response, answer)
     }
 
     /// The rooms of every live peer (`GET /v1/rooms` with the caller's token); a peer that does not answer is left

@@ -58,8 +58,14 @@ public enum CohostServer {
         // Outermost, so error responses carry the CORS headers too (a page must be able to read them).
         if !corsOrigins.isEmpty { router.middlewares.add(CORSPolicy(origins: corsOrigins)) }
         router.middlewares.add(ErrorShapeMiddleware())
+        if let connections {
+            router.middlewares.add(
+                ConnectionReserve(
+                    connections: connections, keys: keys, maxTokenTTLSeconds: manager.settings.maxTokenTTLSeconds))
+        }
         if origins.loopbackHostsOnly { router.middlewares.add(LoopbackHostOnly(origins: origins)) }
         if let cluster {
+            router.middlewares.add(ForwardedCallCheck(secret: cluster.secret))
             router.middlewares.add(
                 ClusterProxy(cluster: cluster, keys: keys, maxTokenTTLSeconds: manager.settings.maxTokenTTLSeconds))
         }

@@ -15,6 +15,7 @@ public final class ConnectionLimit: Sendable {
     private let open = Atomic<Int>(0)
     private let refused = Atomic<Int>(0)
     private let refusedPerAddress = Atomic<Int>(0)
+    private let refusedReserve = Atomic<Int>(0)
     private let byAddress = Mutex<[String: Int]>([:])
 
     public init(limit: Int, perAddress: Int = 0, deadlines: RequestDeadlines = RequestDeadlines()) {
@@ -26,6 +27,10 @@ public final class ConnectionLimit: Sendable {
     var openConnections: Int { open.load(ordering: .relaxed) }
     var refusedConnections: Int { refused.load(ordering: .relaxed) }
     var refusedPerAddressConnections: Int { refusedPerAddress.load(ordering: .relaxed) }
+    /// Requests without a token refused while the reserve was in use (`ConnectionReserve`).
+    var refusedReserveRequests: Int { refusedReserve.load(ordering: .relaxed) }
+
+    func noteReserveRefusal() { refusedReserve.wrappingAdd(1, ordering: .relaxed) }
 
     /// `inner`'s connections, each counted from its first handler on.
     func wrapping<Inner: ServerChildChannel>(_ inner: Inner) -> some ServerChildChannel {

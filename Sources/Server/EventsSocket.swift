@@ -49,6 +49,8 @@ enum EventsSocket {
         {
             return .dontUpgrade
         }
+        // A revoked invite opens nothing.
+        if let invite = caller.claims.inv, !manager.invites.stands(id: invite, room: room) { return .dontUpgrade }
         let holder = Self.holder(caller.claims)
         guard open.take(holder, limit: maxSocketsPerToken) else { return .dontUpgrade }
         let events = existing.events.subscribe()

@@ -102,6 +102,7 @@ struct MetricsEndpoint: Sendable {
             Gauge(label: "cohost_http_connections_refused_per_address").record(
                 connections.refusedPerAddressConnections)
             Gauge(label: "cohost_http_requests_timed_out").record(connections.deadlines.timedOut)
+            Gauge(label: "cohost_http_requests_refused_reserve").record(connections.refusedReserveRequests)
         }
         let c = manager.ingestCounters
         Gauge(label: "cohost_udp_datagrams").record(c.datagrams)
@@ -111,6 +112,8 @@ struct MetricsEndpoint: Sendable {
         Gauge(label: "cohost_udp_dropped", dimensions: [("reason", "srtp")]).record(c.srtpFailures)
         let w = manager.webRTCCounters
         Gauge(label: "cohost_webrtc_transports").record(w.transports)
+        Gauge(label: "cohost_webrtc_consent_checks", dimensions: [("result", "sent")]).record(w.consentChecks)
+        Gauge(label: "cohost_webrtc_consent_checks", dimensions: [("result", "answered")]).record(w.consentAnswers)
         Gauge(label: "cohost_webrtc_handshakes", dimensions: [("result", "completed")]).record(w.handshakesCompleted)
         Gauge(label: "cohost_webrtc_handshakes", dimensions: [("result", "failed")]).record(w.handshakesFailed)
         Gauge(label: "cohost_udp_dropped", dimensions: [("reason", "stun_ignored")]).record(w.stunIgnored)

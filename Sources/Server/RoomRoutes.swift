@@ -34,6 +34,8 @@ struct RoomRoutes: TokenCheckedRoute, Sendable {
         rooms.delete(":room/sources/:user", use: removeSource)
         rooms.post(":room/participants", use: join)
         rooms.post(":room/invites", use: invite)
+        rooms.get(":room/invites", use: listInvites)
+        rooms.delete(":room/invites/:invite", use: revokeInvite)
         rooms.delete(":room/participants/:user", use: leave)
         rooms.patch(":room/participants/:user", use: patchParticipant)
         rooms.get(":room/participants/:user/subscriptions", use: getSubscriptions)
@@ -187,7 +189,7 @@ struct RoomRoutes: TokenCheckedRoute, Sendable {
         }
         let answer = try manager.join(
             room: name, userId: caller.claims.sub, tokenIssuedAt: caller.claims.iat,
-            isAdmin: caller.claims.admin, monitor: monitor, offer: offer)
+            isAdmin: caller.claims.admin, monitor: monitor, invite: caller.claims.inv, offer: offer)
         return Response(
             status: .created,
             headers: [
@@ -212,18 +214,53 @@ struct RoomRoutes: TokenCheckedRoute, Sendable {
             throw APIError.badRequest(
                 "invalid_ttl", "ttlSeconds must be within 60...\(manager.settings.maxTokenTTLSeconds)")
         }
+        if let uses = body.uses, !(1...InviteRequest.maxUses).contains(uses) {
+            throw APIError.badRequest("invalid_uses", "uses must be within 1...\(InviteRequest.maxUses)")
+        }
         guard let secret = keys.secret(for: caller.claims.iss) else {
             throw APIError.forbidden("the key '\(caller.claims.iss)' of your token is not one of this server's")
         }
         let now = Int64(Date().timeIntervalSince1970)
+        let id = manager.invites.issue(
+            room: name, userId: body.userId, expiresAt: now + ttl, uses: body.uses, nowSeconds: now)
         let token = RoomToken.mint(
             TokenClaims(
-                iss: caller.claims.iss, sub: body.userId, room: name, admin: false, exp: now + ttl, nbf: nil, iat: now),
+                iss: caller.claims.iss, sub: body.userId, room: name, admin: false, exp: now + ttl, nbf: nil, iat: now,
+                inv: id),
             secret: secret)
         let invite = InviteInfo(
-            userId: body.userId, token: token, link: "/join/\(name)#token=\(token)",
-            expiresAt: Date(timeIntervalSince1970: TimeInterval(now + ttl)).formatted(.iso8601))
-        return try json(invite, status: .created)
+            id: id, userId: body.userId, token: token, link: "/join/\(name)#token=\(token)",
+            expiresAt: Self.iso8601(now + ttl), usesLeft: body.uses)
+        return try json(invite, status: .created, headers: [.location: "/v1/rooms/\(name)/invites/\(id)"])
+    }
+
+    /// `GET /v1/rooms/{room}/invites`: the invites that still stand (without their tokens).
+    func listInvites(_ request: Request, context: some RequestContext) async throws -> Response {
+        let name = try roomName(context)
+        try self.caller(request).requireAdmin(of: name)
+        let now = Int64(Date().timeIntervalSince1970)
+        let invites = manager.invites.list(room: name, nowSeconds: now).map {
+            InviteInfo(
+                id: $0.id, userId: $0.userId, token: nil, link: nil, expiresAt: Self.iso8601($0.expiresAt),
+                usesLeft: $0.usesLeft)
+        }
+        return try json(InviteList(invites: invites))
+    }
+
+    /// `DELETE /v1/rooms/{room}/invites/{invite}`: its token opens nothing from now on (a guest already in stays).
+    func revokeInvite(_ request: Request, context: some RequestContext) async throws -> Response {
+        let name = try roomName(context)
+        let id = try context.parameters.require("invite")
+        try self.caller(request).requireAdmin(of: name)
+        guard manager.invites.revoke(id: id, room: name) else {
+            throw APIError(
+                status: .notFound, code: "not_found", message: "room '\(name)' has no invite '\(id.prefix(64))'")
+        }
+        return Response(status: .noContent)
+    }
+
+    static func iso8601(_ seconds: Int64) -> String {
+        Date(timeIntervalSince1970: TimeInterval(seconds)).formatted(.iso8601)
     }
 
     func leave(_ request: Request, context: some RequestContext) async throws -> Response {
@@ -317,6 +354,11 @@ struct RoomRoutes: TokenCheckedRoute, Sendable {
                 message:
                     "user '\(caller.claims.sub)' was kicked from '\(name)'; a token issued after the kick is needed")
         }
+        if let invite = caller.claims.inv, !manager.invites.stands(id: invite, room: name) {
+            throw APIError(
+                status: .forbidden, code: "invite_revoked",
+                message: "this invite was revoked, or this server does not hold it")
+        }
         if EventsSocket.open.count(EventsSocket.holder(caller.claims)) >= EventsSocket.maxSocketsPerToken {
             throw APIError(
                 status: .tooManyRequests, code: "too_many_sockets",
@@ -390,6 +432,9 @@ private struct SubscriptionsRequest: Decodable {
 
 /// `POST /v1/rooms/{room}/invites` body.
 struct InviteRequest: Decodable {
+    static let maxUses = 1000
     var userId: String
     var ttlSeconds: Int?
+    /// Joins the invite opens; nil: any number until it expires.
+    var uses: Int?
 }

@@ -29,7 +29,7 @@ struct WHIPRoutes: TokenCheckedRoute, Sendable {
         let offer = String(decoding: buffer.readableBytesView, as: UTF8.self)
         let answer = try manager.join(
             room: name, userId: caller.claims.sub, tokenIssuedAt: caller.claims.iat, isAdmin: caller.claims.admin,
-            offer: offer)
+            invite: caller.claims.inv, offer: offer)
         var headers: HTTPFields = [
             .contentType: "application/sdp", .location: Self.sessionPath(room: name, user: caller.claims.sub),
         ]
@@ -94,7 +94,9 @@ struct WHIPRoutes: TokenCheckedRoute, Sendable {
             throw APIError.badRequest(
                 "invalid_sdp", "an ICE restart needs a=ice-ufrag and a=ice-pwd (4+ and 22+ ice-chars)")
         }
-        guard let answer = try manager.restartICE(room: name, userId: user, remoteUfrag: ufrag) else {
+        guard
+            let answer = try manager.restartICE(room: name, userId: user, remoteUfrag: ufrag, remotePassword: password)
+        else {
             return Response(status: .noContent)
         }
         let fresh = manager.iceUfrag(room: name, userId: user) ?? current

@@ -48,7 +48,7 @@ extension PostgresRoomStore: ClusterStore {
 
     /// The owner of one room, nil when the store has none by that name.
     public func owner(of room: String) throws(StoreError) -> String? {
-        try db.query("SELECT owner FROM rooms WHERE name = $1", [room]).first?.first ?? nil
+        try lookups.query("SELECT owner FROM rooms WHERE name = $1", [room]).first?.first ?? nil
     }
 
     /// Takes `room` from `formerOwner` (atomic: only one node succeeds); its definition when this node got it.

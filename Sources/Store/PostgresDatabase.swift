@@ -5,10 +5,12 @@ import Rooms
 /// One connection to PostgreSQL (libpq), its handle owned here: every call sends one statement with text
 /// parameters and copies the rows out before the result is freed, so no C pointer leaves this type. Calls hold
 /// `lock` (a libpq connection serves one thread at a time). A broken connection is reset once and the statement
-/// sent again; errors carry the server's or libpq's message.
+/// sent again; errors carry the server's or libpq's message. Every statement is cut off after
+/// `statementTimeoutMs` by the server, so a stuck database cannot hold a caller (the heartbeat) for longer.
 final class PostgresDatabase: @unchecked Sendable {
     private var connection: OpaquePointer
     private let lock = NSLock()
+    static let statementTimeoutMs = 5000
 
     /// `url`: `postgres://user:password@host:port/database?options` (libpq's connection URI).
     init(url: String) throws(StoreError) {
@@ -19,9 +21,16 @@ final class PostgresDatabase: @unchecked Sendable {
             throw StoreError("cannot connect to PostgreSQL: \(message)")
         }
         self.connection = connection
+        // Not shared yet: no other thread can hold the connection.
+        try configure()
     }
 
     deinit { PQfinish(connection) }
+
+    /// Under `lock`: what each session needs, again after a reset.
+    private func configure() throws(StoreError) {
+        _ = try send("SET statement_timeout = \(Self.statementTimeoutMs)", [])
+    }
 
     /// Runs one statement with `parameters` bound to $1, $2, … (nil = NULL); returns its rows as text (nil = NULL).
     @discardableResult
@@ -34,6 +43,7 @@ final class PostgresDatabase: @unchecked Sendable {
             guard PQstatus(connection) == CONNECTION_OK else {
                 throw StoreError("PostgreSQL connection lost: \(Self.message(PQerrorMessage(connection)))")
             }
+            try configure()
             return try send(sql, parameters)
         }
     }

@@ -6,6 +6,9 @@ import Rooms
 /// migrate one at a time (an advisory lock).
 public final class PostgresRoomStore: RoomStore, WebhookJournal {
     let db: PostgresDatabase
+    /// A connection of its own for owner lookups made for requests: however many wait there, the heartbeat's
+    /// statements on `db` never queue behind them.
+    let lookups: PostgresDatabase
     /// This node's id: the owner written on its rooms.
     public let nodeID: String
     public let schemaVersion: Int
@@ -16,6 +19,7 @@ public final class PostgresRoomStore: RoomStore, WebhookJournal {
     public init(url: String, nodeID: String) throws(StoreError) {
         let db = try PostgresDatabase(url: PostgresURL.withSecureDefault(url))
         self.db = db
+        lookups = try PostgresDatabase(url: PostgresURL.withSecureDefault(url))
         self.nodeID = nodeID
         try db.query("SELECT pg_advisory_lock(\(Self.migrationLock))")
         defer { _ = try? db.query("SELECT pg_advisory_unlock(\(Self.migrationLock))") }

@@ -14,16 +14,19 @@ struct Invite: AsyncParsableCommand {
     @Argument(help: "The guest's user id.") var user: String
     @Option(help: "Seconds the link's token is valid (default 3600, at most the server's max_token_ttl).")
     var ttl: Int?
+    @Option(help: "Joins the link opens (1...1000; default: any number until it expires).")
+    var uses: Int?
 
     func run() async throws {
         struct Request: Encodable {
             var userId: String
             var ttlSeconds: Int?
+            var uses: Int?
         }
         let client = try connection.client()
         let answer = try await client.send(
             "POST", "/v1/rooms/\(ServerURL.segment(room))/invites",
-            json: try JSONEncoder().encode(Request(userId: user, ttlSeconds: ttl)))
-        try format.print(answer) { client.server.absolute(link: try InviteInfo.decoded(from: answer).link) }
+            json: try JSONEncoder().encode(Request(userId: user, ttlSeconds: ttl, uses: uses)))
+        try format.print(answer) { client.server.absolute(link: try InviteInfo.decoded(from: answer).link ?? "") }
     }
 }

@@ -268,6 +268,13 @@ struct Serve: AsyncParsableCommand {
     )
     var recordingsMaxBytes: Int?
 
+    @Option(
+        name: .customLong("recordings-room-max-bytes"),
+        help:
+            "What one room's recordings may write since it opened, in bytes; its recording that would pass it stops (default 0: no quota per room)."
+    )
+    var recordingsRoomMaxBytes: Int?
+
     var flags: ServeFlags {
         ServeFlags(
             http: http, rtpPort: rtpPort, publicIP: publicIP, keys: keys, keysFile: keysFile,
@@ -282,7 +289,7 @@ struct Serve: AsyncParsableCommand {
             rtmpPort: rtmpPort, maxViewers: maxViewers, iceTCPPort: iceTCPPort, turnURLs: turnURLs,
             turnSecret: turnSecret, stunURL: stunURL, maxConnectionsPerAddress: maxConnectionsPerAddress,
             recordingsMaxBytes: recordingsMaxBytes, webhookHosts: webhookHosts, clusterSecret: clusterSecret,
-            clusterHosts: clusterHosts)
+            clusterHosts: clusterHosts, recordingsRoomMaxBytes: recordingsRoomMaxBytes)
     }
 
     /// Reads the config file (if any) and merges every source; a refused value stops the start with its source named.

@@ -112,6 +112,7 @@ struct ServerAssembly {
             mediaDirectory: media, destinations: destinations, maxPerRoom: settings.maxSourcesPerRoom,
             maxTotal: settings.maxSources, srtPort: settings.srtPort, rtmpPort: settings.rtmpPort)
         config.rooms.maxViewersPerRoom = settings.maxViewers
+        config.rooms.roomRecordingsMaxBytes = Int64(settings.recordingsRoomMaxBytes)
         config.rooms.iceServers = ICEServers(
             turnURLs: settings.turnURLs, turnSecret: settings.turnSecret,
             stunURLs: settings.stunURL.map { [$0] } ?? [])

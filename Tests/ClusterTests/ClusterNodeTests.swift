@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Rooms
+import Synchronization
 import Testing
 @testable import Cluster
 
@@ -16,6 +17,8 @@ import Testing
         var kicks: [StoredRooms.Kick] = []
         /// When set, every call fails as a database that went away would.
         var down = false
+        /// Owner lookups of one room by name (`owner(of:)`).
+        var lookups = 0
 
         func withLock<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
             lock.lock()
@@ -45,7 +48,12 @@ import Testing
         func owners() throws(StoreError) -> [(room: String, owner: String)] {
             try tables.withLock { tables.rooms.map { ($0.key, $0.value.owner) }.sorted { $0.0 < $1.0 } }
         }
-        func owner(of room: String) throws(StoreError) -> String? { try tables.withLock { tables.rooms[room]?.owner } }
+        func owner(of room: String) throws(StoreError) -> String? {
+            try tables.withLock {
+                tables.lookups += 1
+                return tables.rooms[room]?.owner
+            }
+        }
         func takeOver(_ room: String, from formerOwner: String) throws(StoreError) -> Data? {
             try tables.withLock {
                 guard let row = tables.rooms[room], row.owner == formerOwner else { return nil }
@@ -144,6 +152,47 @@ import Testing
         #expect(node.location(of: "there") == .peer(ClusterPeer(id: "b", apiURL: "http://b.test:7880")))
         #expect(node.location(of: "stuck") == .unavailable(node: "late"))
         #expect(node.peers() == [ClusterPeer(id: "b", apiURL: "http://b.test:7880")])
+    }
+
+    @Test func locationsComeFromTheHeartbeatsSnapshotAndTheStoreIsAskedOnlyAboutRoomsItNamed() throws {
+        let tables = Tables()
+        let manager = RoomManager(settings: RoomSettings(), logger: Logger(label: "test"))
+        defer { manager.shutdown() }
+        tables.nodes["b"] = NodeRecord(
+            id: "b", apiURL: "http://b.test:7880", mediaAddress: "127.0.0.1:9001", rooms: 1, participants: 0, cpu: 0,
+            ageMs: 200)
+        tables.nodes["c"] = NodeRecord(
+            id: "c", apiURL: "http://c.test:7880", mediaAddress: "127.0.0.1:9002", rooms: 0, participants: 0, cpu: 0,
+            ageMs: 200)
+        tables.rooms["there"] = ("b", try Self.definition("there"))
+        let time = Mutex(100.0)
+        let node = ClusterNode(
+            store: View(tables: tables, nodeID: "a"), manager: manager, apiURL: "http://a.test:7880",
+            mediaAddress: "127.0.0.1:7882", timeoutMs: 5_000, secret: "cluster-secret-0123456789abcdef0123",
+            logger: Logger(label: "test"), clock: { time.withLock { $0 } })
+        try node.beat()
+        // A room the snapshot holds: no lookup.
+        for _ in 0..<100 {
+            #expect(node.location(of: "there") == .peer(ClusterPeer(id: "b", apiURL: "http://b.test:7880")))
+        }
+        #expect(try tables.withLock { tables.lookups } == 0)
+        // A flood of names nobody holds: the store is asked about the first 20 of the second, no more.
+        for i in 0..<1000 { #expect(node.location(of: "made-up-\(i)") == .absent) }
+        #expect(try tables.withLock { tables.lookups } == ClusterNode.missLookupsPerSecond)
+        // The next second, one created on another node since the heartbeat is found in the store.
+        tables.rooms["new"] = ("c", try Self.definition("new"))
+        time.withLock { $0 += 1 }
+        #expect(node.location(of: "new") == .peer(ClusterPeer(id: "c", apiURL: "http://c.test:7880")))
+        // Moved to c since the heartbeat: b says 404, the store is asked once, and again only a second later.
+        tables.rooms["there"] = ("c", try Self.definition("there"))
+        let before = try tables.withLock { tables.lookups }
+        #expect(node.relocate("there") == .peer(ClusterPeer(id: "c", apiURL: "http://c.test:7880")))
+        for _ in 0..<100 { _ = node.relocate("there") }
+        #expect(try tables.withLock { tables.lookups } == before + 1)
+        #expect(node.location(of: "there") == .peer(ClusterPeer(id: "c", apiURL: "http://c.test:7880")))
+        // A room a peer just created (a forwarded create answered 201) is known before the next heartbeat.
+        node.noteOwner("fresh", node: "c")
+        #expect(node.location(of: "fresh") == .peer(ClusterPeer(id: "c", apiURL: "http://c.test:7880")))
     }
 
     @Test func aNewRoomGoesToTheLeastLoadedLiveNodeAndStaysHereOnATie() throws {

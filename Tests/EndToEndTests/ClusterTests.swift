@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 
@@ -13,10 +14,10 @@ extension EndToEnd {
 
         static let clusterSecret = "cluster-0123456789abcdef0123456789abcdef"
 
-        static func node(_ id: String, _ pg: PostgresServer) throws -> CohostHarness {
+        static func node(_ id: String, _ pg: PostgresServer, timeout: Int = 5) throws -> CohostHarness {
             try CohostHarness(
                 arguments: CohostHarness.standardArguments + [
-                    "--store", pg.url, "--node-id", id, "--node-timeout", "5", "--participant-timeout", "60",
+                    "--store", pg.url, "--node-id", id, "--node-timeout", "\(timeout)", "--participant-timeout", "60",
                     "--cluster-secret", clusterSecret, "--cluster-hosts", "127.0.0.1",
                 ])
         }
@@ -67,6 +68,82 @@ extension EndToEnd {
                     #expect((try? Self.json(r.body))?["name"] as? String == "signed")
                 }
             }
+        }
+
+        @Test func aFloodOfCallsForMadeUpRoomsQueriesNoStoreAndTakesNoRoomOver() async throws {
+            let pg = try PostgresServer()
+            defer { pg.stop() }
+            let nodes = try ["a", "b", "c"].map { try Self.node($0, pg, timeout: 3) }
+            let admin = nodes[0].token(room: "*", user: "producer", admin: true)
+            func report() -> [[String: Any]] {
+                ((try? Self.json(nodes[0].call("GET", "/v1/nodes", token: admin).body))?["nodes"] as? [[String: Any]])
+                    ?? []
+            }
+            #expect(
+                await eventually(seconds: 5) {
+                    report().count == 3 && report().allSatisfy { $0["alive"] as? Bool == true }
+                })
+            #expect(
+                try nodes[0].call(
+                    "POST", "/v1/rooms", token: admin, body: Data(#"{"name":"kept","audioOnly":true}"#.utf8)
+                )
+                .status == 201)
+            var owner: String?
+            #expect(
+                await eventually(seconds: 5) {
+                    owner = report().first { ($0["ownedRooms"] as? [String]) == ["kept"] }?["id"] as? String
+                    return owner != nil
+                })
+            // Statements the database ran: each autocommitted one is a transaction.
+            func transactions() throws -> Int {
+                let text = try pg.psql("SELECT xact_commit FROM pg_stat_database WHERE datname = 'postgres'")
+                return Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+            }
+            let before = try transactions()
+            let floodStarted = Date()
+            // Eight callers on threads of their own, each asking node b for rooms nobody ever made, as fast as it
+            // answers, for 7 s (over twice node_timeout).
+            let target = nodes[1]
+            let tally = Mutex((total: 0, notFound: 0))
+            let done = DispatchGroup()
+            for _ in 0..<8 {
+                done.enter()
+                Thread.detachNewThread {
+                    let end = Date().addingTimeInterval(7)
+                    while Date() < end {
+                        let status = (try? target.call("GET", "/v1/rooms/made-up-\(UUID().uuidString)", token: admin))?
+                            .status
+                        tally.withLock {
+                            $0.total += 1
+                            if status == 404 { $0.notFound += 1 }
+                        }
+                    }
+                    done.leave()
+                }
+            }
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().async {
+                    done.wait()
+                    continuation.resume()
+                }
+            }
+            let answered = tally.withLock { ($0.total, $0.notFound) }
+            let floodSeconds = Date().timeIntervalSince(floodStarted)
+            let spent = try transactions() - before
+            #expect(answered.0 > 400 && answered.1 == answered.0, "\(answered)")
+            // Heartbeats (a write and two reads a second from each node, counted by the database as it flushes its
+            // statistics) and a few lookups: nothing like a statement per call.
+            #expect(spent >= 0 && spent < answered.0 / 10, "\(spent) statements for \(answered.0) calls")
+            // Node b asked the store about 20 unknown names a second at most.
+            let scraped = String(decoding: try target.call("GET", "/metrics", token: nil).body, as: UTF8.self)
+            let lookups = EndToEnd.SchemaConformanceTests.metric("cohost_cluster_store_lookups", in: scraped)
+            #expect(
+                lookups.map { $0 <= 20 * (floodSeconds + 2) } == true,
+                "store lookups: \(lookups ?? -1) in \(floodSeconds) s")
+            // Nobody was late enough to lose a room.
+            let after = report()
+            #expect(after.count == 3 && after.allSatisfy { $0["alive"] as? Bool == true }, "\(after)")
+            #expect(after.first { ($0["ownedRooms"] as? [String]) == ["kept"] }?["id"] as? String == owner)
         }
 
         @Test func aKickHoldsWhenItsRoomIsClosedAndCreatedAgainOnAnotherNode() async throws {

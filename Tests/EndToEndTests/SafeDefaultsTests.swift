@@ -262,6 +262,46 @@ extension EndToEnd {
                 "\(scraped.prefix(2000))")
         }
 
+        @Test func nearTheConnectionCapOnlyCallersWithATokenAreServed() async throws {
+            let cohost = try CohostHarness(arguments: CohostHarness.standardArguments + ["--max-connections", "20"])
+            let admin = cohost.token(room: "busy", user: "mod", admin: true)
+            #expect(
+                try cohost.call(
+                    "POST", "/v1/rooms", token: admin, body: Data(#"{"name":"busy","audioOnly":true}"#.utf8)
+                )
+                .status == 201)
+            // Eighteen idle connections from other loopback addresses: with this test's own, into the reserve (the
+            // last two of twenty), with room for its client's next connection.
+            let idle = (0..<18).map { i in Self.connection(to: cohost.httpPort, from: "127.0.0.\(2 + i % 4)") }
+            defer { idle.forEach { close($0) } }
+            func scrape() -> String {
+                guard let r = try? cohost.call("GET", "/metrics", token: admin) else { return "" }
+                return String(decoding: r.body, as: UTF8.self)
+            }
+            #expect(
+                await eventually(seconds: 5) {
+                    (EndToEnd.SchemaConformanceTests.metric("cohost_http_connections", in: scrape()) ?? 0) >= 19
+                })
+            // Without a token: refused, and told why. The health check still answers.
+            let anonymous = try cohost.call("GET", "/v1/rooms/busy", token: nil)
+            #expect(anonymous.status == 503 && Self.errorCode(anonymous.body) == "server_busy")
+            #expect(try cohost.call("GET", "/healthz", token: nil).status == 200)
+            // A guest with a token joins.
+            let guest = cohost.token(room: "busy", user: "guest")
+            let joined = try cohost.call(
+                "POST", "/v1/rooms/busy/participants", token: guest,
+                body: Data(CohostHarness.offer(audioSSRC: 7301, videoSSRC: nil).utf8), contentType: "application/sdp")
+            #expect(joined.status == 201)
+            #expect(EndToEnd.SchemaConformanceTests.metric("cohost_http_requests_refused_reserve", in: scrape()) == 1)
+            // Below the reserve again, everyone is served.
+            idle.forEach { close($0) }
+            #expect(await eventually(seconds: 5) { (try? cohost.call("GET", "/healthz", token: nil))?.status == 200 })
+            #expect(
+                await eventually(seconds: 5) {
+                    (try? cohost.call("GET", "/v1/rooms/busy", token: nil))?.status == 401
+                })
+        }
+
         /// A socket to the harness's HTTP port from `source` (a loopback address), not blocking.
         static func connection(to port: Int, from source: String = "127.0.0.1") -> Int32 {
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -440,6 +480,46 @@ extension EndToEnd {
                 try FileManager.default.attributesOfItem(atPath: recordings.appendingPathComponent("show.flv").path)[
                     .size] as? Int
             #expect((1...20_000).contains(size ?? 0), "\(size ?? 0) bytes")
+        }
+
+        @Test func aRoomsRecordingsStopAtItsOwnQuotaAndAnotherRoomStillRecords() async throws {
+            let recordings = FileManager.default.temporaryDirectory.appendingPathComponent("quota-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: recordings, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: recordings) }
+            let cohost = try CohostHarness(
+                arguments: [
+                    "--keys", "\(CohostHarness.key):\(CohostHarness.secret)", "--recordings-dir", recordings.path,
+                    "--recordings-room-max-bytes", "65536",
+                ])
+            let admin = cohost.token(room: "*", user: "mod", admin: true)
+            func output(_ room: String) -> [String: Any] {
+                let json = try? JSONSerialization.jsonObject(
+                    with: cohost.call("GET", "/v1/rooms/\(room)", token: admin).body)
+                return ((json as? [String: Any])?["outputs"] as? [[String: Any]])?.first ?? [:]
+            }
+            #expect(
+                try cohost.call(
+                    "POST", "/v1/rooms", token: admin,
+                    body: Data(#"{"name":"first","outputs":[{"url":"file://first.flv"}]}"#.utf8)
+                ).status == 201)
+            #expect(
+                await eventually(seconds: 60, every: .milliseconds(200)) {
+                    output("first")["state"] as? String == "error"
+                })
+            #expect(
+                output("first")["error"] as? String
+                    == "room 'first' has written its quota of 65536 bytes of recordings (recordings_room_max_bytes)")
+            let size =
+                try FileManager.default.attributesOfItem(
+                    atPath: recordings.appendingPathComponent("first.flv").path)[.size] as? Int
+            #expect((1...65_536).contains(size ?? 0), "\(size ?? 0) bytes")
+            // Another room has a quota of its own.
+            #expect(
+                try cohost.call(
+                    "POST", "/v1/rooms", token: admin,
+                    body: Data(#"{"name":"second","outputs":[{"url":"file://second.flv"}]}"#.utf8)
+                ).status == 201)
+            #expect(await eventually(seconds: 10) { output("second")["state"] as? String == "connected" })
         }
 
         @Test func anEventsSocketClosesWhenItsTokenExpiresAndOneTokenHoldsAtMostFour() async throws {

@@ -67,4 +67,68 @@ import Testing
         #expect(!a.consentExpired(nowMs: 36_000))
         #expect(a.consentExpired(nowMs: 36_001))
     }
+
+    static let remotePassword = "Qe8Rj1s9Zr0cA5mVtK2wLp7d"
+
+    /// The peer's answer to one of Cohost's checks, signed with the peer's password.
+    static func answer(to request: [UInt8], password: String = remotePassword) throws -> [UInt8] {
+        let message = try STUNMessage(bytes: request)
+        return STUNMessage(
+            method: STUNMessage.bindingMethod, messageClass: .success, transactionID: message.transactionID,
+            attributes: [.init(type: STUNMessage.AttributeType.xorMappedAddress, value: [0, 1, 0, 0, 0, 0, 0, 0])]
+        ).serialized(integrityKey: Array(password.utf8), fingerprint: true)
+    }
+
+    @Test func cohostChecksTheNominatedAddressEveryFourToSixSecondsSignedWithThePeersPassword() throws {
+        var a = ICELiteAgent<String>(
+            localUfrag: Self.local.ufrag, localPassword: Self.local.password, remoteUfrag: "h6vY",
+            remotePassword: Self.remotePassword, nowMs: 0)
+        let mapped: ([UInt8]) -> [UInt8] = { _ in [] }
+        // Nothing to check before an address is nominated.
+        #expect(a.consentCheck(nowMs: 0) == nil)
+        _ = a.handle(Self.check(nominate: true), from: "wifi", nowMs: 100, mapped: mapped)
+        let due = a.consentCheck(nowMs: 200) { $0.upperBound == 255 ? 7 : 5_000 }
+        let first = try #require(due)
+        #expect(first.to == "wifi")
+        let request = try STUNMessage(bytes: first.bytes)
+        #expect(request.messageClass == .request && request.username == "h6vY:evtj")
+        #expect(request.transactionID == Array(repeating: 7, count: 12))
+        #expect(request.hasValidIntegrity(in: first.bytes, key: Array(Self.remotePassword.utf8)))
+        #expect(request.hasValidFingerprint(in: first.bytes))
+        #expect(request.attribute(STUNMessage.AttributeType.iceControlled)?.count == 8)
+        #expect(request.attribute(STUNMessage.AttributeType.priority)?.count == 4)
+        // The next one when the drawn interval has passed, not before.
+        #expect(a.consentCheck(nowMs: 5_199) == nil)
+        #expect(a.consentCheck(nowMs: 5_200) != nil)
+        #expect(a.consentChecksSent == 2)
+    }
+
+    @Test func onlyAValidAnswerFromTheCheckedAddressRenewsConsentNotTheirOwnChecks() throws {
+        var a = ICELiteAgent<String>(
+            localUfrag: Self.local.ufrag, localPassword: Self.local.password, remoteUfrag: "h6vY",
+            remotePassword: Self.remotePassword, nowMs: 0)
+        let mapped: ([UInt8]) -> [UInt8] = { _ in [] }
+        _ = a.handle(Self.check(nominate: true), from: "wifi", nowMs: 0, mapped: mapped)
+        let sent = a.consentCheck(nowMs: 1_000)
+        let check = try #require(sent)
+        let answer = try Self.answer(to: check.bytes)
+        // From elsewhere, under the wrong password, or to no check in flight: nothing.
+        #expect(a.handle(answer, from: "victim", nowMs: 2_000, mapped: mapped) == .ignore)
+        #expect(
+            a.handle(
+                try Self.answer(to: check.bytes, password: "wrong-password-0123456"), from: "wifi", nowMs: 2_000,
+                mapped: mapped) == .ignore)
+        #expect(a.lastConsentMs == 0)
+        #expect(a.handle(answer, from: "wifi", nowMs: 2_000, mapped: mapped) == .consented)
+        #expect(a.lastConsentMs == 2_000 && a.consentAnswers == 1)
+        // The same answer again is no longer in flight.
+        #expect(a.handle(answer, from: "wifi", nowMs: 3_000, mapped: mapped) == .ignore)
+        // The peer's own checks (one could come with a forged source) keep coming, but no answer does: consent lapses
+        // 30 s after the last answer.
+        for t in stride(from: Int64(5_000), through: 40_000, by: 5_000) {
+            _ = a.handle(Self.check(id: UInt8(t / 1_000)), from: "wifi", nowMs: t, mapped: mapped)
+        }
+        #expect(!a.consentExpired(nowMs: 32_000))
+        #expect(a.consentExpired(nowMs: 32_001))
+    }
 }

@@ -110,7 +110,8 @@ import TestSupport
         noFile.start()
         #expect(await eventually(seconds: 5) { missing.stateNames.last == .failed })
         #expect(missing.stateNames == [.connecting, .failed])
-        #expect(missing.states.withLock { $0.last?.2 ?? "" }.contains("No such file"))
+        let error = missing.states.withLock { $0.last?.2 ?? "" }
+        #expect(error.contains("No such file"), "\(error)")
         #expect(missing.feed.withLock { $0 } == nil)
     }
 

@@ -26,10 +26,33 @@ struct RecordingQuotaTests {
         try Data(repeating: 1, count: 500).write(to: URL(fileURLWithPath: dir + "/hls-x/s0.m4s"))
         let quota = RecordingQuota(limitBytes: 10_000, directory: dir)
         #expect(quota.usedBytes == 3_500)
-        #expect(quota.take(6_000))
-        #expect(!quota.take(501))
+        #expect(quota.take(6_000) == nil)
+        #expect(quota.take(501) == quota.take(10_000))
         #expect(quota.usedBytes == 9_500)
-        #expect(quota.take(500) && quota.usedBytes == 10_000)
+        #expect(quota.take(500) == nil && quota.usedBytes == 10_000)
+    }
+
+    @Test("a room's quota stops its own recordings and charges the directory's, which stops every room's")
+    func perRoom() throws {
+        let dir = try directory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let total = RecordingQuota(limitBytes: 10_000, directory: dir)
+        let show = RecordingQuota(room: "show", limitBytes: 4_000, parent: total)
+        let talk = RecordingQuota(room: "talk", limitBytes: 8_000, parent: total)
+        #expect(show.take(4_000) == nil && total.usedBytes == 4_000)
+        #expect(
+            show.take(1)
+                == "room 'show' has written its quota of 4000 bytes of recordings (recordings_room_max_bytes)")
+        #expect(total.usedBytes == 4_000)
+        #expect(talk.take(6_000) == nil && total.usedBytes == 10_000)
+        // The directory is full before "talk" reaches its own limit: the directory's reason, and nothing counted.
+        #expect(
+            talk.take(1)
+                == "the recordings directory is full: its quota of 10000 bytes (recordings_max_bytes) is reached")
+        #expect(talk.usedBytes == 6_000 && total.usedBytes == 10_000)
+        // A room's quota without a directory's.
+        let alone = RecordingQuota(room: "solo", limitBytes: 100, parent: nil)
+        #expect(alone.take(100) == nil && alone.take(1) != nil)
     }
 
     func write(_ name: String, limit: Int64) throws -> (FileOutput, StateRecorder, String, RecordingQuota) {

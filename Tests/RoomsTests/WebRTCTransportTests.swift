@@ -103,11 +103,22 @@ import Testing
         #expect(events == [.closed])
     }
 
-    @Test func consentExpiresThirtySecondsAfterTheLastValidCheck() throws {
+    @Test func consentLastsThirtySecondsFromTheLastAnswerToCohostsOwnChecks() throws {
         let transport = try WebRTCTransport(parameters: Self.parameters, context: Self.serverContext, nowMs: 0)
         _ = transport.handleSTUN(Self.check(), from: Self.browser, nowMs: 1_000)
-        #expect(transport.tick(nowMs: 31_000).event == nil)
-        _ = transport.handleSTUN(Self.check(id: 8), from: Self.browser, nowMs: 20_000)
+        let due = transport.consentCheck(nowMs: 1_000)
+        let check = try #require(due)
+        #expect(check.to == Self.browser)
+        let request = try STUNMessage(bytes: check.bytes)
+        #expect(request.username == "brws:cohoUfrg")
+        let answer = STUNMessage(
+            method: STUNMessage.bindingMethod, messageClass: .success, transactionID: request.transactionID
+        ).serialized(integrityKey: Array(Self.parameters.remotePassword.utf8), fingerprint: true)
+        // From another address it renews nothing; from the checked one it does.
+        #expect(!transport.handleConsentAnswer(answer, from: Self.stranger, nowMs: 20_000))
+        #expect(transport.handleConsentAnswer(answer, from: Self.browser, nowMs: 20_000))
+        // The browser's own checks go on, but they do not renew consent: 30 s after the answer it is gone.
+        _ = transport.handleSTUN(Self.check(id: 8), from: Self.browser, nowMs: 45_000)
         #expect(transport.tick(nowMs: 50_000).event == nil)
         #expect(transport.tick(nowMs: 50_001).event == .consentExpired)
         // Reported once.
@@ -117,7 +128,7 @@ import Testing
     @Test func anICERestartTakesNewCredentialsAndKeepsSendingUntilANewCheckNominates() throws {
         let transport = try WebRTCTransport(parameters: Self.parameters, context: Self.serverContext, nowMs: 0)
         _ = transport.handleSTUN(Self.check(), from: Self.browser, nowMs: 10)
-        let fresh = transport.restartICE(remoteUfrag: "nwUf", nowMs: 20)
+        let fresh = transport.restartICE(remoteUfrag: "nwUf", remotePassword: "nwPasswordOfTheBrowser0", nowMs: 20)
         #expect(transport.localUfrag == fresh.ufrag && fresh.ufrag != "cohoUfrg" && transport.remoteUfrag == "nwUf")
         #expect(transport.destination == Self.browser)
         // The old credentials are refused now.

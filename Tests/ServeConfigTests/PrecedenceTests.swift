@@ -21,7 +21,8 @@ enum Fixture {
         iceTCPPort: 9301, turnURLs: ["turn:flag.example"], turnSecret: "flag-turn-secret-0000",
         stunURL: "stun:flag.example", maxConnectionsPerAddress: 31,
         recordingsMaxBytes: 1_000_001_000, webhookHosts: ["flag.example"],
-        clusterSecret: "flag-cluster-secret-0123456789abcdef", clusterHosts: ["flag.example"])
+        clusterSecret: "flag-cluster-secret-0123456789abcdef", clusterHosts: ["flag.example"],
+        recordingsRoomMaxBytes: 100_001)
 
     static let env = [
         "COHOST_HTTP": "0.0.0.0:8002", "COHOST_RTP_PORT": "9002", "COHOST_PUBLIC_IP": "10.0.0.2",
@@ -43,6 +44,7 @@ enum Fixture {
         "COHOST_MAX_CONNECTIONS_PER_ADDRESS": "32", "COHOST_RECORDINGS_MAX_BYTES": "1000002000",
         "COHOST_WEBHOOK_HOSTS": "env.example, 10.3.0.0/16",
         "COHOST_CLUSTER_SECRET": "env-cluster-secret-0123456789abcdef0", "COHOST_CLUSTER_HOSTS": "env.example",
+        "COHOST_RECORDINGS_ROOM_MAX_BYTES": "100002",
     ]
 
     static let fileText = """
@@ -90,6 +92,7 @@ enum Fixture {
         webhook_hosts = ["file.example"]
         cluster_secret = "file-cluster-secret-0123456789abcdef"
         cluster_hosts = ["file.example"]
+        recordings_room_max_bytes = 100003
         """
 
     static func file() throws -> ConfigFile { try ConfigFile.parse(fileText, path: "/etc/cohost/cohost.toml") }
@@ -121,7 +124,8 @@ enum Fixture {
             s.iceTCPPort == 9301 && s.turnURLs == ["turn:flag.example"] && s.turnSecret == "flag-turn-secret-0000"
                 && s.stunURL == "stun:flag.example" && s.maxConnectionsPerAddress == 31
                 && s.recordingsMaxBytes == 1_000_001_000 && s.webhookHosts == ["flag.example"]
-                && s.clusterSecret == "flag-cluster-secret-0123456789abcdef" && s.clusterHosts == ["flag.example"])
+                && s.clusterSecret == "flag-cluster-secret-0123456789abcdef" && s.clusterHosts == ["flag.example"]
+                && s.recordingsRoomMaxBytes == 100_001)
         for key in Fixture.keys { #expect(s.origin(of: key) == .flag(key)) }
     }
 
@@ -150,7 +154,8 @@ enum Fixture {
             s.iceTCPPort == 9302 && s.turnURLs == ["turn:env.example"] && s.turnSecret == "env-turn-secret-00000"
                 && s.stunURL == "stun:env.example" && s.maxConnectionsPerAddress == 32
                 && s.recordingsMaxBytes == 1_000_002_000 && s.webhookHosts == ["env.example", "10.3.0.0/16"]
-                && s.clusterSecret == "env-cluster-secret-0123456789abcdef0" && s.clusterHosts == ["env.example"])
+                && s.clusterSecret == "env-cluster-secret-0123456789abcdef0" && s.clusterHosts == ["env.example"]
+                && s.recordingsRoomMaxBytes == 100_002)
         for key in Fixture.keys { #expect(s.origin(of: key) == .environment(key)) }
     }
 
@@ -177,7 +182,8 @@ enum Fixture {
             s.iceTCPPort == 9303 && s.turnURLs == ["turn:file.example"] && s.turnSecret == "file-turn-secret-0000"
                 && s.stunURL == "stun:file.example" && s.maxConnectionsPerAddress == 33
                 && s.recordingsMaxBytes == 1_000_003_000 && s.webhookHosts == ["file.example"]
-                && s.clusterSecret == "file-cluster-secret-0123456789abcdef" && s.clusterHosts == ["file.example"])
+                && s.clusterSecret == "file-cluster-secret-0123456789abcdef" && s.clusterHosts == ["file.example"]
+                && s.recordingsRoomMaxBytes == 100_003)
         // The fixture's keys sit on lines 2... in declaration order.
         for (index, key) in Fixture.keys.enumerated() {
             #expect(s.origin(of: key) == .file(key, path: "/etc/cohost/cohost.toml", line: index + 2))
@@ -264,7 +270,7 @@ enum Fixture {
                 "node_url", "node_timeout", "media_dir", "max_sources", "max_sources_per_room",
                 "srt_port", "rtmp_port", "max_viewers", "ice_tcp_port", "turn_urls", "turn_secret", "stun_url",
                 "max_connections_per_address", "recordings_max_bytes", "webhook_hosts", "cluster_secret",
-                "cluster_hosts",
+                "cluster_hosts", "recordings_room_max_bytes",
             ])
         #expect(
             SettingKey.allCases.map(\.envVar) == [
@@ -279,7 +285,7 @@ enum Fixture {
                 "COHOST_RTMP_PORT", "COHOST_MAX_VIEWERS", "COHOST_ICE_TCP_PORT", "COHOST_TURN_URLS",
                 "COHOST_TURN_SECRET", "COHOST_STUN_URL", "COHOST_MAX_CONNECTIONS_PER_ADDRESS",
                 "COHOST_RECORDINGS_MAX_BYTES", "COHOST_WEBHOOK_HOSTS",
-                "COHOST_CLUSTER_SECRET", "COHOST_CLUSTER_HOSTS",
+                "COHOST_CLUSTER_SECRET", "COHOST_CLUSTER_HOSTS", "COHOST_RECORDINGS_ROOM_MAX_BYTES",
             ])
         #expect(
             SettingKey.allCases.map(\.flag) == [
@@ -292,7 +298,7 @@ enum Fixture {
                 "--node-id", "--node-url", "--node-timeout", "--media-dir", "--max-sources", "--max-sources-per-room",
                 "--srt-port", "--rtmp-port", "--max-viewers", "--ice-tcp-port", "--turn-urls", "--turn-secret",
                 "--stun-url", "--max-connections-per-address", "--recordings-max-bytes", "--webhook-hosts",
-                "--cluster-secret", "--cluster-hosts",
+                "--cluster-secret", "--cluster-hosts", "--recordings-room-max-bytes",
             ])
     }
 }

@@ -27,7 +27,7 @@ func resolve(flags: ServeFlags = ServeFlags(), env: [String: String] = [:], toml
         + "metrics_token, max_connections, participant_timeout, empty_room_timeout, decode_budget_ms, webhook_url, webhook_secret, log_level, "
         + "cors_origins, dtls_cert, dtls_key, public_ip6, web_dir, tls_cert, tls_key, data_dir, store, node_id, node_url, node_timeout, "
         + "media_dir, max_sources, max_sources_per_room, srt_port, rtmp_port, max_viewers, ice_tcp_port, turn_urls, "
-        + "turn_secret, stun_url, max_connections_per_address, recordings_max_bytes, webhook_hosts, cluster_secret, cluster_hosts"
+        + "turn_secret, stun_url, max_connections_per_address, recordings_max_bytes, webhook_hosts, cluster_secret, cluster_hosts, recordings_room_max_bytes"
 
     @Test func anUnknownKeyIsRefusedWithItsNameAndLine() {
         #expect(

@@ -20,6 +20,8 @@ import Testing
         var nodeID: String { "n1" }
         var secret: String { "cluster-secret-0123456789abcdef0123" }
         func location(of room: String) -> RoomLocation { room == "far" ? .peer(peer) : .absent }
+        func relocate(_ room: String) -> RoomLocation { location(of: room) }
+        func noteOwner(_ room: String, node: String) {}
         func placement() -> ClusterPeer? { peer }
         func peers() -> [ClusterPeer] { [peer] }
         func report() throws(StoreError) -> [NodeReport] { [] }

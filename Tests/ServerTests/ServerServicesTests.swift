@@ -62,6 +62,8 @@ import CohostAPI
         var nodeID: String { "n1" }
         var secret: String { "cluster-secret-0123456789abcdef0123" }
         func location(of room: String) -> RoomLocation { .local }
+        func relocate(_ room: String) -> RoomLocation { location(of: room) }
+        func noteOwner(_ room: String, node: String) {}
         func placement() -> ClusterPeer? { nil }
         func peers() -> [ClusterPeer] { [] }
         func report() throws(StoreError) -> [NodeReport] { [] }

@@ -5,6 +5,7 @@ import Logging
 import Prometheus
 import Rooms
 import Testing
+import TestSupport
 
 @testable import Server
 
@@ -119,6 +120,86 @@ import Testing
                 uri: "/v1/rooms/nowhere/invites", method: .post, headers: [.authorization: "Bearer \(admin)"],
                 body: ByteBuffer(string: #"{"userId":"x"}"#)
             ) { #expect($0.status == .notFound) }
+        }
+    }
+
+    @Test func aSingleUseInviteJoinsOnceAndARevokedOneOpensNothing() async throws {
+        try await withApp(webDirectory: Self.web.path) { client, _ in
+            let admin = token(room: "*", user: "producer", admin: true)
+            try await client.execute(
+                uri: "/v1/rooms", method: .post, headers: [.authorization: "Bearer \(admin)"],
+                body: ByteBuffer(string: #"{"name":"show","audioOnly":true}"#)
+            ) { #expect($0.status == .created) }
+            struct Invite: Decodable {
+                var id: String
+                var token: String?
+                var usesLeft: Int?
+            }
+            func invite(_ body: String) async throws -> Invite {
+                var made: Invite?
+                try await client.execute(
+                    uri: "/v1/rooms/show/invites", method: .post, headers: [.authorization: "Bearer \(admin)"],
+                    body: ByteBuffer(string: body)
+                ) {
+                    #expect($0.status == .created)
+                    made = try JSONDecoder().decode(Invite.self, from: Data(buffer: $0.body))
+                    #expect($0.headers[.location] == "/v1/rooms/show/invites/\(made?.id ?? "")")
+                }
+                return try #require(made)
+            }
+            func join(_ token: String, ssrc: UInt32) async throws -> (HTTPResponse.Status, String?) {
+                var result: (HTTPResponse.Status, String?) = (.ok, nil)
+                try await client.execute(
+                    uri: "/v1/rooms/show/participants", method: .post,
+                    headers: [.authorization: "Bearer \(token)", .contentType: "application/sdp"],
+                    body: ByteBuffer(string: TestOffer.plain(audio: ssrc, video: nil))
+                ) { result = ($0.status, errorCode($0)) }
+                return result
+            }
+            let once = try await invite(#"{"userId":"ann","uses":1}"#)
+            #expect(once.usesLeft == 1)
+            let onceToken = try #require(once.token)
+            #expect(try await join(onceToken, ssrc: 5101).0 == .created)
+            #expect(try await join(onceToken, ssrc: 5102) == (.forbidden, "invite_used"))
+            // An invite without a count joins until it is revoked; then neither a join nor the events open.
+            let open = try await invite(#"{"userId":"ben"}"#)
+            let openToken = try #require(open.token)
+            #expect(try await join(openToken, ssrc: 5103).0 == .created)
+            try await client.execute(
+                uri: "/v1/rooms/show/invites", method: .get, headers: [.authorization: "Bearer \(admin)"]
+            ) {
+                struct List: Decodable { var invites: [Invite] }
+                let list = try JSONDecoder().decode(List.self, from: Data(buffer: $0.body)).invites
+                #expect(Set(list.map(\.id)) == [once.id, open.id] && list.allSatisfy { $0.token == nil })
+                #expect(list.first { $0.id == once.id }?.usesLeft == 0)
+            }
+            try await client.execute(
+                uri: "/v1/rooms/show/invites/\(open.id)", method: .delete, headers: [.authorization: "Bearer \(admin)"]
+            ) { #expect($0.status == .noContent) }
+            #expect(try await join(openToken, ssrc: 5104) == (.forbidden, "invite_revoked"))
+            try await client.execute(
+                uri: "/v1/rooms/show/events", method: .get, headers: [.authorization: "Bearer \(openToken)"]
+            ) { #expect(errorCode($0) == "invite_revoked") }
+            try await client.execute(
+                uri: "/v1/rooms/show/invites/\(open.id)", method: .delete, headers: [.authorization: "Bearer \(admin)"]
+            ) { #expect($0.status == .notFound) }
+            // Only an admin revokes; a count outside 1...1000 is refused; a token naming an invite never made opens
+            // nothing.
+            try await client.execute(
+                uri: "/v1/rooms/show/invites/\(once.id)", method: .delete,
+                headers: [.authorization: "Bearer \(onceToken)"]
+            ) { #expect($0.status == .forbidden) }
+            for uses in ["0", "1001", "-1"] {
+                try await client.execute(
+                    uri: "/v1/rooms/show/invites", method: .post, headers: [.authorization: "Bearer \(admin)"],
+                    body: ByteBuffer(string: #"{"userId":"x","uses":\#(uses)}"#)
+                ) { #expect(errorCode($0) == "invalid_uses", "\(uses)") }
+            }
+            let now = Int64(Date().timeIntervalSince1970)
+            let made = RoomToken.mint(
+                TokenClaims(iss: "k1", sub: "cat", room: "show", exp: now + 600, iat: now, inv: "0123abcd"),
+                secret: "s1")
+            #expect(try await join(made, ssrc: 5105) == (.forbidden, "invite_revoked"))
         }
     }
 

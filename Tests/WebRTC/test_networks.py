@@ -206,6 +206,13 @@ def metrics(cohost):
     return out
 
 
+def consent_answers(cohost):
+    """Answers to Cohost's own consent checks (RFC 7675) that renewed a participant's consent, so far."""
+    text = cohost.call("GET", "/metrics").body.decode()
+    m = re.search(r'^cohost_webrtc_consent_checks\{result="answered"\}\s+([0-9.e+]+)$', text, re.M)
+    return float(m.group(1)) if m else 0.0
+
+
 def setUpModule():
     global WORKDIR, TONE_WAV, GREEN_Y4M
     WORKDIR = tempfile.mkdtemp(prefix="cohost-networks-")
@@ -304,6 +311,9 @@ class ChromiumPaths(unittest.IsolatedAsyncioTestCase):
         m = metrics(cohost)
         self.assertGreaterEqual(m.get("cohost_ice_tcp_connections", 0), 2, m)
         self.assertGreater(m.get("cohost_ice_tcp_frames", 0), 100, m)
+        # Chromium answers Cohost's consent checks over the TCP connections (one every 4 to 6 s each).
+        answered = await harness.await_until(lambda: consent_answers(cohost) >= 2, 15)
+        self.assertTrue(answered, f"consent answers: {consent_answers(cohost)}")
 
     async def turn_join(self, cohost_secret, coturn_secret):
         coturn = self.start(Coturn(coturn_secret))
@@ -324,6 +334,9 @@ class ChromiumPaths(unittest.IsolatedAsyncioTestCase):
         self.assertEqual(selected["local"]["type"], "relay", selected)
         self.assertEqual(selected["local"]["relayProtocol"], "tcp", selected)
         await self.media_both_ways(page, cohost, "ann")
+        # Cohost's consent checks reach Chromium through the relay, and its answers come back.
+        answered = await harness.await_until(lambda: consent_answers(cohost) >= 1, 15)
+        self.assertTrue(answered, f"consent answers: {consent_answers(cohost)}")
 
     @unittest.skipUnless(have("nft") and have("turnserver"), "needs nftables and coturn")
     async def test_a_turn_secret_coturn_does_not_share_fails_and_the_page_says_so(self):
@@ -379,6 +392,8 @@ class WHIPThroughTURN(unittest.IsolatedAsyncioTestCase):
             ice = peer.pc.getTransceivers()[0].sender.transport.transport
             nominated = ice._connection._nominated.get(1)
             self.assertEqual(nominated.local_candidate.type, "relay", nominated)
+            answered = await harness.await_until(lambda: consent_answers(cohost) >= 1, 15)
+            self.assertTrue(answered, f"aiortc answered no consent check: {consent_answers(cohost)}")
         finally:
             if peer:
                 await peer.close()
@@ -416,6 +431,7 @@ class WebRTCBinTests(unittest.TestCase):
     def publish(self, policy):
         room = f"gst-{policy}"
         self.assertEqual(self.cohost.create_room({"name": room}).status, 201)
+        answered_before = consent_answers(self.cohost)
         url = self.cohost.url(f"/whip/{room}")
         proc = subprocess.Popen(["/usr/bin/python3", os.path.join(HERE, "gst_whip.py"), url,
                                  self.cohost.token(room, "gst"), policy, "green", "440", "25"],
@@ -444,6 +460,8 @@ class WebRTCBinTests(unittest.TestCase):
             heard = harness.wait_until(
                 lambda: (self.cohost.participant(room, "gst") or {}).get("level", 0) > 30, 15)
             self.assertTrue(heard, f"voice level in the mix: {self.cohost.participant(room, 'gst')}")
+            answered = harness.wait_until(lambda: consent_answers(self.cohost) > answered_before, 15)
+            self.assertTrue(answered, "libnice answered no consent check of Cohost's")
         finally:
             harness.stop_process(proc)
             proc.stdout.close()

@@ -78,9 +78,9 @@ public final class MediaDemux: @unchecked Sendable {
     private func ingestSTUN(_ bytes: [UInt8], from peer: PeerAddress) {
         let now = MonotonicClock.nowMs()
         guard let (entry, response, flight) = webRTC.handleSTUN(bytes, from: peer, nowMs: now) else { return }
-        // Consent checks keep a participant that only listens from timing out.
+        // Checks and consent answers keep a participant that only listens from timing out.
         entry.participant.touch(nowMs: now)
-        send([response], to: peer)
+        if !response.isEmpty { send([response], to: peer) }
         send(flight, to: peer)
     }
 
@@ -101,6 +101,10 @@ public final class MediaDemux: @unchecked Sendable {
         for entry in webRTC.entries {
             let (flight, event) = entry.transport.tick(nowMs: nowMs)
             if let peer = entry.transport.destination { send(flight, to: peer) }
+            if let check = entry.transport.consentCheck(nowMs: nowMs) {
+                send([check.bytes], to: check.to)
+                webRTC.countConsentCheck()
+            }
             if let event { handle(event, of: entry) }
         }
     }

@@ -24,6 +24,8 @@ public final class RoomManager: @unchecked Sendable {
     private let decodePool: DecodePool
     private let registry: RoomRegistry
     let kicks: KickLedger
+    /// The invites minted here, single-use or revocable.
+    public let invites = InviteLedger()
     /// nil keeps rooms and kicks in memory only.
     let persistence: RoomPersistence?
     public let media: MediaDemux
@@ -123,7 +125,7 @@ public final class RoomManager: @unchecked Sendable {
         let room: Room
         do {
             room = try Room(
-                config: config, serverSSRC: serverSSRC, logger: logger, outputRules: settings.outputRules
+                config: config, serverSSRC: serverSSRC, logger: logger, outputRules: outputRules(for: config.name)
             ) { [media] p, compound, scratch in
                 media.sendFeedback(p, compound, &scratch)
             } sendReturn: { [media] p, kind, bytes in
@@ -182,7 +184,7 @@ public final class RoomManager: @unchecked Sendable {
     /// layout, mix, participant list or event (protocol/sdp.md, "Monitors").
     public func join(
         room roomName: String, userId: String, tokenIssuedAt: Int64?, isAdmin: Bool = false, monitor: Bool = false,
-        offer: String
+        invite: String? = nil, offer: String
     ) throws(RoomError) -> String {
         guard !monitor || isAdmin else {
             throw .forbidden("joining as a monitor needs an admin token")
@@ -192,6 +194,23 @@ public final class RoomManager: @unchecked Sendable {
             throw .forbidden(
                 "kicked", "user '\(userId)' was kicked from '\(roomName)'; a token issued after the kick is needed")
         }
+        // An invite's join is taken before anything is set up, and given back if the join fails.
+        if let invite {
+            try invites.admit(
+                id: invite, room: roomName, userId: userId, nowSeconds: Int64(Date().timeIntervalSince1970))
+        }
+        do {
+            return try joinAdmitted(
+                room: roomName, userId: userId, isAdmin: isAdmin, monitor: monitor, offer: offer)
+        } catch {
+            if let invite { invites.refund(id: invite) }
+            throw error
+        }
+    }
+
+    private func joinAdmitted(
+        room roomName: String, userId: String, isAdmin: Bool, monitor: Bool, offer: String
+    ) throws(RoomError) -> String {
         let room: Room
         if let existing = self.room(roomName) {
             room = existing
@@ -233,6 +252,16 @@ public final class RoomManager: @unchecked Sendable {
         }
         logger.info("participant joined", metadata: ["room": "\(roomName)", "user": "\(userId)"])
         return negotiation.answer
+    }
+
+    /// The server's output rules, with a quota of the room's own when rooms have one.
+    private func outputRules(for room: String) -> OutputRules {
+        var rules = settings.outputRules
+        guard settings.roomRecordingsMaxBytes > 0, var recordings = rules.recordings else { return rules }
+        recordings.quota = RecordingQuota(
+            room: room, limitBytes: settings.roomRecordingsMaxBytes, parent: recordings.quota)
+        rules.recordings = recordings
+        return rules
     }
 
     /// The offer read against the room and this server, and a WebRTC transport when the offer is WebRTC.
@@ -376,13 +405,16 @@ public final class RoomManager: @unchecked Sendable {
     /// An ICE restart of a WebRTC participant (WHIP PATCH, RFC 9725 §4.3.2): the new remote credentials in, the new
     /// local ones and the host candidates out, as the lines of an SDP fragment.
     /// nil when `remoteUfrag` is the current one: trickled candidates, which an ICE-lite server does not need.
-    public func restartICE(room roomName: String, userId: String, remoteUfrag: String) throws(RoomError) -> String? {
+    public func restartICE(
+        room roomName: String, userId: String, remoteUfrag: String, remotePassword: String? = nil
+    ) throws(RoomError) -> String? {
         guard let participant = room(roomName)?.participant(userId) else {
             throw .notFound("no participant '\(userId)' in room '\(roomName)'")
         }
         if participant.webRTC?.remoteUfrag == remoteUfrag { return nil }
         guard
-            let fresh = media.webRTC.restartICE(participant, remoteUfrag: remoteUfrag, nowMs: MonotonicClock.nowMs())
+            let fresh = media.webRTC.restartICE(
+                participant, remoteUfrag: remoteUfrag, remotePassword: remotePassword, nowMs: MonotonicClock.nowMs())
         else {
             throw .conflict("not_webrtc", "'\(userId)' did not join over WebRTC: there is no ICE to restart")
         }

@@ -9,8 +9,14 @@ public protocol ClusterView: Sendable {
     /// What the nodes sign forwarded calls and relayed sockets with (`cluster_secret`).
     var secret: String { get }
     /// Where `room` is served: here, nowhere yet, on a live peer, or on a node that stopped answering and whose
-    /// rooms have not been taken over yet.
+    /// rooms have not been taken over yet. Answered from what the last heartbeat read: a name no node held then is
+    /// absent without asking the store.
     func location(of room: String) -> RoomLocation
+    /// The owner the last heartbeat named answered that it does not hold `room`: where the store says it is now.
+    func relocate(_ room: String) -> RoomLocation
+    /// A peer answered that it created `room` (a forwarded create or join): it is known there before the next
+    /// heartbeat.
+    func noteOwner(_ room: String, node: String)
     /// The live node a new room should go to: nil for this one.
     func placement() -> ClusterPeer?
     /// The live peers (not this node).

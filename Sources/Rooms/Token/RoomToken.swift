@@ -19,11 +19,14 @@ public struct TokenClaims: Sendable, Equatable, Codable {
     public var nbf: Int64?
     /// Issued-at, seconds since 1970.
     public var iat: Int64?
+    /// The invite this token is (`POST …/invites`): it opens the room only while the server holds that invite.
+    public var inv: String?
 
     public init(
         iss: String, sub: String, room: String, admin: Bool = false, viewer: Bool = false, exp: Int64,
-        nbf: Int64? = nil, iat: Int64? = nil
+        nbf: Int64? = nil, iat: Int64? = nil, inv: String? = nil
     ) {
+        self.inv = inv
         self.iss = iss
         self.sub = sub
         self.room = room
@@ -34,7 +37,7 @@ public struct TokenClaims: Sendable, Equatable, Codable {
         self.iat = iat
     }
 
-    private enum CodingKeys: String, CodingKey { case iss, sub, room, admin, viewer, exp, nbf, iat }
+    private enum CodingKeys: String, CodingKey { case iss, sub, room, admin, viewer, exp, nbf, iat, inv }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -46,6 +49,7 @@ public struct TokenClaims: Sendable, Equatable, Codable {
         exp = try c.decode(Int64.self, forKey: .exp)
         nbf = try c.decodeIfPresent(Int64.self, forKey: .nbf)
         iat = try c.decodeIfPresent(Int64.self, forKey: .iat)
+        inv = try c.decodeIfPresent(String.self, forKey: .inv)
     }
 
     /// `viewer` only when set: every other token keeps the claims it always had.
@@ -59,6 +63,7 @@ public struct TokenClaims: Sendable, Equatable, Codable {
         try c.encode(exp, forKey: .exp)
         try c.encodeIfPresent(nbf, forKey: .nbf)
         try c.encodeIfPresent(iat, forKey: .iat)
+        try c.encodeIfPresent(inv, forKey: .inv)
     }
 }
 
@@ -197,8 +202,10 @@ public enum RoomToken {
                 throw .lifetimeTooLong(maxSeconds: maxLifetime)
             }
         }
+        if let inv = raw.inv, !(1...64).contains(inv.utf8.count) { throw .malformed("inv must be 1 to 64 bytes") }
         return TokenClaims(
-            iss: iss, sub: sub, room: room, admin: admin, viewer: viewer, exp: exp, nbf: raw.nbf, iat: raw.iat)
+            iss: iss, sub: sub, room: room, admin: admin, viewer: viewer, exp: exp, nbf: raw.nbf, iat: raw.iat,
+            inv: raw.inv)
     }
 
     /// Signs `claims` with `secret` (HS256, header `{"alg":"HS256","typ":"JWT"}`, claims with sorted keys).
@@ -220,6 +227,7 @@ public enum RoomToken {
         var exp: Int64?
         var nbf: Int64?
         var iat: Int64?
+        var inv: String?
     }
 
     private static func decodeJSON<T: Decodable>(_ bytes: [UInt8], what: String) throws(TokenError) -> T {

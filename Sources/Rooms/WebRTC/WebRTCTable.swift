@@ -21,6 +21,9 @@ public final class WebRTCTable: @unchecked Sendable {
         public var dtlsUnknownSource = 0
         public var handshakesCompleted = 0
         public var handshakesFailed = 0
+        /// Consent checks Cohost sent (RFC 7675), and valid answers to them.
+        public var consentChecks = 0
+        public var consentAnswers = 0
     }
 
     private let lock = NSLock()
@@ -57,14 +60,15 @@ public final class WebRTCTable: @unchecked Sendable {
     }
 
     /// Gives a participant's transport new ICE credentials (an ICE restart) and files it under its new ufrag.
-    func restartICE(_ participant: Participant, remoteUfrag: String, nowMs: Int64) -> (ufrag: String, password: String)?
-    {
+    func restartICE(
+        _ participant: Participant, remoteUfrag: String, remotePassword: String?, nowMs: Int64
+    ) -> (ufrag: String, password: String)? {
         guard let transport = participant.webRTC else { return nil }
         lock.lock()
         defer { lock.unlock() }
         let old = transport.localUfrag
         guard let entry = byUfrag[old], entry.participant === participant else { return nil }
-        let fresh = transport.restartICE(remoteUfrag: remoteUfrag, nowMs: nowMs)
+        let fresh = transport.restartICE(remoteUfrag: remoteUfrag, remotePassword: remotePassword, nowMs: nowMs)
         byUfrag[old] = nil
         byUfrag[fresh.ufrag] = entry
         return fresh
@@ -80,6 +84,17 @@ public final class WebRTCTable: @unchecked Sendable {
     ) -> (
         entry: Entry, response: [UInt8], flight: [[UInt8]]
     )? {
+        // An answer to a consent check carries no USERNAME: it comes from the address the check went to.
+        if let message = try? STUNMessage(bytes: bytes), message.messageClass == .success {
+            guard let entry = lock.withLock({ byAddress[peer] }),
+                entry.transport.handleConsentAnswer(bytes, from: peer, nowMs: nowMs)
+            else {
+                lock.withLock { counters.stunIgnored += 1 }
+                return nil
+            }
+            lock.withLock { counters.consentAnswers += 1 }
+            return (entry, [], [])
+        }
         guard let message = try? STUNMessage(bytes: bytes), let username = message.username,
             let ufrag = username.split(separator: ":", maxSplits: 1).first,
             let entry = lock.withLock({ byUfrag[String(ufrag)] })
@@ -104,6 +119,8 @@ public final class WebRTCTable: @unchecked Sendable {
     }
 
     func countDTLSUnknownSource() { lock.withLock { counters.dtlsUnknownSource += 1 } }
+
+    func countConsentCheck() { lock.withLock { counters.consentChecks += 1 } }
 
     func countHandshake(succeeded: Bool) {
         lock.withLock {

@@ -35,7 +35,7 @@ final class WebRTCTransport: @unchecked Sendable {
         self.parameters = parameters
         agent = ICELiteAgent(
             localUfrag: parameters.localUfrag, localPassword: parameters.localPassword,
-            remoteUfrag: parameters.remoteUfrag, nowMs: nowMs)
+            remoteUfrag: parameters.remoteUfrag, remotePassword: parameters.remotePassword, nowMs: nowMs)
         dtls = try DTLSEndpoint(
             context: context, role: parameters.dtlsServer ? .server : .client,
             peerFingerprint: (parameters.fingerprint.algorithm, parameters.fingerprint.digest))
@@ -46,13 +46,13 @@ final class WebRTCTransport: @unchecked Sendable {
 
     /// An ICE restart (RFC 8445 §9, by WHIP PATCH): the peer's new credentials, fresh ones of ours; DTLS and SRTP go
     /// on. Media keeps going to the old address until a check under the new credentials nominates one.
-    func restartICE(remoteUfrag: String, nowMs: Int64) -> (ufrag: String, password: String) {
+    func restartICE(remoteUfrag: String, remotePassword: String?, nowMs: Int64) -> (ufrag: String, password: String) {
         lock.lock()
         defer { lock.unlock() }
         previousDestination = agent.nominated ?? previousDestination
         agent = ICELiteAgent(
             localUfrag: JoinNegotiator.randomICEString(8), localPassword: JoinNegotiator.randomICEString(24),
-            remoteUfrag: remoteUfrag, nowMs: nowMs)
+            remoteUfrag: remoteUfrag, remotePassword: remotePassword, nowMs: nowMs)
         return (agent.localUfrag, agent.localPassword)
     }
 
@@ -95,6 +95,18 @@ final class WebRTCTransport: @unchecked Sendable {
             flight = dtls.start()
         }
         return (response, newlyProven, dropped, flight)
+    }
+
+    /// A STUN success response from `peer`: whether it answered one of Cohost's consent checks (consent renewed).
+    func handleConsentAnswer(_ bytes: [UInt8], from peer: PeerAddress, nowMs: Int64) -> Bool {
+        lock.withLock {
+            agent.handle(bytes, from: peer, nowMs: nowMs) { _ in [] } == .consented
+        }
+    }
+
+    /// The consent check due now, and where it goes.
+    func consentCheck(nowMs: Int64) -> (bytes: [UInt8], to: PeerAddress)? {
+        lock.withLock { finished ? nil : agent.consentCheck(nowMs: nowMs) }
     }
 
     /// A DTLS datagram from a proven address: what to send back, and what changed.
