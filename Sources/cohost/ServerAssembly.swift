@@ -80,14 +80,16 @@ struct ServerAssembly {
         return (false, first)
     }
 
-    private func rooms(into config: inout ServerConfiguration, devMode: Bool) throws {
-        let destinations: DestinationPolicy
-        do {
-            destinations = try DestinationPolicy(
-                allowing: settings.outputHosts, setting: SettingKey.outputHosts.rawValue, allowsLoopback: devMode)
-        } catch {
-            throw ServeConfigError("\(settings.origin(of: .outputHosts)): \(error)")
+    /// The allow-list setting `key` read as a destination policy; an entry that is neither a host nor a network
+    /// stops the start, naming where it came from.
+    private func policy(_ key: SettingKey, _ items: [String], devMode: Bool) throws -> DestinationPolicy {
+        do { return try DestinationPolicy(allowing: items, setting: key.rawValue, allowsLoopback: devMode) } catch {
+            throw ServeConfigError("\(settings.origin(of: key)): \(error)")
         }
+    }
+
+    private func rooms(into config: inout ServerConfiguration, devMode: Bool) throws {
+        let destinations = try policy(.outputHosts, settings.outputHosts, devMode: devMode)
         var recordings: RecordingsDirectory
         do { recordings = try RecordingsDirectory(creating: settings.recordingsDir) } catch {
             throw ServeConfigError("\(settings.origin(of: .recordingsDir)): \(error)")
@@ -199,12 +201,7 @@ struct ServerAssembly {
         guard let secret = settings.clusterSecret else {
             throw ServeConfigError("\(settings.origin(of: .store)): a cluster node needs cluster_secret")
         }
-        let peers: DestinationPolicy
-        do {
-            peers = try DestinationPolicy(allowing: settings.clusterHosts, setting: SettingKey.clusterHosts.rawValue)
-        } catch {
-            throw ServeConfigError("\(settings.origin(of: .clusterHosts)): \(error)")
-        }
+        let peers = try policy(.clusterHosts, settings.clusterHosts, devMode: false)
         let acceptsPeer: @Sendable (String) -> Bool = { url in
             guard peers.allowed != nil else { return true }
             return URL(string: url)?.host.map { peers.allows(host: $0) } ?? false
@@ -227,13 +224,7 @@ struct ServerAssembly {
                 "\(settings.origin(of: .webhookSecret)) is the secret of API key '\(key)': webhooks need a secret of "
                     + "their own (e.g. openssl rand -hex 32)")
         }
-        let destinations: DestinationPolicy
-        do {
-            destinations = try DestinationPolicy(
-                allowing: settings.webhookHosts, setting: SettingKey.webhookHosts.rawValue, allowsLoopback: devMode)
-        } catch {
-            throw ServeConfigError("\(settings.origin(of: .webhookHosts)): \(error)")
-        }
+        let destinations = try policy(.webhookHosts, settings.webhookHosts, devMode: devMode)
         let urls = settings.webhookURLs.compactMap(WebhookURL.parse)
         // An address literal the rules refuse is refused at start; a name is checked at every delivery.
         for url in urls {

@@ -160,7 +160,8 @@ one_run() {
     case $name in
     hooked)
         # A participant's join does not create a room (the default with keys; see RoomTokens in hooks.py).
-        start_server "$work/hooked" --auto-create-rooms false
+        # Outputs to this machine (the push ports' own srt:// and rtmp:// URLs are loopback) allowed.
+        start_server "$work/hooked" --auto-create-rooms false --output-hosts 127.0.0.1
         # hooks.py sends this admin token, and signs participant tokens for joins with the same key.
         COHOST_SCHEMATHESIS_ADMIN_TOKEN=$(admin_token)
         export COHOST_SCHEMATHESIS_ADMIN_TOKEN COHOST_SCHEMATHESIS_KEY="$key" COHOST_SCHEMATHESIS_SECRET="$secret"

@@ -68,13 +68,19 @@ import TestSupport
         }
     }
 
+    /// An admin token for every room, after it created the audio-only room "show".
+    static func createShow(_ client: RouterClient) async throws -> String {
+        let admin = token(room: "*", user: "producer", admin: true)
+        try await client.execute(
+            uri: "/v1/rooms", method: .post, headers: [.authorization: "Bearer \(admin)"],
+            body: ByteBuffer(string: #"{"name":"show","audioOnly":true}"#)
+        ) { #expect($0.status == .created) }
+        return admin
+    }
+
     @Test func anInviteIsAParticipantTokenForThatUserAndALinkToTheJoinPage() async throws {
         try await withApp(webDirectory: Self.web.path) { client, manager in
-            let admin = token(room: "*", user: "producer", admin: true)
-            try await client.execute(
-                uri: "/v1/rooms", method: .post, headers: [.authorization: "Bearer \(admin)"],
-                body: ByteBuffer(string: #"{"name":"show","audioOnly":true}"#)
-            ) { #expect($0.status == .created) }
+            let admin = try await Self.createShow(client)
             try await client.execute(
                 uri: "/v1/rooms/show/invites", method: .post, headers: [.authorization: "Bearer \(admin)"],
                 body: ByteBuffer(string: #"{"userId":"guest1","ttlSeconds":600}"#)
@@ -99,11 +105,7 @@ import TestSupport
 
     @Test func invitesAreForAdminsOfExistingRoomsWithValidUsersAndLifetimes() async throws {
         try await withApp(webDirectory: Self.web.path) { client, _ in
-            let admin = token(room: "*", user: "producer", admin: true)
-            try await client.execute(
-                uri: "/v1/rooms", method: .post, headers: [.authorization: "Bearer \(admin)"],
-                body: ByteBuffer(string: #"{"name":"show","audioOnly":true}"#)
-            ) { #expect($0.status == .created) }
+            let admin = try await Self.createShow(client)
             let cases: [(String, String, HTTPResponse.Status)] = [
                 (token(room: "show", user: "ann"), #"{"userId":"x"}"#, .forbidden),
                 (admin, #"{"userId":"bad user"}"#, .badRequest),
@@ -125,11 +127,7 @@ import TestSupport
 
     @Test func aSingleUseInviteJoinsOnceAndARevokedOneOpensNothing() async throws {
         try await withApp(webDirectory: Self.web.path) { client, _ in
-            let admin = token(room: "*", user: "producer", admin: true)
-            try await client.execute(
-                uri: "/v1/rooms", method: .post, headers: [.authorization: "Bearer \(admin)"],
-                body: ByteBuffer(string: #"{"name":"show","audioOnly":true}"#)
-            ) { #expect($0.status == .created) }
+            let admin = try await Self.createShow(client)
             struct Invite: Decodable {
                 var id: String
                 var token: String?
