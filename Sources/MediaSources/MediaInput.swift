@@ -117,6 +117,15 @@ public final class MediaInput: @unchecked Sendable {
             deadline.deallocate()
             throw error
         }
+        // A redirect to another host (RTSP's, followed inside the open) was not checked: nothing from there is read.
+        if let pin, cohost_url_is_pinned(opened.pointee.url, pin.pointer) == 0 {
+            avformat_close_input(&input)
+            var p: UnsafeMutablePointer<AVPacket>? = packet
+            av_packet_free(&p)
+            cohost_free_custom_io(customIO)
+            deadline.deallocate()
+            throw MediaInputError("cannot open the input: it redirected to another host")
+        }
         Self.set(deadline, timeoutMs)
         let found = avformat_find_stream_info(opened, nil)
         guard found >= 0 else {

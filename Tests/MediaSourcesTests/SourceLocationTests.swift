@@ -100,4 +100,70 @@ import TestSupport
             #expect(connections() >= 1)
         }
     }
+
+    /// An RTSP server on 127.0.0.2 that answers OPTIONS and redirects every DESCRIBE to `location`.
+    final class RTSPRedirector: @unchecked Sendable {
+        let fd: Int32
+        let port: Int
+
+        init(to location: String) throws {
+            let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            fd = listener
+            var address = Loopback.address(port: 0)
+            address.sin_addr.s_addr = inet_addr("127.0.0.2")
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+                }
+            }
+            guard bound, listen(listener, 4) == 0, let port = Loopback.localPort(listener) else {
+                close(listener)
+                throw TestSupportError.failed("cannot listen on 127.0.0.2")
+            }
+            self.port = port
+            Thread.detachNewThread {
+                while case let peer = accept(listener, nil, nil), peer >= 0 {
+                    var pending = ""
+                    var buffer = [UInt8](repeating: 0, count: 4096)
+                    while case let n = recv(peer, &buffer, buffer.count, 0), n > 0 {
+                        pending += String(decoding: buffer[..<n], as: UTF8.self)
+                        while let end = pending.range(of: "\r\n\r\n") {
+                            let request = String(pending[..<end.upperBound])
+                            pending = String(pending[end.upperBound...])
+                            let cseq =
+                                request.split(separator: "\r\n").first { $0.lowercased().hasPrefix("cseq:") }
+                                .map { $0.dropFirst(5).trimmingCharacters(in: .whitespaces) } ?? "1"
+                            let answer =
+                                request.hasPrefix("OPTIONS")
+                                ? "RTSP/1.0 200 OK\r\nCSeq: \(cseq)\r\nPublic: OPTIONS, DESCRIBE, SETUP, PLAY, TEARDOWN\r\n\r\n"
+                                : "RTSP/1.0 302 Found\r\nCSeq: \(cseq)\r\nLocation: \(location)\r\n\r\n"
+                            _ = answer.withCString { send(peer, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+                        }
+                    }
+                    close(peer)
+                }
+            }
+        }
+
+        deinit {
+            shutdown(fd, Int32(SHUT_RDWR))
+            close(fd)
+        }
+    }
+
+    @Test func anRTSPServerRedirectingToAnotherHostIsNotRead() throws {
+        let camera = try RTSPCamera(colour: "0xff00c000", toneHz: 440)
+        defer { camera.stop() }
+        let redirector = try RTSPRedirector(to: camera.url)
+        let url = "rtsp://127.0.0.2:\(redirector.port)/cam"
+        let options = ["rtsp_transport": "tcp", "protocol_whitelist": "rtsp,rtsps,rtp,srtp,udp,tcp,tls"]
+        #expect {
+            try MediaInput(url: url, options: options, timeoutMs: 5000, pinnedHost: "127.0.0.2")
+        } throws: { error in
+            (error as? MediaInputError)?.message == "cannot open the input: it redirected to another host"
+        }
+        // Unpinned, libavformat follows the redirect and reads the camera: what the check stops.
+        let followed = try MediaInput(url: url, options: options, timeoutMs: 5000)
+        #expect(followed.streams.contains { $0.kind == .video })
+    }
 }

@@ -59,6 +59,17 @@ static inline int cohost_io_open_pinned(struct AVFormatContext *s, AVIOContext *
     return pin->original(s, pb, url, flags, options);
 }
 
+// Whether `url` names the pinned host: an RTSP server's redirect (which libavformat follows inside its open) leaves
+// the context's URL naming another.
+static inline int cohost_url_is_pinned(const char *url, const cohost_io_pin *pin) {
+    char proto[32], host[256], path[8];
+    int port = -1;
+    host[0] = 0;
+    if (!url) return 0;
+    av_url_split(proto, sizeof proto, NULL, 0, host, sizeof host, &port, path, sizeof path, url);
+    return host[0] != 0 && av_strcasecmp(host, pin->host) == 0;
+}
+
 static inline void cohost_pin_io(AVFormatContext *ctx, cohost_io_pin *pin) {
     pin->original = ctx->io_open;
     ctx->opaque = pin;
