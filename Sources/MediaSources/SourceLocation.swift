@@ -35,7 +35,11 @@ struct SourceLocation: Equatable {
             hostEnd = hostPort.firstIndex(of: ":") ?? hostPort.endIndex
             host = String(hostPort[..<hostEnd])
         }
-        guard !host.isEmpty else { return nil }
+        // Only a port may follow the host: anything else would be read differently by libavformat.
+        let port = hostPort[hostEnd...]
+        guard !host.isEmpty, !host.contains("["), !host.contains("]"),
+            port.isEmpty || (port.count <= 6 && port.first == ":" && port.dropFirst().allSatisfy(\.isASCIIDigit))
+        else { return nil }
         hostRange = start..<hostEnd
         self.hostPort = String(hostPort)
         self.url = url
@@ -54,4 +58,8 @@ struct SourceLocation: Equatable {
 
     /// The `Host` header an HTTP request to the aimed URL must still carry.
     var hostHeader: String { hostPort }
+}
+
+extension Character {
+    fileprivate var isASCIIDigit: Bool { isASCII && isNumber }
 }

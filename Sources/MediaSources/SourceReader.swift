@@ -189,9 +189,11 @@ public final class SourceReader: @unchecked Sendable {
     /// looks nothing up; over TLS the name stays), and a failure told as it is only for a host the operator listed,
     /// so that a source's state maps no network for whoever chose its URL.
     private func connectTarget() -> Target {
-        guard !input.isFile, let destinations, let location = SourceLocation(input.location) else {
+        guard !input.isFile, let destinations else {
             return .open(url: input.location, options: input.options, pinnedHost: nil, vague: nil)
         }
+        // A URL whose host cannot be told apart is not opened: nothing unchecked is dialled.
+        guard let location = SourceLocation(input.location) else { return .refused("cannot connect to the source") }
         let vague = "cannot connect to \(location.hostHeader)"
         guard let address = destinations.address(for: location.host) else { return .refused(vague) }
         let told = destinations.tellsFailures(of: location.host) ? nil : vague

@@ -17,6 +17,12 @@ import TestSupport
         #expect(plain.hostHeader == "CDN.example" && plain.scheme == "http")
         #expect(SourceLocation("https://cdn.example/a.m3u8")?.isTLS == true)
         #expect(SourceLocation("rtmp:///app") == nil && SourceLocation("no-scheme") == nil)
+        // Only a port may follow the host.
+        for odd in [
+            "rtsp://[::1]evil.example/x", "rtsp://cam:80x/x", "rtsp://cam:1234567/x", "rtsp://[::1/x", "rtsp://a]b/x",
+        ] {
+            #expect(SourceLocation(odd) == nil, "\(odd)")
+        }
     }
 
     /// An HLS playlist served on 127.0.0.1 whose segments live on `segmentHost`; `body` gets the playlist's URL and
