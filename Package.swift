@@ -185,7 +185,7 @@ let package = Package(
             name: "RoomsTests",
             dependencies: [
                 "Rooms", "CohostAPI", "Playout", "Codecs", "Clocks", "Publishing", "Media", "RTP", "SRTP", "ICE",
-                "DTLS", "Forwarding",
+                "DTLS", "Forwarding", "MediaSources",
                 "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]),

@@ -11,15 +11,16 @@ public protocol SourceDestinations: Sendable {
 
 /// A network source's URL taken apart where a connect needs it: the host to check, and the same URL aimed at the
 /// checked address so that libavformat does not look the name up again.
-struct SourceLocation: Equatable {
-    var scheme: String
-    var host: String
+public struct SourceLocation: Equatable, Sendable {
+    public var scheme: String
+    /// Without brackets for IPv6.
+    public var host: String
     /// The authority's range in `url`, after any user information.
     private var hostRange: Range<String.Index>
     private var hostPort: String
     let url: String
 
-    init?(_ url: String) {
+    public init?(_ url: String) {
         guard let separator = url.range(of: "://") else { return nil }
         scheme = url[..<separator.lowerBound].lowercased()
         let rest = url[separator.upperBound...]

@@ -148,8 +148,8 @@ extension SourceRequest {
             // Plain media containers only: a playlist or concat script could name files outside the directory.
             options["format_whitelist"] = MediaDirectory.formats
         } else {
-            guard let host = SourceURL.host(url), !host.isEmpty else {
-                throw .badRequest("invalid_source", "url has no host")
+            guard let host = SourceLocation(url)?.host else {
+                throw .badRequest("invalid_source", "url needs a host, followed by nothing but a port")
             }
             if let refusal = rules.destinations.refusal(host: host) {
                 throw .forbidden("forbidden_destination", "source url refused: \(refusal)")
@@ -237,18 +237,6 @@ enum SourceURL {
             return secretParameters.contains(name) ? "\(part[..<equals])=***" : String(part)
         }
         return String(url[...question]) + parts.joined(separator: "&")
-    }
-
-    /// The host of a network URL (brackets of an IPv6 literal removed), nil when there is none.
-    static func host(_ url: String) -> String? {
-        guard let scheme = url.range(of: "://") else { return nil }
-        let rest = url[scheme.upperBound...]
-        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        let hostPort = authority.lastIndex(of: "@").map { authority[authority.index(after: $0)...] } ?? authority
-        if hostPort.hasPrefix("["), let close = hostPort.firstIndex(of: "]") {
-            return String(hostPort[hostPort.index(after: hostPort.startIndex)..<close])
-        }
-        return String(hostPort.prefix { $0 != ":" })
     }
 }
 
