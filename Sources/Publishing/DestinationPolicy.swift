@@ -128,6 +128,15 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// An IPv4 address's four bytes, or an IPv6 address's sixteen, in network order.
+    init?(raw: [UInt8]) {
+        switch raw.count {
+        case 4: bytes = Self.mapped(raw)
+        case 16: bytes = raw
+        default: return nil
+        }
+    }
+
     private static func mapped(_ v4: [UInt8]) -> [UInt8] { [UInt8](repeating: 0, count: 10) + [0xFF, 0xFF] + v4 }
 
     public var isIPv4: Bool { bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF }

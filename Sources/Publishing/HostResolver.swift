@@ -40,22 +40,19 @@ public struct HostLookupError: Error, Sendable, CustomStringConvertible {
 extension IPAddress {
     /// The address of an AF_INET or AF_INET6 socket address.
     init?(sockaddr address: UnsafeMutablePointer<sockaddr>) {
-        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-        let ok: Bool
         switch Int32(address.pointee.sa_family) {
         case AF_INET:
-            ok = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
-                var raw = v4.pointee.sin_addr
-                return inet_ntop(AF_INET, &raw, &text, socklen_t(text.count)) != nil
-            }
+            self.init(
+                raw: address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                    withUnsafeBytes(of: $0.pointee.sin_addr) { Array($0) }
+                })
         case AF_INET6:
-            ok = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
-                var raw = v6.pointee.sin6_addr
-                return inet_ntop(AF_INET6, &raw, &text, socklen_t(text.count)) != nil
-            }
-        default: return nil
+            self.init(
+                raw: address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+                    withUnsafeBytes(of: $0.pointee.sin6_addr) { Array($0) }
+                })
+        default:
+            return nil
         }
-        guard ok else { return nil }
-        self.init(String(cString: text))
     }
 }

@@ -305,14 +305,7 @@ extension EndToEnd {
         /// A socket to the harness's HTTP port from `source` (a loopback address), not blocking.
         static func connection(to port: Int, from source: String = "127.0.0.1") -> Int32 {
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var local = sockaddr_in()
-            local.sin_family = sa_family_t(AF_INET)
-            local.sin_addr.s_addr = inet_addr(source)
-            _ = withUnsafePointer(to: &local) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
+            _ = Loopback.bind(fd, port: 0, host: source)
             _ = Loopback.connect(fd, port: port)
             return fd
         }

@@ -44,13 +44,7 @@ import TestSupport
         // The other host: a listener on 127.0.0.2 that only counts who connects.
         let other = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(other) }
-        var address = Loopback.address(port: 0)
-        address.sin_addr.s_addr = inet_addr("127.0.0.2")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.bind(other, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
+        let bound = Loopback.bind(other, port: 0, host: "127.0.0.2")
         #expect(bound && listen(other, 8) == 0)
         let otherPort = try #require(Loopback.localPort(other))
         _ = fcntl(other, F_SETFL, fcntl(other, F_GETFL) | O_NONBLOCK)
@@ -115,13 +109,7 @@ import TestSupport
         init(to location: String) throws {
             let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             fd = listener
-            var address = Loopback.address(port: 0)
-            address.sin_addr.s_addr = inet_addr("127.0.0.2")
-            let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    Glibc.bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-                }
-            }
+            let bound = Loopback.bind(listener, port: 0, host: "127.0.0.2")
             guard bound, listen(listener, 4) == 0, let port = Loopback.localPort(listener) else {
                 close(listener)
                 throw TestSupportError.failed("cannot listen on 127.0.0.2")

@@ -1,26 +1,29 @@
 import Foundation
 
-/// 127.0.0.1 socket addresses and the calls that take one, written once for every test helper.
+/// Loopback socket addresses (127.0.0.1 unless another 127.x address is named) and the calls that take one,
+/// written once for every test helper.
 public enum Loopback {
-    public static func address(port: Int) -> sockaddr_in {
+    public static func address(port: Int, host: String = "127.0.0.1") -> sockaddr_in {
         var a = sockaddr_in()
         a.sin_family = sa_family_t(AF_INET)
         a.sin_port = in_port_t(UInt16(clamping: port).bigEndian)
-        a.sin_addr.s_addr = inet_addr("127.0.0.1")
+        a.sin_addr.s_addr = inet_addr(host)
         return a
     }
 
-    /// `body` with 127.0.0.1:`port` as a `sockaddr` pointer and its length.
-    public static func withSockaddr<R>(port: Int, _ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
-        var a = address(port: port)
+    /// `body` with `host`:`port` as a `sockaddr` pointer and its length.
+    public static func withSockaddr<R>(
+        port: Int, host: String = "127.0.0.1", _ body: (UnsafePointer<sockaddr>, socklen_t) -> R
+    ) -> R {
+        var a = address(port: port, host: host)
         return withUnsafePointer(to: &a) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
     }
 
-    /// `bind(2)` to 127.0.0.1:`port`; true on success.
-    public static func bind(_ fd: Int32, port: Int) -> Bool {
-        withSockaddr(port: port) { Glibc.bind(fd, $0, $1) } == 0
+    /// `bind(2)` to `host`:`port`; true on success.
+    public static func bind(_ fd: Int32, port: Int, host: String = "127.0.0.1") -> Bool {
+        withSockaddr(port: port, host: host) { Glibc.bind(fd, $0, $1) } == 0
     }
 
     /// `connect(2)` to 127.0.0.1:`port`; true on success.

@@ -84,8 +84,12 @@ public final class WebRTCTable: @unchecked Sendable {
     ) -> (
         entry: Entry, response: [UInt8], flight: [[UInt8]]
     )? {
+        guard let message = try? STUNMessage(bytes: bytes) else {
+            lock.withLock { counters.stunIgnored += 1 }
+            return nil
+        }
         // An answer to a consent check carries no USERNAME: it comes from the address the check went to.
-        if let message = try? STUNMessage(bytes: bytes), message.messageClass == .success {
+        if message.messageClass == .success {
             guard let entry = lock.withLock({ byAddress[peer] }),
                 entry.transport.handleConsentAnswer(bytes, from: peer, nowMs: nowMs)
             else {
@@ -95,7 +99,7 @@ public final class WebRTCTable: @unchecked Sendable {
             lock.withLock { counters.consentAnswers += 1 }
             return (entry, [], [])
         }
-        guard let message = try? STUNMessage(bytes: bytes), let username = message.username,
+        guard let username = message.username,
             let ufrag = username.split(separator: ":", maxSplits: 1).first,
             let entry = lock.withLock({ byUfrag[String(ufrag)] })
         else {
