@@ -41,11 +41,12 @@ SCHEMATHESIS = COHOST_BIN=$$($(SWIFT) build --show-bin-path)/cohost Tests/Schema
 # The pattern names whole suites (a suite's own checks run only where its tests do).
 E2E_FUNCTIONAL = EndToEndTests\.EndToEnd/(CommandLineTests|SchemaConformanceTests|SchemaValidatorTests|SafeDefaultsTests|RoomServiceTests)($$|/)
 
-# WebRTC suites whose checks are outcomes with generous waits (paths through firewalls and TURN, webrtcbin, a
-# connection flood measured against its own baseline), and the others, which measure delays and levels.
-WEBRTC_FUNCTIONAL = test_networks
+# WebRTC suites whose checks are outcomes with generous waits (paths through firewalls and TURN, webrtcbin), and
+# the others, which measure delays, levels and rates (a connection flood's effect on a guest's packets a second).
+WEBRTC_FUNCTIONAL = test_networks.ChromiumPaths test_networks.WHIPThroughTURN test_networks.WebRTCBinTests \
+	test_networks.PublicAddressFromSTUNTests
 WEBRTC_TIMED = test_aiortc test_chromium.ChromiumCohostTests test_https test_join_page test_console test_show \
-	test_whep test_recording
+	test_whep test_recording test_networks.HalfOpenFloodTests
 
 # Schemathesis runs beside the unit suites and then the functional end-to-end suites (its servers mostly wait on its
 # generator, and none of these measures wall time against a bound it could miss), as do the functional WebRTC suites
