@@ -10,13 +10,18 @@ import Media
 ///
 /// The published value (`dBov`, `level`) changes only when a window completes; in between it holds the
 /// last complete window, so the room can read every meter whenever it sends `voice_levels` (every 200 ms)
-/// and always gets a whole 100 ms measurement. One meter per participant, used from the room's queue.
-/// `add` allocates nothing: the state is three numbers.
+/// and always gets a whole 100 ms measurement. `dBov` is that window's measurement (what the active speaker
+/// and the speaking ring go by); `level` has a meter's ballistics: it rises at once and falls at most
+/// `fallPerWindowDB` a window, so one quiet window in a sentence reads as a dip, not a drop to 0, and a
+/// voice that stops fades out over half a second. One meter per participant, used from the room's queue.
+/// `add` allocates nothing: the state is a few numbers.
 public struct VoiceMeter: Sendable {
     /// Blocks in one window: 5 × 20 ms = 100 ms.
     public static let blocksPerWindow = 5
     /// The dBov that maps to level 0; anything quieter is level 0 too.
     public static let floorDBov = -60.0
+    /// How far `level`'s reading falls in one window (12 dB: 20 points of 100), at most.
+    public static let fallPerWindowDB = 12.0
 
     /// Sum of squared (gain-scaled) samples in the window being filled.
     private var sumOfSquares: Double = 0
@@ -25,13 +30,15 @@ public struct VoiceMeter: Sendable {
 
     /// RMS of the last complete window in dBov; −∞ for digital silence and before the first window.
     public private(set) var dBov: Double = -.infinity
+    /// The falling reading behind `level`: the window's `dBov`, or the last reading less `fallPerWindowDB`.
+    public private(set) var heldDBov: Double = -.infinity
     /// Windows completed since creation (lets a caller see that a new value was published).
     public private(set) var windowsCompleted = 0
 
     public init() {}
 
-    /// The last complete window's level, 0…100: linear in dBov from −60 (0) to 0 (100), clamped.
-    public var level: Int { Self.level(dBov: dBov) }
+    /// The meter's reading, 0…100: `heldDBov` linear from −60 (0) to 0 (100), clamped.
+    public var level: Int { Self.level(dBov: heldDBov) }
 
     /// Maps dBov to the 0…100 scale of `voice_levels`, rounded to the nearest integer.
     public static func level(dBov: Double) -> Int {
@@ -79,6 +86,8 @@ public struct VoiceMeter: Sendable {
         let meanSquare = sumOfSquares / Double(Self.blocksPerWindow * AudioMixer.blockSamples)
         // 10·log10(mean square) = 20·log10(RMS); log10(0) is −∞, which is silence.
         dBov = 10 * log10(meanSquare)
+        let fallen = heldDBov - Self.fallPerWindowDB
+        heldDBov = dBov >= fallen || !(fallen > Self.floorDBov) ? dBov : fallen
         windowsCompleted &+= 1
         sumOfSquares = 0
         blocksInWindow = 0

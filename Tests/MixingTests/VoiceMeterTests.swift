@@ -79,7 +79,32 @@ struct VoiceMeterTests {
         #expect(meter.level == 95)
         let tenth = meter.add(block: zero, gain: 1)
         #expect(tenth)
-        #expect(meter.level == 0 && meter.windowsCompleted == 2)
+        #expect(meter.dBov == -.infinity && meter.windowsCompleted == 2)
+        #expect(meter.level == 75)  // the reading falls 12 dB: −15.01 dBov
+    }
+
+    /// A meter's ballistics: the reading follows a louder window at once and falls 12 dB (20 points) a window,
+    /// so a voice that stops reads 95, 75, 55, 35, 15, then 0; one quiet window inside a tone is a dip.
+    @Test func theLevelFallsTwelveDecibelsAWindowAndRisesAtOnce() {
+        var meter = VoiceMeter()
+        let zero = [Float](repeating: 0, count: 1920)
+        var block = 0
+        func window(_ loud: Bool) -> Int {
+            for _ in 0..<5 {
+                meter.add(block: loud ? sineBlock(frequency: 1000, amplitude: 1, block: block) : zero, gain: 1)
+                block += 1
+            }
+            return meter.level
+        }
+        #expect(window(true) == 95)
+        #expect((0..<6).map { _ in window(false) } == [75, 55, 35, 15, 0, 0])
+        #expect(meter.heldDBov == -.infinity)
+        #expect(window(true) == 95)
+        #expect(window(false) == 75)
+        #expect(window(true) == 95)
+        // The active speaker goes by the window itself, not the falling reading.
+        _ = window(false)
+        #expect(meter.dBov == -.infinity && meter.level == 75)
     }
 
     @Test func oneLoudBlockInAWindowCountsForAFifthOfTheEnergy() {

@@ -29,6 +29,11 @@ final class AudioReceiver: @unchecked Sendable {
 
     /// Gaps longer than this are a pause or a restart, not loss: they are not concealed.
     static let maxConcealedFrames = AudioFormat.blockFrames * 10
+    /// A read that finds the FIFO dry while the sender is alive (a packet came within this, and it is not in a
+    /// DTX pause) is concealed rather than silent: late packets (a starved host, jitter past the buffer) must
+    /// not be heard, or metered, as digital silence. At most this long of such concealment in a row.
+    static let aliveMs: Int64 = 200
+    static let maxConcealedReads = 10
 
     /// Where each Opus packet also goes, as received, while the participant is recorded.
     private let tap = RecordingTap()
@@ -57,6 +62,10 @@ final class AudioReceiver: @unchecked Sendable {
         /// RTP time of the block the mixer took last, and when: what the listener hears now.
         var lastPulledTimestamp: UInt32?
         var lastPullMs: Int64 = 0
+        /// When the last packet of this stream arrived (whatever the jitter buffer does with it).
+        var lastArrivalMs: Int64?
+        /// Reads concealed in a row (the FIFO dry while the sender is alive).
+        var concealedReadRun = 0
     }
 
     /// `decodeChannels`: 1 when the room's programme is mono (voices decoded to mono, stereo senders downmixed).
@@ -80,6 +89,7 @@ final class AudioReceiver: @unchecked Sendable {
     /// not a returned array: no allocation per packet) and decoded at the mixer's pull.
     func receive(_ packet: RTPPacket, bytes: Int, nowMs: Int64) {
         withState { s in
+            s.lastArrivalMs = nowMs
             let stream = s.stream
             stream.receive(packet, bytes: bytes, nowMs: nowMs) { frame in queue(frame, into: &s, nowMs: nowMs) }
         }
@@ -93,18 +103,50 @@ final class AudioReceiver: @unchecked Sendable {
         }
     }
 
-    /// Copies the next 20 ms block into `output`; false when there is none.
+    /// Copies the next 20 ms block into `output`; false when there is none (the sender is silent or gone).
     func pull(into output: inout [Float], nowMs: Int64, catchingUp: Bool) -> Bool {
         withState { s in
             decodePending(&s)
             let ok = s.fifo.read(into: &output, frames: AudioFormat.blockFrames, nowMs: nowMs, catchingUp: catchingUp)
-            if ok, let next = s.expectedTimestamp {
-                // The FIFO holds the decoded audio up to `next`, contiguously (gaps are concealed).
-                s.lastPulledTimestamp = next &- UInt32(s.fifo.bufferedFrames + AudioFormat.blockFrames)
-                s.lastPullMs = nowMs
+            if ok {
+                s.concealedReadRun = 0
+                if let next = s.expectedTimestamp {
+                    // The FIFO holds the decoded audio up to `next`, contiguously (gaps are concealed).
+                    s.lastPulledTimestamp = next &- UInt32(s.fifo.bufferedFrames + AudioFormat.blockFrames)
+                    s.lastPullMs = nowMs
+                }
+                return true
             }
-            return ok
+            return concealRead(&s, into: &output, nowMs: nowMs)
         }
+    }
+
+    /// A dry read of a sender that is still talking: the decoder carries the voice on (Opus PLC) for this block.
+    /// What arrives late then plays after it; the FIFO's trim takes the surplus back within a second.
+    private func concealRead(_ s: inout State, into output: inout [Float], nowMs: Int64) -> Bool {
+        guard s.framesDecoded > 0, !s.afterDTX, let arrived = s.lastArrivalMs, nowMs - arrived <= Self.aliveMs,
+            s.concealedReadRun < Self.maxConcealedReads, output.count >= AudioFormat.blockFrames * 2
+        else { return false }
+        let frames: Int
+        do {
+            frames = try s.decoder.conceal(frames: AudioFormat.blockFrames, into: &s.scratch)
+        } catch {
+            s.decodeErrors += 1
+            return false
+        }
+        let channels = s.decoder.channels
+        s.scratch.withUnsafeBufferPointer { src in
+            output.withUnsafeMutableBufferPointer { dst in
+                for i in 0..<AudioFormat.blockFrames {
+                    let left = i < frames ? src[i * channels] : 0
+                    dst[2 * i] = left
+                    dst[2 * i + 1] = i < frames ? src[i * channels + channels - 1] : 0
+                }
+            }
+        }
+        s.concealedReadRun += 1
+        s.concealedFrames += AudioFormat.blockFrames
+        return true
     }
 
     /// The sender's capture time (NTP seconds) of the audio the mixer plays at `nowMs`, nil without a sender
