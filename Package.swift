@@ -45,6 +45,8 @@ let package = Package(
         cLibrary("CLibCrypto", pkgConfig: "libcrypto", apt: "libssl-dev"),
         cLibrary("CSQLite", pkgConfig: "sqlite3", apt: "libsqlite3-dev"),
         cLibrary("CPostgres", pkgConfig: "libpq", apt: "libpq-dev"),
+        cLibrary("CFreeType", pkgConfig: "freetype2", apt: "libfreetype-dev"),
+        cLibrary("CHarfBuzz", pkgConfig: "harfbuzz", apt: "libharfbuzz-dev"),
         // recvmmsg(2), which glibc declares only under _GNU_SOURCE: one C function (Server's UDP receive path).
         .target(name: "CUDP", path: "Sources/CLibs/CUDP"),
         // The compositor's per-frame tile scaling kernel (bilinear, table-driven, SSSE3 with a C fallback).
@@ -82,6 +84,8 @@ let package = Package(
         // The audio mix, mix-minus, meters and the active speaker: no C library.
         .target(name: "Mixing", dependencies: ["Media"]),
         .target(name: "Compositing", dependencies: ["Media", "Layout", "Codecs"]),
+        // Participants' name labels: text shaped (HarfBuzz) and rasterised (FreeType) on a box, as I420 with alpha.
+        .target(name: "Labels", dependencies: ["CFreeType", "CHarfBuzz", "Media"]),
         .target(
             name: "Publishing",
             dependencies: [
@@ -175,6 +179,7 @@ let package = Package(
         .testTarget(name: "ForwardingTests", dependencies: ["Forwarding", "RTP", "Codecs", "Media"]),
         .testTarget(name: "MixingTests", dependencies: ["Mixing", "Media", "TestSupport"]),
         .testTarget(name: "CompositingTests", dependencies: ["Compositing", "Layout", "Media", "TestSupport"]),
+        .testTarget(name: "LabelsTests", dependencies: ["Labels", "Media", "Codecs"], resources: [.copy("Golden")]),
         .testTarget(
             name: "PublishingTests",
             dependencies: [

@@ -10,7 +10,7 @@
 #   scripts/ensure-packages.sh --bench  all of --test, plus janus (`make bench` compares its AudioBridge); the
 #                                       package's own janus service is stopped and disabled: the bench runs its own
 set -euo pipefail
-packages=(libsrtp2-dev libopus-dev libvpx-dev libx264-dev librtmp-dev libavcodec-dev libavformat-dev libswresample-dev libswscale-dev libsrt-gnutls-dev libyuv-dev libssl-dev libsqlite3-dev libpq-dev pkg-config)
+packages=(libsrtp2-dev libopus-dev libvpx-dev libx264-dev librtmp-dev libavcodec-dev libavformat-dev libswresample-dev libswscale-dev libsrt-gnutls-dev libyuv-dev libssl-dev libsqlite3-dev libpq-dev libfreetype-dev libharfbuzz-dev fonts-noto-cjk fonts-dejavu-core pkg-config)
 mode="${1:-}"
 # eslint's default output (the "stylish" formatter) needs chalk, strip-ansi and text-table: only Recommends of eslint.
 if [[ "$mode" == "--lint" ]]; then packages=(eslint node-chalk node-strip-ansi node-text-table); fi
