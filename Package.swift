@@ -98,7 +98,7 @@ let package = Package(
                 "RTP", "SRTP", "ICE", "DTLS", "Ingest", "Playout", "Codecs", "Clocks", "Layout", "Mixing",
                 "Compositing", "Forwarding", "MediaSources",
                 "Publishing", "Media", "CohostAPI",
-                "HMAC",
+                "HMAC", "Labels",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ]),
@@ -190,7 +190,7 @@ let package = Package(
             name: "RoomsTests",
             dependencies: [
                 "Rooms", "CohostAPI", "Playout", "Codecs", "Clocks", "Publishing", "Media", "RTP", "SRTP", "ICE",
-                "DTLS", "Forwarding", "MediaSources",
+                "DTLS", "Forwarding", "MediaSources", "Layout",
                 "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]),

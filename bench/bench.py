@@ -51,7 +51,7 @@ def config():
         "video_repeat": int(os.environ.get("BENCH_REPEAT", 1 if QUICK else 3)),
         "voice_steps": _ints("BENCH_VOICE_STEPS", [5, 10] if QUICK else [10, 25, 35, 40, 45, 50, 55, 60, 75, 100]),
         "room_steps": _ints("BENCH_ROOM_STEPS", [1, 2] if QUICK else [1, 2, 3, 4, 5, 6]),
-        "parts": os.environ.get("BENCH_PARTS", "video,latency,voice,alloc,return,rooms,cluster,forwarding,simulcast,relay,outputs,playback").split(","),
+        "parts": os.environ.get("BENCH_PARTS", "video,latency,voice,alloc,return,rooms,cluster,forwarding,simulcast,relay,outputs,playback,labels").split(","),
     }
 
 
@@ -80,7 +80,7 @@ def main():
                "machine": machine_info(), "config": cfg,
                "video": None, "latency": None, "voice": None, "alloc": None, "return": None, "rooms": None,
                "cluster": None, "forwarding": None, "simulcast": None, "relay": None, "outputs": None,
-               "playback": None, "errors": {}}
+               "playback": None, "labels": None, "errors": {}}
     steps = [("video", lambda: video.run(ctx, cfg["video_sizes"])),
              ("latency", lambda: latency.run(ctx, load=1 if QUICK else 3)),
              ("voice", lambda: voice.run(ctx, cfg["voice_steps"])),
@@ -92,7 +92,8 @@ def main():
              ("simulcast", lambda: video.run_simulcast(ctx, cfg["simulcast_sizes"])),
              ("relay", lambda: relay.run(ctx)),
              ("outputs", lambda: outputs.run(ctx)),
-             ("playback", lambda: playback.run(ctx))]
+             ("playback", lambda: playback.run(ctx)),
+             ("labels", lambda: video.run_labels(ctx))]
     for name, fn in steps:
         if name not in cfg["parts"]:
             continue

@@ -55,6 +55,8 @@ def targets(r):
     out["mp4_output_thread_cores"] = _check(_get(r, "outputs", "mp4_thread_cores"), 0.03)
     out["hls_output_thread_cores"] = _check(_get(r, "outputs", "hls_thread_cores"), 0.03)
     out["whep_added_cores_per_viewer"] = _check(_get(r, "playback", "whep_added_cores_per_viewer"), 0.03)
+    # Labels are rendered once per text change: a label on each of 4 tiles costs the composite nothing measurable.
+    out["labels_composite_added_cores_n4"] = _check(_get(r, "labels", "composite_added_cores"), 0.005)
     out["whep_delay_p50_ms"] = _check(_get(r, "playback", "whep_delay", "p50_ms"), 400)
     out["llhls_delay_p50_ms"] = _check(_get(r, "playback", "llhls_delay", "p50_ms"), 2500)
     return out

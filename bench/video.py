@@ -35,12 +35,13 @@ def measure(procs, pids, ctx, poll=None):
     return machine_load_window(lambda: cpu_window(pids, ctx["window"], poll))
 
 
-def cohost_room(ctx, n, extra_env=None, name="cohost", keep=None, receive=False, simulcast=False):
+def cohost_room(ctx, n, extra_env=None, name="cohost", keep=None, receive=False, simulcast=False, labels=False):
     """Cohost with one 720p room of n replayed participants. Returns figures; `keep(cohost, procs)` may
     measure more while it runs (used by the allocation and soak steps). `receive`: the participants join sendrecv
     and get the return path (mix-minus and the room view) back on the replayer's port. `simulcast`: each sends its
     camera as three layers (320x180, 640x360, 1280x720; `media.SIMULCAST_LAYERS`), all of them all the time (a
-    sender that obeyed Cohost's `layers` events would stop those no one takes)."""
+    sender that obeyed Cohost's `layers` events would stop those no one takes). `labels`: every tile has a name label
+    (Latin and CJK, 28 px, bottom left)."""
     workdir = os.path.join(ctx["workdir"], f"{name}-n{n}")
     os.makedirs(workdir, exist_ok=True)
     procs = Procs(workdir)
@@ -56,7 +57,8 @@ def cohost_room(ctx, n, extra_env=None, name="cohost", keep=None, receive=False,
             "canvas": {"width": 1280, "height": 720, "fps": 30, "background": "#202040"},
             "video": {"bitrate": 2000, "keyint": 2}, "audio": {"bitrate": 128, "channels": 2},
             "layout": {"mode": "custom", "regions": [
-                {"userId": f"p{i}", "x": x, "y": y, "width": w, "height": h, "fit": "stretch"}
+                {"userId": f"p{i}", "x": x, "y": y, "width": w, "height": h, "fit": "stretch",
+                 **({"label": {"text": f"Guest {i} 嘉宾", "size": 28}} if labels else {})}
                 for i, (x, y, w, h) in enumerate(regions)]},
             "outputs": [{"url": nginx.url(room)}]})
         if keep and keep.get("before_join"):
@@ -330,3 +332,26 @@ def run_simulcast(ctx, sizes):
                         "samples": [{"cohost_cores": p[0]["cores"], "ffmpeg_cores": p[1]["cores"]} for p in pairs],
                         "cohost_over_ffmpeg": round(c["cores"] / f["cores"], 3) if f["cores"] else None}
     return out
+
+
+def run_labels(ctx, n=4):
+    """The cost of name labels: one N=4 room with and without a label on every tile, interleaved (without, with,
+    without, with) so a burst of steal hits both alike; the cheapest window of each, with the canvas's composite CPU
+    from Cohost's own stage metric. Labels are rendered once per text change, so the composite with them should be
+    the same within noise."""
+    repeat = max(2, int(ctx.get("repeat", 1)))
+    runs = {"without": [], "with": []}
+    for k in range(repeat):
+        for key in ("without", "with"):
+            r = cohost_room(ctx, n, name=f"labels-{key}-{k}", labels=key == "with")
+            log(f"  N={n} labels {key} ({k + 1}/{repeat}): {r}")
+            runs[key].append(r)
+    without, with_ = _cheapest(runs["without"]), _cheapest(runs["with"])
+    composite = {key: min(r["stage_cores"].get("composite", 0.0) for r in rs) for key, rs in runs.items()}
+    return {"n": n, "cores_without": without["cores"], "cores_with": with_["cores"],
+            "composite_cores_without": composite["without"], "composite_cores_with": composite["with"],
+            "cores_ratio": round(with_["cores"] / without["cores"], 3) if without["cores"] else None,
+            "composite_added_cores": round(composite["with"] - composite["without"], 4),
+            "samples": {key: [{"cores": r["cores"], "steal_cores": r["steal_cores"],
+                               "composite_cores": r["stage_cores"].get("composite")} for r in rs]
+                        for key, rs in runs.items()}}

@@ -26,6 +26,9 @@ export interface JoinOptions {
   /** Join as a monitor (an admin token only): a hidden receiver whose slots show every participant's camera, in no
    *  layout, mix, participant list or event. Default false. */
   monitor?: boolean;
+  /** The display name the programme's labels and cards and the participant lists show (1–64 characters); a token
+   *  with a `name` claim keeps its own. */
+  name?: string;
   /** Send the camera as three simulcast layers (rids q, h, f: quarter, half and full size; libwebrtc sends three
    *  from a 960×540 capture up). Cohost gives each receiver and the mixer the layer it needs, and pauses layers
    *  no one takes (`layers` events, applied here with RTCRtpSender.setParameters). Default false. */
@@ -45,7 +48,7 @@ export interface CallEvents {
   /** The active speaker changed. */
   activeSpeaker: string;
   /** Someone else is in the room (also those already there, from the first levels). */
-  joined: { userId: string };
+  joined: { userId: string; name: string | null };
   /** Someone left; `self` true: you are out of the room and the call is over. */
   left: { userId: string | null; reason: LeaveReason | string; self: boolean };
   /** An admin removed you (`by` is the admin's user id); `left` with reason "kicked" follows. */

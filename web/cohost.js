@@ -55,6 +55,7 @@ export async function join({
     screen = null,
     monitor = false,
     simulcast = false,
+    name = null,
 } = {}) {
     if (!room || !token) throw new CohostError("join() needs a room and a token", { code: "invalid_argument" });
     const base = String(url).replace(/\/+$/, "");
@@ -95,8 +96,12 @@ export async function join({
         await pc.setLocalDescription(await pc.createOffer());
         for (const t of slotTransceivers) call.slotStreams.set(t.mid, new MediaStream([t.receiver.track]));
         await gathered(pc, GATHER_CAP_MS); // Cohost is ICE-lite and takes no trickle: the offer carries the candidates
+        // Percent-encoded (a space as %20, not the form encoding's "+", which a query keeps as it is).
+        const query = [];
+        if (monitor) query.push("monitor=true");
+        if (name) query.push(`name=${encodeURIComponent(name)}`);
         const response = await postOffer(
-            `${base}/v1/rooms/${encodeURIComponent(room)}/participants${monitor ? "?monitor=true" : ""}`,
+            `${base}/v1/rooms/${encodeURIComponent(room)}/participants${query.length ? "?" + query.join("&") : ""}`,
             token,
             screenTransceiver ? markSlides(pc.localDescription.sdp, screenTransceiver.mid) : pc.localDescription.sdp,
         );
@@ -352,10 +357,11 @@ export class Call extends EventTarget {
     handleEvent(event) {
         if (this.ended) return;
         const me = this.userId;
-        const seen = (id) => {
-            if (id === me || this.participants.has(id)) return;
+        // A name comes with participant_joined only: those already present when the events began are known by id.
+        const seen = (id, name = null) => {
+            if (id === me || (this.participants.has(id) && !name)) return;
             this.participants.add(id);
-            this.emit("joined", { userId: id });
+            this.emit("joined", { userId: id, name });
         };
         switch (event.type) {
             case "voice_levels":
@@ -375,7 +381,7 @@ export class Call extends EventTarget {
                 this.emit("updated", { userId: event.userId, camera: event.camera, microphone: event.microphone });
                 break;
             case "participant_joined":
-                seen(event.userId);
+                seen(event.userId, event.name || null);
                 break;
             case "participant_kicked":
                 if (event.userId === me) {

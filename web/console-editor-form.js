@@ -2,7 +2,7 @@
 // x, y, width, height, z, fit, opacity, border, z-order buttons, the big/small swap and Remove.
 
 import { h, setText } from "./console-dom.js";
-import { FITS, MIN_SIZE, roundEven } from "./console-layout.js";
+import { FITS, LABEL_POSITIONS, MIN_SIZE, roundEven } from "./console-layout.js";
 import { moveZ, selectedRegion } from "./console-editor-model.js";
 
 const GEOMETRY = ["x", "y", "width", "height", "z"];
@@ -67,6 +67,52 @@ function lookControls(ed) {
     return { fit, alpha, alphaValue, borderOn, borderColor, borderWidth };
 }
 
+/** The region's name label: the layout's default, none, the participant's name, or a text of its own; and where. */
+function labelControls(ed) {
+    const kind = h(
+        "select",
+        { dataset: { testid: "region-label" } },
+        h("option", { value: "" }, "layout's"),
+        h("option", { value: "none" }, "none"),
+        h("option", { value: "auto" }, "their name"),
+        h("option", { value: "text" }, "this text"),
+    );
+    const text = h("input", {
+        type: "text",
+        maxlength: 64,
+        placeholder: "Name on the tile",
+        dataset: { testid: "region-label-text" },
+    });
+    const position = h(
+        "select",
+        { dataset: { testid: "region-label-position" } },
+        LABEL_POSITIONS.map((p) => h("option", { value: p }, p)),
+    );
+    const size = h("input", { type: "number", min: 8, max: 128, step: 1, value: 24, class: "tiny" });
+    const color = h("input", { type: "color", value: "#ffffff" });
+    const sync = () => {
+        const r = selectedRegion(ed);
+        if (!r) return;
+        ed.change(() => {
+            if (kind.value === "" || kind.value === "none") {
+                r.label = kind.value || undefined;
+                return;
+            }
+            const own = typeof r.label === "object" ? r.label : {};
+            r.label = {
+                ...own,
+                text: kind.value === "text" ? text.value.trim() || undefined : undefined,
+                position: position.value,
+                size: Math.min(128, Math.max(8, Math.round(Number(size.value) || 24))),
+                color: color.value,
+            };
+        });
+    };
+    for (const control of [kind, position, size, color]) control.addEventListener("change", sync);
+    text.addEventListener("change", sync);
+    return { kind, text, position, size, color };
+}
+
 function orderButtons(ed) {
     const zButton = (label, testid, step, title) => {
         const b = h("button", { type: "button", class: "small", dataset: { testid }, title }, label);
@@ -127,11 +173,23 @@ function render(ed, form) {
         look.borderColor.value = hex ? `#${r.border.color.replace("#", "")}` : "#ffffff";
         if (active !== look.borderWidth) look.borderWidth.value = String(r.border.width);
     }
+    const { label } = form;
+    const own = r.label && typeof r.label === "object" ? r.label : null;
+    // "this text" chosen but not typed yet stays chosen, for the region it was chosen on.
+    const typing = label.kind.value === "text" && form.shown === r;
+    form.shown = r;
+    label.kind.value = own ? (own.text || typing ? "text" : "auto") : r.label || "";
+    if (active !== label.text) label.text.value = own?.text || "";
+    label.position.value = own?.position || "bottom-left";
+    if (active !== label.size) label.size.value = String(own?.size || 24);
+    label.color.value = /^#[0-9a-fA-F]{6}/.test(own?.color || "") ? own.color.slice(0, 7) : "#ffffff";
+    for (const control of [label.text, label.position, label.size, label.color]) control.disabled = !own;
 }
 
 export function createForm(ed) {
     const fields = geometryFields(ed);
     const look = lookControls(ed);
+    const label = labelControls(ed);
     const title = h("strong", {}, "");
     const hint = "Arrows move, Shift+arrows move 20 px, Alt+arrows resize, Delete removes";
     const el = h(
@@ -156,8 +214,17 @@ export function createForm(ed) {
                 h("div", { class: "row" }, look.borderOn, look.borderColor, look.borderWidth),
             ),
         ),
+        h(
+            "div",
+            { class: "row end" },
+            h("label", { class: "field" }, h("span", {}, "label"), label.kind),
+            h("label", { class: "field" }, h("span", {}, "text"), label.text),
+            h("label", { class: "field" }, h("span", {}, "where"), label.position),
+            h("label", { class: "field narrow" }, h("span", {}, "size"), label.size),
+            h("label", { class: "field" }, h("span", {}, "colour"), label.color),
+        ),
         h("div", { class: "row" }, orderButtons(ed)),
     );
-    const form = { el, title, fields, look };
+    const form = { el, title, fields, look, label };
     return { el, render: () => render(ed, form) };
 }

@@ -2,7 +2,7 @@
 // /v1/rooms/{room}), the server's layout loaded into the editor, and Apply → PUT /v1/rooms/{room}/layout.
 
 import { api, errorSentence, isAbort } from "./api.js";
-import { cloneRegions, regionForAPI, visibleOnCanvas } from "./console-layout.js";
+import { cloneRegions, labelForAPI, regionForAPI, visibleOnCanvas } from "./console-layout.js";
 
 export function sameLayout(a, b) {
     return JSON.stringify(a) === JSON.stringify(b);
@@ -13,6 +13,7 @@ export function serverView(info) {
     return {
         layout: info.layout,
         users: info.participants.map((p) => p.userId),
+        names: Object.fromEntries(info.participants.filter((p) => p.name).map((p) => [p.userId, p.name])),
         roomAnchor: info.anchor || null,
         pipAnchor: info.pipAnchor || null,
         watermark: info.watermark || null,
@@ -27,6 +28,7 @@ export function loadLayout(ed, force) {
     if (state.dirty && !force) return;
     state.mode = layout.mode;
     state.anchor = layout.anchor || null;
+    state.label = layout.label && typeof layout.label === "object" ? { ...layout.label } : layout.label || null;
     state.regions = cloneRegions(layout.regions);
     if (state.selected !== null && state.selected >= state.regions.length) state.selected = null;
     state.dirty = false;
@@ -37,6 +39,8 @@ export function loadLayout(ed, force) {
 export function layoutBody(state) {
     const body = { mode: state.mode, regions: state.regions.map(regionForAPI) };
     if (state.anchor) body.anchor = state.anchor;
+    const label = labelForAPI(state.label);
+    if (label) body.label = label;
     return body;
 }
 

@@ -3,7 +3,7 @@
 // percentages of the canvas, so the stage can take any width.
 
 import { h, setAttr, setText } from "./console-dom.js";
-import { drawOrder, visibleOnCanvas } from "./console-layout.js";
+import { drawOrder, labelText, visibleOnCanvas } from "./console-layout.js";
 import { currentBoxes, presentUsers } from "./console-editor-model.js";
 
 const CORNERS = ["nw", "ne", "sw", "se"];
@@ -78,6 +78,7 @@ function regionBox(ed, r, index, on) {
             h("span", { class: "region-name" }, r.userId),
             h("span", { class: "region-dims" }, ""),
         ),
+        h("span", { class: "region-caption", dataset: { testid: "region-caption" } }, ""),
         CORNERS.map((corner) => h("span", { class: `handle ${corner}`, dataset: { handle: corner } })),
     );
     box.addEventListener("pointerdown", (event) => on.pointerdown(event, index));
@@ -110,6 +111,13 @@ export function renderBoxes(ed, on) {
         if (!auto && index === state.selected) box.dataset.selected = "true";
         if (r.alpha !== undefined && r.alpha < 1) box.classList.add("translucent");
         if (!visibleOnCanvas(r, state.width, state.height)) box.dataset.offCanvas = "true";
+        // The name label as the programme will show it (the region's, else the layout's).
+        const label = r.label || state.label;
+        const caption = box.querySelector(".region-caption");
+        const text = labelText(label, r.userId, ed.server.names);
+        caption.hidden = !text;
+        caption.textContent = text || "";
+        caption.dataset.position = (typeof label === "object" && label?.position) || "bottom-left";
         placeBox(ed, box, r);
         ed.stage.el.append(box);
     });

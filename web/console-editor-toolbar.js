@@ -45,14 +45,29 @@ function modeControls(ed) {
         "Swap with anchor",
     );
     swapButton.addEventListener("click", () => swapWithAnchor(ed, swapSelect.value));
+    // The layout's label: every tile's unless its region says otherwise (grid and pip tiles have no region).
+    const namesSelect = h(
+        "select",
+        { dataset: { testid: "layout-label" }, "aria-label": "Names on tiles" },
+        h("option", { value: "" }, "no names"),
+        h("option", { value: "auto" }, "names, bottom left"),
+        h("option", { value: "top-left" }, "names, top left"),
+    );
+    namesSelect.addEventListener("change", () =>
+        ed.change(() => {
+            const v = namesSelect.value;
+            state.label = v === "" ? null : v === "auto" ? "auto" : { position: v };
+        }),
+    );
     const row = h(
         "div",
         { class: "row end" },
         field("Mode", modeSelect),
+        field("Names on tiles", namesSelect),
         field("Anchor (big)", anchorSelect),
         h("div", { class: "field" }, h("span", {}, "Big/small"), h("div", { class: "row" }, swapSelect, swapButton)),
     );
-    return { row, modeSelect, anchorSelect, swapSelect, swapButton };
+    return { row, modeSelect, namesSelect, anchorSelect, swapSelect, swapButton };
 }
 
 function presetButton(ed, label, attrs, regions) {
@@ -167,7 +182,9 @@ function fillSelect(select, entries, value) {
 /** The anchor and swap choices and the user ids offered for a new region, as the room and the regions are now. */
 function render(ed, parts) {
     const { state } = ed;
-    const { anchorSelect, swapSelect, swapButton, userList } = parts;
+    const { anchorSelect, namesSelect, swapSelect, swapButton, userList } = parts;
+    const label = state.label;
+    namesSelect.value = !label || label === "none" ? "" : label.position === "top-left" ? "top-left" : "auto";
     const users = presentUsers(ed);
     const regionUsers = state.regions.map((r) => r.userId);
     const everyone = [...new Set([...users, ...regionUsers])];

@@ -92,11 +92,42 @@ export function regionForAPI(r) {
     if (r.border && r.border.color && r.border.width) {
         out.border = { color: r.border.color, width: Math.min(64, Math.max(2, roundEven(r.border.width))) };
     }
+    const label = labelForAPI(r.label);
+    if (label) out.label = label;
     return out;
 }
 
+/** Where a label may sit in its tile (protocol/openapi.yaml, Label). */
+export const LABEL_POSITIONS = ["top-left", "top", "top-right", "center", "bottom-left", "bottom", "bottom-right"];
+
+/** A region's or the layout's label as the API takes it: "auto", "none", or an object (no text: the name). */
+export function labelForAPI(label) {
+    if (label === "auto" || label === "none") return label;
+    if (!label || typeof label !== "object") return undefined;
+    const out = {};
+    const text = typeof label.text === "string" ? label.text.trim().slice(0, 64) : "";
+    if (text) out.text = text;
+    if (LABEL_POSITIONS.includes(label.position)) out.position = label.position;
+    if (Number.isFinite(label.size)) out.size = Math.min(128, Math.max(8, Math.round(label.size)));
+    for (const key of ["color", "background"]) {
+        if (/^#?([0-9a-fA-F]{6}|[0-9a-fA-F]{8})$/.test(label[key] || "")) out[key] = label[key];
+    }
+    return out;
+}
+
+/** What a label shows for `userId`: its own text, else the participant's name (`names`), else the user id. */
+export function labelText(label, userId, names = {}) {
+    if (!label || label === "none") return null;
+    if (typeof label === "object" && label.text) return label.text;
+    return names[userId] || userId;
+}
+
 export function cloneRegions(regions) {
-    return (regions || []).map((r) => ({ ...r, border: r.border ? { ...r.border } : undefined }));
+    return (regions || []).map((r) => ({
+        ...r,
+        border: r.border ? { ...r.border } : undefined,
+        label: r.label && typeof r.label === "object" ? { ...r.label } : r.label,
+    }));
 }
 
 /** The placements the server would draw for `layout` (regions in custom mode, computed ones otherwise). */

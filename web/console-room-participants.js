@@ -175,6 +175,7 @@ function makeParticipant(view, userId) {
             { class: "row participant-head" },
             h("span", { class: "dot speaking-dot" }),
             h("strong", { class: "participant-name" }, userId),
+            h("span", { class: "muted small display-name", dataset: { testid: "display-name" } }, ""),
             badges,
             h("span", { class: "grow" }),
             joined,
@@ -203,6 +204,7 @@ function makeParticipant(view, userId) {
             person.gain = p.gain;
             gain.paint();
         }
+        setText(row.querySelector(".display-name"), p.name && p.name !== userId ? p.name : "");
         clear(badges);
         if (p.admin) badges.append(h("span", { class: "chip" }, "admin"));
         if (p.muted) badges.append(h("span", { class: "chip warn" }, "muted"));

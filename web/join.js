@@ -50,6 +50,18 @@ function readLink() {
     }
     const claims = page.token ? tokenClaims(page.token) : null;
     page.userId = claims?.sub || null;
+    // A name in the token is the producer's and wins; otherwise the guest's own, remembered on this browser.
+    const nameField = $("display-name");
+    if (claims?.name) {
+        nameField.value = claims.name;
+        nameField.disabled = true;
+    } else {
+        try {
+            nameField.value = localStorage.getItem("cohost.name") || "";
+        } catch {
+            /* storage refused: the field starts empty */
+        }
+    }
     page.room = pathRoom || (claims?.room !== "*" ? claims?.room : null) || null;
 
     $("room-name").textContent = page.room || "No room";
@@ -237,13 +249,20 @@ function resumeOnGesture(context) {
 
 // ------------------------------------------------------------------------------------------- participants
 
-function tile(userId, create = true) {
+/** The name to show: the guest's own field for themselves, a joined event's name for others, else the user id. */
+function shownName(userId, name) {
+    if (userId === page.userId) return $("display-name").value.trim() || userId;
+    return name || userId;
+}
+
+function tile(userId, create = true, name = null) {
     const list = $("participants");
     let li = [...list.children].find((el) => el.dataset.userId === userId);
+    if (li && name) li.querySelector(".name").textContent = name;
     if (li || !create) return li || null;
     li = $("participant-template").content.firstElementChild.cloneNode(true);
     li.dataset.userId = userId;
-    li.querySelector(".name").textContent = userId;
+    li.querySelector(".name").textContent = shownName(userId, name);
     li.querySelector(".meter").setAttribute("aria-label", `${userId}'s voice level`);
     if (userId === page.userId) {
         li.classList.add("self");
@@ -278,10 +297,24 @@ function renderPeopleTitle() {
 
 // ------------------------------------------------------------------------------------------- the call
 
+/** The guest's display name for the join (the labels on the programme and the lists show it); null: the user id. */
+function displayName() {
+    const field = $("display-name");
+    if (field.disabled) return null; // the token's own name
+    const name = field.value.trim().slice(0, 64);
+    try {
+        if (name) localStorage.setItem("cohost.name", name);
+    } catch {
+        /* not remembered */
+    }
+    return name || null;
+}
+
 async function joinRoom() {
     setPhase("joining");
     notice(null);
     let call;
+    const name = displayName();
     try {
         call = await join({
             room: page.room,
@@ -290,6 +323,7 @@ async function joinRoom() {
             audio: page.tracks.audio || false,
             video: page.tracks.video || false,
             slots: SLOTS,
+            name,
             // libwebrtc sends three layers from a 960×540 capture up; a smaller camera goes as one stream.
             simulcast: page.simulcast && (page.tracks.video?.getSettings().width ?? 0) >= 960,
         });
@@ -300,6 +334,7 @@ async function joinRoom() {
         return;
     }
     page.call = call;
+    if (name) tile(page.userId, true, name);
     for (const kind of ["audio", "video"]) call.setMuted(kind, page.muted[kind]);
     call.on("state", (state) => setCallState(state));
     const relayRefused = ({ code }) => {
@@ -314,7 +349,7 @@ async function joinRoom() {
     call.on("activeSpeaker", (id) => {
         for (const li of $("participants").children) li.classList.toggle("speaking", li.dataset.userId === id);
     });
-    call.on("joined", ({ userId }) => tile(userId));
+    call.on("joined", ({ userId, name }) => tile(userId, true, name));
     call.on("left", ({ userId, self, reason }) => (self ? ended(reason) : removeTile(userId)));
     call.on("kicked", () => showKicked(true));
     playRoom(call.remoteStream);

@@ -79,6 +79,8 @@ public struct RoomInfo: Codable, Sendable {
 
     public struct ParticipantInfo: Codable, Sendable {
         public var userId: String
+        /// The display name (the token's `name`, or the one given at join); absent: the user id is shown.
+        public var name: String?
         /// ISO 8601.
         public var joinedAt: String
         public var muted: Bool
@@ -103,8 +105,9 @@ public struct RoomInfo: Codable, Sendable {
         public init(
             userId: String, joinedAt: String, muted: Bool, gain: Float, admin: Bool, level: Int,
             streams: [StreamReport], returns: [ReturnReport], camera: Bool = true, microphone: Bool = true,
-            sources: [String] = [], slots: [SlotInfo] = [], unforwardable: [StreamRef] = []
+            sources: [String] = [], slots: [SlotInfo] = [], unforwardable: [StreamRef] = [], name: String? = nil
         ) {
+            self.name = name
             self.camera = camera
             self.microphone = microphone
             self.sources = sources

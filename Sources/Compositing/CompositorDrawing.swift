@@ -117,6 +117,12 @@ extension VideoCompositor {
         if let border = tile.border {
             drawBorder(border, rect: tile.rect, into: &target)
         }
+        let shown = region(tile.rect, canvasWidth: target.width, canvasHeight: target.height)
+        if let label = drewPicture ? tile.label : (tile.card ?? tile.label), let at = label.origin(in: shown) {
+            ImageOps.blend(
+                label.picture, alpha: label.alpha, chromaAlpha: label.chromaAlpha, opacity: 1, into: &target,
+                x: at.x, y: at.y)
+        }
         if !drewPicture, tile.speaking {
             drawBorder(style.speakingBorder, rect: tile.rect, into: &target)
         }

@@ -18,11 +18,18 @@ public struct Tile: Sendable {
     public var border: TileBorder?
     /// The participant is talking: a placeholder tile shows the compositor's `speakingBorder`.
     public var speaking: Bool
+    /// The name label drawn over the picture at its position.
+    public var label: TileLabel?
+    /// A card: the name drawn centred on the placeholder when there is no picture (camera off, no video yet);
+    /// the label is not drawn then.
+    public var card: TileLabel?
 
     public init(
         rect: Rect, fit: FitMode, picture: Picture?, alpha: Double = 1, border: TileBorder? = nil,
-        speaking: Bool = false
+        speaking: Bool = false, label: TileLabel? = nil, card: TileLabel? = nil
     ) {
+        self.label = label
+        self.card = card
         self.rect = rect
         self.fit = fit
         self.picture = picture
@@ -34,10 +41,11 @@ public struct Tile: Sendable {
     /// A tile showing a `VideoFrame` (nil: the placeholder).
     public init(
         rect: Rect, fit: FitMode, frame: VideoFrame?, alpha: Double = 1, border: TileBorder? = nil,
-        speaking: Bool = false
+        speaking: Bool = false, label: TileLabel? = nil, card: TileLabel? = nil
     ) {
         self.init(
-            rect: rect, fit: fit, picture: frame.map(Picture.init), alpha: alpha, border: border, speaking: speaking)
+            rect: rect, fit: fit, picture: frame.map(Picture.init), alpha: alpha, border: border, speaking: speaking,
+            label: label, card: card)
     }
 }
 

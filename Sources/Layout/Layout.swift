@@ -38,12 +38,15 @@ public struct Region: Codable, Equatable, Sendable {
     public var border: RegionBorder?
     /// The participant's camera (default) or screen share.
     public var source: RegionSource
+    /// The tile's name label; nil: the layout's default (`Layout.label`).
+    public var label: LabelSpec?
 
     public init(
         userId: String, x: Int, y: Int, width: Int, height: Int, z: Int = 0, fit: FitMode = .cover,
-        alpha: Double = 1, border: RegionBorder? = nil, source: RegionSource = .camera
+        alpha: Double = 1, border: RegionBorder? = nil, source: RegionSource = .camera, label: LabelSpec? = nil
     ) {
         self.source = source
+        self.label = label
         self.userId = userId
         self.x = x
         self.y = y
@@ -62,7 +65,7 @@ public struct Region: Codable, Equatable, Sendable {
     /// which only a region built in code can have and `Layout.validate` refuses).
     public var tileBorder: TileBorder? { border?.tileBorder }
 
-    enum CodingKeys: String, CodingKey { case userId, x, y, width, height, z, fit, alpha, border, source }
+    enum CodingKeys: String, CodingKey { case userId, x, y, width, height, z, fit, alpha, border, source, label }
 
     /// Decodes and checks the region's own rules (userId, sizes, ranges, alpha, border); unknown keys are ignored.
     public init(from decoder: any Decoder) throws {
@@ -91,6 +94,7 @@ public struct Region: Codable, Equatable, Sendable {
         } else {
             source = .camera
         }
+        label = try c.decodeIfPresent(LabelSpec.self, forKey: .label)
         try LayoutRules.check(self)
     }
 
@@ -106,6 +110,7 @@ public struct Region: Codable, Equatable, Sendable {
         try c.encode(alpha, forKey: .alpha)
         try c.encodeIfPresent(border, forKey: .border)
         if source == .screen { try c.encode(source, forKey: .source) }
+        try c.encodeIfPresent(label, forKey: .label)
     }
 }
 
@@ -138,8 +143,11 @@ public struct Layout: Codable, Equatable, Sendable {
     public var regions: [Region]
     /// Who fills the canvas in `.pip` when present (see `LayoutEngine.effectiveAnchor`); default none.
     public var anchor: String?
+    /// Every tile's name label unless its region says otherwise; default none.
+    public var label: LabelSpec?
 
-    public init(mode: LayoutMode, regions: [Region] = [], anchor: String? = nil) {
+    public init(mode: LayoutMode, regions: [Region] = [], anchor: String? = nil, label: LabelSpec? = nil) {
+        self.label = label
         self.mode = mode
         self.regions = regions
         self.anchor = anchor
@@ -150,7 +158,7 @@ public struct Layout: Codable, Equatable, Sendable {
     /// The room's anchor on the whole canvas, everyone else in small tiles.
     public static let pip = Layout(mode: .pip)
 
-    enum CodingKeys: String, CodingKey { case mode, anchor, regions }
+    enum CodingKeys: String, CodingKey { case mode, anchor, regions, label }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -161,6 +169,11 @@ public struct Layout: Codable, Equatable, Sendable {
         self.mode = mode
         anchor = try c.decodeIfPresent(String.self, forKey: .anchor)
         try LayoutRules.checkAnchor(anchor)
+        do {
+            label = try c.decodeIfPresent(LabelSpec.self, forKey: .label)
+        } catch let error as LayoutError {
+            throw error.at("label")
+        }
         var regions: [Region] = []
         if c.contains(.regions) {
             // protocol/openapi.yaml: an array when given; null is not "no regions".
@@ -188,6 +201,7 @@ public struct Layout: Codable, Equatable, Sendable {
         try c.encode(mode, forKey: .mode)
         try c.encodeIfPresent(anchor, forKey: .anchor)
         try c.encode(regions, forKey: .regions)
+        try c.encodeIfPresent(label, forKey: .label)
     }
 }
 

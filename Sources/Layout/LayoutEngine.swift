@@ -13,12 +13,15 @@ public struct Placement: Equatable, Sendable {
     public var border: TileBorder?
     /// The camera, or the screen share (a custom region's choice).
     public var source: RegionSource
+    /// The tile's name label (the region's, else the layout's); nil: none.
+    public var label: LabelSpec?
 
     public init(
         userId: String, rect: Rect, z: Int, fit: FitMode, alpha: Double = 1, border: TileBorder? = nil,
-        source: RegionSource = .camera
+        source: RegionSource = .camera, label: LabelSpec? = nil
     ) {
         self.source = source
+        self.label = label
         self.userId = userId
         self.rect = rect
         self.z = z
@@ -58,17 +61,24 @@ public enum LayoutEngine {
         canvasWidth: Int, canvasHeight: Int, anchor: String? = nil
     ) -> [Placement] {
         guard canvasWidth > 0, canvasHeight > 0 else { return [] }
+        var placed: [Placement]
         switch layout.mode {
         case .custom:
-            return custom(layout.regions, present: joinOrder, canvasWidth: canvasWidth, canvasHeight: canvasHeight)
+            placed = custom(layout.regions, present: joinOrder, canvasWidth: canvasWidth, canvasHeight: canvasHeight)
         case .grid:
-            return grid(joinOrder, canvasWidth: canvasWidth, canvasHeight: canvasHeight)
+            placed = grid(joinOrder, canvasWidth: canvasWidth, canvasHeight: canvasHeight)
         case .pip:
             let users = distinct(joinOrder)
             guard let main = effectiveAnchor(for: layout, participants: users, anchor: anchor) else { return [] }
-            return pip(
+            placed = pip(
                 anchor: main, others: users.filter { $0 != main }, canvasWidth: canvasWidth, canvasHeight: canvasHeight)
         }
+        // A custom region's own label, else the layout's; "none" hides it.
+        for i in placed.indices {
+            let label = placed[i].label ?? layout.label
+            placed[i].label = label?.hidden == true ? nil : label
+        }
+        return placed
     }
 
     /// Who fills the canvas in pip mode: `layout.anchor` if that user is present, else the `anchor` argument
@@ -105,7 +115,8 @@ public enum LayoutEngine {
                     i,
                     Placement(
                         userId: region.userId, rect: rect, z: region.z, fit: region.fit,
-                        alpha: region.alpha, border: region.tileBorder, source: region.source)
+                        alpha: region.alpha, border: region.tileBorder, source: region.source,
+                        label: region.label)
                 ))
         }
         // Explicit tie-break on the region index: stable whatever the sort algorithm.

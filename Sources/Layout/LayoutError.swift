@@ -31,6 +31,8 @@ public struct LayoutError: Error, Equatable, Sendable, CustomStringConvertible {
         case invalidBorderColor
         /// The layout's `anchor` does not match `[A-Za-z0-9_.-]{1,64}`.
         case invalidAnchor
+        /// A `label` that breaks `LabelSpec`'s rules.
+        case invalidLabel
     }
 
     public var kind: Kind

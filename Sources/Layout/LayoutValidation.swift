@@ -42,6 +42,7 @@ enum LayoutRules {
                 throw LayoutError(.invalidBorderColor, "border.color \(quoted(border.color)) must be #RRGGBB")
             }
         }
+        if let label = r.label, !label.hidden { try label.check() }
     }
 
     /// The layout's anchor, when given, follows the user id rule.
@@ -70,6 +71,9 @@ extension Layout {
                 .invalidCanvas, "canvas \(canvasWidth)x\(canvasHeight) must be 2…\(limit) pixels each way")
         }
         try LayoutRules.checkAnchor(anchor)
+        if let label, !label.hidden {
+            do { try label.check() } catch { throw error.at("label") }
+        }
         guard regions.count <= Layout.maxRegions else {
             throw LayoutError(.tooManyRegions, "\(regions.count) regions, at most \(Layout.maxRegions) allowed")
         }

@@ -38,7 +38,7 @@ extension RoomInfo {
                     slots: p.slots.map(SlotInfo.init),
                     unforwardable: p.unforwardableStreams.map {
                         StreamRef(userId: $0.userId, source: $0.source.rawValue)
-                    })
+                    }, name: p.displayName)
             },
             outputs: room.outputs, statusIntervalMs: c.statusIntervalMs, maxIngestBitrate: c.maxIngestBitrate,
             maxVideoSize: Size(width: c.maxVideoSize.width, height: c.maxVideoSize.height),

@@ -169,6 +169,14 @@ struct RoomRoutes: TokenCheckedRoute, Sendable {
 
     // MARK: participants
 
+    /// The token's `name`, else the join's `?name=` (the join page's field); nil: the user id is shown.
+    static func displayName(_ request: Request, caller: Caller) throws -> String? {
+        if let name = caller.claims.name { return name }
+        guard let given = request.uri.queryParameters.get("name") else { return nil }
+        guard DisplayName.isValid(given) else { throw APIError.badRequest("invalid_parameter", DisplayName.rule) }
+        return given
+    }
+
     func join(_ request: Request, context: some RequestContext) async throws -> Response {
         let name = try roomName(context)
         let caller = try self.caller(request)
@@ -189,7 +197,8 @@ struct RoomRoutes: TokenCheckedRoute, Sendable {
         }
         let answer = try manager.join(
             room: name, userId: caller.claims.sub, tokenIssuedAt: caller.claims.iat,
-            isAdmin: caller.claims.admin, monitor: monitor, invite: caller.claims.inv, offer: offer)
+            isAdmin: caller.claims.admin, monitor: monitor, invite: caller.claims.inv,
+            displayName: try Self.displayName(request, caller: caller), offer: offer)
         return Response(
             status: .created,
             headers: [
@@ -238,6 +247,7 @@ struct RoomRoutes: TokenCheckedRoute, Sendable {
     func listInvites(_ request: Request, context: some RequestContext) async throws -> Response {
         let name = try roomName(context)
         try self.caller(request).requireAdmin(of: name)
+        _ = try existingRoom(name)
         let now = Int64(Date().timeIntervalSince1970)
         let invites = manager.invites.list(room: name, nowSeconds: now).map {
             InviteInfo(

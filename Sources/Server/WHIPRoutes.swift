@@ -29,7 +29,7 @@ struct WHIPRoutes: TokenCheckedRoute, Sendable {
         let offer = String(decoding: buffer.readableBytesView, as: UTF8.self)
         let answer = try manager.join(
             room: name, userId: caller.claims.sub, tokenIssuedAt: caller.claims.iat, isAdmin: caller.claims.admin,
-            invite: caller.claims.inv, offer: offer)
+            invite: caller.claims.inv, displayName: try RoomRoutes.displayName(request, caller: caller), offer: offer)
         var headers: HTTPFields = [
             .contentType: "application/sdp", .location: Self.sessionPath(room: name, user: caller.claims.sub),
         ]

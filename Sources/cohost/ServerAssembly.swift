@@ -19,7 +19,7 @@ struct ServerAssembly {
     func configuration() throws -> ServerConfiguration {
         var config = ServerConfiguration()
         try listener(into: &config)
-        let (devMode, firstKey) = try keys(into: &config)
+        let devMode = try keys(into: &config)
         // After the keys: dev mode on such a listener is the first thing to say.
         if let refusal = ExposurePolicy.openMetricsRefusal(http: settings.http, metricsToken: settings.metricsToken) {
             throw ServeConfigError("\(settings.origin(of: .http)): \(refusal)")
@@ -51,7 +51,8 @@ struct ServerAssembly {
 
     /// The API keys, each secret strong enough; none is dev mode, on a loopback listener only. Returns whether this
     /// is dev mode and the first key listed (webhooks sign with it unless told otherwise).
-    private func keys(into config: inout ServerConfiguration) throws -> (devMode: Bool, firstKey: String) {
+    /// Whether the server runs in dev mode (no keys given: the dev key).
+    private func keys(into config: inout ServerConfiguration) throws -> Bool {
         let (spec, keysOrigin) = try Self.keysSpec(settings)
         guard let spec else {
             if let refusal = ExposurePolicy.devModeRefusal(http: settings.http) {
@@ -63,7 +64,7 @@ struct ServerAssembly {
                 *** DEV MODE: no API keys (--keys, COHOST_KEYS, --keys-file or keys/keys_file in the config file); accepting tokens signed with \
                 key 'devkey', secret 'devsecret'. Anyone can mint admin tokens. Never expose this server. ***
                 """)
-            return (true, "devkey")
+            return true
         }
         do { config.keys = try APIKeys.parse(spec) } catch {
             throw ServeConfigError("\(keysOrigin): \(error)")
@@ -73,11 +74,7 @@ struct ServerAssembly {
                 throw ServeConfigError("\(keysOrigin): \(problem)")
             }
         }
-        // APIKeys keeps no order; "the first key" is the first one listed.
-        let first =
-            spec.split(separator: ",").first.flatMap { $0.split(separator: ":").first }
-            .map { $0.trimmingCharacters(in: .whitespaces) } ?? "devkey"
-        return (false, first)
+        return false
     }
 
     /// The allow-list setting `key` read as a destination policy; an entry that is neither a host nor a network

@@ -15,6 +15,7 @@ struct Token: ParsableCommand {
     @Flag(help: "Grant admin rights (kick, layout, outputs, close).") var admin = false
     @Flag(help: "A viewer token: it only plays the room's programme (HLS), never joins.") var viewer = false
     @Option(help: "Seconds until the token expires.") var ttl = 3600
+    @Option(help: "The display name labels, cards and lists show (the token's name).") var name: String?
 
     func validate() throws {
         guard !key.isEmpty else { throw ValidationError("--key must not be empty") }
@@ -26,6 +27,7 @@ struct Token: ParsableCommand {
         }
         guard Identifier.isValid(user) else { throw ValidationError("--user must match [A-Za-z0-9_.-]{1,64}") }
         guard (1...31_536_000).contains(ttl) else { throw ValidationError("--ttl must be within 1...31536000 s") }
+        if let name, !DisplayName.isValid(name) { throw ValidationError("--name: \(DisplayName.rule)") }
     }
 
     func run() throws {
@@ -33,7 +35,8 @@ struct Token: ParsableCommand {
         guard !secret.isEmpty else { throw ValidationError("the secret is empty") }
         let now = Int64(Date().timeIntervalSince1970)
         let claims = TokenClaims(
-            iss: key, sub: user, room: room, admin: admin, viewer: viewer, exp: now + Int64(ttl), nbf: nil, iat: now)
+            iss: key, sub: user, room: room, admin: admin, viewer: viewer, exp: now + Int64(ttl), nbf: nil, iat: now,
+            name: name)
         print(RoomToken.mint(claims, secret: secret))
     }
 }

@@ -102,6 +102,20 @@ import Testing
 
     // MARK: signature and issuer
 
+    @Test func aDisplayNameClaimIsCarriedAndItsRulesAreTheLabelsRules() throws {
+        let named = Self.signed(#"{"iss":"devkey","sub":"ann","room":"standup","exp":2000000000,"name":"安娜 Ann"}"#)
+        #expect(try RoomToken.verify(named, keys: Self.keys, now: Self.now).name == "安娜 Ann")
+        let minted = RoomToken.mint(
+            TokenClaims(iss: "devkey", sub: "ann", room: "standup", exp: 2_000_000_000, name: "Ann"),
+            secret: "devsecret")
+        #expect(try RoomToken.verify(minted, keys: Self.keys, now: Self.now).name == "Ann")
+        for bad in ["", #"a\u0007b"#, String(repeating: "x", count: 65)] {
+            let token = Self.signed(
+                #"{"iss":"devkey","sub":"ann","room":"standup","exp":2000000000,"name":""# + bad + #""}"#)
+            #expect(throws: TokenError.self, "\(bad)") { try RoomToken.verify(token, keys: Self.keys, now: Self.now) }
+        }
+    }
+
     @Test func tokenSignedWithAnotherSecretHasABadSignature() {
         #expect(throws: TokenError.badSignature) {
             try RoomToken.verify(Self.golden, keys: APIKeys(["devkey": "not-the-secret"]), now: Self.now)

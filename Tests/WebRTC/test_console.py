@@ -298,6 +298,23 @@ class ConsoleTests(unittest.IsolatedAsyncioTestCase):
         # The editor shows what the server now has.
         shown = await box.evaluate("b => [b.dataset.x, b.dataset.y, b.dataset.width, b.dataset.height].map(Number)")
         self.assertEqual(shown, [region["x"], region["y"], region["width"], region["height"]])
+
+        # A name label on the guest's tile: set in the region's form, shown on the stage where the programme draws it,
+        # kept by the server.
+        await box.click()
+        await page.select_option("[data-testid=region-label]", "text")
+        await page.fill("[data-testid=region-label-text]", "Guest One 嘉宾")
+        await page.press("[data-testid=region-label-text]", "Tab")
+        await page.select_option("[data-testid=region-label-position]", "top-left")
+        caption = box.locator("[data-testid=region-caption]")
+        self.assertEqual(await caption.inner_text(), "Guest One 嘉宾")
+        self.assertEqual(await caption.get_attribute("data-position"), "top-left")
+        await page.click("[data-testid=apply-layout]")
+        await page.wait_for_selector("[data-testid=layout-dirty]", state="hidden")
+        got = await asyncio.to_thread(layout)
+        region = next(r for r in got.get("regions", []) if r["userId"] == guest)
+        self.assertEqual(region.get("label", {}).get("text"), "Guest One 嘉宾", self.diag(got))
+        self.assertEqual(region["label"].get("position"), "top-left", self.diag(got))
         await page.wait_for_timeout(900)  # a snapshot with the new layout under the boxes
         await self.shot("console-editor.png", page.locator("[data-testid=editor]"))
 

@@ -332,8 +332,15 @@ class JoinPageTests(harness.ParticipantChecks, unittest.IsolatedAsyncioTestCase)
         for g in (ann, ben):
             self.assertNotIn("token", g.page.url, "the token stayed in the address bar")
             self.assertEqual(await g.page.inner_text("#room-name"), self.room)
+        # Ann says what the show should call her: the join carries it, the room lists it, her page shows it.
+        await ann.page.fill("[data-testid=display-name]", "安娜 Ann")
         await asyncio.gather(self.join(ann), self.join(ben))
         await asyncio.gather(self.connected(ann), self.connected(ben))
+        people = {p["userId"]: p for p in self.cohost.room(self.room)["participants"]}
+        self.assertEqual(people["ann"].get("name"), "安娜 Ann", people["ann"])
+        self.assertNotIn("name", people["ben"], people["ben"])
+        own = await ann.page.inner_text("[data-testid=participant][data-user-id=ann] .name")
+        self.assertEqual(own, "安娜 Ann")
 
         # The room view plays on both pages.
         for g in (ann, ben):

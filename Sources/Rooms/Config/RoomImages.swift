@@ -99,8 +99,10 @@ public struct RoomPatch: Decodable, Sendable {
     public var backgroundImage: Change<String> = .keep
     public var placeholderImage: Change<String> = .keep
     public var watermark: Change<WatermarkRequest> = .keep
+    /// The patch names `canvas`: a running room's canvas cannot change (refused, never ignored).
+    public var asksForCanvas = false
 
-    enum CodingKeys: String, CodingKey { case anchor, backgroundImage, placeholderImage, watermark }
+    enum CodingKeys: String, CodingKey { case anchor, backgroundImage, placeholderImage, watermark, canvas }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -113,6 +115,7 @@ public struct RoomPatch: Decodable, Sendable {
         backgroundImage = try change(.backgroundImage, String.self)
         placeholderImage = try change(.placeholderImage, String.self)
         watermark = try change(.watermark, WatermarkRequest.self)
+        asksForCanvas = c.contains(.canvas)
     }
 
     /// Whether the patch sets or clears any picture.

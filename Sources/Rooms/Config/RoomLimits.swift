@@ -1,4 +1,5 @@
 import Media
+import Layout
 import Codecs
 
 /// Bounds on everything a client may ask of a room; each refusal names the limit.
@@ -90,5 +91,13 @@ public enum RoomLimits {
         do { try c.layout.validate(canvasWidth: c.canvas.width, canvasHeight: c.canvas.height) } catch {
             throw .badRequest("invalid_layout", error.message)
         }
+        try Self.checkLabelsDrawable(c.layout)
+    }
+
+    /// A layout asking for labels on a machine without the fonts is refused, not shown without them.
+    static func checkLabelsDrawable(_ layout: Layout) throws(RoomError) {
+        let asks = [layout.label].compactMap { $0 } + layout.regions.compactMap(\.label)
+        guard asks.contains(where: { !$0.hidden }), let why = RoomLabels.unavailable else { return }
+        throw .badRequest("invalid_layout", "labels cannot be drawn on this server: \(why)")
     }
 }

@@ -23,7 +23,7 @@ public struct VoiceLevel: Sendable, Equatable {
 /// One room event; `json` is the exact text sent on the events WebSocket and to webhooks.
 public enum RoomEvent: Sendable, Equatable {
     /// `sources`: the streams others' slots can show (camera, screen).
-    case participantJoined(userId: String, sources: [String] = [])
+    case participantJoined(userId: String, sources: [String] = [], name: String? = nil)
     case participantLeft(userId: String, reason: LeaveReason)
     case participantKicked(userId: String, by: String)
     case firstVideoFrame(userId: String, width: Int, height: Int)
@@ -79,9 +79,10 @@ public enum RoomEvent: Sendable, Equatable {
     public func json(room: String, time: Date) -> String {
         var payload = Payload(type: type, room: room, time: Self.timeStyle.format(time))
         switch self {
-        case let .participantJoined(userId, sources):
+        case let .participantJoined(userId, sources, name):
             payload.userId = userId
             payload.sources = sources.isEmpty ? nil : sources
+            payload.name = name
         case let .participantLeft(userId, reason):
             payload.userId = userId
             payload.reason = reason.rawValue
@@ -157,6 +158,7 @@ public enum RoomEvent: Sendable, Equatable {
         var room: String
         var time: String
         var userId: String?
+        var name: String?
         var reason: String?
         var by: String?
         var width: Int?

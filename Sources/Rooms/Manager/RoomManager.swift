@@ -184,7 +184,7 @@ public final class RoomManager: @unchecked Sendable {
     /// layout, mix, participant list or event (protocol/sdp.md, "Monitors").
     public func join(
         room roomName: String, userId: String, tokenIssuedAt: Int64?, isAdmin: Bool = false, monitor: Bool = false,
-        invite: String? = nil, offer: String
+        invite: String? = nil, displayName: String? = nil, offer: String
     ) throws(RoomError) -> String {
         guard !monitor || isAdmin else {
             throw .forbidden("joining as a monitor needs an admin token")
@@ -201,7 +201,8 @@ public final class RoomManager: @unchecked Sendable {
         }
         do {
             return try joinAdmitted(
-                room: roomName, userId: userId, isAdmin: isAdmin, monitor: monitor, offer: offer)
+                room: roomName, userId: userId, isAdmin: isAdmin, monitor: monitor, displayName: displayName,
+                offer: offer)
         } catch {
             if let invite { invites.refund(id: invite) }
             throw error
@@ -209,7 +210,7 @@ public final class RoomManager: @unchecked Sendable {
     }
 
     private func joinAdmitted(
-        room roomName: String, userId: String, isAdmin: Bool, monitor: Bool, offer: String
+        room roomName: String, userId: String, isAdmin: Bool, monitor: Bool, displayName: String?, offer: String
     ) throws(RoomError) -> String {
         let room: Room
         if let existing = self.room(roomName) {
@@ -227,7 +228,7 @@ public final class RoomManager: @unchecked Sendable {
         let (negotiation, transport) = try negotiate(offer, session: session, room: room)
         let (participant, entries) = try makeParticipant(
             userId: userId, session: session, isAdmin: isAdmin, monitor: monitor, negotiation: negotiation,
-            transport: transport, room: room)
+            transport: transport, room: room, displayName: displayName)
         // The same user joining again replaces the old session: free its SSRCs first.
         if let old = monitor ? room.monitor(userId) : room.participant(userId) { media.detach(old) }
         if let taken = media.register(entries, room: roomName, participant: participant) {
@@ -248,7 +249,9 @@ public final class RoomManager: @unchecked Sendable {
             if !monitor { room.events.publish(.participantLeft(userId: replaced.userId, reason: .replaced)) }
         }
         if !monitor {
-            room.events.publish(.participantJoined(userId: userId, sources: participant.sources.map(\.rawValue)))
+            room.events.publish(
+                .participantJoined(
+                    userId: userId, sources: participant.sources.map(\.rawValue), name: participant.displayName))
         }
         logger.info("participant joined", metadata: ["room": "\(roomName)", "user": "\(userId)"])
         return negotiation.answer
@@ -293,7 +296,7 @@ public final class RoomManager: @unchecked Sendable {
     /// The participant with its decoders, and the SSRC table's entries for its streams.
     func makeParticipant(
         userId: String, session: Int, isAdmin: Bool, monitor: Bool, negotiation: Negotiation,
-        transport: WebRTCTransport?, room: Room, viewer: Bool = false
+        transport: WebRTCTransport?, room: Room, viewer: Bool = false, displayName: String? = nil
     ) throws(RoomError) -> (Participant, [StreamRouter.Entry]) {
         do {
             let participant = try Participant(
@@ -304,7 +307,8 @@ public final class RoomManager: @unchecked Sendable {
                     decodeBudgetMs: settings.decodeBudgetMs),
                 decodePool: decodePool, returnAudio: negotiation.returnAudio,
                 returnVideo: negotiation.returnVideo, slots: negotiation.slots, webRTC: transport, viewer: viewer,
-                maxIngestKbps: room.config.maxIngestBitrate, nowMs: MonotonicClock.nowMs(), logger: logger)
+                maxIngestKbps: room.config.maxIngestBitrate, displayName: displayName, nowMs: MonotonicClock.nowMs(),
+                logger: logger)
             return (participant, try Self.routingEntries(negotiation))
         } catch {
             throw RoomError(

@@ -66,6 +66,8 @@ final class AudioReceiver: @unchecked Sendable {
         var lastArrivalMs: Int64?
         /// Reads concealed in a row (the FIFO dry while the sender is alive).
         var concealedReadRun = 0
+        /// The voice is playing: a read has had audio since it started, or since its sender last went quiet.
+        var playing = false
     }
 
     /// `decodeChannels`: 1 when the room's programme is mono (voices decoded to mono, stereo senders downmixed).
@@ -110,6 +112,7 @@ final class AudioReceiver: @unchecked Sendable {
             let ok = s.fifo.read(into: &output, frames: AudioFormat.blockFrames, nowMs: nowMs, catchingUp: catchingUp)
             if ok {
                 s.concealedReadRun = 0
+                s.playing = true
                 if let next = s.expectedTimestamp {
                     // The FIFO holds the decoded audio up to `next`, contiguously (gaps are concealed).
                     s.lastPulledTimestamp = next &- UInt32(s.fifo.bufferedFrames + AudioFormat.blockFrames)
@@ -122,11 +125,18 @@ final class AudioReceiver: @unchecked Sendable {
     }
 
     /// A dry read of a sender that is still talking: the decoder carries the voice on (Opus PLC) for this block.
-    /// What arrives late then plays after it; the FIFO's trim takes the surplus back within a second.
+    /// What arrives late then plays after it; the FIFO's trim takes the surplus back within a second. Before the
+    /// voice first plays (its prebuffer, a lip-sync hold) there is nothing to carry on: silence.
     private func concealRead(_ s: inout State, into output: inout [Float], nowMs: Int64) -> Bool {
-        guard s.framesDecoded > 0, !s.afterDTX, let arrived = s.lastArrivalMs, nowMs - arrived <= Self.aliveMs,
+        guard s.playing, !s.afterDTX, let arrived = s.lastArrivalMs, nowMs - arrived <= Self.aliveMs,
             s.concealedReadRun < Self.maxConcealedReads, output.count >= AudioFormat.blockFrames * 2
-        else { return false }
+        else {
+            // A sender gone quiet starts again from silence, as at the start.
+            if s.playing, s.afterDTX || (s.lastArrivalMs.map { nowMs - $0 > Self.aliveMs } ?? true) {
+                s.playing = false
+            }
+            return false
+        }
         let frames: Int
         do {
             frames = try s.decoder.conceal(frames: AudioFormat.blockFrames, into: &s.scratch)

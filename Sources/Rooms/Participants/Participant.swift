@@ -21,6 +21,11 @@ public struct SlotSize: Sendable, Equatable {
 /// up the mixer's pull of the voice.
 public final class Participant: @unchecked Sendable {
     public let userId: String
+    /// The name shown on the programme (labels, cards) and in lists: the token's `name`, else the one given at
+    /// join; nil: the user id.
+    public let displayName: String?
+    /// What a label or card with no text of its own shows.
+    public var shownName: String { displayName ?? userId }
     public let sessionID: Int
     public let joinedAt: Date
     /// Joined with an admin token.
@@ -79,8 +84,9 @@ public final class Participant: @unchecked Sendable {
         decodeChannels: Int = 2, videoLimits: VideoLimits = VideoLimits(), decodePool: DecodePool? = nil,
         returnAudio: ReturnOffer? = nil, returnVideo: ReturnOffer? = nil, slots: [SlotOffer] = [],
         webRTC: WebRTCTransport? = nil, feed: SourceFeed? = nil, viewer: Bool = false,
-        maxIngestKbps: Int = 2500, nowMs: Int64, logger: Logger
+        maxIngestKbps: Int = 2500, displayName: String? = nil, nowMs: Int64, logger: Logger
     ) throws {
+        self.displayName = displayName
         isViewer = viewer
         self.webRTC = webRTC
         self.feed = feed

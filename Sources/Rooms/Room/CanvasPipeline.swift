@@ -19,6 +19,9 @@ final class CanvasPipeline {
     private var tiles: [Tile] = []
     /// The placements of `placedVersion` of the roster's placement inputs (nil version: none yet).
     private var placements: [Placement] = []
+    /// Each placement's label and card, rendered when the placements change (never per frame).
+    private var labels: [(label: TileLabel?, card: TileLabel?)] = []
+    let roomLabels = RoomLabels()
     private var placedVersion: UInt64?
     private var timing: CanvasTiming
     /// The room view sent back to participants (nil when the room sends none).
@@ -74,6 +77,13 @@ final class CanvasPipeline {
                 canvasWidth: config.canvas.width, canvasHeight: config.canvas.height,
                 anchor: changed.anchor)
             placedVersion = changed.version
+            labels = placements.map { placement in
+                let name = roster.participant(placement.userId)?.shownName ?? placement.userId
+                return (
+                    roomLabels.label(placement.label, name: name, rect: placement.rect),
+                    roomLabels.card(placement.label, name: name, rect: placement.rect)
+                )
+            }
             timing.placed(placements.map { ($0.userId, $0.rect) }, nowMs: now)
             // A screen share is decoded only while a region shows it; a simulcast stream in the layer that covers
             // its tile.
@@ -99,7 +109,8 @@ final class CanvasPipeline {
             tiles.append(
                 Tile(
                     rect: placement.rect, fit: placement.fit, picture: frame, alpha: placement.alpha,
-                    border: placement.border, speaking: frame == nil && audio.isSpeaking(p.userId)))
+                    border: placement.border, speaking: frame == nil && audio.isSpeaking(p.userId),
+                    label: labels[i].label, card: labels[i].card))
         }
         let started = threadCPUMicros()
         compositor.compose(tiles)

@@ -197,6 +197,7 @@ public final class Room: @unchecked Sendable {
         do { try newLayout.validate(canvasWidth: config.canvas.width, canvasHeight: config.canvas.height) } catch {
             throw .badRequest("invalid_layout", error.message)
         }
+        try RoomLimits.checkLabelsDrawable(newLayout)
         roster.setLayout(newLayout)
         // The slots follow the layout's order.
         director?.invalidate()
@@ -205,6 +206,11 @@ public final class Room: @unchecked Sendable {
 
     /// Changes the anchor and pictures; the compositor takes them at the next frame boundary.
     public func apply(_ patch: RoomPatch) throws(RoomError) {
+        if patch.asksForCanvas {
+            throw .conflict(
+                "canvas_fixed",
+                "a running room's canvas cannot change: close room '\(name)' and create it with the new canvas")
+        }
         if config.audioOnly, patch.touchesImages {
             throw .conflict("audio_only", "room '\(name)' is audio-only: it has no canvas for images")
         }

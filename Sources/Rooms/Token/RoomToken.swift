@@ -21,12 +21,15 @@ public struct TokenClaims: Sendable, Equatable, Codable {
     public var iat: Int64?
     /// The invite this token is (`POST …/invites`): it opens the room only while the server holds that invite.
     public var inv: String?
+    /// The holder's display name (labels, cards, lists); `DisplayName`'s rules.
+    public var name: String?
 
     public init(
         iss: String, sub: String, room: String, admin: Bool = false, viewer: Bool = false, exp: Int64,
-        nbf: Int64? = nil, iat: Int64? = nil, inv: String? = nil
+        nbf: Int64? = nil, iat: Int64? = nil, inv: String? = nil, name: String? = nil
     ) {
         self.inv = inv
+        self.name = name
         self.iss = iss
         self.sub = sub
         self.room = room
@@ -37,7 +40,7 @@ public struct TokenClaims: Sendable, Equatable, Codable {
         self.iat = iat
     }
 
-    private enum CodingKeys: String, CodingKey { case iss, sub, room, admin, viewer, exp, nbf, iat, inv }
+    private enum CodingKeys: String, CodingKey { case iss, sub, room, admin, viewer, exp, nbf, iat, inv, name }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -50,6 +53,7 @@ public struct TokenClaims: Sendable, Equatable, Codable {
         nbf = try c.decodeIfPresent(Int64.self, forKey: .nbf)
         iat = try c.decodeIfPresent(Int64.self, forKey: .iat)
         inv = try c.decodeIfPresent(String.self, forKey: .inv)
+        name = try c.decodeIfPresent(String.self, forKey: .name)
     }
 
     /// `viewer` only when set: every other token keeps the claims it always had.
@@ -64,6 +68,7 @@ public struct TokenClaims: Sendable, Equatable, Codable {
         try c.encodeIfPresent(nbf, forKey: .nbf)
         try c.encodeIfPresent(iat, forKey: .iat)
         try c.encodeIfPresent(inv, forKey: .inv)
+        try c.encodeIfPresent(name, forKey: .name)
     }
 }
 
@@ -203,9 +208,10 @@ public enum RoomToken {
             }
         }
         if let inv = raw.inv, !(1...64).contains(inv.utf8.count) { throw .malformed("inv must be 1 to 64 bytes") }
+        if let name = raw.name, !DisplayName.isValid(name) { throw .malformed("name: \(DisplayName.rule)") }
         return TokenClaims(
             iss: iss, sub: sub, room: room, admin: admin, viewer: viewer, exp: exp, nbf: raw.nbf, iat: raw.iat,
-            inv: raw.inv)
+            inv: raw.inv, name: raw.name)
     }
 
     /// Signs `claims` with `secret` (HS256, header `{"alg":"HS256","typ":"JWT"}`, claims with sorted keys).
@@ -228,6 +234,7 @@ public enum RoomToken {
         var nbf: Int64?
         var iat: Int64?
         var inv: String?
+        var name: String?
     }
 
     private static func decodeJSON<T: Decodable>(_ bytes: [UInt8], what: String) throws(TokenError) -> T {
