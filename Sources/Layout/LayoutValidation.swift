@@ -136,3 +136,26 @@ extension Layout {
         }
     }
 }
+
+extension Layout {
+    /// The same layout on another canvas: every region's rect scaled by the change of each side (edges rounded to
+    /// even pixels, sizes at least 2), so a region keeps its share of the canvas. Grid and pip re-place themselves.
+    public func refitted(fromWidth: Int, fromHeight: Int, toWidth: Int, toHeight: Int) -> Layout {
+        guard fromWidth > 0, fromHeight > 0, fromWidth != toWidth || fromHeight != toHeight else { return self }
+        func scaled(_ value: Int, _ from: Int, _ to: Int) -> Int {
+            let exact = Double(value) * Double(to) / Double(from)
+            return Int((exact / 2).rounded()) * 2
+        }
+        var copy = self
+        for i in copy.regions.indices {
+            let r = copy.regions[i]
+            let x0 = scaled(r.x, fromWidth, toWidth), x1 = scaled(r.x + r.width, fromWidth, toWidth)
+            let y0 = scaled(r.y, fromHeight, toHeight), y1 = scaled(r.y + r.height, fromHeight, toHeight)
+            copy.regions[i].x = x0
+            copy.regions[i].y = y0
+            copy.regions[i].width = max(2, x1 - x0)
+            copy.regions[i].height = max(2, y1 - y0)
+        }
+        return copy
+    }
+}

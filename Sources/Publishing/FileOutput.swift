@@ -55,6 +55,8 @@ public final class FileOutput: Output {
     public var stats: OutputStats { core.stats }
     public var lastMessage: String? { core.message }
 
+    public func replaceHeaders(_ headers: [FLVTag]) { core.replaceHeaders(headers) }
+
     public func start(headers: [FLVTag]) {
         guard let path, core.begin(headers: headers) else { return }
         core.transition(to: .connecting, attempt: 0, message: nil)

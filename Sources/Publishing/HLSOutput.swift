@@ -41,6 +41,8 @@ public final class HLSOutput: Output {
     public var stateChange: OutputStateChange { core.stateChange }
     public var stats: OutputStats { core.stats }
 
+    public func replaceHeaders(_ headers: [FLVTag]) { core.replaceHeaders(headers) }
+
     public func start(headers: [FLVTag]) {
         guard core.begin(headers: headers) else { return }
         core.transition(to: .connecting, attempt: 0, message: nil)

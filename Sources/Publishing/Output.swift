@@ -12,6 +12,9 @@ public protocol Output: AnyObject, Sendable {
     var stats: OutputStats { get }
     /// Starts with the stream's header tags (metadata + sequence headers), resent after every reconnect.
     func start(headers: [FLVTag])
+    /// New header tags (a new picture size) for whatever (re)connects from now on; the stream itself carries the new
+    /// sequence header in front of its next keyframe.
+    func replaceHeaders(_ headers: [FLVTag])
     func send(_ tag: FLVTag)
     /// Flushes what is queued (bounded wait, about 2 s) and closes.
     func stop()

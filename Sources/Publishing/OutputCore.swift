@@ -121,6 +121,9 @@ final class OutputCore: @unchecked Sendable {
     var isStopRequested: Bool { condition.withLock { stopDeadline != nil } }
     var headerTags: [FLVTag] { condition.withLock { headers } }
 
+    /// The stream's headers changed (a new canvas size): a later (re)connection starts with these.
+    func replaceHeaders(_ headers: [FLVTag]) { condition.withLock { self.headers = headers } }
+
     /// The next tag to write; blocks while the queue is empty. Nil once stop was requested and the
     /// queue is drained or the flush time is up.
     func nextTag() -> FLVTag? {

@@ -73,6 +73,8 @@ public final class StreamPublisher: Output {
     /// The text of the last error or reconnect reason, if any.
     public var lastMessage: String? { core.message }
 
+    public func replaceHeaders(_ headers: [FLVTag]) { core.replaceHeaders(headers) }
+
     public func start(headers: [FLVTag]) {
         guard core.begin(headers: headers) else { return }
         core.transition(to: .connecting, attempt: 0, message: nil)

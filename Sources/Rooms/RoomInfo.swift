@@ -7,13 +7,14 @@ extension RoomInfo {
     /// The room as `GET /v1/rooms/{room}` shows it now.
     public init(_ room: Room) {
         let c = room.config
+        let canvas = room.currentCanvas
         let (anchor, images) = room.appearance
         let voice = room.voiceReport
         self.init(
             name: c.name, audioOnly: c.audioOnly, maxParticipants: c.maxParticipants,
             canvas: CanvasInfo(
-                width: c.canvas.width, height: c.canvas.height, fps: c.canvas.fps, background: c.canvas.background,
-                placeholder: c.canvas.placeholder, holdMs: c.canvas.holdMs,
+                width: canvas.width, height: canvas.height, fps: canvas.fps, background: canvas.background,
+                placeholder: canvas.placeholder, holdMs: canvas.holdMs,
                 backgroundImage: images.background?.info, placeholderImage: images.placeholder?.info),
             video: c.audioOnly
                 ? nil

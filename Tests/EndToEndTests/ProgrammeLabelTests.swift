@@ -99,11 +99,17 @@ extension EndToEnd {
             #expect(shown.centreWhite > 300, "the name is not centred on the card: \(shown.centreWhite) white pixels")
             #expect(abs(shown.corner.0 - 48) < 10, "the label's box is still drawn on the card: \(shown.corner)")
 
-            // A running room's canvas is fixed: asking for another is refused, not ignored.
+            // With an HLS output (its segments fix the picture size) the canvas keeps its size; its colours may change.
+            let hls = try cohost.call(
+                "POST", "/v1/rooms/\(room)/outputs", token: admin, body: Data(#"{"kind":"hls"}"#.utf8))
+            #expect(hls.status == 201, "\(String(decoding: hls.body, as: UTF8.self))")
             let resized = try cohost.call(
                 "PATCH", "/v1/rooms/\(room)", token: admin, body: Data(#"{"canvas":{"width":720,"height":1280}}"#.utf8))
             #expect(resized.status == 409)
             #expect(String(decoding: resized.body, as: UTF8.self).contains(#""code":"canvas_fixed""#))
+            let recoloured = try cohost.call(
+                "PATCH", "/v1/rooms/\(room)", token: admin, body: Data(##"{"canvas":{"background":"#102030"}}"##.utf8))
+            #expect(recoloured.status == 200, "\(String(decoding: recoloured.body, as: UTF8.self))")
         }
     }
 }

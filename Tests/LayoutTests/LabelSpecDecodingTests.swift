@@ -1,4 +1,5 @@
 import Foundation
+import Media
 import Testing
 @testable import Layout
 
@@ -88,5 +89,31 @@ struct LabelSpecDecodingTests {
         #expect(
             LayoutEngine.placements(for: .grid, participants: ["a"], canvasWidth: 640, canvasHeight: 360)[0].label
                 == nil)
+    }
+}
+
+/// A layout carried to another canvas: each region keeps its share of it.
+@Suite("Layout refitted to a new canvas")
+struct LayoutRefitTests {
+    @Test func regionsScaleWithEachSideOfTheCanvasOnEvenPixels() throws {
+        let layout = Layout(
+            mode: .custom,
+            regions: [
+                Region(userId: "a", x: 0, y: 0, width: 1280, height: 720, label: .auto),
+                Region(userId: "b", x: 944, y: 524, width: 320, height: 180, z: 1),
+            ])
+        let tall = layout.refitted(fromWidth: 1280, fromHeight: 720, toWidth: 720, toHeight: 1280)
+        #expect(
+            tall.regions.map(\.rect) == [
+                Rect(x: 0, y: 0, width: 720, height: 1280), Rect(x: 532, y: 932, width: 180, height: 320),
+            ])
+        #expect(tall.regions[0].label == .auto && tall.regions[1].z == 1)
+        try tall.validate(canvasWidth: 720, canvasHeight: 1280)
+        #expect(layout.refitted(fromWidth: 1280, fromHeight: 720, toWidth: 1280, toHeight: 720) == layout)
+        // A sliver never vanishes: at least 2×2.
+        let tiny = Layout(mode: .custom, regions: [Region(userId: "a", x: 0, y: 0, width: 2, height: 2)])
+        #expect(
+            tiny.refitted(fromWidth: 1280, fromHeight: 720, toWidth: 16, toHeight: 16).regions[0].rect
+                == Rect(x: 0, y: 0, width: 2, height: 2))
     }
 }

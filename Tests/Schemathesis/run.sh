@@ -3,7 +3,9 @@
 # invalid requests, must be answered as the schema says. Two runs, side by side, each against a server of its own:
 #
 #   hooked  hooks.py puts real PNGs, offers and consistent numbers into bodies generated as valid; phases
-#           examples, coverage, fuzzing, stateful; every check (schemathesis.toml)
+#           examples, coverage, fuzzing, stateful; every check (schemathesis.toml) but "created resource not
+#           found", which reads any 404 under a room just created as the room being gone, where it can name
+#           something else missing (a recording's participant, who joins in no sequence)
 #   plain   the schema alone: no hooks, schemathesis's default checks, a server with default settings, the admin
 #           token as a plain header; phases examples, coverage, fuzzing; few cases (plain.toml)
 #
@@ -133,6 +135,7 @@ hooked() {
         --url "http://127.0.0.1:$port" \
         --phases examples,coverage,fuzzing,stateful \
         --checks all \
+        --exclude-checks ensure_resource_availability \
         --seed "$seed" \
         ${COHOST_SCHEMATHESIS_EXAMPLES:+--max-examples "$COHOST_SCHEMATHESIS_EXAMPLES"} \
         --generation-database none \

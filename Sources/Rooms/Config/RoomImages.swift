@@ -99,10 +99,11 @@ public struct RoomPatch: Decodable, Sendable {
     public var backgroundImage: Change<String> = .keep
     public var placeholderImage: Change<String> = .keep
     public var watermark: Change<WatermarkRequest> = .keep
-    /// The patch names `canvas`: a running room's canvas cannot change (refused, never ignored).
-    public var asksForCanvas = false
+    /// A new canvas (size, background, placeholder), and the layout for it (else the current one, refitted).
+    public var canvas: CanvasPatch?
+    public var layout: Layout?
 
-    enum CodingKeys: String, CodingKey { case anchor, backgroundImage, placeholderImage, watermark, canvas }
+    enum CodingKeys: String, CodingKey { case anchor, backgroundImage, placeholderImage, watermark, canvas, layout }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -115,7 +116,8 @@ public struct RoomPatch: Decodable, Sendable {
         backgroundImage = try change(.backgroundImage, String.self)
         placeholderImage = try change(.placeholderImage, String.self)
         watermark = try change(.watermark, WatermarkRequest.self)
-        asksForCanvas = c.contains(.canvas)
+        canvas = try c.decodeIfPresent(CanvasPatch.self, forKey: .canvas)
+        layout = try c.decodeIfPresent(Layout.self, forKey: .layout)
     }
 
     /// Whether the patch sets or clears any picture.
@@ -157,5 +159,24 @@ public struct RoomPatch: Decodable, Sendable {
             out.watermark = try request.resolve(canvasWidth: canvasWidth, canvasHeight: canvasHeight)
         }
         return (anchorOut, out)
+    }
+}
+
+/// The canvas part of `PATCH /v1/rooms/{room}`: every field optional.
+public struct CanvasPatch: Decodable, Sendable, Equatable {
+    public var width: Int?
+    public var height: Int?
+    public var fps: Int?
+    public var background: String?
+    public var placeholder: String?
+
+    public init(
+        width: Int? = nil, height: Int? = nil, fps: Int? = nil, background: String? = nil, placeholder: String? = nil
+    ) {
+        self.width = width
+        self.height = height
+        self.fps = fps
+        self.background = background
+        self.placeholder = placeholder
     }
 }

@@ -64,6 +64,11 @@ final class OutputFanout {
         return true
     }
 
+    /// Every output reconnects with `headers` from now on.
+    func replaceHeaders(_ headers: [FLVTag]) {
+        for entry in outputs.entries { entry.output.replaceHeaders(headers) }
+    }
+
     /// Adds a tag to both interleavers.
     func push(_ tag: FLVTag) {
         strict.push(tag, into: &strictReady)

@@ -18,7 +18,9 @@ import CohostAPI
 /// AAC encoder is started afresh at its time when an output comes (no stale frames, no stale overlap).
 final class ProgrammeFeed {
     private let config: RoomConfig
-    private let video: H264Encoder?
+    private var video: H264Encoder?
+    /// The AVC sequence header of an encoder made for a new canvas size, written in front of its first picture.
+    private var pendingSequenceHeader: FLVTag?
     private var audio: AACEncoder
     /// Blocks went by with no output to encode them for, or unmixed (`restartAudioTimeline`): the next encoded
     /// block needs a new AAC encoder.
@@ -48,7 +50,7 @@ final class ProgrammeFeed {
     /// costs allocations again, never a tag.
     private var audioBodies = FLVBodyRing(slots: 32, reserve: 2 + 768 * 2)  // AAC-LC: at most 6144 bits per channel
     private var videoBodies: FLVBodyRing
-    let headers: [FLVTag]
+    private(set) var headers: [FLVTag]
     private(set) var videoFramesEncoded = 0
     private(set) var audioFramesEncoded = 0
     /// When the last output status and control tick ran (monotonic ms; driven from the audio ticks,
@@ -69,19 +71,51 @@ final class ProgrammeFeed {
         audio = try AACEncoder(channels: config.audio.channels, bitrate: config.audio.bitrateKbps * 1000)
         outputs = OutputFanout(room: config.name, hasVideo: !config.audioOnly, rules: outputRules)
         adaptation = config.adaptation
+        headers = Self.headers(
+            config: config, width: config.canvas.width, height: config.canvas.height, video: video, audio: audio)
+        // Room for an average frame and a half; keyframes grow a slot once and it keeps that size.
+        videoBodies = FLVBodyRing(
+            slots: max(8, config.canvas.fps * 3 / 5 + 4),
+            reserve: 5 + config.video.bitrateKbps * 1000 / 8 / max(1, config.canvas.fps) * 3 / 2)
+    }
+
+    /// The header tags an output starts (and restarts) with: metadata, the AVC and AAC sequence headers.
+    private static func headers(
+        config: RoomConfig, width: Int, height: Int, video: H264Encoder?, audio: AACEncoder
+    ) -> [FLVTag] {
         let info = FLVStreamInfo(
-            width: config.canvas.width, height: config.canvas.height, fps: config.canvas.fps,
+            width: width, height: height, fps: config.canvas.fps,
             videoBitrateKbps: config.audioOnly ? nil : config.video.bitrateKbps,
             audioSampleRate: AudioFormat.sampleRate, audioChannels: config.audio.channels,
             audioBitrateKbps: config.audio.bitrateKbps, encoder: "Cohost")
         var headers = [FLVMuxer.metadataTag(info)]
         if let video { headers.append(FLVMuxer.avcSequenceHeader(video.decoderConfigurationRecord)) }
         headers.append(FLVMuxer.aacSequenceHeader(audio.audioSpecificConfig))
-        self.headers = headers
-        // Room for an average frame and a half; keyframes grow a slot once and it keeps that size.
-        videoBodies = FLVBodyRing(
-            slots: max(8, config.canvas.fps * 3 / 5 + 4),
-            reserve: 5 + config.video.bitrateKbps * 1000 / 8 / max(1, config.canvas.fps) * 3 / 2)
+        return headers
+    }
+
+    /// The canvas is `width`×`height` from the next picture on: a new encoder (x264 cannot change its size), whose
+    /// first picture is a keyframe behind a new AVC sequence header in the stream; outputs that reconnect later start
+    /// with the new headers. The bitrate stays what adaptation made it.
+    func resize(width: Int, height: Int) {
+        guard video != nil else { return }
+        var h264 = config.h264Config
+        h264.width = width
+        h264.height = height
+        do {
+            let encoder = try H264Encoder(config: h264)
+            if let kbps = adaptation.bitrate?.currentKbps { try encoder.reconfigure(bitrateKbps: kbps) }
+            video = encoder
+        } catch {
+            logger.error(
+                "could not make the encoder for the new canvas",
+                metadata: ["room": "\(config.name)", "error": "\(error)"])
+            return
+        }
+        headers = Self.headers(config: config, width: width, height: height, video: video, audio: audio)
+        outputs.replaceHeaders(headers)
+        pendingSequenceHeader = headers.first { $0.kind == .video && $0.isSequenceHeader }
+        lastKeyframeIndex = nil
     }
 
     /// The encoder's current target: the video bitrate (lowered by adaptive bitrate), or the audio
@@ -196,6 +230,12 @@ final class ProgrammeFeed {
                 if isKeyframe { lastKeyframeIndex = pts }
                 let sei = seiPending ? seiNAL : nil
                 seiPending = false
+                if var header = pendingSequenceHeader {
+                    // In the stream at this picture's time, ahead of it: players switch to the new size here.
+                    pendingSequenceHeader = nil
+                    header.timestampMs = UInt32(clamping: max(0, dtsMs))
+                    outputs.push(header)
+                }
                 var tag = FLVMuxer.videoTag(
                     avcc: avcc, sei: sei, isKeyframe: isKeyframe,
                     timestampMs: UInt32(clamping: max(0, dtsMs)),

@@ -109,6 +109,12 @@ final class RoomViewSender {
     /// The bitrate `codec`'s encoder is set to now, kbit/s (nil while nobody receives it).
     func targetKbps(_ codec: RoomViewCodec) -> Int? { streams[codec.rawValue]?.targetKbps }
 
+    /// The canvas changed size: the view is letterboxed anew, on black (the old bars would show the old picture).
+    func canvasResized() {
+        placement = nil
+        frame = VideoFrame(width: settings.width, height: settings.height)
+    }
+
     private func scale(_ canvas: VideoFrame) {
         if placement == nil {
             // Contain: the whole canvas, centred, black bars where the aspects differ.

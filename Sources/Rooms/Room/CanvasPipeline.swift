@@ -24,6 +24,8 @@ final class CanvasPipeline {
     let roomLabels = RoomLabels()
     private var placedVersion: UInt64?
     private var timing: CanvasTiming
+    /// The canvas being composed: the room's, until a `PATCH` changes it (taken at a frame boundary, here).
+    private var canvas: RoomConfig.Canvas
     /// The room view sent back to participants (nil when the room sends none).
     private let view: RoomViewSender?
     private var present: [Participant] = []
@@ -55,6 +57,29 @@ final class CanvasPipeline {
             background: config.backgroundColor, placeholder: config.placeholderColor)
         config.images.apply(to: &compositor)
         timing = CanvasTiming(fps: config.canvas.fps)
+        canvas = config.canvas
+    }
+
+    /// A new canvas from this frame on: a compositor of the new size and colours with the room's pictures, the
+    /// programme's encoder made again (its next picture a keyframe after a new sequence header), the room view
+    /// letterboxed anew.
+    private func resize(to new: RoomConfig.Canvas) {
+        let sized = new.width != canvas.width || new.height != canvas.height
+        canvas = new
+        guard sized else {
+            compositor.background = YUVColor(hex: new.background) ?? compositor.background
+            compositor.placeholder = YUVColor(hex: new.placeholder) ?? compositor.placeholder
+            return
+        }
+        compositor = VideoCompositor(
+            width: new.width, height: new.height, background: YUVColor(hex: new.background) ?? .black,
+            placeholder: YUVColor(hex: new.placeholder) ?? .black)
+        roster.currentImages.apply(to: &compositor)
+        tiles.removeAll(keepingCapacity: true)
+        programme.resize(width: new.width, height: new.height)
+        view?.canvasResized()
+        logger.info(
+            "canvas now \(new.width)x\(new.height)", metadata: ["room": "\(config.name)"])
     }
 
     /// Composes and encodes canvas `index` of the room's video schedule.
@@ -72,9 +97,10 @@ final class CanvasPipeline {
         // Placed again only when the layout, the participants or the anchor changed (hot path: computing them
         // allocates a few arrays, and they stay the same for thousands of frames).
         if let changed = roster.placementInputs(ifChangedSince: placedVersion) {
+            if changed.canvas != canvas { resize(to: changed.canvas) }
             placements = LayoutEngine.placements(
                 for: changed.layout, participants: changed.order,
-                canvasWidth: config.canvas.width, canvasHeight: config.canvas.height,
+                canvasWidth: canvas.width, canvasHeight: canvas.height,
                 anchor: changed.anchor)
             placedVersion = changed.version
             labels = placements.map { placement in

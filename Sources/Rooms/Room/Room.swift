@@ -194,7 +194,8 @@ public final class Room: @unchecked Sendable {
 
     /// Replaces the layout; the next video tick uses it whole (no half-applied frame).
     public func applyLayout(_ newLayout: Layout) throws(RoomError) {
-        do { try newLayout.validate(canvasWidth: config.canvas.width, canvasHeight: config.canvas.height) } catch {
+        let canvas = roster.currentCanvas
+        do { try newLayout.validate(canvasWidth: canvas.width, canvasHeight: canvas.height) } catch {
             throw .badRequest("invalid_layout", error.message)
         }
         try RoomLimits.checkLabelsDrawable(newLayout)
@@ -204,38 +205,89 @@ public final class Room: @unchecked Sendable {
         onDefinitionChange?(self)
     }
 
-    /// Changes the anchor and pictures; the compositor takes them at the next frame boundary.
+    /// Changes the anchor, pictures and canvas; the compositor takes them at the next frame boundary.
     public func apply(_ patch: RoomPatch) throws(RoomError) {
-        if patch.asksForCanvas {
-            throw .conflict(
-                "canvas_fixed",
-                "a running room's canvas cannot change: close room '\(name)' and create it with the new canvas")
-        }
-        if config.audioOnly, patch.touchesImages {
-            throw .conflict("audio_only", "room '\(name)' is audio-only: it has no canvas for images")
+        if config.audioOnly, patch.touchesImages || patch.canvas != nil || patch.layout != nil {
+            throw .conflict("audio_only", "room '\(name)' is audio-only: it has no canvas")
         }
         patchLock.lock()
         defer { patchLock.unlock() }
         let (currentAnchor, currentImages) = roster.appearance
+        let oldCanvas = roster.currentCanvas
+        let newCanvas = try patch.canvas.map { change throws(RoomError) in try resized(oldCanvas, by: change) }
+        let target = newCanvas ?? oldCanvas
         let (newAnchor, newImages) = try patch.resolve(
-            anchor: currentAnchor, images: currentImages,
-            canvasWidth: config.canvas.width,
-            canvasHeight: config.canvas.height)
-        roster.setAppearance(anchor: newAnchor, images: newImages)
+            anchor: currentAnchor, images: currentImages, canvasWidth: target.width, canvasHeight: target.height)
+        if let newCanvas {
+            let layout =
+                patch.layout
+                ?? roster.currentLayout.refitted(
+                    fromWidth: oldCanvas.width, fromHeight: oldCanvas.height, toWidth: newCanvas.width,
+                    toHeight: newCanvas.height)
+            var candidate = definition
+            candidate.canvas = newCanvas
+            candidate.layout = layout
+            candidate.anchor = newAnchor
+            try RoomLimits.check(candidate)
+            roster.setCanvas(newCanvas, layout: layout, images: newImages)
+            roster.setAppearance(anchor: newAnchor, images: newImages)
+        } else {
+            if let layout = patch.layout { try applyLayout(layout) }
+            roster.setAppearance(anchor: newAnchor, images: newImages)
+        }
         // Whatever is current when the queue gets to it, so the canvas always ends as GET reports.
         queue.async { self.canvas?.apply(self.roster.currentImages) }
         onDefinitionChange?(self)
+    }
+
+    /// The canvas `change` asks for, when this room can take it while running: its size, background and placeholder
+    /// may change; its frame rate (the clock every tick and timestamp counts in) may not, nor the size under an
+    /// output whose container fixes the picture size when it starts (HLS, MP4, MPEG-TS over SRT or in a file).
+    private func resized(_ current: RoomConfig.Canvas, by change: CanvasPatch) throws(RoomError) -> RoomConfig.Canvas {
+        if let fps = change.fps, fps != current.fps {
+            throw .conflict(
+                "canvas_fixed",
+                "a running room's frame rate cannot change (\(current.fps) fps): close room '\(name)' "
+                    + "and create it with the new rate")
+        }
+        var canvas = current
+        canvas.width = change.width ?? current.width
+        canvas.height = change.height ?? current.height
+        canvas.background = change.background ?? current.background
+        canvas.placeholder = change.placeholder ?? current.placeholder
+        if canvas.width != current.width || canvas.height != current.height {
+            let fixed = queue.sync { programme.outputSpecs }.first { !Self.carriesNewSizes($0) }
+            if let fixed {
+                throw .conflict(
+                    "canvas_fixed",
+                    "output \(redactedURL(fixed.url)) cannot change its picture size while it runs: remove it, or "
+                        + "close the room and create it with the new canvas")
+            }
+        }
+        return canvas
+    }
+
+    /// RTMP and FLV files take a new AVC sequence header mid-stream; the other containers fix the size at their start.
+    static func carriesNewSizes(_ output: OutputSpec) -> Bool {
+        guard output.hls == nil else { return false }
+        let lower = output.url.lowercased()
+        if lower.hasPrefix("rtmp://") || lower.hasPrefix("rtmps://") { return true }
+        return lower.hasPrefix("file://") && lower.hasSuffix(".flv")
     }
 
     /// The room as it is now: its configuration with the current layout, anchor, pictures and outputs. Not on the
     /// room's queue.
     public var definition: RoomConfig {
         var current = config
+        current.canvas = roster.currentCanvas
         current.layout = roster.currentLayout
         (current.anchor, current.images) = roster.appearance
         current.outputs = queue.sync { programme.outputSpecs }
         return current
     }
+
+    /// The canvas now (its size, colours and rate), as `PATCH` may have changed it.
+    public var currentCanvas: RoomConfig.Canvas { roster.currentCanvas }
 
     /// The current canvas (a copy), for snapshots; nil for audio-only rooms.
     var canvasSnapshot: VideoFrame? { queue.sync { canvas?.snapshot } }

@@ -15,6 +15,8 @@ final class Roster: @unchecked Sendable {
     private var monitors: [String: Participant] = [:]
     private var closed = false
     private var layout: Layout
+    /// The canvas now: the room's, or what a `PATCH` changed it to.
+    private var canvas: RoomConfig.Canvas
     private var anchor: String?
     private var images: RoomImages
     /// Bumped whenever the layout, the members or the anchor change: what placements depend on.
@@ -28,6 +30,7 @@ final class Roster: @unchecked Sendable {
         layout = config.layout
         anchor = config.anchor
         images = config.images
+        canvas = config.canvas
     }
 
     // MARK: members
@@ -144,6 +147,18 @@ final class Roster: @unchecked Sendable {
 
     var appearance: (anchor: String?, images: RoomImages) { lock.withLock { (anchor, images) } }
 
+    var currentCanvas: RoomConfig.Canvas { lock.withLock { canvas } }
+
+    /// A new canvas with the layout and pictures fitted to it, taken whole by the next frame.
+    func setCanvas(_ newCanvas: RoomConfig.Canvas, layout newLayout: Layout, images newImages: RoomImages) {
+        lock.withLock {
+            canvas = newCanvas
+            layout = newLayout
+            images = newImages
+            placementVersion &+= 1
+        }
+    }
+
     func setAppearance(anchor newAnchor: String?, images newImages: RoomImages) {
         lock.withLock {
             anchor = newAnchor
@@ -166,13 +181,16 @@ final class Roster: @unchecked Sendable {
     func placementInputs(
         ifChangedSince version: UInt64?
     )
-        -> (layout: Layout, order: [String], anchor: String?, version: UInt64)?
+        -> (layout: Layout, order: [String], anchor: String?, canvas: RoomConfig.Canvas, version: UInt64)?
     {
         lock.withLock {
             // A source with no pictures (music) is in the mix only, never in a layout.
             placementVersion == version
                 ? nil
-                : (layout, joinOrder.filter { members[$0]?.showsOnCanvas ?? true }, anchorCandidate, placementVersion)
+                : (
+                    layout, joinOrder.filter { members[$0]?.showsOnCanvas ?? true }, anchorCandidate, canvas,
+                    placementVersion
+                )
         }
     }
 
