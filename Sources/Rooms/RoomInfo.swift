@@ -16,7 +16,7 @@ extension RoomInfo {
                 width: canvas.width, height: canvas.height, fps: canvas.fps, background: canvas.background,
                 placeholder: canvas.placeholder, holdMs: canvas.holdMs,
                 backgroundImage: images.background?.info, placeholderImage: images.placeholder?.info),
-            video: c.audioOnly
+            video: !c.hasPicture
                 ? nil
                 : VideoInfo(
                     bitrate: c.video.bitrateKbps, keyint: c.video.keyintSeconds, profile: c.video.profile.rawValue,

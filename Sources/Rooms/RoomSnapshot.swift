@@ -8,7 +8,7 @@ extension RoomManager {
     /// two ticks (so it is never half-composed); the PNG is made on the caller's thread.
     public func snapshotPNG(room roomName: String) throws(RoomError) -> [UInt8] {
         guard let room = room(roomName) else { throw .notFound("no room '\(roomName)'") }
-        guard !room.config.audioOnly, let canvas = room.canvasSnapshot else {
+        guard room.config.hasPicture, let canvas = room.canvasSnapshot else {
             throw .conflict("audio_only", "room '\(roomName)' is audio-only: it has no canvas")
         }
         do { return try PNGEncoder.encode(canvas) } catch {

@@ -59,3 +59,68 @@ extension EndToEnd {
         }
     }
 }
+
+extension EndToEnd {
+    /// A voice room with a picture: an audio-only room given a canvas pushes everyone's card, the speaker ringed.
+    @Suite struct VoiceRoomPictureTests {
+        @Test func anAudioOnlyRoomWithACanvasPushesTheCardsOfItsVoices() async throws {
+            let nginx = try NginxRTMP()
+            defer { nginx.stop() }
+            let cohost = try CohostHarness()
+            let room = "voicecards"
+            let admin = cohost.token(room: room, user: "host", admin: true)
+            let create = """
+                {"name":"\(room)","audioOnly":true,"canvas":{"width":640,"height":360,"fps":10,"placeholder":"#303030"},
+                 "layout":{"mode":"grid","label":"auto"},"outputs":[{"url":"\(nginx.url(stream: room))"}]}
+                """
+            let created = try cohost.call("POST", "/v1/rooms", token: admin, body: Data(create.utf8))
+            #expect(created.status == 201, "\(String(decoding: created.body, as: UTF8.self))")
+            var senders: [ManagedProcess] = []
+            defer { senders.forEach { $0.terminate() } }
+            for (i, user) in ["ann", "ben"].enumerated() {
+                let joined = try cohost.call(
+                    "POST", "/v1/rooms/\(room)/participants?name=\(user.uppercased())",
+                    token: cohost.token(room: room, user: user),
+                    body: Data(CohostHarness.offer(audioSSRC: UInt32(5100 + i), videoSSRC: nil).utf8),
+                    contentType: "application/sdp")
+                #expect(joined.status == 201)
+                senders.append(
+                    try startFFmpegParticipant(
+                        rtpPort: cohost.rtpPort, colour: "", toneHz: 500 + 400 * i, audioSSRC: UInt32(5100 + i),
+                        videoSSRC: nil))
+            }
+            #expect(
+                await eventually(seconds: 15) {
+                    ["ann", "ben"].allSatisfy {
+                        framesDecoded(cohost, room: room, admin: admin, user: $0, kind: "audio") > 25
+                    }
+                })
+            // The pulled programme has a picture of the canvas's size.
+            let pulled = try pullProgramme(url: nginx.url(stream: room), seconds: 3)
+            let streams = try ffprobeStreams(url: pulled)
+            let video = try #require(streams.first { $0.type == "video" }, "\(streams)")
+            #expect(video.codec == "h264" && video.width == 640 && video.height == 360, "\(streams)")
+            // Two cards side by side: the placeholder with a white name in the middle of each half.
+            let png = try cohost.call("GET", "/v1/rooms/\(room)/snapshot", token: admin)
+            #expect(png.status == 200)
+            let rgb = try decodePNGWithFFmpeg([UInt8](png.body))
+            func whiteIn(x: Range<Int>) -> Int {
+                var n = 0
+                for y in 150..<210 {
+                    for x in x {
+                        let i = (y * 640 + x) * 3
+                        if rgb[i] > 200 && rgb[i + 1] > 200 && rgb[i + 2] > 200 { n += 1 }
+                    }
+                }
+                return n
+            }
+            #expect(whiteIn(x: 60..<260) > 100 && whiteIn(x: 380..<580) > 100, "\(whiteIn(x: 60..<260))")
+            let corner = (20 * 640 + 20) * 3
+            #expect(abs(Int(rgb[corner]) - 48) < 10, "the card's colour: \(rgb[corner])")
+            let info =
+                try JSONSerialization.jsonObject(
+                    with: try cohost.call("GET", "/v1/rooms/\(room)", token: admin).body) as? [String: Any]
+            #expect(info?["audioOnly"] as? Bool == true && info?["video"] != nil, "\(String(describing: info))")
+        }
+    }
+}

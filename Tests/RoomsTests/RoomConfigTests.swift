@@ -56,6 +56,11 @@ import Publishing
         #expect(chosen.returnVideo == .init(width: 320, height: 180, fps: 15, bitrate: 300))
         #expect(try decode(#"{"name":"r1","returnVideo":"none"}"#).resolve().returnVideo == nil)
         #expect(try decode(#"{"name":"r1","audioOnly":true}"#).resolve().returnVideo == nil)
+        // A canvas makes an audio-only room a voice room with a picture (still no room view); without one it has none.
+        let cards = try decode(#"{"name":"r1","audioOnly":true,"canvas":{"fps":10}}"#).resolve()
+        #expect(cards.voicePicture && cards.hasPicture && cards.returnVideo == nil && cards.canvas.fps == 10)
+        #expect(try !decode(#"{"name":"r1","audioOnly":true}"#).resolve().hasPicture)
+        #expect(try !decode(#"{"name":"r1","canvas":{"fps":10}}"#).resolve().voicePicture)
         // A canvas of extreme aspect: the shorter side of the default stays at the least allowed, 64.
         let tall = try decode(#"{"name":"r1","canvas":{"width":16,"height":2160}}"#).resolve()
         #expect(tall.returnVideo == .init(width: 64, height: 640, fps: 15, bitrate: 500))

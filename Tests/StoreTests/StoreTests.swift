@@ -140,6 +140,13 @@ import Layout
 
         let voice = try Self.request(#"{"name":"voice","audioOnly":true,"returnVideo":"none"}"#).resolve()
         #expect(try RoomDefinition.config(from: RoomDefinition(voice).json) == voice)
+        #expect(!String(decoding: RoomDefinition(voice).json, as: UTF8.self).contains("canvas"))
+        // A voice room with a picture keeps its canvas, and so its picture, through a restart.
+        let pictured = try Self.request(#"{"name":"cards","audioOnly":true,"canvas":{"width":640,"height":360}}"#)
+            .resolve()
+        #expect(pictured.voicePicture && pictured.hasPicture)
+        let restored = try RoomDefinition.config(from: RoomDefinition(pictured).json)
+        #expect(restored == pictured && restored.canvas.width == 640)
         let noView = try Self.request(#"{"name":"v","returnVideo":"none"}"#).resolve()
         #expect(try RoomDefinition.config(from: RoomDefinition(noView).json) == noView)
     }

@@ -7,6 +7,11 @@ import Layout
 public struct RoomConfig: Sendable, Equatable {
     public var name: String
     public var audioOnly: Bool
+    /// An audio-only room whose programme still has a picture: everyone's card on the canvas (a voice room's
+    /// picture, as voice-room apps show it). Set by giving an audio-only room a `canvas`.
+    public var voicePicture = false
+    /// Whether the programme has video: a room with cameras, or a voice room with a picture.
+    public var hasPicture: Bool { !audioOnly || voicePicture }
     public var maxParticipants: Int
     public var canvas: Canvas
     public var video: Video
@@ -104,7 +109,7 @@ public struct RoomConfig: Sendable, Equatable {
 
     /// The room's adaptive controllers, as enabled in `video` (none for audio-only rooms).
     public var adaptation: StreamAdaptation {
-        guard !audioOnly else { return StreamAdaptation(bitrate: nil, frameRate: nil) }
+        guard hasPicture else { return StreamAdaptation(bitrate: nil, frameRate: nil) }
         return StreamAdaptation(
             bitrate: video.adaptiveBitrate
                 ? AdaptiveBitrateController(targetKbps: video.bitrateKbps, minKbps: video.minBitrateKbps) : nil,

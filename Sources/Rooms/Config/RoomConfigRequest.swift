@@ -82,6 +82,7 @@ public struct RoomConfigRequest: Decodable, Sendable {
         }
         var config = RoomConfig.defaults(name: name)
         if let audioOnly { config.audioOnly = audioOnly }
+        config.voicePicture = config.audioOnly && canvas != nil
         if let maxParticipants { config.maxParticipants = maxParticipants }
         if let preset = video?.preset {
             guard let p = QualityPreset.video[preset] else {

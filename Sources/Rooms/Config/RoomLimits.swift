@@ -62,7 +62,7 @@ public enum RoomLimits {
             try within(view.fps, 1...c.canvas.fps, "returnVideo.fps (at most canvas.fps)")
             try within(view.bitrate, returnVideoBitrateKbps, "returnVideo.bitrate (kbps)")
         }
-        if !c.audioOnly {
+        if c.hasPicture {
             // The H.264 profile-level limits (Table A-1). Within the ranges above every setting fits level
             // 6.2, so this only bites if those ranges grow; it comes after them so their messages win.
             do {

@@ -67,9 +67,9 @@ final class ProgrammeFeed {
         self.config = config
         self.logger = logger
         self.onOutputState = onOutputState
-        video = config.audioOnly ? nil : try H264Encoder(config: config.h264Config)
+        video = config.hasPicture ? try H264Encoder(config: config.h264Config) : nil
         audio = try AACEncoder(channels: config.audio.channels, bitrate: config.audio.bitrateKbps * 1000)
-        outputs = OutputFanout(room: config.name, hasVideo: !config.audioOnly, rules: outputRules)
+        outputs = OutputFanout(room: config.name, hasVideo: config.hasPicture, rules: outputRules)
         adaptation = config.adaptation
         headers = Self.headers(
             config: config, width: config.canvas.width, height: config.canvas.height, video: video, audio: audio)
@@ -85,7 +85,7 @@ final class ProgrammeFeed {
     ) -> [FLVTag] {
         let info = FLVStreamInfo(
             width: width, height: height, fps: config.canvas.fps,
-            videoBitrateKbps: config.audioOnly ? nil : config.video.bitrateKbps,
+            videoBitrateKbps: config.hasPicture ? config.video.bitrateKbps : nil,
             audioSampleRate: AudioFormat.sampleRate, audioChannels: config.audio.channels,
             audioBitrateKbps: config.audio.bitrateKbps, encoder: "Cohost")
         var headers = [FLVMuxer.metadataTag(info)]
@@ -121,7 +121,7 @@ final class ProgrammeFeed {
     /// The encoder's current target: the video bitrate (lowered by adaptive bitrate), or the audio
     /// bitrate in an audio-only room.
     var currentBitrateKbps: Int {
-        guard !config.audioOnly else { return config.audio.bitrateKbps }
+        guard config.hasPicture else { return config.audio.bitrateKbps }
         return adaptation.bitrate?.currentKbps ?? config.video.bitrateKbps
     }
 

@@ -74,7 +74,7 @@ public final class Room: @unchecked Sendable {
         audio = AudioPipeline(
             room: config.name, programme: programme, events: events, logger: logger, returnTransport: sendReturn)
         canvas =
-            config.audioOnly
+            !config.hasPicture
             ? nil
             : CanvasPipeline(
                 config: config, roster: roster, programme: programme,
@@ -92,7 +92,7 @@ public final class Room: @unchecked Sendable {
     func start(clock: MixClock) throws(RoomError) {
         for spec in config.outputs { _ = try startOutput(spec) }
         schedule.start(
-            clock: clock, videoFps: config.audioOnly ? nil : config.canvas.fps,
+            clock: clock, videoFps: config.hasPicture ? config.canvas.fps : nil,
             audio: { [weak self] tick in self?.audioTick(tick) },
             video: { [weak self] tick in self?.canvas?.tick(tick) })
     }
@@ -207,7 +207,7 @@ public final class Room: @unchecked Sendable {
 
     /// Changes the anchor, pictures and canvas; the compositor takes them at the next frame boundary.
     public func apply(_ patch: RoomPatch) throws(RoomError) {
-        if config.audioOnly, patch.touchesImages || patch.canvas != nil || patch.layout != nil {
+        if !config.hasPicture, patch.touchesImages || patch.canvas != nil || patch.layout != nil {
             throw .conflict("audio_only", "room '\(name)' is audio-only: it has no canvas")
         }
         patchLock.lock()

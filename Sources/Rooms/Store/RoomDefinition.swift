@@ -9,7 +9,8 @@ public struct RoomDefinition: Encodable, Sendable {
     var name: String
     var audioOnly: Bool
     var maxParticipants: Int
-    var canvas: Canvas
+    /// Left out of an audio-only room without a picture: a canvas given to one makes it a voice room with a picture.
+    var canvas: Canvas?
     var video: Video
     var audio: Audio
     var layout: Layout
@@ -60,12 +61,15 @@ public struct RoomDefinition: Encodable, Sendable {
         name = config.name
         audioOnly = config.audioOnly
         maxParticipants = config.maxParticipants
-        canvas = Canvas(
-            width: config.canvas.width, height: config.canvas.height, fps: config.canvas.fps,
-            background: config.canvas.background, placeholder: config.canvas.placeholder,
-            holdMs: config.canvas.holdMs,
-            backgroundImage: config.images.background.map { Data($0.png).base64EncodedString() },
-            placeholderImage: config.images.placeholder.map { Data($0.png).base64EncodedString() })
+        canvas =
+            !config.hasPicture
+            ? nil
+            : Canvas(
+                width: config.canvas.width, height: config.canvas.height, fps: config.canvas.fps,
+                background: config.canvas.background, placeholder: config.canvas.placeholder,
+                holdMs: config.canvas.holdMs,
+                backgroundImage: config.images.background.map { Data($0.png).base64EncodedString() },
+                placeholderImage: config.images.placeholder.map { Data($0.png).base64EncodedString() })
         video = Video(
             bitrate: config.video.bitrateKbps, keyint: config.video.keyintSeconds,
             profile: config.video.profile.rawValue, adaptiveBitrate: config.video.adaptiveBitrate,
