@@ -13,7 +13,7 @@ public struct Placement: Equatable, Sendable {
     public var border: TileBorder?
     /// The camera, or the screen share (a custom region's choice).
     public var source: RegionSource
-    /// The tile's name label (the region's, else the layout's); nil: none.
+    /// The tile's name label (the region's, else the layout's); nil: none given, `LabelSpec.none`: none wanted.
     public var label: LabelSpec?
 
     public init(
@@ -73,11 +73,8 @@ public enum LayoutEngine {
             placed = pip(
                 anchor: main, others: users.filter { $0 != main }, canvasWidth: canvasWidth, canvasHeight: canvasHeight)
         }
-        // A custom region's own label, else the layout's; "none" hides it.
-        for i in placed.indices {
-            let label = placed[i].label ?? layout.label
-            placed[i].label = label?.hidden == true ? nil : label
-        }
+        // A custom region's own label, else the layout's ("none" stays: it hides the card's name too).
+        for i in placed.indices where placed[i].label == nil { placed[i].label = layout.label }
         return placed
     }
 

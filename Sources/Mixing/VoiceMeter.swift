@@ -87,7 +87,8 @@ public struct VoiceMeter: Sendable {
         // 10·log10(mean square) = 20·log10(RMS); log10(0) is −∞, which is silence.
         dBov = 10 * log10(meanSquare)
         let fallen = heldDBov - Self.fallPerWindowDB
-        heldDBov = dBov >= fallen || !(fallen > Self.floorDBov) ? dBov : fallen
+        // A reading stuck at +∞ (a window of huge samples) would never fall: it is replaced by the next window.
+        heldDBov = dBov >= fallen || !(fallen > Self.floorDBov) || !fallen.isFinite ? dBov : fallen
         windowsCompleted &+= 1
         sumOfSquares = 0
         blocksInWindow = 0

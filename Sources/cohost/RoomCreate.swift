@@ -25,7 +25,11 @@ extension RoomCommand {
         @Option(help: "Video preset: canvas, fps, bitrate and profile, before --canvas and --fps apply.")
         var preset: VideoPreset?
 
-        @Flag(name: .customLong("audio-only"), help: "No canvas and no video: the programme is audio only.")
+        @Flag(
+            name: .customLong("audio-only"),
+            help:
+                "Participants send sound only; without --canvas or --fps the programme is audio only, with them it shows everyone's card."
+        )
         var audioOnly = false
 
         @Option(

@@ -50,8 +50,7 @@ struct ServerAssembly {
     }
 
     /// The API keys, each secret strong enough; none is dev mode, on a loopback listener only. Returns whether this
-    /// is dev mode and the first key listed (webhooks sign with it unless told otherwise).
-    /// Whether the server runs in dev mode (no keys given: the dev key).
+    /// is dev mode.
     private func keys(into config: inout ServerConfiguration) throws -> Bool {
         let (spec, keysOrigin) = try Self.keysSpec(settings)
         guard let spec else {

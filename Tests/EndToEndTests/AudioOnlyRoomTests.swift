@@ -61,7 +61,7 @@ extension EndToEnd {
 }
 
 extension EndToEnd {
-    /// A voice room with a picture: an audio-only room given a canvas pushes everyone's card, the speaker ringed.
+    /// A voice room with a picture: an audio-only room given a canvas pushes everyone's card with their name.
     @Suite struct VoiceRoomPictureTests {
         @Test func anAudioOnlyRoomWithACanvasPushesTheCardsOfItsVoices() async throws {
             let nginx = try NginxRTMP()

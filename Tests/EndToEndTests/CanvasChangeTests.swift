@@ -62,6 +62,8 @@ extension EndToEnd {
             let fps = try cohost.call(
                 "PATCH", "/v1/rooms/\(room)", token: admin, body: Data(#"{"canvas":{"fps":30}}"#.utf8))
             #expect(fps.status == 409 && String(decoding: fps.body, as: UTF8.self).contains("canvas_fixed"))
+            let kept = try info()["canvas"] as? [String: Any] ?? [:]
+            #expect(kept["fps"] as? Int == 15 && kept["width"] as? Int == 720, "\(kept)")
 
             // Closing the room ends the publish; nginx recorded one session (a second publish overwrites the file).
             #expect(try cohost.call("DELETE", "/v1/rooms/\(room)", token: admin).status == 204)

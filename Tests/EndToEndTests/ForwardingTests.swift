@@ -43,11 +43,12 @@ extension EndToEnd {
             return slots?.first ?? [:]
         }
 
-        /// Whether the centre of Bob's region (160,0 160×90) in the canvas snapshot is the magenta placeholder.
+        /// Whether Bob's region (160,0 160×90) in the canvas snapshot is the magenta placeholder, near its top-left
+        /// corner (his card has his name in the middle).
         func bobsRegionIsPlaceholder(_ cohost: CohostHarness, admin: String, room: String) throws -> Bool {
             let png = try cohost.call("GET", "/v1/rooms/\(room)/snapshot", token: admin).body
             let rgb = try decodePNGWithFFmpeg([UInt8](png))
-            let at = (45 * 320 + 240) * 3
+            let at = (10 * 320 + 172) * 3
             guard rgb.count >= at + 3 else { return false }
             return rgb[at] > 200 && rgb[at + 1] < 60 && rgb[at + 2] > 200
         }

@@ -100,12 +100,13 @@ extension EndToEnd {
             var seen: [String] = []
             var newcomer: [String] = []
             for (n, rgb) in frames.enumerated() {
-                // dave is the fourth grid cell: from his join on, that cell is his placeholder or his picture.
-                if Self.near(rgb, x: 240, y: 135, Self.placeholder) {
+                // dave is the fourth grid cell: from his join on, that cell is his placeholder or his picture (sampled
+                // near its top-left corner: his card has his name in the middle).
+                if Self.near(rgb, x: 176, y: 102, Self.placeholder) {
                     newcomer.append("placeholder")
                     continue
                 }
-                if Self.near(rgb, x: 240, y: 135, Self.dave.rgb) {
+                if Self.near(rgb, x: 176, y: 102, Self.dave.rgb) {
                     newcomer.append("picture")
                     continue
                 }

@@ -110,6 +110,9 @@ extension EndToEnd {
             let recoloured = try cohost.call(
                 "PATCH", "/v1/rooms/\(room)", token: admin, body: Data(##"{"canvas":{"background":"#102030"}}"##.utf8))
             #expect(recoloured.status == 200, "\(String(decoding: recoloured.body, as: UTF8.self))")
+            let answer = try JSONSerialization.jsonObject(with: recoloured.body) as? [String: Any]
+            let canvas = answer?["canvas"] as? [String: Any] ?? [:]
+            #expect(canvas["background"] as? String == "#102030" && canvas["width"] as? Int == 640, "\(canvas)")
         }
     }
 }

@@ -101,7 +101,7 @@ extension EndToEnd {
                 }, "\(layers(cohost, admin: admin, room: room, user: "ann"))")
             #expect(
                 await eventually(seconds: 5) {
-                    (try? placeholder(at: 320, 180, cohost, admin: admin, room: room)) == false
+                    (try? placeholder(at: 40, 30, cohost, admin: admin, room: room)) == false
                 })
 
             // A small tile: the quarter-size layer, with no placeholder in the tile on the way.
@@ -109,7 +109,7 @@ extension EndToEnd {
                 try cohost.call("PUT", "/v1/rooms/\(room)/layout", token: admin, body: Data(small.utf8)).status == 200)
             var sawPlaceholder = false
             let switched = await eventually(seconds: 5) {
-                if (try? placeholder(at: 80, 45, cohost, admin: admin, room: room)) != false { sawPlaceholder = true }
+                if (try? placeholder(at: 12, 10, cohost, admin: admin, room: room)) != false { sawPlaceholder = true }
                 return mixedLayer(cohost, admin: admin, room: room) == "q"
             }
             #expect(switched, "\(layers(cohost, admin: admin, room: room, user: "ann"))")
@@ -148,7 +148,7 @@ extension EndToEnd {
             ann.setLayer("f", active: true)
             sawPlaceholder = false
             let back = await eventually(seconds: 5) {
-                if (try? placeholder(at: 320, 180, cohost, admin: admin, room: room)) != false { sawPlaceholder = true }
+                if (try? placeholder(at: 40, 30, cohost, admin: admin, room: room)) != false { sawPlaceholder = true }
                 return mixedLayer(cohost, admin: admin, room: room) == "f"
             }
             #expect(back)

@@ -30,5 +30,6 @@ import Layout
         #expect(card.alpha[0] == 0)
         let named = try #require(labels.card(LabelSpec(text: "ANN LEE"), name: "Ann", rect: tile))
         #expect(named.width > card.width)
+        #expect(labels.card(LabelSpec.none, name: "Ann", rect: tile) == nil)
     }
 }

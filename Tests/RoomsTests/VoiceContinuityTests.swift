@@ -43,7 +43,7 @@ import TestSupport
     /// packet thread read what queued up meanwhile: the order that leaves those blocks without audio.
     func mixedBlockLevels(
         _ p: Participant, packets: [[UInt8]], arrivals: [(index: Int, ms: Int64)], untilMs: Int64,
-        stalls: [(start: Int64, length: Int64)] = []
+        stalls: [(start: Int64, length: Int64)] = [], afterTick: (Int64) -> Void = { _ in }
     ) -> [Float] {
         var pending = arrivals.sorted { $0.ms < $1.ms }[...]
         var block = [Float](repeating: 0, count: AudioFormat.blockFrames * 2)
@@ -77,6 +77,7 @@ import TestSupport
             }
             skipped = 0
             if catchingUp { deliver(upTo: tick) }
+            afterTick(tick)
         }
         return levels
     }
@@ -125,19 +126,51 @@ import TestSupport
         #expect(quietest.rms > 0.01, "window \(quietest.window) has RMS \(quietest.rms)")
     }
 
-    /// A sender that stops (or pauses in DTX) is not concealed for ever: the reads go silent 200 ms after its last
-    /// packet.
-    @Test func aSenderThatStopsIsSilentAfterTwoHundredMilliseconds() throws {
+    /// A sender that stops is concealed for 200 ms after its last packet (it may only be late), then silent.
+    @Test func aSenderThatStopsIsConcealedForTwoHundredMillisecondsThenSilent() throws {
         let p = try participant()
         let packets = try tonePackets(25)
         let arrivals = packets.indices.map { i in (i, Int64(20 * i)) }
         let levels = mixedBlockLevels(p, packets: packets, arrivals: arrivals, untilMs: 1500)
-        // The last packet arrives at 480 ms; the voice plays to its end, is concealed until 680 ms, then silent.
-        let lastLoud = try #require(levels.lastIndex { $0 > 0.01 })
-        #expect(levels[(lastLoud + 1)...].allSatisfy { $0 == 0 })
+        let lastSound = try #require(levels.lastIndex { $0 > 0 })
+        #expect(levels[(lastSound + 1)...].allSatisfy { $0 == 0 } && levels.count - lastSound > 30)
+        // The last packet came at 480 ms: reads are concealed while the newest packet is at most 200 ms old.
         let audio = try #require(p.reports().first { $0.kind == "audio" })
-        #expect(audio.concealedMs <= 200)
+        #expect(audio.concealedMs > 0 && audio.concealedMs <= 200, "\(audio.concealedMs) ms concealed")
         var block = [Float](repeating: 0, count: AudioFormat.blockFrames * 2)
         #expect(p.pullAudio(into: &block, nowMs: 1520).ok == false)
+    }
+
+    /// A sender that pauses in Opus DTX (a 1-byte "no speech" frame, then nothing) is silent at once: the pause is
+    /// not loss, and nothing is concealed.
+    @Test func aSenderPausingInDTXIsSilentNotConcealed() throws {
+        let p = try participant()
+        let packets = try tonePackets(25) + [[0x08]]  // TOC: SILK 20 ms, one frame, no payload
+        let arrivals = packets.indices.map { i in (i, Int64(20 * i)) }
+        let levels = mixedBlockLevels(p, packets: packets, arrivals: arrivals, untilMs: 1500)
+        let lastSound = try #require(levels.lastIndex { $0 > 0 })
+        #expect(levels[(lastSound + 1)...].allSatisfy { $0 == 0 })
+        let audio = try #require(p.reports().first { $0.kind == "audio" })
+        #expect(audio.concealedMs == 0)
+    }
+
+    /// A packet lost (not late) while the reads were dry is not concealed twice: the next packet's gap was played by
+    /// the dry reads already, so the voice's delay does not grow by it.
+    @Test func aGapPlayedByDryReadsIsNotConcealedAgain() throws {
+        let p = try participant()
+        let packets = try tonePackets(60)
+        // Packet 30 is lost and everything after it comes 100 ms late: the reads of that time are dry, and packet 31
+        // then shows a gap of one packet, which they played already.
+        let arrivals = packets.indices.filter { $0 != 30 }.map { i in (i, Int64(20 * i) + (i > 30 ? 100 : 0)) }
+        let voice = try #require(p.audio)
+        var before: [Int] = []
+        var after: [Int] = []
+        _ = mixedBlockLevels(p, packets: packets, arrivals: arrivals, untilMs: 1160) { tick in
+            if (300..<560).contains(tick) { before.append(voice.bufferedFrames) }
+            if tick >= 800 { after.append(voice.bufferedFrames) }
+        }
+        // What the voice holds after each read, so how far behind it plays: the same before the loss and after.
+        #expect(
+            Set(before) == [AudioFormat.blockFrames] && Set(after) == Set(before), "before \(before), after \(after)")
     }
 }

@@ -68,6 +68,9 @@ final class AudioReceiver: @unchecked Sendable {
         var concealedReadRun = 0
         /// The voice is playing: a read has had audio since it started, or since its sender last went quiet.
         var playing = false
+        /// Frames dry reads concealed since the last decoded packet: if the packets they stood in for were lost, not
+        /// late, the gap the next packet shows has been played already and is not concealed again.
+        var concealedAhead = 0
     }
 
     /// `decodeChannels`: 1 when the room's programme is mono (voices decoded to mono, stereo senders downmixed).
@@ -155,6 +158,7 @@ final class AudioReceiver: @unchecked Sendable {
             }
         }
         s.concealedReadRun += 1
+        s.concealedAhead += AudioFormat.blockFrames
         s.concealedFrames += AudioFormat.blockFrames
         return true
     }
@@ -255,15 +259,18 @@ final class AudioReceiver: @unchecked Sendable {
                 s.expectedTimestamp = rtpTimestamp &+ UInt32(frames)
                 s.afterDTX = true
                 s.silentFrames += 1
+                s.concealedAhead = 0
                 return
             }
             if let expected = s.expectedTimestamp, !s.afterDTX {
-                let gap = Int(Int32(bitPattern: rtpTimestamp &- expected))
+                let played = s.concealedAhead
+                let gap = Int(Int32(bitPattern: rtpTimestamp &- expected)) - played
                 if gap > 0 && gap <= s.concealCredit {
                     s.concealCredit -= gap
                     try conceal(gap, before: data, into: &s, nowMs: nowMs)
                 }
             }
+            s.concealedAhead = 0
             s.afterDTX = false
             let frames = try s.decoder.decode(data, into: &s.scratch)
             s.fifo.write(s.scratch, frames: frames, channels: s.decoder.channels, arrivedMs: nowMs)

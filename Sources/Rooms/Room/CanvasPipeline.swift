@@ -19,8 +19,9 @@ final class CanvasPipeline {
     private var tiles: [Tile] = []
     /// The placements of `placedVersion` of the roster's placement inputs (nil version: none yet).
     private var placements: [Placement] = []
-    /// Each placement's label and card, rendered when the placements change (never per frame).
-    private var labels: [(label: TileLabel?, card: TileLabel?)] = []
+    /// Each placement's label, rendered when the placements change, and its card, rendered the first time the tile
+    /// has no picture (`cardMade`); never per frame.
+    private var labels: [(label: TileLabel?, card: TileLabel?, cardMade: Bool)] = []
     let roomLabels = RoomLabels()
     private var placedVersion: UInt64?
     private var timing: CanvasTiming
@@ -58,6 +59,11 @@ final class CanvasPipeline {
         config.images.apply(to: &compositor)
         timing = CanvasTiming(fps: config.canvas.fps)
         canvas = config.canvas
+    }
+
+    /// Takes `new` now if it differs from the canvas being composed (an output about to start must get its size).
+    func takeCanvas(_ new: RoomConfig.Canvas) {
+        if new != canvas { resize(to: new) }
     }
 
     /// A new canvas from this frame on: a compositor of the new size and colours with the room's pictures, the
@@ -105,10 +111,7 @@ final class CanvasPipeline {
             placedVersion = changed.version
             labels = placements.map { placement in
                 let name = roster.participant(placement.userId)?.shownName ?? placement.userId
-                return (
-                    roomLabels.label(placement.label, name: name, rect: placement.rect),
-                    roomLabels.card(placement.label, name: name, rect: placement.rect)
-                )
+                return (roomLabels.label(placement.label, name: name, rect: placement.rect), nil, false)
             }
             timing.placed(placements.map { ($0.userId, $0.rect) }, nowMs: now)
             // A screen share is decoded only while a region shows it; a simulcast stream in the layer that covers
@@ -132,6 +135,10 @@ final class CanvasPipeline {
                 ? p.currentScreenFrame(nowMs: now, holdMs: holdMs)
                 : p.currentFrame(nowMs: now, holdMs: holdMs, leadMs: dueAhead, timing: &pictureTiming)
             timing.observe(placement: i, pictureTiming)
+            if frame == nil, !labels[i].cardMade {
+                labels[i].card = roomLabels.card(placement.label, name: p.shownName, rect: placement.rect)
+                labels[i].cardMade = true
+            }
             tiles.append(
                 Tile(
                     rect: placement.rect, fit: placement.fit, picture: frame, alpha: placement.alpha,
@@ -202,6 +209,7 @@ final class CanvasPipeline {
 
     /// The current canvas (sharing its planes until the next compose writes them), for snapshots.
     var snapshot: VideoFrame {
+        takeCanvas(roster.currentCanvas)
         if stale {
             // The tiles of the last tick (none in an idle room) with the pictures configured now.
             stale = false

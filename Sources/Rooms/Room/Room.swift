@@ -7,6 +7,7 @@ import Layout
 import Clocks
 import CohostAPI
 import Forwarding
+import Codecs
 
 /// One room: a façade that wires the room's owners together.
 ///
@@ -194,6 +195,15 @@ public final class Room: @unchecked Sendable {
 
     /// Replaces the layout; the next video tick uses it whole (no half-applied frame).
     public func applyLayout(_ newLayout: Layout) throws(RoomError) {
+        // A canvas patch refits the layout under this lock: a layout checked against the old canvas must not land
+        // after it.
+        patchLock.lock()
+        defer { patchLock.unlock() }
+        try setLayout(newLayout)
+    }
+
+    /// `applyLayout` with `patchLock` held.
+    private func setLayout(_ newLayout: Layout) throws(RoomError) {
         let canvas = roster.currentCanvas
         do { try newLayout.validate(canvasWidth: canvas.width, canvasHeight: canvas.height) } catch {
             throw .badRequest("invalid_layout", error.message)
@@ -229,10 +239,35 @@ public final class Room: @unchecked Sendable {
             candidate.layout = layout
             candidate.anchor = newAnchor
             try RoomLimits.check(candidate)
-            roster.setCanvas(newCanvas, layout: layout, images: newImages)
+            try RoomLimits.checkLabelsDrawable(layout)
+            if let mark = newImages.watermark,
+                mark.rect.intersection(Rect(x: 0, y: 0, width: newCanvas.width, height: newCanvas.height)).isEmpty
+            {
+                throw .badRequest(
+                    "invalid_image",
+                    "the watermark at (\(mark.rect.x),\(mark.rect.y)) is off the \(newCanvas.width)x\(newCanvas.height) "
+                        + "canvas: move it in the same patch")
+            }
+            // x264 refusing the size is an answer here, not a log line at every frame after.
+            do { _ = try H264Encoder(config: candidate.h264Config) } catch {
+                throw .badRequest(
+                    "invalid_canvas", "the encoder refuses a \(newCanvas.width)x\(newCanvas.height) canvas: \(error)")
+            }
+            // Checked and set on the room's queue, where outputs are added: none can start between the two with a
+            // container that fixes the old size.
+            let set: Result<Void, RoomError> = queue.sync {
+                Result { () throws(RoomError) in
+                    if newCanvas.width != oldCanvas.width || newCanvas.height != oldCanvas.height {
+                        try refuseFixedSizeOutputs()
+                    }
+                    roster.setCanvas(newCanvas, layout: layout, images: newImages)
+                }
+            }
+            try set.get()
             roster.setAppearance(anchor: newAnchor, images: newImages)
+            director?.invalidate()
         } else {
-            if let layout = patch.layout { try applyLayout(layout) }
+            if let layout = patch.layout { try setLayout(layout) }
             roster.setAppearance(anchor: newAnchor, images: newImages)
         }
         // Whatever is current when the queue gets to it, so the canvas always ends as GET reports.
@@ -256,23 +291,30 @@ public final class Room: @unchecked Sendable {
         canvas.background = change.background ?? current.background
         canvas.placeholder = change.placeholder ?? current.placeholder
         if canvas.width != current.width || canvas.height != current.height {
-            let fixed = queue.sync { programme.outputSpecs }.first { !Self.carriesNewSizes($0) }
-            if let fixed {
-                throw .conflict(
-                    "canvas_fixed",
-                    "output \(redactedURL(fixed.url)) cannot change its picture size while it runs: remove it, or "
-                        + "close the room and create it with the new canvas")
+            try queue.sync { () -> Result<Void, RoomError> in
+                Result { () throws(RoomError) in try refuseFixedSizeOutputs() }
             }
+            .get()
         }
         return canvas
     }
 
-    /// RTMP and FLV files take a new AVC sequence header mid-stream; the other containers fix the size at their start.
+    /// 409 `canvas_fixed` naming an output that cannot change its picture size. On the room's queue.
+    private func refuseFixedSizeOutputs() throws(RoomError) {
+        guard let fixed = programme.outputSpecs.first(where: { !Self.carriesNewSizes($0) }) else { return }
+        throw .conflict(
+            "canvas_fixed",
+            "output \(redactedURL(fixed.url)) cannot change its picture size while it runs: remove it, or close the "
+                + "room and create it with the new canvas")
+    }
+
+    /// RTMP and FLV files take a new AVC sequence header mid-stream; the other containers (HLS, and a file named
+    /// .mp4 or .ts) fix the size at their start.
     static func carriesNewSizes(_ output: OutputSpec) -> Bool {
         guard output.hls == nil else { return false }
         let lower = output.url.lowercased()
         if lower.hasPrefix("rtmp://") || lower.hasPrefix("rtmps://") { return true }
-        return lower.hasPrefix("file://") && lower.hasSuffix(".flv")
+        return lower.hasPrefix("file://") && !lower.hasSuffix(".mp4") && !lower.hasSuffix(".ts")
     }
 
     /// The room as it is now: its configuration with the current layout, anchor, pictures and outputs. Not on the
@@ -299,6 +341,8 @@ public final class Room: @unchecked Sendable {
         let result: Result<OutputInfo, RoomError> = queue.sync {
             Result { () throws(RoomError) in
                 defer { schedule.wake() }
+                // A canvas patched while no tick ran (an idle room) is taken now: the output starts at its size.
+                canvas?.takeCanvas(roster.currentCanvas)
                 let info = try programme.addOutput(spec, nowMs: MonotonicClock.nowMs())
                 let stream = programme.hlsStream
                 hlsLock.withLock { servedHLS = stream }

@@ -39,10 +39,12 @@ final class RoomLabels {
 
     /// The card of a tile with no picture: the label's text (else the name) centred, an eighth of the tile's height
     /// (12…96 px), in the label's colour (white without a label) on no box.
+    /// A label of "none" hides the card's name too: the producer wanted no names on that tile.
     func card(_ spec: LabelSpec?, name: String, rect: Rect) -> TileLabel? {
-        let shown = spec.flatMap { $0.hidden ? nil : $0.text } ?? name
+        guard spec?.hidden != true else { return nil }
+        let shown = spec?.text ?? name
         let size = min(96, max(12, rect.height / 8))
-        let colour = spec.flatMap { $0.hidden ? nil : LabelSpec.rgba($0.color) } ?? (255, 255, 255, 255)
+        let colour = spec.flatMap { LabelSpec.rgba($0.color) } ?? (255, 255, 255, 255)
         let style = LabelStyle(
             size: size, color: RGBA(r: colour.r, g: colour.g, b: colour.b, a: colour.a),
             background: RGBA(r: 0, g: 0, b: 0, a: 0))
