@@ -147,6 +147,9 @@ import Layout
         #expect(pictured.voicePicture && pictured.hasPicture)
         let restored = try RoomDefinition.config(from: RoomDefinition(pictured).json)
         #expect(restored == pictured && restored.canvas.width == 640)
+        // An audio-only room stored before voice rooms had pictures carried a canvas all the same: it stays without.
+        let older = #"{"name":"old","audioOnly":true,"canvas":{"width":1280,"height":720,"fps":30}}"#
+        #expect(try !RoomDefinition.config(from: Data(older.utf8)).hasPicture)
         let noView = try Self.request(#"{"name":"v","returnVideo":"none"}"#).resolve()
         #expect(try RoomDefinition.config(from: RoomDefinition(noView).json) == noView)
     }

@@ -11,6 +11,9 @@ public struct RoomDefinition: Encodable, Sendable {
     var maxParticipants: Int
     /// Left out of an audio-only room without a picture: a canvas given to one makes it a voice room with a picture.
     var canvas: Canvas?
+    /// A voice room with a picture says so: an audio-only definition stored before voice rooms could have one always
+    /// carried a canvas, and must come back without a picture.
+    var picture: Bool?
     var video: Video
     var audio: Audio
     var layout: Layout
@@ -61,6 +64,7 @@ public struct RoomDefinition: Encodable, Sendable {
         name = config.name
         audioOnly = config.audioOnly
         maxParticipants = config.maxParticipants
+        picture = config.voicePicture ? true : nil
         canvas =
             !config.hasPicture
             ? nil
@@ -106,10 +110,17 @@ public struct RoomDefinition: Encodable, Sendable {
 
     /// The stored JSON back into a configuration, through the same checks as `POST /v1/rooms`.
     public static func config(from json: Data) throws(RoomError) -> RoomConfig {
-        let request: RoomConfigRequest
+        var request: RoomConfigRequest
         do { request = try JSONDecoder().decode(RoomConfigRequest.self, from: json) } catch {
             throw .badRequest("invalid_json", "the stored definition does not read: \(error)")
         }
+        if request.audioOnly == true, !storedPicture(json) { request.canvas = nil }
         return try request.resolve()
+    }
+
+    /// Whether a stored definition marks a voice room with a picture (`"picture": true`).
+    private static func storedPicture(_ json: Data) -> Bool {
+        struct Mark: Decodable { var picture: Bool? }
+        return (try? JSONDecoder().decode(Mark.self, from: json))?.picture == true
     }
 }
