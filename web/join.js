@@ -4,6 +4,8 @@
 // call ends.
 import { join, tokenClaims } from "./cohost.js";
 import { createCohostTiles } from "./join-cohosts.js";
+import { startMeter } from "./join-meter.js";
+import { createPeopleList } from "./join-people.js";
 import { ENDINGS, mediaSentence, relaySentence, sentence, STATES } from "./join-text.js";
 
 const $ = (id) => document.getElementById(id);
@@ -25,6 +27,14 @@ const page = {
 /** Co-hosts shown in tiles of their own at most (the receive slots the page asks for). */
 const SLOTS = 3;
 const cohosts = createCohostTiles($("cohosts"), $("cohost-template"));
+const people = createPeopleList({
+    list: $("participants"),
+    template: $("participant-template"),
+    title: $("people-title"),
+    self: () => page.userId,
+    selfName: () => $("display-name").value.trim(),
+    inCall: () => app.dataset.phase === "call",
+});
 
 // ------------------------------------------------------------------------------------------- link and token
 
@@ -162,7 +172,7 @@ async function useTrack(track) {
     else track.enabled = !page.muted[kind];
     if (old && old !== track) old.stop();
     if (kind === "video") $("preview").srcObject = new MediaStream([track]);
-    else startMeter(track);
+    else page.meter = startMeter(track, (level) => people.setLevel(page.userId, level), page.meter);
     renderToggles();
 }
 
@@ -206,93 +216,7 @@ function stopDevices() {
     page.tracks[kind] = null;
     }
     $("preview").srcObject = null;
-    stopMeter();
-}
-
-// ------------------------------------------------------------------------------------------- voice meters
-
-/** The local voice level, 0–100 linear in dBFS from -60 to 0 (as Cohost's voice_levels), from an AnalyserNode. */
-function startMeter(track) {
-    stopMeter();
-    const context = page.meter?.context || new AudioContext();
-    const source = context.createMediaStreamSource(new MediaStream([track]));
-    const analyser = context.createAnalyser();
-    analyser.fftSize = 1024;
-    source.connect(analyser);
-    const samples = new Float32Array(analyser.fftSize);
-    let shown = 0;
-    const timer = setInterval(() => {
-        analyser.getFloatTimeDomainData(samples);
-        let sum = 0;
-        for (const s of samples) sum += s * s;
-        const db = 10 * Math.log10(sum / samples.length + 1e-12);
-        const level = Math.max(0, Math.min(100, Math.round(((db + 60) / 60) * 100)));
-        shown = Math.max(level, Math.floor(shown * 0.7)); // quick up, slower down
-        setLevel(page.userId, shown);
-    }, 100);
-    page.meter = { context, source, timer };
-    if (context.state === "suspended") resumeOnGesture(context);
-}
-
-function stopMeter() {
-    if (!page.meter) return;
-    clearInterval(page.meter.timer);
-  page.meter.source?.disconnect();
-  page.meter.source = null;
-  setLevel(page.userId, 0);
-}
-
-function resumeOnGesture(context) {
-    const resume = () => context.resume().catch(() => {});
-    for (const type of ["pointerdown", "keydown"]) addEventListener(type, resume, { once: true, capture: true });
-}
-
-// ------------------------------------------------------------------------------------------- participants
-
-/** The name to show: the guest's own field for themselves, a joined event's name for others, else the user id. */
-function shownName(userId, name) {
-    if (userId === page.userId) return $("display-name").value.trim() || userId;
-    return name || userId;
-}
-
-function tile(userId, create = true, name = null) {
-    const list = $("participants");
-    let li = [...list.children].find((el) => el.dataset.userId === userId);
-    if (li && name) li.querySelector(".name").textContent = name;
-    if (li || !create) return li || null;
-    li = $("participant-template").content.firstElementChild.cloneNode(true);
-    li.dataset.userId = userId;
-    li.querySelector(".name").textContent = shownName(userId, name);
-    li.querySelector(".meter").setAttribute("aria-label", `${userId}'s voice level`);
-    if (userId === page.userId) {
-        li.classList.add("self");
-        li.querySelector(".tag").textContent = "you";
-        list.prepend(li);
-    } else {
-        list.append(li);
-    }
-    renderPeopleTitle();
-    return li;
-}
-
-function setLevel(userId, level) {
-    const li = userId && tile(userId, userId === page.userId);
-    if (!li) return;
-    const meter = li.querySelector(".meter");
-    if (meter.dataset.level === String(level)) return;
-    meter.dataset.level = String(level);
-    meter.setAttribute("aria-valuenow", String(level));
-    meter.querySelector(".bar").style.transform = `scaleX(${level / 100})`;
-}
-
-function removeTile(userId) {
-  tile(userId, false)?.remove();
-  renderPeopleTitle();
-}
-
-function renderPeopleTitle() {
-    const n = $("participants").children.length;
-    $("people-title").textContent = app.dataset.phase === "call" ? `In the room (${n})` : "Your microphone";
+    page.meter?.stop();
 }
 
 // ------------------------------------------------------------------------------------------- the call
@@ -334,7 +258,7 @@ async function joinRoom() {
         return;
     }
     page.call = call;
-    if (name) tile(page.userId, true, name);
+    if (name) people.add(page.userId, true, name);
     for (const kind of ["audio", "video"]) call.setMuted(kind, page.muted[kind]);
     call.on("state", (state) => setCallState(state));
     const relayRefused = ({ code }) => {
@@ -343,14 +267,14 @@ async function joinRoom() {
     call.relayErrors.slice(-1).forEach(relayRefused);
     call.on("relayError", relayRefused);
     call.on("levels", (levels) => {
-        for (const [id, level] of Object.entries(levels)) if (id !== page.userId) setLevel(id, level);
+        for (const [id, level] of Object.entries(levels)) if (id !== page.userId) people.setLevel(id, level);
     });
     cohosts.attach(call);
     call.on("activeSpeaker", (id) => {
-        for (const li of $("participants").children) li.classList.toggle("speaking", li.dataset.userId === id);
+        people.markSpeaker(id);
     });
-    call.on("joined", ({ userId, name }) => tile(userId, true, name));
-    call.on("left", ({ userId, self, reason }) => (self ? ended(reason) : removeTile(userId)));
+    call.on("joined", ({ userId, name }) => people.add(userId, true, name));
+    call.on("left", ({ userId, self, reason }) => (self ? ended(reason) : people.remove(userId)));
     call.on("kicked", () => showKicked(true));
     playRoom(call.remoteStream);
     if (matchMedia("(max-width: 899px)").matches) $("devices").open = false; // the call first on a phone
@@ -390,7 +314,7 @@ function ended(reason) {
     if (reason === "kicked") showKicked(true);
     for (const el of [$("room-view"), $("room-audio")]) el.srcObject = null;
     cohosts.clear();
-    for (const li of [...$("participants").children]) if (li.dataset.userId !== page.userId) li.remove();
+    people.removeOthers();
     stopDevices(); // the camera light goes off
     setCallState("closed");
     setPhase("ended");
@@ -434,7 +358,7 @@ function setPhase(phase) {
         $(id).disabled = phase === "ended" || phase === "joining" || !$(id).options.length || !$(id).value;
     }
     renderToggles();
-    renderPeopleTitle();
+    people.renderTitle();
 }
 
 function setCallState(state) {
@@ -496,7 +420,7 @@ function start() {
     addEventListener("pagehide", () => page.call?.leave());
 
     const problem = readLink();
-    if (page.userId) tile(page.userId);
+    if (page.userId) people.add(page.userId);
     if (problem) {
         app.dataset.phase = "blocked";
         notice(problem);

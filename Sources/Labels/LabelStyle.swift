@@ -1,3 +1,5 @@
+import Media
+
 /// How a label is drawn: the font's pixel size, the text colour and the box behind it.
 public struct LabelStyle: Hashable, Sendable {
     /// Font pixel sizes a label may use; `FontSet.render` clamps anything outside.

@@ -1,3 +1,5 @@
+import Media
+
 /// Where a tile's name label sits inside the tile.
 public enum LabelPosition: String, Codable, Sendable, CaseIterable {
     case topLeft = "top-left"
@@ -92,19 +94,10 @@ public struct LabelSpec: Codable, Equatable, Hashable, Sendable {
         try c.encode(background, forKey: .background)
     }
 
-    /// The rules: text 1…64 characters and at most 256 bytes with no control characters, size 8…128, colours
-    /// `#RRGGBB` or `#RRGGBBAA`.
+    /// The rules: text as `textProblem` says, size 8…128, colours `#RRGGBB` or `#RRGGBBAA` (the `#` optional).
     public func check() throws(LayoutError) {
-        if let text {
-            guard !text.isEmpty, text.unicodeScalars.count <= Self.maxCharacters, text.utf8.count <= Self.maxBytes
-            else {
-                throw LayoutError(
-                    .invalidLabel,
-                    "label.text must be 1…\(Self.maxCharacters) characters and at most \(Self.maxBytes) bytes")
-            }
-            guard !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-                throw LayoutError(.invalidLabel, "label.text must not contain control characters")
-            }
+        if let text, let problem = Self.textProblem(text) {
+            throw LayoutError(.invalidLabel, "label.text \(problem)")
         }
         guard Self.sizes.contains(size) else {
             throw LayoutError(
@@ -117,14 +110,18 @@ public struct LabelSpec: Codable, Equatable, Hashable, Sendable {
         }
     }
 
-    /// `#RRGGBB` (alpha 255) or `#RRGGBBAA`, the `#` optional; nil for anything else.
-    public static func rgba(_ hex: String) -> (r: UInt8, g: UInt8, b: UInt8, a: UInt8)? {
-        var s = Substring(hex)
-        if s.hasPrefix("#") { s = s.dropFirst() }
-        guard s.count == 6 || s.count == 8, s.allSatisfy(\.isHexDigit), let value = UInt32(s, radix: 16) else {
-            return nil
+    /// What is wrong with a label's text, or with a display name (which labels show): it must be 1…64 Unicode
+    /// scalars and at most 256 UTF-8 bytes, without control characters. nil when it is fine.
+    public static func textProblem(_ text: String) -> String? {
+        guard !text.isEmpty, text.unicodeScalars.count <= maxCharacters, text.utf8.count <= maxBytes else {
+            return "must be 1…\(maxCharacters) characters and at most \(maxBytes) bytes"
         }
-        let full = s.count == 6 ? value << 8 | 0xFF : value
-        return (UInt8(full >> 24 & 0xFF), UInt8(full >> 16 & 0xFF), UInt8(full >> 8 & 0xFF), UInt8(full & 0xFF))
+        guard !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            return "must not contain control characters"
+        }
+        return nil
     }
+
+    /// A colour as given (`#RRGGBB`, `#RRGGBBAA`, the `#` optional as for every colour of the API); nil otherwise.
+    public static func rgba(_ hex: String) -> RGBA? { RGBA(hex: hex.hasPrefix("#") ? hex : "#" + hex) }
 }

@@ -113,3 +113,16 @@ public func makeOutput(
         throw .unsupportedScheme(url: url)
     }
 }
+
+/// Which outputs can change picture size while they run.
+public enum PictureSizeChange {
+    /// RTMP servers and FLV files take a new AVC sequence header mid-stream; MPEG-TS over SRT, fragmented MP4 and
+    /// MPEG-TS files (and HLS) fix the picture size when they start.
+    public static func isCarried(byOutputAt url: String) -> Bool {
+        switch OutputURL.scheme(of: url) {
+        case "rtmp", "rtmps": true
+        case "file": FileOutput.container(of: url) == nil
+        default: false
+        }
+    }
+}

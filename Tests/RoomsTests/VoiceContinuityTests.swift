@@ -23,16 +23,7 @@ import TestSupport
     /// `count` Opus packets of a continuous 600 Hz sine at amplitude 0.3 (−13.5 dBFS RMS), 20 ms each.
     func tonePackets(_ count: Int) throws -> [[UInt8]] {
         let encoder = try OpusEncoder(channels: 2, bitrate: 64_000)
-        var block = [Float](repeating: 0, count: AudioFormat.blockFrames * 2)
-        return try (0..<count).map { n in
-            for i in 0..<AudioFormat.blockFrames {
-                let t = Double(n * AudioFormat.blockFrames + i) / 48_000
-                let v = Float(0.3 * sin(2 * Double.pi * 600 * t))
-                block[2 * i] = v
-                block[2 * i + 1] = v
-            }
-            return try encoder.encode(block)
-        }
+        return try (0..<count).map { try encoder.encode(sineBlock(frequency: 600, amplitude: 0.3, block: $0)) }
     }
 
     /// Plays `arrivals` (packet index, arrival ms) against a mixer that drains and pulls every 20 ms, as the room's

@@ -169,14 +169,4 @@ public struct CanvasPatch: Decodable, Sendable, Equatable {
     public var fps: Int?
     public var background: String?
     public var placeholder: String?
-
-    public init(
-        width: Int? = nil, height: Int? = nil, fps: Int? = nil, background: String? = nil, placeholder: String? = nil
-    ) {
-        self.width = width
-        self.height = height
-        self.fps = fps
-        self.background = background
-        self.placeholder = placeholder
-    }
 }

@@ -301,20 +301,13 @@ public final class Room: @unchecked Sendable {
 
     /// 409 `canvas_fixed` naming an output that cannot change its picture size. On the room's queue.
     private func refuseFixedSizeOutputs() throws(RoomError) {
-        guard let fixed = programme.outputSpecs.first(where: { !Self.carriesNewSizes($0) }) else { return }
+        let fixes = { (output: OutputSpec) in output.hls != nil || !PictureSizeChange.isCarried(byOutputAt: output.url)
+        }
+        guard let fixed = programme.outputSpecs.first(where: fixes) else { return }
         throw .conflict(
             "canvas_fixed",
             "output \(redactedURL(fixed.url)) cannot change its picture size while it runs: remove it, or close the "
                 + "room and create it with the new canvas")
-    }
-
-    /// RTMP and FLV files take a new AVC sequence header mid-stream; the other containers (HLS, and a file named
-    /// .mp4 or .ts) fix the size at their start.
-    static func carriesNewSizes(_ output: OutputSpec) -> Bool {
-        guard output.hls == nil else { return false }
-        let lower = output.url.lowercased()
-        if lower.hasPrefix("rtmp://") || lower.hasPrefix("rtmps://") { return true }
-        return lower.hasPrefix("file://") && !lower.hasSuffix(".mp4") && !lower.hasSuffix(".ts")
     }
 
     /// The room as it is now: its configuration with the current layout, anchor, pictures and outputs. Not on the

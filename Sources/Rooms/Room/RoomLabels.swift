@@ -44,9 +44,8 @@ final class RoomLabels {
         guard spec?.hidden != true else { return nil }
         let shown = spec?.text ?? name
         let size = min(96, max(12, rect.height / 8))
-        let colour = spec.flatMap { LabelSpec.rgba($0.color) } ?? (255, 255, 255, 255)
         let style = LabelStyle(
-            size: size, color: RGBA(r: colour.r, g: colour.g, b: colour.b, a: colour.a),
+            size: size, color: spec.flatMap { LabelSpec.rgba($0.color) } ?? RGBA(r: 255, g: 255, b: 255, a: 255),
             background: RGBA(r: 0, g: 0, b: 0, a: 0))
         return render(shown, style: style, position: .center, maxWidth: TileLabel.maxWidth(inTileOf: rect))
     }
@@ -65,10 +64,9 @@ final class RoomLabels {
 
     static func style(_ spec: LabelSpec) -> LabelStyle {
         // LabelSpec.check has passed: the colours parse.
-        let c = LabelSpec.rgba(spec.color) ?? (255, 255, 255, 255)
-        let b = LabelSpec.rgba(spec.background) ?? (0, 0, 0, 0x99)
+        let defaults = LabelStyle()
         return LabelStyle(
-            size: spec.size, color: RGBA(r: c.r, g: c.g, b: c.b, a: c.a),
-            background: RGBA(r: b.r, g: b.g, b: b.b, a: b.a))
+            size: spec.size, color: LabelSpec.rgba(spec.color) ?? defaults.color,
+            background: LabelSpec.rgba(spec.background) ?? defaults.background)
     }
 }

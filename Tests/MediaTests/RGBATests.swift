@@ -1,4 +1,4 @@
-import Labels
+import Media
 import Testing
 
 @Suite struct RGBATests {

@@ -1,4 +1,4 @@
-/// A label colour: 8-bit sRGB with straight (not premultiplied) alpha, as the API names it in hex.
+/// An 8-bit sRGB colour with straight (not premultiplied) alpha, as the API names a label's colours in hex.
 public struct RGBA: Hashable, Sendable {
     public var r: UInt8
     public var g: UInt8
